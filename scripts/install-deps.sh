@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs every Debian package locklab needs to build, test and run. Idempotent: packages that
+# are already installed are skipped, so a second `make test` does no apt work at all.
+set -euo pipefail
+
+packages=(
+  # toolchain
+  g++ cmake ninja-build make pkg-config git
+  # MongoDB C driver (the lock library and every test client)
+  libmongoc-dev libbson-dev
+  # tests, property tests, benchmarks
+  libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
+  # harness: scenario files, JSON, command line
+  libtomlplusplus-dev nlohmann-json3-dev libcli11-dev
+  # harness: network namespaces and partitions
+  iproute2 nftables procps
+  # driver-fidelity smoke tests (pymongo talks to mongosim as it would to mongod)
+  python3 python3-pymongo
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+  sudo_cmd=sudo
+else
+  sudo_cmd=
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo_cmd apt-get update -qq
+$sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"

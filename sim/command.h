@@ -1,0 +1,96 @@
+// The contract between the server core (wire, dispatch, reply envelope) and every command
+// implementation (admin commands, data commands).
+//
+// A handler receives a CommandContext and returns the command-specific reply fields; the core
+// adds ok, $clusterTime, operationTime, error labels, write-concern waiting and counters.
+// Handlers report failure by throwing CommandError (becomes {ok:0, code, codeName, errmsg,
+// ...extra}) or CloseConnection (the connection is dropped without a reply, as mongod does for
+// failCommand closeConnection and moreToCome writes on a non-primary).
+//
+// Handlers run on connection threads, many at once; anything they share must be locked.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bson/value.h"
+#include "error_codes.h"
+#include "optime.h"
+
+namespace mongosim {
+
+class CommandError : public std::runtime_error {
+ public:
+  CommandError(int32_t code, const std::string& message, bson::Document extra = {})
+      : std::runtime_error(message), code_(code), extra_(std::move(extra)) {}
+  int32_t code() const { return code_; }
+  // Extra top-level reply fields (DuplicateKey's keyPattern/keyValue, errInfo...).
+  const bson::Document& extra() const { return extra_; }
+
+ private:
+  int32_t code_;
+  bson::Document extra_;
+};
+
+// Thrown to drop the client's connection without replying.
+struct CloseConnection {};
+
+// What write concern the command asked for (or the default: majority), parsed by the core.
+struct WriteConcern {
+  enum class Mode { kNumber, kMajority, kTag };
+  Mode mode = Mode::kMajority;
+  int32_t w = 1;       // for kNumber; w:0 means unacknowledged
+  std::string tag;     // for kTag
+  bool j = false;
+  int64_t wtimeout_ms = 0;  // 0: wait forever
+  bool explicitly_given = false;
+};
+
+struct CommandContext {
+  std::string db;            // $db
+  bson::Document body;       // command document with OP_MSG kind-1 sequences merged in
+  std::string name;          // canonical command name (first key, resolved through aliases)
+  int64_t connection_id = 0;
+  std::string app_name;      // from the connection's handshake, may be empty
+  std::optional<bson::Value> lsid;    // the lsid document, if sent
+  std::optional<int64_t> txn_number;  // set for retryable writes
+  WriteConcern write_concern;
+  int64_t now_ms = 0;        // the server clock at dispatch ($$NOW for this command)
+
+  // Set by write handlers to the optime of the last oplog entry they produced; the core waits
+  // for the write concern on it. Left empty when nothing was written.
+  std::optional<OpTime> last_write_optime;
+};
+
+using CommandHandler = std::function<bson::Document(CommandContext&)>;
+
+struct CommandSpec {
+  std::string name;                  // canonical name, used for serverStatus counters
+  std::vector<std::string> aliases;  // e.g. isMaster/ismaster for hello
+  CommandHandler handler;
+  bool is_write = false;             // needs a writable primary; write concern applies
+  bool retryable_write = false;      // eligible for retryable writes (lsid + txnNumber)
+  bool secondary_ok = true;          // may run on a secondary
+  bool admin_only = false;           // must be sent to the admin database
+};
+
+// Command names are case-sensitive, like mongod's.
+class CommandRegistry {
+ public:
+  void add(CommandSpec spec);  // asserts the name and aliases are new
+  const CommandSpec* find(std::string_view name) const;
+  std::vector<std::string> canonical_names() const;
+
+ private:
+  std::vector<std::unique_ptr<CommandSpec>> specs_;
+  std::map<std::string, const CommandSpec*, std::less<>> by_name_;
+};
+
+}  // namespace mongosim

@@ -1,0 +1,59 @@
+// The data layer: databases, collections, indexes, the oplog, the session transaction table,
+// cursors and the TTL monitor, plus the data commands that use them (insert, update, delete,
+// findAndModify, find, getMore, killCursors, count, aggregate, createIndexes, listIndexes,
+// listCollections, drop, dropDatabase).
+//
+// Replication contract (so a replication layer fits under it without a rewrite):
+// - every write produces exactly one oplog entry per document changed, appended under the same
+//   lock as the change, carrying an OpTime, the wall time and the retryable-write session info;
+// - a write command reports the optime of its last entry in CommandContext::last_write_optime,
+//   and the server core waits for the write concern on it after the handler returns.
+//
+// Thread-safety: every public member may be called from any connection thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "clock.h"
+#include "command.h"
+#include "failpoint.h"
+#include "optime.h"
+
+namespace mongosim::data {
+
+struct StoreOptions {
+  ServerClock* clock = nullptr;           // required
+  FailPoints* failpoints = nullptr;       // required
+  // Read on every TTL pass so setParameter takes effect without a restart.
+  std::function<int64_t()> ttl_monitor_sleep_secs = [] { return int64_t{60}; };
+  // The term written into new optimes (1 for a single-member set, 0 for a standalone).
+  std::function<int64_t()> current_term = [] { return int64_t{1}; };
+};
+
+class Store {
+ public:
+  explicit Store(StoreOptions options);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  void register_commands(CommandRegistry& registry);
+
+  // The TTL monitor thread; stop() joins it. Only the primary runs TTL deletes.
+  void start_ttl_monitor();
+  void stop();
+
+  // The optime and wall time of the newest oplog entry (null optime before the first write).
+  OpTime last_applied() const;
+  int64_t last_write_date_ms() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mongosim::data

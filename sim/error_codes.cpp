@@ -1,0 +1,111 @@
+#include "error_codes.h"
+
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace mongosim {
+
+namespace {
+
+struct Named {
+  int32_t code;
+  std::string_view name;
+};
+
+constexpr Named kNames[] = {
+    {1, "InternalError"},
+    {2, "BadValue"},
+    {4, "NoSuchKey"},
+    {6, "HostUnreachable"},
+    {7, "HostNotFound"},
+    {8, "UnknownError"},
+    {9, "FailedToParse"},
+    {11, "UserNotFound"},
+    {13, "Unauthorized"},
+    {14, "TypeMismatch"},
+    {15, "Overflow"},
+    {20, "IllegalOperation"},
+    {26, "NamespaceNotFound"},
+    {27, "IndexNotFound"},
+    {28, "PathNotViable"},
+    {40, "ConflictingUpdateOperators"},
+    {43, "CursorNotFound"},
+    {48, "NamespaceExists"},
+    {50, "MaxTimeMSExpired"},
+    {52, "DollarPrefixedFieldName"},
+    {53, "InvalidIdField"},
+    {54, "NotSingleValueField"},
+    {56, "EmptyFieldName"},
+    {59, "CommandNotFound"},
+    {64, "WriteConcernFailed"},
+    {65, "MultipleErrorsOccurred"},
+    {66, "ImmutableField"},
+    {67, "CannotCreateIndex"},
+    {68, "IndexAlreadyExists"},
+    {72, "InvalidOptions"},
+    {73, "InvalidNamespace"},
+    {74, "NodeNotFound"},
+    {79, "UnknownReplWriteConcern"},
+    {82, "NoProgressMade"},
+    {85, "IndexOptionsConflict"},
+    {86, "IndexKeySpecsConflict"},
+    {89, "NetworkTimeout"},
+    {91, "ShutdownInProgress"},
+    {93, "InvalidReplicaSetConfig"},
+    {94, "NotYetInitialized"},
+    {96, "OperationFailed"},
+    {112, "WriteConflict"},
+    {117, "InvalidSyncSource"},
+    {120, "OplogStartMissing"},
+    {134, "ReadConcernMajorityNotAvailableYet"},
+    {145, "StaleTerm"},
+    {189, "PrimarySteppedDown"},
+    {207, "InvalidUUID"},
+    {216, "ElectionInProgress"},
+    {217, "IncompleteTransactionHistory"},
+    {223, "IllegalOpMsgFlag"},
+    {224, "QueryFeatureNotAllowed"},
+    {225, "TransactionTooOld"},
+    {233, "TooManyDocumentSequences"},
+    {238, "NotImplemented"},
+    {251, "NoSuchTransaction"},
+    {262, "ExceededTimeLimit"},
+    {288, "ChecksumMismatch"},
+    {352, "UnsupportedOpQueryCommand"},
+    {9001, "SocketException"},
+    {10107, "NotWritablePrimary"},
+    {11000, "DuplicateKey"},
+    {11600, "InterruptedAtShutdown"},
+    {11601, "Interrupted"},
+    {11602, "InterruptedDueToReplStateChange"},
+    {13435, "NotPrimaryNoSecondaryOk"},
+    {13436, "NotPrimaryOrSecondary"},
+    {50915, "BackupCursorOpenConflictWithCheckpoint"},
+};
+
+}  // namespace
+
+std::string_view code_name(int32_t code) {
+  for (const auto& n : kNames) {
+    if (n.code == code) return n.name;
+  }
+  // mongod names anonymous assertion codes "Location<code>"; intern them so the view lives on.
+  static std::mutex mu;
+  static std::unordered_map<int32_t, std::string> interned;
+  std::lock_guard<std::mutex> lock(mu);
+  auto [it, inserted] = interned.try_emplace(code, "Location" + std::to_string(code));
+  return it->second;
+}
+
+bool is_retriable_error(int32_t code) {
+  switch (code) {
+    case 6: case 7: case 89: case 91: case 134: case 189: case 262: case 9001:
+    case 10107: case 11600: case 11602: case 13435: case 13436: case 50915:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace mongosim

@@ -1,0 +1,55 @@
+// Fail points: the test-only fault hooks mongod exposes through configureFailPoint
+// (reference §8). The server core owns the registry and the configureFailPoint command;
+// the write path asks it whether onPrimaryTransactionalWrite fires.
+//
+// Thread-safe: configured by one connection while others consult it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bson/value.h"
+
+namespace mongosim {
+
+// What failCommand does to one command that it matched (applied in mongod's order: block,
+// close connection, write-concern error or error code).
+struct FailCommandAction {
+  bool close_connection = false;
+  int64_t block_ms = 0;                       // blockConnection + blockTimeMS
+  std::optional<int32_t> error_code;          // errorCode
+  std::optional<std::vector<std::string>> error_labels;  // errorLabels override (may be empty)
+  std::optional<bson::Document> write_concern_error;     // writeConcernError
+};
+
+// onPrimaryTransactionalWrite: fires inside a retryable write after it has been applied.
+struct TransactionalWriteFault {
+  bool close_connection = false;
+  std::optional<int32_t> fail_before_commit_code;  // failBeforeCommitExceptionCode
+};
+
+class FailPoints {
+ public:
+  FailPoints();
+  ~FailPoints();
+
+  // The configureFailPoint command: {configureFailPoint: name, mode, data}. Throws CommandError.
+  bson::Document configure(const bson::Document& command);
+
+  // failCommand: consulted by the dispatcher before a command runs; consumes one "times" use.
+  std::optional<FailCommandAction> match_fail_command(std::string_view command_name,
+                                                      std::string_view app_name);
+
+  // onPrimaryTransactionalWrite: consulted by the retryable-write path; consumes one use.
+  std::optional<TransactionalWriteFault> match_primary_transactional_write();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace mongosim

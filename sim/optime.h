@@ -1,0 +1,30 @@
+// An oplog position (timestamp, term). Optimes compare by term, then timestamp: the order
+// elections use for the "log up-to-date" rule (reference §6.2). A new primary's timestamps are
+// always above everything it has seen, so within one well-formed log this is also ts order.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+
+#include "bson/value.h"
+
+namespace mongosim {
+
+struct OpTime {
+  bson::Timestamp ts;
+  int64_t term = -1;  // -1: the null optime (nothing written yet)
+
+  bool is_null() const { return term < 0 && ts.seconds == 0 && ts.increment == 0; }
+  auto operator<=>(const OpTime& other) const {
+    if (auto c = term <=> other.term; c != 0) return c;
+    return ts <=> other.ts;
+  }
+  bool operator==(const OpTime& other) const = default;
+
+  // {ts: Timestamp, t: Int64} as hello, replSetGetStatus and write replies show it.
+  bson::Document to_document() const {
+    return bson::Document{{"ts", bson::Value::timestamp(ts)}, {"t", bson::Value::int64(term)}};
+  }
+};
+
+}  // namespace mongosim
