@@ -12,6 +12,7 @@ all: build
 
 deps:
 	@scripts/install-deps.sh
+	@if [ -x sim/fidelity/install-node-deps.sh ]; then sim/fidelity/install-node-deps.sh; fi
 
 configure: deps
 	@cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS) >/dev/null

@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "clock.h"
 #include "command.h"
@@ -31,6 +32,8 @@ struct StoreOptions {
   std::function<int64_t()> ttl_monitor_sleep_secs = [] { return int64_t{60}; };
   // The term written into new optimes (1 for a single-member set, 0 for a standalone).
   std::function<int64_t()> current_term = [] { return int64_t{1}; };
+  // False on a secondary: the TTL monitor then skips its pass (reference §7.3).
+  std::function<bool()> can_accept_writes = [] { return true; };
 };
 
 class Store {
@@ -49,6 +52,23 @@ class Store {
   // The optime and wall time of the newest oplog entry (null optime before the first write).
   OpTime last_applied() const;
   int64_t last_write_date_ms() const;
+
+  // Oplog entries ({ts, t, v, op, ns, ui, o, o2, wall, lsid, txnNumber, stmtId}, §6.6) with an
+  // optime after `after`, oldest first, at most max_entries of them.
+  std::vector<bson::Document> oplog_after(OpTime after, size_t max_entries) const;
+  // Whether the oplog holds an entry at exactly `optime` (a fetcher's divergence check).
+  bool has_oplog_entry(OpTime optime) const;
+
+  // Replication (sim/data/oplog_apply.cpp). A secondary applies an entry fetched from its sync
+  // source: the change, and the same entry (same optime) in its own oplog. Entries at or below
+  // last_applied() are skipped, so a re-fetched batch is harmless. Throws CommandError 2
+  // (BadValue) naming the field for an entry it cannot read.
+  void apply_oplog_entry(const bson::Document& entry);
+  // A new primary's {op: "n"} entry in `term`; returns its optime.
+  OpTime append_noop(const std::string& message, int64_t term);
+
+  // Runs one TTL pass now (the monitor thread calls this); returns the documents deleted.
+  size_t run_ttl_pass();
 
   struct Impl;
 

@@ -112,6 +112,8 @@ std::vector<Document> run_pipeline(const Array& stages, std::vector<Document> in
 
 // Values at a dotted path, traversing arrays the way queries do ("a.b" over [{b:1},{b:2}]
 // yields 1 and 2). Used by index key extraction.
+// An array at the end of the path yields its elements (an empty array yields itself, []);
+// a missing field yields nothing.
 std::vector<Value> values_at_path(const Document& doc, std::string_view dotted_path);
 
 }  // namespace mongosim::query

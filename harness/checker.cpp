@@ -1,0 +1,217 @@
+// The checker entry point: configuration, outcomes, and running each property's checker.
+#include "checker.h"
+
+#include <algorithm>
+#include <cassert>
+#include <functional>
+#include <stdexcept>
+
+#include "checker_index.h"
+
+namespace locklab {
+namespace {
+
+using PropertyChecker = PropertyResult (*)(const std::vector<Event>&, const HistoryIndex&,
+                                           const CheckConfig&);
+
+struct PropertyEntry {
+  std::string_view name;
+  PropertyChecker checker;
+  // Whether the history holds the events this property judges; an implicitly selected
+  // property without them is not reported at all.
+  bool (*applies)(const std::vector<Event>&, const CheckConfig&);
+};
+
+bool has_acquire(const std::vector<Event>& history, const CheckConfig&) {
+  return std::any_of(history.begin(), history.end(),
+                     [](const Event& e) { return e.f == "acquire" && e.process != "nemesis"; });
+}
+
+bool has_fenced_write(const std::vector<Event>& history, const CheckConfig& config) {
+  return std::any_of(history.begin(), history.end(), [&config](const Event& e) {
+    return e.f == "write" && resource_of(e) != config.counter_resource;
+  });
+}
+
+bool has_counter(const std::vector<Event>& history, const CheckConfig& config) {
+  return std::any_of(history.begin(), history.end(), [&config](const Event& e) {
+    return (e.f == "write" || e.f == "read") && resource_of(e) == config.counter_resource;
+  });
+}
+
+const std::vector<PropertyEntry>& registry() {
+  static const std::vector<PropertyEntry> entries = {
+      {kTokensUnique, check_tokens_unique, has_acquire},
+      {kTokensMonotonic, check_tokens_monotonic, has_acquire},
+      {kExclusionFenced, check_exclusion_fenced, has_fenced_write},
+      {kExclusionStrict, check_exclusion_strict, has_acquire},
+      {kLivenessRecovery, check_liveness_recovery, has_acquire},
+      {kLostSignalled, check_lost_signalled, has_acquire},
+      {kCounterNoLostUpdates, check_counter, has_counter},
+  };
+  return entries;
+}
+
+Stats compute_stats(const std::vector<Event>& history, const HistoryIndex& index) {
+  Stats stats;
+  stats.events = history.size();
+  for (const Event& event : history) {
+    ++stats.events_by_type[std::string(to_string(event.type))];
+    ++stats.events_by_f[event.f];
+    if (event.f == "acquire" && event.type == EventType::kOk) ++stats.acquisitions;
+    if (event.f == "acquire" && event.type == EventType::kInfo) ++stats.acquisitions_unknown;
+  }
+  stats.processes = index.workers.size();
+  stats.holds = index.holds.size();
+  stats.faults = index.windows.size();
+  stats.start_ns = index.first_ns;
+  stats.duration_ns = index.last_ns - index.first_ns;
+  return stats;
+}
+
+int64_t positive_ns(const nlohmann::json& json, const char* key, int64_t fallback) {
+  auto it = json.find(key);
+  if (it == json.end()) return fallback;
+  if (!it->is_number_integer() || it->get<int64_t>() <= 0)
+    throw std::invalid_argument(std::string("check config: \"") + key +
+                                "\" must be a positive integer (nanoseconds)");
+  return it->get<int64_t>();
+}
+
+}  // namespace
+
+const std::vector<std::string>& all_properties() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const PropertyEntry& entry : registry()) out.emplace_back(entry.name);
+    return out;
+  }();
+  return names;
+}
+
+bool is_known_property(std::string_view name) {
+  const auto& names = all_properties();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+nlohmann::json CheckConfig::to_json() const {
+  return nlohmann::json{{"properties", properties},
+                        {"liveness_bound_ns", liveness_bound_ns},
+                        {"lost_bound_ns", lost_bound_ns},
+                        {"counter_resource", counter_resource},
+                        {"violations_kept_max", violations_kept_max}};
+}
+
+CheckConfig CheckConfig::from_json(const nlohmann::json& json) {
+  if (!json.is_object()) throw std::invalid_argument("check config: not a JSON object");
+  static const char* const kKeys[] = {"properties", "liveness_bound_ns", "lost_bound_ns",
+                                      "counter_resource", "violations_kept_max"};
+  for (const auto& [key, unused] : json.items()) {
+    if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys))
+      throw std::invalid_argument("check config: unknown key \"" + key + "\"");
+  }
+  CheckConfig config;
+  if (auto it = json.find("properties"); it != json.end()) {
+    if (!it->is_array()) throw std::invalid_argument("check config: \"properties\" not an array");
+    for (const auto& name : *it) {
+      if (!name.is_string() || !is_known_property(name.get<std::string>()))
+        throw std::invalid_argument("check config: \"properties\" has unknown property " +
+                                    name.dump());
+      config.properties.push_back(name.get<std::string>());
+    }
+  }
+  config.liveness_bound_ns = positive_ns(json, "liveness_bound_ns", config.liveness_bound_ns);
+  config.lost_bound_ns = positive_ns(json, "lost_bound_ns", config.lost_bound_ns);
+  if (auto it = json.find("counter_resource"); it != json.end()) {
+    if (!it->is_string() || it->get<std::string>().empty())
+      throw std::invalid_argument("check config: \"counter_resource\" not a non-empty string");
+    config.counter_resource = it->get<std::string>();
+  }
+  config.violations_kept_max = static_cast<size_t>(
+      positive_ns(json, "violations_kept_max", static_cast<int64_t>(config.violations_kept_max)));
+  return config;
+}
+
+std::string_view to_string(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kValid:
+      return "valid";
+    case Outcome::kInvalid:
+      return "invalid";
+    case Outcome::kUnknown:
+      return "unknown";
+  }
+  assert(false && "unknown Outcome");
+  return "unknown";
+}
+
+std::optional<Outcome> parse_outcome(std::string_view text) {
+  if (text == "valid") return Outcome::kValid;
+  if (text == "invalid") return Outcome::kInvalid;
+  if (text == "unknown") return Outcome::kUnknown;
+  return std::nullopt;
+}
+
+Outcome combine(Outcome a, Outcome b) {
+  if (a == Outcome::kInvalid || b == Outcome::kInvalid) return Outcome::kInvalid;
+  if (a == Outcome::kUnknown || b == Outcome::kUnknown) return Outcome::kUnknown;
+  return Outcome::kValid;
+}
+
+int exit_code(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kValid:
+      return 0;
+    case Outcome::kInvalid:
+      return 1;
+    case Outcome::kUnknown:
+      return 2;
+  }
+  return 2;
+}
+
+const PropertyResult* Verdict::find(std::string_view property) const {
+  for (const PropertyResult& result : properties) {
+    if (result.property == property) return &result;
+  }
+  return nullptr;
+}
+
+Verdict check(const std::vector<Event>& history, const CheckConfig& config) {
+  HistoryIndex index = HistoryIndex::build(history);
+  Verdict verdict;
+  verdict.stats = compute_stats(history, index);
+  for (const PropertyEntry& entry : registry()) {
+    const auto& wanted = config.properties;
+    bool explicit_choice = std::find(wanted.begin(), wanted.end(), entry.name) != wanted.end();
+    if (!wanted.empty() && !explicit_choice) continue;
+    PropertyResult result;
+    if (!entry.applies(history, config)) {
+      if (!explicit_choice) continue;
+      result.property = std::string(entry.name);
+      result.outcome = Outcome::kUnknown;
+      result.note = "the history holds no events this property judges";
+    } else {
+      result = entry.checker(history, index, config);
+      assert(result.property == entry.name);
+      assert(result.violation_count >= result.violations.size());
+    }
+    verdict.overall = combine(verdict.overall, result.outcome);
+    verdict.properties.push_back(std::move(result));
+  }
+  if (verdict.properties.empty()) {
+    verdict.overall = Outcome::kUnknown;
+  }
+  return verdict;
+}
+
+std::optional<CheckConfig> config_from_history(const std::vector<Event>& history) {
+  for (const Event& event : history) {
+    if (event.process != "harness" || event.f != "start") continue;
+    if (!event.value.is_object() || !event.value.contains("check")) return std::nullopt;
+    return CheckConfig::from_json(event.value["check"]);
+  }
+  return std::nullopt;
+}
+
+}  // namespace locklab

@@ -1,0 +1,119 @@
+// The checkers: turn a history (history.h) into a Verdict, one PropertyResult per property of
+// ARCHITECTURE.md "Properties". This header is the API the runtime calls after a run and that
+// `locklab check DIR` calls on a stored history.
+//
+// Inputs: the events in the order read_history() returns them (by t_ns, file order for equal
+// timestamps). Every Violation names its evidence as indices into that vector.
+//
+// Conventions every checker follows:
+//   - An `info` outcome is unknown: it may or may not have happened. It never counts as
+//     "definitely did not happen", and never alone as evidence of a violation.
+//   - Only `acquire ok` starts a hold: a worker enters its critical section only then.
+//   - Every checker is O(n log n) in the number of events.
+//
+// Thread rules: check() is a pure function of its inputs; call it from any thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "history.h"
+
+namespace locklab {
+
+// Property names, as they appear in scenarios, verdict.json and reports.
+inline constexpr std::string_view kTokensUnique = "tokens.unique";
+inline constexpr std::string_view kTokensMonotonic = "tokens.monotonic";
+inline constexpr std::string_view kExclusionFenced = "exclusion.fenced";
+inline constexpr std::string_view kExclusionStrict = "exclusion.strict";
+inline constexpr std::string_view kLivenessRecovery = "liveness.recovery";
+inline constexpr std::string_view kLostSignalled = "lost.signalled";
+inline constexpr std::string_view kCounterNoLostUpdates = "counter.no-lost-updates";
+
+// Every property, in report order.
+const std::vector<std::string>& all_properties();
+bool is_known_property(std::string_view name);
+
+// What to check and with which bounds. The runtime stores it in the history's first event
+// (process "harness", f "start", value.check = to_json()) so that a stored history is all
+// `locklab check` needs.
+struct CheckConfig {
+  // Properties to check. Empty means "every property whose events occur in the history";
+  // a property listed explicitly whose events are missing comes out kUnknown.
+  std::vector<std::string> properties;
+  // liveness.recovery: after a heal, some waiting worker must acquire within this bound
+  // (expiry + election timeout + backoff ceiling, computed by the runtime).
+  int64_t liveness_bound_ns = 10'000'000'000;
+  // lost.signalled: a holder taken over must see `lost` no later than takeover + this bound.
+  int64_t lost_bound_ns = 1'000'000'000;
+  // Writes to this resource are the counter workload's; writes to any other resource are
+  // fenced writes.
+  std::string counter_resource = "counter";
+  // At most this many violations are kept per property (the count is always exact).
+  size_t violations_kept_max = 100;
+
+  nlohmann::json to_json() const;
+  // Throws std::invalid_argument naming the offending key.
+  static CheckConfig from_json(const nlohmann::json& json);
+};
+
+enum class Outcome { kValid, kInvalid, kUnknown };
+
+std::string_view to_string(Outcome outcome);
+std::optional<Outcome> parse_outcome(std::string_view text);  // "valid"|"invalid"|"unknown"
+// Invalid dominates unknown, which dominates valid.
+Outcome combine(Outcome a, Outcome b);
+// The process exit code for an outcome: 0 valid, 1 invalid, 2 unknown.
+int exit_code(Outcome outcome);
+
+struct Violation {
+  std::string property;
+  std::string message;  // what went wrong, with tokens, processes and times
+  std::string cause;    // active fault windows that explain it ("pause-worker w2"), or "none"
+  std::vector<size_t> events;  // indices into the history: the minimal evidence, ascending
+};
+
+struct PropertyResult {
+  std::string property;
+  Outcome outcome = Outcome::kValid;
+  std::string note;                   // why unknown, or what was checked
+  size_t violation_count = 0;         // exact, even when violations were truncated
+  std::vector<Violation> violations;  // at most CheckConfig::violations_kept_max
+};
+
+struct Stats {
+  size_t events = 0;
+  std::map<std::string, size_t> events_by_type;  // "invoke" -> n, ...
+  std::map<std::string, size_t> events_by_f;     // "acquire" -> n, ...
+  size_t processes = 0;                          // distinct worker processes
+  size_t acquisitions = 0;                       // acquire ok
+  size_t acquisitions_unknown = 0;               // acquire info
+  size_t holds = 0;                              // holds reconstructed by exclusion.strict
+  size_t faults = 0;                             // nemesis fault events (heals not counted)
+  int64_t start_ns = 0;                          // first event's t
+  int64_t duration_ns = 0;                       // last minus first event's t
+};
+
+struct Verdict {
+  Outcome overall = Outcome::kValid;
+  std::vector<PropertyResult> properties;  // in all_properties() order
+  Stats stats;
+
+  const PropertyResult* find(std::string_view property) const;  // nullptr when not checked
+};
+
+// Checks every configured property. Never throws on odd histories (they yield violations or
+// unknowns); asserts only on its own invariants.
+Verdict check(const std::vector<Event>& history, const CheckConfig& config);
+
+// The CheckConfig stored in the history's start event, if any. Throws std::invalid_argument
+// naming the key when the stored config is malformed.
+std::optional<CheckConfig> config_from_history(const std::vector<Event>& history);
+
+}  // namespace locklab

@@ -1,0 +1,310 @@
+// Builds the operations, holds and fault windows the property checkers share.
+#include "checker_index.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <utility>
+
+namespace locklab {
+namespace {
+
+const std::string kNemesis = "nemesis";
+const std::string kHarness = "harness";
+
+std::string text_of(const nlohmann::json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_null()) return "";
+  return value.dump();
+}
+
+std::vector<std::string> targets_of(const Event& event) {
+  std::vector<std::string> targets;
+  if (!event.value.is_object()) return targets;
+  auto it = event.value.find("targets");
+  if (it == event.value.end()) it = event.value.find("target");
+  if (it == event.value.end()) return targets;
+  if (it->is_array()) {
+    for (const auto& target : *it) targets.push_back(text_of(target));
+  } else {
+    targets.push_back(text_of(*it));
+  }
+  return targets;
+}
+
+std::string field_text(const Event& event, const char* key) {
+  if (!event.value.is_object()) return "";
+  auto it = event.value.find(key);
+  return it == event.value.end() ? "" : text_of(*it);
+}
+
+// Pairs completions with invokes: per (process, f), a stack of pending operations.
+std::vector<Operation> pair_operations(const std::vector<Event>& history) {
+  std::vector<Operation> operations;
+  std::unordered_map<std::string, std::vector<size_t>> pending;  // process + '\0' + f
+  for (size_t i = 0; i < history.size(); ++i) {
+    const Event& event = history[i];
+    std::string key = event.process + '\0' + event.f;
+    if (event.type == EventType::kInvoke) {
+      Operation op;
+      op.invoke = i;
+      op.process = event.process;
+      op.f = event.f;
+      op.lock = event.lock;
+      op.token = event.token;
+      op.resource = resource_of(event);
+      pending[key].push_back(operations.size());
+      operations.push_back(std::move(op));
+      continue;
+    }
+    auto it = pending.find(key);
+    size_t slot;
+    if (it != pending.end() && !it->second.empty()) {
+      slot = it->second.back();
+      it->second.pop_back();
+    } else {
+      slot = operations.size();
+      operations.push_back(Operation{});
+      operations[slot].process = event.process;
+      operations[slot].f = event.f;
+    }
+    Operation& op = operations[slot];
+    op.completion = i;
+    if (!event.lock.empty()) op.lock = event.lock;
+    if (event.token) op.token = event.token;
+    if (op.resource.empty()) op.resource = resource_of(event);
+  }
+  return operations;
+}
+
+std::vector<FaultWindow> collect_windows(const std::vector<Event>& history) {
+  std::vector<FaultWindow> windows;
+  std::unordered_map<std::string, size_t> open;  // window id -> index in windows
+  for (size_t i = 0; i < history.size(); ++i) {
+    const Event& event = history[i];
+    if (event.process != kNemesis) continue;
+    std::string id = field_text(event, "window");
+    if (event.f == "heal") {
+      if (id.empty()) id = field_text(event, "fault");
+      auto it = open.find(id);
+      if (it == open.end()) continue;  // a heal of nothing: harmless, nothing to pair
+      windows[it->second].heal_event = i;
+      windows[it->second].end_ns = event.t_ns;
+      open.erase(it);
+      continue;
+    }
+    FaultWindow window;
+    window.start_event = i;
+    window.fault = event.f;
+    window.window = id.empty() ? event.f : id;
+    window.targets = targets_of(event);
+    window.start_ns = event.t_ns;
+    window.end_ns = history.back().t_ns;
+    open[window.window] = windows.size();
+    windows.push_back(std::move(window));
+  }
+  return windows;
+}
+
+// Tracks the open holds of every process while sweeping the history.
+class HoldTracker {
+ public:
+  explicit HoldTracker(std::vector<Hold>* holds) : holds_(holds) {}
+
+  void open(const Event& event, const std::string& lock, size_t i) {
+    close_matching(event.process, lock, std::nullopt, i, event.t_ns, HoldEnd::kReacquired);
+    Hold hold;
+    hold.acquire_ok = i;
+    hold.process = event.process;
+    hold.lock = lock;
+    hold.token = event.token;
+    hold.shared = event.value.is_object() && event.value.value("mode", "") == "shared";
+    hold.start_ns = event.t_ns;
+    open_[event.process].push_back(holds_->size());
+    holds_->push_back(std::move(hold));
+  }
+
+  // Ends the holds of process on lock (every lock when lock is empty and no token is given;
+  // the one with that token when a token is given).
+  void close_matching(const std::string& process, const std::string& lock,
+                      std::optional<int64_t> token, size_t i, int64_t t_ns, HoldEnd why) {
+    auto it = open_.find(process);
+    if (it == open_.end()) return;
+    std::vector<size_t>& mine = it->second;
+    std::erase_if(mine, [&](size_t h) {
+      Hold& hold = (*holds_)[h];
+      bool match = lock.empty() ? (!token || hold.token == token) : hold.lock == lock;
+      if (match) end(hold, i, t_ns, why);
+      return match;
+    });
+  }
+
+  void close_all(const std::string& process, size_t i, int64_t t_ns, HoldEnd why) {
+    close_matching(process, "", std::nullopt, i, t_ns, why);
+  }
+
+  void close_everything(int64_t t_ns) {
+    for (auto& [process, mine] : open_) {
+      for (size_t h : mine) end((*holds_)[h], kNoEvent, t_ns, HoldEnd::kHistoryEnd);
+      mine.clear();
+    }
+  }
+
+ private:
+  static void end(Hold& hold, size_t i, int64_t t_ns, HoldEnd why) {
+    assert(t_ns >= hold.start_ns);
+    hold.end_event = i;
+    hold.end_ns = t_ns;
+    hold.end = why;
+  }
+
+  std::vector<Hold>* holds_;
+  std::unordered_map<std::string, std::vector<size_t>> open_;
+};
+
+std::vector<Hold> reconstruct_holds(const std::vector<Event>& history,
+                                    const std::vector<Operation>& operations) {
+  // A grant that does not repeat its lock takes it from its invoke.
+  std::unordered_map<size_t, const std::string*> grant_lock;
+  for (const Operation& op : operations) {
+    if (op.f == "acquire" && op.completion != kNoEvent && history[op.completion].lock.empty())
+      grant_lock[op.completion] = &op.lock;
+  }
+  std::vector<Hold> holds;
+  HoldTracker tracker(&holds);
+  for (size_t i = 0; i < history.size(); ++i) {
+    const Event& e = history[i];
+    if (e.f == "acquire" && e.type == EventType::kOk && e.process != kNemesis) {
+      auto lock = grant_lock.find(i);
+      tracker.open(e, lock == grant_lock.end() ? e.lock : *lock->second, i);
+    } else if (e.f == "release" && e.type == EventType::kInvoke) {
+      tracker.close_matching(e.process, e.lock, e.token, i, e.t_ns, HoldEnd::kRelease);
+    } else if (e.f == "lost" && e.type != EventType::kInvoke) {
+      tracker.close_matching(e.process, e.lock, e.token, i, e.t_ns, HoldEnd::kLost);
+    } else if (e.process == kNemesis && e.f == "kill-worker") {
+      for (const std::string& target : targets_of(e))
+        tracker.close_all(target, i, e.t_ns, HoldEnd::kKilled);
+    } else if (e.process == kHarness && e.f == "exit") {
+      tracker.close_all(field_text(e, "worker"), i, e.t_ns, HoldEnd::kExited);
+    }
+  }
+  if (!history.empty()) tracker.close_everything(history.back().t_ns);
+  return holds;
+}
+
+}  // namespace
+
+EventType Operation::outcome(const std::vector<Event>& history) const {
+  return completion == kNoEvent ? EventType::kInfo : history[completion].type;
+}
+
+std::string_view to_string(HoldEnd end) {
+  switch (end) {
+    case HoldEnd::kRelease:
+      return "release";
+    case HoldEnd::kLost:
+      return "lost";
+    case HoldEnd::kKilled:
+      return "killed";
+    case HoldEnd::kExited:
+      return "exited";
+    case HoldEnd::kReacquired:
+      return "reacquired";
+    case HoldEnd::kHistoryEnd:
+      return "history end";
+  }
+  return "?";
+}
+
+std::string_view describe(HoldEnd end) {
+  switch (end) {
+    case HoldEnd::kRelease:
+      return "its release";
+    case HoldEnd::kLost:
+      return "its lost notification";
+    case HoldEnd::kKilled:
+      return "it was killed";
+    case HoldEnd::kExited:
+      return "it exited";
+    case HoldEnd::kReacquired:
+      return "it acquired the lock again";
+    case HoldEnd::kHistoryEnd:
+      return "the end of the history";
+  }
+  return "?";
+}
+
+bool FaultWindow::targets_any_of(const std::string& a, const std::string& b) const {
+  return std::find(targets.begin(), targets.end(), a) != targets.end() ||
+         std::find(targets.begin(), targets.end(), b) != targets.end();
+}
+
+std::string FaultWindow::describe() const {
+  std::string text = fault;
+  for (const std::string& target : targets) text += " " + target;
+  if (window != fault) text += " (window " + window + ")";
+  return text;
+}
+
+HistoryIndex HistoryIndex::build(const std::vector<Event>& history) {
+  HistoryIndex index;
+  if (history.empty()) return index;
+  index.first_ns = history.front().t_ns;
+  index.last_ns = history.back().t_ns;
+  index.operations = pair_operations(history);
+  index.windows = collect_windows(history);
+  index.holds = reconstruct_holds(history, index.operations);
+  std::set<std::string> workers;
+  for (const Event& event : history) {
+    if (event.process != kNemesis && event.process != kHarness) workers.insert(event.process);
+  }
+  index.workers.assign(workers.begin(), workers.end());
+  return index;
+}
+
+bool HistoryIndex::is_worker(const std::string& process) const {
+  return std::binary_search(workers.begin(), workers.end(), process);
+}
+
+std::string HistoryIndex::cause(int64_t from_ns, int64_t to_ns, const std::string& a,
+                                const std::string& b) const {
+  std::string text;
+  for (const FaultWindow& window : windows) {
+    if (window.start_ns > to_ns || window.end_ns < from_ns) continue;
+    bool cluster_wide = std::none_of(window.targets.begin(), window.targets.end(),
+                                     [this](const std::string& t) { return is_worker(t); });
+    if (!cluster_wide && !window.targets_any_of(a, b)) continue;
+    if (!text.empty()) text += "; ";
+    text += window.describe();
+  }
+  return text.empty() ? "none" : text;
+}
+
+std::string resource_of(const Event& event) {
+  if (!event.value.is_object()) return "";
+  auto it = event.value.find("resource");
+  return it == event.value.end() ? "" : text_of(*it);
+}
+
+std::string ms_text(int64_t ns) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.1f ms", static_cast<double>(ns) / 1e6);
+  return buffer;
+}
+
+void add_violation(PropertyResult& result, const CheckConfig& config, std::string message,
+                   std::string cause, std::vector<size_t> events) {
+  result.outcome = Outcome::kInvalid;
+  ++result.violation_count;
+  if (result.violations.size() >= config.violations_kept_max) return;
+  std::erase(events, kNoEvent);
+  std::sort(events.begin(), events.end());
+  events.erase(std::unique(events.begin(), events.end()), events.end());
+  result.violations.push_back(
+      Violation{result.property, std::move(message), std::move(cause), std::move(events)});
+}
+
+}  // namespace locklab

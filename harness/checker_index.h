@@ -1,0 +1,116 @@
+// What the checkers derive from a raw history, once, before any property is judged:
+// operations (an invoke paired with its completion), holds (a worker's critical sections) and
+// fault windows (a nemesis fault paired with its heal). Internal to the checkers.
+//
+// Invariants: every index refers into the history the index was built from; operations,
+// holds and windows are in order of their first event; a hold's end is never before its start.
+// Thread rules: immutable after construction; share it freely between threads.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "checker.h"
+#include "history.h"
+
+namespace locklab {
+
+inline constexpr size_t kNoEvent = std::numeric_limits<size_t>::max();
+
+// One operation of one process: its invoke (if any) and its completion (if any).
+// Completions are paired with the latest pending invoke of the same process and f.
+struct Operation {
+  size_t invoke = kNoEvent;
+  size_t completion = kNoEvent;  // kNoEvent: still pending at the end (outcome unknown)
+  std::string process;
+  std::string f;
+  std::string lock;              // from either event
+  std::optional<int64_t> token;  // from either event, the completion's first
+  std::string resource;          // value.resource of either event, for writes and reads
+
+  // The outcome: the completion's type, or kInfo (unknown) when it never completed.
+  EventType outcome(const std::vector<Event>& history) const;
+  // The first event of the operation.
+  size_t first() const { return invoke != kNoEvent ? invoke : completion; }
+};
+
+enum class HoldEnd { kRelease, kLost, kKilled, kExited, kReacquired, kHistoryEnd };
+std::string_view to_string(HoldEnd end);
+// "its release", "it was killed", ...: how a hold ended, for messages.
+std::string_view describe(HoldEnd end);
+
+// A critical section: from an acquire ok to the earliest of the holder's release invoke, lost
+// event, kill or exit, its next acquire ok of the same lock, or the end of the history.
+struct Hold {
+  size_t acquire_ok = kNoEvent;
+  size_t end_event = kNoEvent;  // kNoEvent when the history ended first
+  std::string process;
+  std::string lock;
+  std::optional<int64_t> token;
+  bool shared = false;  // value.mode == "shared"
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  HoldEnd end = HoldEnd::kHistoryEnd;
+};
+
+// A fault from its nemesis event to the heal with the same window id (or the history's end).
+struct FaultWindow {
+  size_t start_event = kNoEvent;
+  size_t heal_event = kNoEvent;  // kNoEvent: never healed
+  std::string fault;
+  std::string window;
+  std::vector<std::string> targets;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+
+  bool targets_any_of(const std::string& a, const std::string& b) const;
+  // "pause-worker w2 (window 3)"
+  std::string describe() const;
+};
+
+struct HistoryIndex {
+  std::vector<Operation> operations;
+  std::vector<Hold> holds;
+  std::vector<FaultWindow> windows;
+  std::vector<std::string> workers;  // processes other than "nemesis" and "harness", sorted
+  int64_t first_ns = 0;
+  int64_t last_ns = 0;
+
+  static HistoryIndex build(const std::vector<Event>& history);
+
+  // Fault windows that intersect [from_ns, to_ns] and target either process (or target no
+  // worker at all: cluster-wide faults), described and joined; "none" when there are none.
+  std::string cause(int64_t from_ns, int64_t to_ns, const std::string& a,
+                    const std::string& b) const;
+  bool is_worker(const std::string& process) const;
+};
+
+// Small shared helpers for the property checkers.
+std::string resource_of(const Event& event);  // value.resource as text, "" when absent
+std::string ms_text(int64_t ns);              // "1234.5 ms"
+// Appends a violation to result (keeping at most config.violations_kept_max) and marks it
+// invalid. Sorts and deduplicates events.
+void add_violation(PropertyResult& result, const CheckConfig& config, std::string message,
+                   std::string cause, std::vector<size_t> events);
+
+// One checker per property; each is O(n log n) in the history's length.
+PropertyResult check_tokens_unique(const std::vector<Event>& history, const HistoryIndex& index,
+                                   const CheckConfig& config);
+PropertyResult check_tokens_monotonic(const std::vector<Event>& history, const HistoryIndex& index,
+                                      const CheckConfig& config);
+PropertyResult check_exclusion_fenced(const std::vector<Event>& history, const HistoryIndex& index,
+                                      const CheckConfig& config);
+PropertyResult check_exclusion_strict(const std::vector<Event>& history, const HistoryIndex& index,
+                                      const CheckConfig& config);
+PropertyResult check_liveness_recovery(const std::vector<Event>& history, const HistoryIndex& index,
+                                       const CheckConfig& config);
+PropertyResult check_lost_signalled(const std::vector<Event>& history, const HistoryIndex& index,
+                                    const CheckConfig& config);
+PropertyResult check_counter(const std::vector<Event>& history, const HistoryIndex& index,
+                             const CheckConfig& config);
+
+}  // namespace locklab

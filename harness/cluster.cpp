@@ -1,0 +1,277 @@
+#include "cluster.h"
+
+#include <fcntl.h>
+#include <mongoc/mongoc.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+namespace locklab {
+namespace {
+
+constexpr int64_t kReadyPollMs = 50;
+constexpr int64_t kAdminTimeoutMs = 2000;
+constexpr size_t kLogTailBytes = 2000;
+constexpr const char* kHarnessAppName = "locklab-harness";
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Owns a bson_t.
+struct BsonDoc {
+  bson_t doc = BSON_INITIALIZER;
+  ~BsonDoc() { bson_destroy(&doc); }
+};
+
+nlohmann::json to_json(const bson_t* doc) {
+  size_t length = 0;
+  char* text = bson_as_relaxed_extended_json(doc, &length);
+  if (!text) return {{"ok", 0}, {"errmsg", "reply is not valid UTF-8"}};
+  nlohmann::json out = nlohmann::json::parse(text, text + length, nullptr, false);
+  bson_free(text);
+  return out;
+}
+
+// One command on a fresh single-threaded client in the calling thread (so its sockets are
+// created in whatever namespace the thread is in).
+nlohmann::json direct_command(const std::string& host, const std::string& database,
+                              const nlohmann::ordered_json& command) {
+  const std::string uri = "mongodb://" + host +
+                          "/?directConnection=true&appname=" + kHarnessAppName +
+                          "&serverSelectionTimeoutMS=" + std::to_string(kAdminTimeoutMs) +
+                          "&connectTimeoutMS=" + std::to_string(kAdminTimeoutMs) +
+                          "&socketTimeoutMS=" + std::to_string(kAdminTimeoutMs * 5);
+  bson_error_t error;
+  const std::string text = command.dump();
+  bson_t* cmd = bson_new_from_json(reinterpret_cast<const uint8_t*>(text.data()),
+                                   static_cast<ssize_t>(text.size()), &error);
+  if (!cmd) throw std::runtime_error("bad admin command " + text + ": " + error.message);
+  mongoc_client_t* client = mongoc_client_new(uri.c_str());
+  if (!client) {
+    bson_destroy(cmd);
+    throw std::runtime_error("bad admin URI " + uri);
+  }
+  mongoc_client_set_error_api(client, MONGOC_ERROR_API_VERSION_2);
+  BsonDoc reply;
+  const bool ok =
+      mongoc_client_command_simple(client, database.c_str(), cmd, nullptr, &reply.doc, &error);
+  bson_destroy(cmd);
+  mongoc_client_destroy(client);
+  nlohmann::json out = to_json(&reply.doc);
+  if (!ok) {
+    if (!out.is_object() || out.empty()) out = nlohmann::json::object();
+    out["ok"] = 0;
+    if (!out.contains("errmsg")) out["errmsg"] = error.message;
+    if (!out.contains("code")) out["code"] = error.code;
+  }
+  return out;
+}
+
+bool reply_ok(const nlohmann::json& reply) {
+  return reply.is_object() && reply.contains("ok") && reply["ok"].is_number() &&
+         reply["ok"].get<double>() == 1.0;
+}
+
+}  // namespace
+
+void init_driver() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    mongoc_init();
+    mongoc_log_set_handler(nullptr, nullptr);
+  });
+}
+
+void run_in_netns(const std::string& netns, const std::function<void()>& body) {
+  std::exception_ptr failure;
+  std::thread helper([&] {
+    try {
+      if (!netns.empty()) {
+        const std::string path = "/var/run/netns/" + netns;
+        const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
+        const int rc = setns(fd, CLONE_NEWNET);
+        const int saved = errno;
+        close(fd);
+        if (rc != 0) throw std::runtime_error("setns " + path + ": " + std::strerror(saved));
+      }
+      body();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  });
+  helper.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+int pick_free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t length = sizeof addr;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length) != 0) {
+    const int saved = errno;
+    close(fd);
+    throw std::runtime_error(std::string("cannot find a free port: ") + std::strerror(saved));
+  }
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+Cluster::Cluster(ClusterOptions options, Supervisor& supervisor)
+    : options_(std::move(options)), supervisor_(supervisor) {
+  if (options_.members.empty()) throw std::invalid_argument("a cluster needs at least 1 member");
+  pids_.assign(options_.members.size(), 0);
+  init_driver();
+}
+
+std::string Cluster::host(int member) const {
+  const MemberPlacement& m = options_.members.at(member);
+  return m.address + ":" + std::to_string(m.port);
+}
+
+pid_t Cluster::pid(int member) const {
+  return pids_.at(member);
+}
+
+bool Cluster::running(int member) const {
+  return pids_.at(member) > 0 && supervisor_.running(pids_.at(member));
+}
+
+std::string Cluster::uri(const std::string& app_name) const {
+  std::string hosts;
+  for (int i = 0; i < size(); ++i) hosts += (i ? "," : "") + host(i);
+  return "mongodb://" + hosts + "/?replicaSet=rs0&appname=" + app_name;
+}
+
+void Cluster::start_member(int member) {
+  const MemberPlacement& m = options_.members.at(member);
+  const std::string dbpath = options_.data_dir + "/m" + std::to_string(member);
+  std::filesystem::create_directories(dbpath);
+  SpawnOptions spawn;
+  spawn.argv = {options_.program,
+                "--replSet",
+                "rs0",
+                "--bind_ip",
+                m.address,
+                "--port",
+                std::to_string(m.port),
+                "--dbpath",
+                dbpath,
+                "--setParameter",
+                "ttlMonitorSleepSecs=1"};
+  spawn.netns = m.netns;
+  spawn.log_path = options_.log_dir + "/m" + std::to_string(member) + ".log";
+  pids_.at(member) = supervisor_.spawn(spawn);
+}
+
+std::string Cluster::log_tail(int member) const {
+  std::ifstream in(options_.log_dir + "/m" + std::to_string(member) + ".log", std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (text.size() > kLogTailBytes) text = "..." + text.substr(text.size() - kLogTailBytes);
+  return text;
+}
+
+void Cluster::wait_until(int member, const std::string& what, int64_t deadline_ms,
+                         const std::function<bool()>& ready) const {
+  for (;;) {
+    if (!running(member)) {
+      throw std::runtime_error("member m" + std::to_string(member) + " (" + host(member) +
+                               ") exited while waiting for " + what + "; its log ends:\n" +
+                               log_tail(member));
+    }
+    if (ready()) return;
+    if (now_ms() >= deadline_ms) {
+      throw std::runtime_error(
+          "member m" + std::to_string(member) + " (" + host(member) + "): no " + what + " within " +
+          std::to_string(options_.ready_timeout_ms) + " ms; log ends:\n" + log_tail(member));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(kReadyPollMs));
+  }
+}
+
+void Cluster::start() {
+  const int64_t deadline = now_ms() + options_.ready_timeout_ms;
+  for (int i = 0; i < size(); ++i) start_member(i);
+  for (int i = 0; i < size(); ++i) {
+    wait_until(i, "reply to hello", deadline, [&] {
+      return reply_ok(try_command(i, "admin", {{"hello", 1}}));
+    });
+  }
+  nlohmann::json members = nlohmann::json::array();
+  for (int i = 0; i < size(); ++i) members.push_back({{"_id", i}, {"host", host(i)}});
+  const nlohmann::json config = {
+      {"_id", "rs0"},
+      {"members", members},
+      {"settings", {{"electionTimeoutMillis", options_.election_timeout_ms}}}};
+  const nlohmann::json initiated = try_command(0, "admin", {{"replSetInitiate", config}});
+  // 23 AlreadyInitialized: a restarted harness may find the set initiated; that is fine.
+  if (!reply_ok(initiated) && initiated.value("code", 0) != 23) {
+    throw std::runtime_error("replSetInitiate on " + host(0) + " failed: " + initiated.dump());
+  }
+  wait_until(0, "writable primary", deadline, [&] {
+    bool primary = false;
+    for (int i = 0; i < size() && !primary; ++i) {
+      const nlohmann::json hello = try_command(i, "admin", {{"hello", 1}});
+      primary = reply_ok(hello) && hello.value("isWritablePrimary", false);
+    }
+    return primary;
+  });
+}
+
+void Cluster::stop(int64_t grace_ms) {
+  for (pid_t pid : pids_) {
+    if (pid > 0 && supervisor_.running(pid)) {
+      supervisor_.signal(pid, SIGCONT);  // a paused member cannot act on SIGTERM
+      supervisor_.signal(pid, SIGTERM);
+    }
+  }
+  for (pid_t& pid : pids_) {
+    if (pid > 0 && supervisor_.running(pid) && !supervisor_.wait_exit(pid, grace_ms)) {
+      supervisor_.signal(pid, SIGKILL);
+      supervisor_.wait_exit(pid, grace_ms);
+    }
+  }
+}
+
+nlohmann::json Cluster::try_command(int member, const std::string& database,
+                                    const nlohmann::ordered_json& command) const {
+  nlohmann::json reply;
+  try {
+    run_in_netns(options_.admin_netns,
+                 [&] { reply = direct_command(host(member), database, command); });
+  } catch (const std::exception& e) {
+    reply = {{"ok", 0}, {"errmsg", e.what()}};
+  }
+  return reply;
+}
+
+nlohmann::json Cluster::command(int member, const std::string& database,
+                                const nlohmann::ordered_json& command) const {
+  nlohmann::json reply = try_command(member, database, command);
+  if (!reply_ok(reply)) {
+    throw std::runtime_error(command.begin().key() + " on " + host(member) +
+                             " failed: " + reply.dump());
+  }
+  return reply;
+}
+
+}  // namespace locklab

@@ -1,0 +1,95 @@
+// The cluster under test: N member processes (mongosim, or a real mongod given by --mongod; both
+// take the same flags) started as a replica set "rs0", initiated, and waited on until a primary
+// accepts writes.
+//
+// Where members run is decided by the caller: each Member names a network namespace (netns
+// backend) or none (loopback backend), an address and a port. Admin commands (hello,
+// replSetInitiate, configureFailPoint, final reads) go out from `admin_netns`: on a thread that
+// has entered that namespace, so the harness reaches addresses that exist only inside the
+// private network. They carry appname "locklab-harness", which no failCommand fault targets.
+//
+// Thread rules: one thread (the harness's main thread) calls every method; admin commands run
+// on a short-lived helper thread and are joined before the call returns.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "process.h"
+
+namespace locklab {
+
+struct MemberPlacement {
+  std::string netns;    // "" on the loopback backend
+  std::string address;  // bind address: "10.77.0.1" or "127.0.0.1"
+  int port = 27017;
+};
+
+struct ClusterOptions {
+  std::string program;      // mongosim or mongod
+  std::string data_dir;     // one subdirectory per member is created here (temporary)
+  std::string log_dir;      // member logs: <log_dir>/m<i>.log
+  std::string admin_netns;  // where admin commands go out from; "" = the harness's own
+  std::vector<MemberPlacement> members;
+  int64_t election_timeout_ms = 2000;
+  int64_t ready_timeout_ms = 30'000;  // start + initiate + primary, in total
+};
+
+class Cluster {
+ public:
+  Cluster(ClusterOptions options, Supervisor& supervisor);
+  Cluster(const Cluster&) = delete;
+  Cluster& operator=(const Cluster&) = delete;
+
+  // Starts every member, initiates the set and waits for a writable primary. Throws
+  // std::runtime_error naming the member and the tail of its log when it does not come up.
+  void start();
+  // Stops every member (SIGTERM, then SIGKILL after grace_ms). Safe to call twice.
+  void stop(int64_t grace_ms = 3000);
+
+  int size() const { return static_cast<int>(options_.members.size()); }
+  std::string host(int member) const;  // "address:port"
+  pid_t pid(int member) const;
+  bool running(int member) const;
+  // A connection string for a worker: every member, replicaSet=rs0, appname=<app_name>.
+  std::string uri(const std::string& app_name) const;
+
+  // Runs one command against `database` on `member` and returns the reply (relaxed extended
+  // JSON). The command is an ordered_json because its first key names the command.
+  // Throws std::runtime_error with the server's or the driver's message, and for
+  // replies with ok: 0.
+  nlohmann::json command(int member, const std::string& database,
+                         const nlohmann::ordered_json& command) const;
+  // Like command(), but never throws: the reply, or {"ok": 0, "errmsg": ...}.
+  nlohmann::json try_command(int member, const std::string& database,
+                             const nlohmann::ordered_json& command) const;
+
+ private:
+  ClusterOptions options_;
+  Supervisor& supervisor_;
+  std::vector<pid_t> pids_;
+
+  void start_member(int member);
+  void wait_until(int member, const std::string& what, int64_t deadline_ms,
+                  const std::function<bool()>& ready) const;
+  std::string log_tail(int member) const;
+};
+
+// Initializes libmongoc once per process and silences its log output (the harness reports
+// errors itself). Idempotent.
+void init_driver();
+
+// Runs `body` on a helper thread that has entered the named network namespace (or stays in the
+// current one when `netns` is empty) and rethrows its exception. setns(CLONE_NEWNET) affects
+// only the calling thread, which is why a helper thread is used.
+void run_in_netns(const std::string& netns, const std::function<void()>& body);
+
+// A TCP port on 127.0.0.1 that was free a moment ago (loopback backend).
+int pick_free_port();
+
+}  // namespace locklab

@@ -1,0 +1,46 @@
+// locklab: run a scenario against a cluster and check its history, or re-check a stored run.
+//   locklab run SCENARIO.toml [--cluster netns|loopback] [--mongod PATH] [--seed N] [--out DIR]
+//                             [--junit FILE] [--expectation-gate]
+//   locklab check RUN_DIR [--junit FILE]
+// Exit codes: 0 valid, 1 a property violated, 2 unknown or harness error.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "check_command.h"
+#include "run.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"locklab: a Jepsen-style harness for MongoDB distributed locks"};
+  app.require_subcommand(1);
+
+  locklab::RunOptions run;
+  uint64_t seed = 0;
+  CLI::App* run_cmd = app.add_subcommand("run", "run a scenario and check its history");
+  run_cmd->add_option("scenario", run.scenario_path, "scenario TOML file")->required();
+  run_cmd->add_option("--cluster", run.backend, "netns (default as root) or loopback")
+      ->check(CLI::IsMember({"netns", "loopback"}));
+  run_cmd->add_option("--mongod", run.member_program, "member program (default: mongosim)");
+  CLI::Option* seed_opt = run_cmd->add_option("--seed", seed, "seed for every random choice");
+  run_cmd->add_option("--out", run.out_dir, "output directory");
+  run_cmd->add_option("--junit", run.junit_path, "also write a JUnit XML report here");
+  run_cmd->add_flag("--expectation-gate", run.expectation_gate,
+                    "exit 0 iff the outcome matches the scenario's expect");
+
+  std::string run_dir;
+  locklab::CheckCommandOptions check;
+  CLI::App* check_cmd = app.add_subcommand("check", "re-check a stored run directory");
+  check_cmd->add_option("run_dir", run_dir, "a run's output directory")->required();
+  check_cmd->add_option("--junit", check.junit_path, "also write a JUnit XML report here");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  if (run_cmd->parsed()) {
+    if (seed_opt->count() > 0) run.seed = seed;
+    return locklab::run_scenario(run);
+  }
+  return locklab::check_run_directory(run_dir, check);
+}

@@ -1,0 +1,160 @@
+#include "nemesis.h"
+
+#include <algorithm>
+#include <cassert>
+#include <iostream>
+
+#include "run_workers.h"
+
+namespace locklab {
+namespace {
+
+// Bound on generated windows, whatever the rates and durations.
+constexpr size_t kRandomWindowsMax = 10'000;
+
+int64_t uniform(std::mt19937_64& rng, int64_t lo, int64_t hi) {
+  assert(lo <= hi);
+  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+}
+
+std::string random_target(std::mt19937_64& rng, const std::string& fault, const Scenario& s) {
+  if (fault_targets_member(fault)) {
+    return "m" + std::to_string(uniform(rng, 0, s.cluster.members - 1));
+  }
+  return "w" + std::to_string(uniform(rng, 1, s.workload.workers));
+}
+
+std::string pick_weighted(std::mt19937_64& rng, const std::map<std::string, double>& weights) {
+  double total = 0;
+  for (const auto& [kind, w] : weights) total += w;
+  double x = std::uniform_real_distribution<double>(0, total)(rng);
+  for (const auto& [kind, w] : weights) {
+    if (x < w) return kind;
+    x -= w;
+  }
+  return weights.rbegin()->first;
+}
+
+void add_random_windows(std::vector<PlannedFault>& plan, const RandomMixSpec& m, const Scenario& s,
+                        int64_t run_ms, std::mt19937_64& rng) {
+  const int64_t end = m.end_ms > 0 ? std::min(m.end_ms, run_ms) : run_ms;
+  int64_t t = m.start_ms;
+  for (size_t n = 0; n < kRandomWindowsMax; ++n) {
+    PlannedFault f;
+    f.fault = pick_weighted(rng, m.weights);
+    f.duration_ms = uniform(rng, m.duration_min_ms, m.duration_max_ms);
+    f.at_ms = t;
+    if (f.at_ms + f.duration_ms > end) break;
+    f.target = m.target == "holder" && !fault_targets_member(f.fault)
+                   ? "holder"
+                   : random_target(rng, f.fault, s);
+    plan.push_back(f);
+    t = f.at_ms + f.duration_ms + uniform(rng, m.gap_min_ms, m.gap_max_ms);
+  }
+}
+
+}  // namespace
+
+std::vector<PlannedFault> plan_faults(const Scenario& s, int64_t run_ms, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<PlannedFault> plan;
+  for (const FaultSpec& spec : s.nemesis.schedule) {
+    PlannedFault f{spec.at_ms, spec.duration_ms, spec.fault, spec.target, spec.params};
+    if (f.target == "random") f.target = random_target(rng, f.fault, s);
+    plan.push_back(f);
+  }
+  if (s.nemesis.random) add_random_windows(plan, *s.nemesis.random, s, run_ms, rng);
+  std::stable_sort(plan.begin(), plan.end(),
+                   [](const PlannedFault& a, const PlannedFault& b) { return a.at_ms < b.at_ms; });
+  return plan;
+}
+
+nlohmann::json to_json(const PlannedFault& f) {
+  return {{"at_ms", f.at_ms},
+          {"duration_ms", f.duration_ms},
+          {"fault", f.fault},
+          {"target", f.target},
+          {"params", f.params}};
+}
+
+Nemesis::Nemesis(std::vector<PlannedFault> plan, FaultContext context, HistoryWriter& history,
+                 std::function<std::string()> holder, uint64_t seed)
+    : plan_(std::move(plan)),
+      context_(context),
+      history_(history),
+      holder_(std::move(holder)),
+      rng_(seed ^ 0x9e3779b97f4a7c15ULL) {}
+
+Nemesis::~Nemesis() {
+  heal_all();
+}
+
+std::string Nemesis::resolve_target(const PlannedFault& planned) {
+  if (planned.target != "holder") return planned.target;
+  std::string holder = holder_ ? holder_() : "";
+  if (!holder.empty()) return holder;
+  // Nobody holds a lock right now: any worker is as good a target as another.
+  const auto& ids = context_.workers.ids();
+  return ids.at(static_cast<size_t>(uniform(rng_, 0, static_cast<int64_t>(ids.size()) - 1)));
+}
+
+void Nemesis::open(const PlannedFault& planned, int64_t elapsed_ms) {
+  Window w;
+  w.id = next_window_id_++;
+  w.planned = planned;
+  w.planned.target = resolve_target(planned);
+  w.end_ms = elapsed_ms + planned.duration_ms;
+  nlohmann::json value = {{"window", w.id},
+                          {"targets", nlohmann::json::array({w.planned.target})},
+                          {"duration_ms", planned.duration_ms}};
+  if (!planned.params.empty()) value["params"] = planned.params;
+  try {
+    w.fault = make_fault(planned.fault, w.planned.target, planned.params);
+    w.fault->begin(context_);
+  } catch (const std::exception& e) {
+    // A fault that could not be applied is still a window (so the history shows the attempt),
+    // with nothing to heal.
+    value["error"] = e.what();
+    w.fault.reset();
+    std::cerr << "locklab: " << planned.fault << " " << w.planned.target << ": " << e.what()
+              << std::endl;
+  }
+  history_.append({0, "nemesis", EventType::kInfo, planned.fault, "", std::nullopt, value});
+  active_.push_back(std::move(w));
+}
+
+void Nemesis::close(Window& w) {
+  nlohmann::json value = {{"window", w.id},
+                          {"fault", w.planned.fault},
+                          {"targets", nlohmann::json::array({w.planned.target})}};
+  if (w.fault) {
+    try {
+      w.fault->heal(context_);
+    } catch (const std::exception& e) {
+      value["error"] = e.what();
+      std::cerr << "locklab: heal " << w.planned.fault << " " << w.planned.target << ": "
+                << e.what() << std::endl;
+    }
+  }
+  history_.append({0, "nemesis", EventType::kInfo, "heal", "", std::nullopt, value});
+}
+
+void Nemesis::tick(int64_t elapsed_ms) {
+  for (auto it = active_.begin(); it != active_.end();) {
+    if (it->end_ms <= elapsed_ms) {
+      close(*it);
+      it = active_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  while (next_ < plan_.size() && plan_[next_].at_ms <= elapsed_ms) open(plan_[next_++], elapsed_ms);
+}
+
+void Nemesis::heal_all() {
+  for (Window& w : active_) close(w);
+  active_.clear();
+  next_ = plan_.size();
+}
+
+}  // namespace locklab

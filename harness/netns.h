@@ -1,0 +1,77 @@
+// A private network for one run: a bridge that lives in its own network namespace, and one
+// namespace per host (member, worker, the harness's control host) joined to it by a veth pair.
+// Addresses are 10.77.0.<n>/24 and exist only inside these namespaces, so concurrent runs (each
+// with its own bridge namespace) never collide and the root namespace is never touched.
+//
+// Names: every namespace is "<prefix>-<role>" (prefix "ll-<harness pid>"), and the partition
+// table inside a host is "<prefix>-isolate", so a sweep can find what a dead run left behind.
+//
+// Isolation (the isolate-worker fault) is an nft table inside the isolated host's namespace that
+// cuts it from every other address of the bridge. Mode "drop" discards packets silently:
+// established TCP connections stay open until the driver's timeouts fire, which is what a real
+// partition does. Mode "reject" answers with a TCP reset, so connections fail at once.
+//
+// Thread rules: one thread (the harness's main thread). Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN).
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace locklab {
+
+enum class IsolationMode { kDrop, kReject };
+
+struct Host {
+  std::string role;     // "m0", "w1", "ctl"
+  std::string netns;    // "<prefix>-<role>"
+  std::string address;  // "10.77.0.<n>"
+};
+
+class Network {
+ public:
+  // Creates the bridge namespace "<prefix>-br". Throws std::runtime_error with the failing
+  // command and its output.
+  explicit Network(std::string prefix);
+  ~Network();  // teardown()
+  Network(const Network&) = delete;
+  Network& operator=(const Network&) = delete;
+
+  // Creates "<prefix>-<role>" with lo and eth0 up, its veth peer on the bridge, and the next
+  // free address. At most kHostsMax hosts. Throws on failure or a duplicate role.
+  const Host& add_host(const std::string& role);
+  const Host& host(const std::string& role) const;  // throws std::out_of_range
+
+  // Cuts `role` off from every other host of the bridge (idempotent); heal() restores it.
+  void isolate(const std::string& role, IsolationMode mode);
+  void heal(const std::string& role);
+  bool isolated(const std::string& role) const;
+
+  // Deletes every namespace of this network (which removes veths, the bridge and nft tables).
+  // Never throws; safe to call twice.
+  void teardown();
+
+  const std::string& prefix() const { return prefix_; }
+  std::string isolate_table() const { return prefix_ + "-isolate"; }
+
+  static constexpr int kHostsMax = 200;
+  static constexpr std::string_view kSubnet = "10.77.0";
+
+ private:
+  std::string prefix_;
+  std::string bridge_ns_;
+  std::map<std::string, Host> hosts_;
+  std::map<std::string, IsolationMode> isolated_;
+  int next_octet_ = 1;
+  bool torn_down_ = false;
+};
+
+// True when this process can build networks (root, with `ip` and `nft` available).
+bool netns_supported();
+// Named network namespaces whose name starts with `prefix`.
+std::vector<std::string> list_namespaces(std::string_view prefix);
+// Deletes one named namespace; false (never throws) when it could not.
+bool delete_namespace(const std::string& name);
+
+}  // namespace locklab

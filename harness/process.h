@@ -1,0 +1,91 @@
+// Child processes of the harness: members, workers and the short-lived tools (ip, nft) that
+// build the network.
+//
+// Every long-lived child is started with PR_SET_PDEATHSIG(SIGKILL), in its own process group
+// (so a Ctrl-C at the terminal reaches only the harness, which then tears down in order), and,
+// when asked, inside a named network namespace (setns before exec). The harness is a child
+// subreaper, so orphans of its children are reaped here rather than by PID 1.
+//
+// PDEATHSIG fires when the *thread* that forked exits: spawn only from the thread that lives for
+// the whole run (the main thread). Thread rules: a Supervisor is used from that one thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace locklab {
+
+struct SpawnOptions {
+  std::vector<std::string> argv;  // argv[0] is the program's path
+  std::string netns;              // named network namespace to run in; "" = the harness's own
+  std::string log_path;           // stdout and stderr are appended here; "" = /dev/null
+};
+
+// How a child ended, decoded from a waitpid status.
+struct ExitStatus {
+  pid_t pid = 0;
+  int code = -1;                 // exit code when it exited, else -1
+  int signal = 0;                // the signal that killed it, else 0
+  std::string describe() const;  // "exit 0" / "signal 9"
+};
+
+class Supervisor {
+ public:
+  Supervisor() = default;
+  Supervisor(const Supervisor&) = delete;
+  Supervisor& operator=(const Supervisor&) = delete;
+  // Kills (SIGKILL) and reaps every child still running.
+  ~Supervisor();
+
+  // Makes the calling process a child subreaper. Throws std::system_error.
+  static void become_subreaper();
+
+  // Starts a child. Throws std::runtime_error naming the program when fork, the namespace, the
+  // log file or exec fails (exec failures are reported back through a close-on-exec pipe).
+  pid_t spawn(const SpawnOptions& options);
+
+  // Reaps every child that has ended (including adopted orphans, which are dropped) and returns
+  // the ones this supervisor spawned, in the order reaped.
+  std::vector<ExitStatus> poll();
+
+  bool running(pid_t pid) const { return live_.count(pid) > 0; }
+  std::vector<pid_t> running_pids() const;
+  // Sends a signal to a running child; false when it is not running.
+  bool signal(pid_t pid, int sig);
+  // Waits up to timeout_ms for the child to end; returns its status, or nullopt on timeout.
+  std::optional<ExitStatus> wait_exit(pid_t pid, int64_t timeout_ms);
+  // SIGTERM to every running child, up to grace_ms for them to end, then SIGKILL and reap.
+  void stop_all(int64_t grace_ms);
+
+ private:
+  std::map<pid_t, std::string> live_;   // pid -> program, for messages
+  std::map<pid_t, ExitStatus> ended_;   // reaped but not yet returned by wait_exit
+  std::vector<ExitStatus> unreported_;  // reaped by wait_exit/stop_all, not yet by poll
+  void record(pid_t pid, int status);
+};
+
+// Output of a short-lived tool run to completion.
+struct ToolResult {
+  int code = -1;
+  std::string output;  // stdout and stderr together, at most kToolOutputMax bytes
+};
+constexpr size_t kToolOutputMax = 64 * 1024;
+
+// Runs argv to completion (optionally inside `netns`, feeding `input` on stdin), waiting at most
+// timeout_ms before killing it. Never throws for a non-zero exit; throws std::runtime_error
+// when the tool cannot be started or times out.
+ToolResult run_tool(const std::vector<std::string>& argv, const std::string& netns = "",
+                    const std::string& input = "", int64_t timeout_ms = 10'000);
+// run_tool, throwing std::runtime_error with the command line and its output on non-zero exit.
+std::string run_tool_checked(const std::vector<std::string>& argv, const std::string& netns = "",
+                             const std::string& input = "");
+
+// /proc/<pid>/stat's state letter ('R', 'S', 'T' stopped, 'Z' zombie...), or 0 when gone.
+char process_state(pid_t pid);
+
+}  // namespace locklab

@@ -1,0 +1,44 @@
+// Writes a run's reports (see report_outputs.h).
+#include "report_outputs.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+#include "report_json.h"
+#include "report_junit.h"
+#include "report_summary.h"
+#include "report_timeline.h"
+
+namespace locklab {
+namespace {
+
+// Write to a temporary name, then rename: a reader sees the old file or the whole new one.
+void write_file(const std::string& path, const std::string& text) {
+  std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error("cannot write " + temporary + ": " + std::strerror(errno));
+    out << text;
+    out.flush();
+    if (!out) throw std::runtime_error("cannot write " + temporary + ": " + std::strerror(errno));
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0)
+    throw std::runtime_error("cannot rename " + temporary + " to " + path + ": " +
+                             std::strerror(errno));
+}
+
+}  // namespace
+
+void write_outputs(const std::string& dir, const std::vector<Event>& history,
+                   const Verdict& verdict, const OutputOptions& options) {
+  write_file(dir + "/verdict.json", verdict_to_json(history, verdict).dump(2) + "\n");
+  write_file(dir + "/summary.md", render_summary_md(verdict));
+  write_file(dir + "/timeline.html", render_timeline_html(history, verdict));
+  if (!options.junit_path.empty())
+    write_file(options.junit_path, render_junit_xml(verdict, options.junit_suite_name));
+}
+
+}  // namespace locklab

@@ -1,0 +1,417 @@
+#include "run.h"
+
+#include <mongoc/mongoc.h>
+#include <signal.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <random>
+#include <thread>
+
+#include "check_command.h"
+#include "checker.h"
+#include "cluster.h"
+#include "history.h"
+#include "nemesis.h"
+#include "netns.h"
+#include "process.h"
+#include "run_cleanup.h"
+#include "run_progress.h"
+#include "run_workers.h"
+#include "scenario.h"
+
+namespace locklab {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int64_t kTickMs = 20;
+constexpr int64_t kMemberPort = 27017;
+constexpr int64_t kOperationsRunMaxMs = 600'000;  // an operations-counted run ends by then
+constexpr const char* kDatabase = "locklab";
+
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+void on_stop_signal(int sig) {
+  g_stop_signal = sig;
+}
+
+void install_signal_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+class Interrupted : public std::runtime_error {
+ public:
+  Interrupted() : std::runtime_error("interrupted by signal " + std::to_string(g_stop_signal)) {}
+};
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string utc_stamp() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y%m%dT%H%M%SZ", &tm);
+  return buffer;
+}
+
+void write_file(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+std::string choose_backend(const RunOptions& o, const Scenario& s) {
+  std::string backend = !o.backend.empty() ? o.backend : s.cluster.backend;
+  if (backend.empty()) backend = netns_supported() ? "netns" : "loopback";
+  if (backend == "netns" && !netns_supported()) {
+    throw std::runtime_error(
+        "the netns backend needs root with ip and nft; use --cluster loopback");
+  }
+  if (backend != "netns" && backend != "loopback") {
+    throw std::runtime_error("unknown --cluster " + backend + " (netns or loopback)");
+  }
+  return backend;
+}
+
+CheckConfig check_config(const Scenario& s) {
+  CheckConfig c;
+  c.properties = s.check.properties;
+  const int64_t derived_ms = s.lock.expiry_ms + s.cluster.election_timeout_ms +
+                             s.lock.busy_wait_max_ms + s.workload.critical_section_ms;
+  c.liveness_bound_ns =
+      (s.check.liveness_bound_ms > 0 ? s.check.liveness_bound_ms : derived_ms) * 1'000'000;
+  if (s.check.lost_signal_bound_ms > 0) c.lost_bound_ns = s.check.lost_signal_bound_ms * 1'000'000;
+  c.counter_resource = kCounterResource;
+  return c;
+}
+
+nlohmann::json versions(const std::string& member_program) {
+  utsname u{};
+  uname(&u);
+  return {{"locklab", "0.1.0"},
+          {"mongoc", MONGOC_VERSION_S},
+          {"member_program", member_program},
+          {"kernel", std::string(u.sysname) + " " + u.release}};
+}
+
+// Everything one run owns, torn down in reverse order by the destructor.
+class Run {
+ public:
+  Run(const RunOptions& options, Scenario scenario, uint64_t seed, std::string backend,
+      fs::path out)
+      : options_(options),
+        s_(std::move(scenario)),
+        seed_(seed),
+        backend_(std::move(backend)),
+        out_(std::move(out)),
+        prefix_(run_prefix()) {}
+
+  ~Run() { teardown(); }
+
+  void execute() {
+    prepare();
+    history_ = std::make_unique<HistoryWriter>((out_ / "history.jsonl").string());
+    history_->append({0,
+                      "harness",
+                      EventType::kInfo,
+                      "start",
+                      "",
+                      std::nullopt,
+                      {{"scenario", s_.name},
+                       {"seed", seed_},
+                       {"backend", backend_},
+                       {"check", check_config(s_).to_json()}}});
+    start_cluster();
+    start_workers();
+    fault_phase();
+    quiet_phase();
+    workers_->stop_all(s_.lock.expiry_ms + 3000);
+    reap();
+    final_reads();
+    history_->append({0, "harness", EventType::kInfo, "end", "", std::nullopt, nullptr});
+    display_.finish();
+  }
+
+  void teardown() {
+    display_.finish();
+    nemesis_.reset();  // heals what is still active
+    if (workers_) workers_->stop_all(1000);
+    if (cluster_) cluster_->stop();
+    supervisor_.stop_all(1000);
+    if (network_) network_->teardown();
+    if (!temp_dir_.empty()) {
+      std::error_code ec;
+      fs::remove_all(temp_dir_, ec);
+      temp_dir_.clear();
+    }
+  }
+
+ private:
+  RunOptions options_;
+  Scenario s_;
+  uint64_t seed_;
+  std::string backend_;
+  fs::path out_;
+  std::string prefix_;
+  std::string temp_dir_;
+  Supervisor supervisor_;
+  std::unique_ptr<HistoryWriter> history_;
+  std::unique_ptr<Network> network_;
+  std::unique_ptr<Cluster> cluster_;
+  std::unique_ptr<WorkerPool> workers_;
+  std::unique_ptr<Nemesis> nemesis_;
+  std::unique_ptr<ProgressTracker> progress_;
+  ProgressDisplay display_;
+  int64_t start_ms_ = 0;
+
+  void check_interrupt() const {
+    if (g_stop_signal != 0) throw Interrupted();
+  }
+
+  void prepare() {
+    temp_dir_ = make_run_temp_dir(prefix_);
+    fs::create_directories(out_ / "members");
+    fs::create_directories(out_ / "workers");
+    if (backend_ == "netns") {
+      network_ = std::make_unique<Network>(prefix_);
+      for (int m = 0; m < s_.cluster.members; ++m) network_->add_host("m" + std::to_string(m));
+      network_->add_host("ctl");
+      for (int w = 1; w <= s_.workload.workers; ++w) network_->add_host("w" + std::to_string(w));
+    }
+  }
+
+  void start_cluster() {
+    ClusterOptions c;
+    c.program =
+        options_.member_program.empty() ? binary_dir() + "/mongosim" : options_.member_program;
+    c.data_dir = temp_dir_;
+    c.log_dir = (out_ / "members").string();
+    c.election_timeout_ms = s_.cluster.election_timeout_ms;
+    for (int m = 0; m < s_.cluster.members; ++m) {
+      if (network_) {
+        const Host& h = network_->host("m" + std::to_string(m));
+        c.members.push_back({h.netns, h.address, static_cast<int>(kMemberPort)});
+      } else {
+        c.members.push_back({"", "127.0.0.1", pick_free_port()});
+      }
+    }
+    if (network_) c.admin_netns = network_->host("ctl").netns;
+    cluster_ = std::make_unique<Cluster>(c, supervisor_);
+    cluster_->start();
+    check_interrupt();
+  }
+
+  void start_workers() {
+    WorkerLaunch launch;
+    launch.program = binary_dir() + "/locklab-worker";
+    launch.log_dir = (out_ / "workers").string();
+    launch.base.database = kDatabase;
+    launch.base.history_path = (out_ / "history.jsonl").string();
+    launch.base.kind = s_.workload.kind;
+    launch.base.locks = s_.workload.locks;
+    launch.base.critical_section_ms = s_.workload.critical_section_ms;
+    launch.base.honour_lost = s_.workload.honour_lost;
+    launch.base.operations = s_.workload.operations;
+    launch.base.lock = s_.lock;
+    launch.seed = seed_;
+    launch.uri_for = [this](const std::string& id) { return cluster_->uri(id); };
+    Network* net = network_.get();
+    launch.netns_for = [net](const std::string& id) { return net ? net->host(id).netns : ""; };
+    workers_ = std::make_unique<WorkerPool>(supervisor_, *history_, launch, s_.workload.workers);
+    progress_ = std::make_unique<ProgressTracker>(launch.base.history_path);
+    const int64_t run_ms = s_.workload.duration_ms > 0 ? s_.workload.duration_ms
+                           : s_.nemesis.random         ? s_.nemesis.random->end_ms
+                                                       : 0;
+    std::vector<PlannedFault> plan = plan_faults(s_, run_ms, seed_);
+    nlohmann::json plan_json = nlohmann::json::array();
+    for (const PlannedFault& f : plan) plan_json.push_back(to_json(f));
+    write_file(out_ / "plan.json", plan_json.dump(2) + "\n");
+    nemesis_ = std::make_unique<Nemesis>(
+        plan, FaultContext{*cluster_, *workers_, network_.get()}, *history_,
+        [this] { return progress_->current_holder(); }, seed_);
+    workers_->start_all();
+    start_ms_ = now_ms();
+  }
+
+  // Reaps ended children; a member that dies on its own is a harness error.
+  void reap() {
+    for (const ExitStatus& e : supervisor_.poll()) {
+      if (workers_ && workers_->record_exit(e)) continue;
+      for (int m = 0; cluster_ && m < cluster_->size(); ++m) {
+        if (cluster_->pid(m) == e.pid) {
+          throw std::runtime_error("member m" + std::to_string(m) + " ended (" + e.describe() +
+                                   "); see " + (out_ / "members").string());
+        }
+      }
+    }
+  }
+
+  void tick() {
+    check_interrupt();
+    reap();
+    progress_->poll();
+    const int64_t elapsed = now_ms() - start_ms_;
+    nemesis_->tick(elapsed);
+    display_.show(progress_->line(elapsed, nemesis_->active()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(kTickMs));
+  }
+
+  void fault_phase() {
+    if (s_.workload.duration_ms > 0) {
+      while (now_ms() - start_ms_ < s_.workload.duration_ms || !nemesis_->finished()) tick();
+    } else {
+      while (workers_->running() > 0 || !nemesis_->finished()) {
+        if (now_ms() - start_ms_ > kOperationsRunMaxMs) {
+          throw std::runtime_error("workers did not finish their operations within " +
+                                   std::to_string(kOperationsRunMaxMs) + " ms");
+        }
+        tick();
+      }
+    }
+    nemesis_->heal_all();
+  }
+
+  void quiet_phase() {
+    const int64_t end = now_ms() + s_.nemesis.quiet_ms;
+    while (now_ms() < end && (s_.workload.duration_ms > 0 || workers_->running() > 0)) tick();
+  }
+
+  void final_reads() {
+    if (s_.workload.kind == WorkloadKind::kFenced) {
+      const nlohmann::json reply = cluster_->command(
+          0, kDatabase, {{"find", kFencedCollection}, {"filter", nlohmann::json::object()}});
+      for (const auto& doc : reply["cursor"]["firstBatch"]) {
+        history_->append({0,
+                          "harness",
+                          EventType::kOk,
+                          "final",
+                          "",
+                          std::nullopt,
+                          {{"resource", doc.value("_id", "")},
+                           {"token", doc.value("token", nlohmann::json(nullptr))},
+                           {"writes", doc.value("writes", nlohmann::json(nullptr))}}});
+      }
+    }
+    if (s_.workload.kind == WorkloadKind::kCounter) {
+      const nlohmann::json reply = cluster_->command(
+          0, kDatabase, {{"find", kCounterCollection}, {"filter", {{"_id", kCounterResource}}}});
+      int64_t count = 0;
+      for (const auto& doc : reply["cursor"]["firstBatch"]) count = doc.value("count", int64_t{0});
+      history_->append({0,
+                        "harness",
+                        EventType::kOk,
+                        "final",
+                        "",
+                        std::nullopt,
+                        {{"resource", kCounterResource}, {"count", count}}});
+    }
+  }
+};
+
+// Does the verdict match what the scenario expects? Prints why not.
+bool expectation_met(const Scenario& s, const Verdict& v, std::ostream& out) {
+  bool met = true;
+  auto outcome_of = [&](const std::string& p) {
+    const PropertyResult* r = v.find(p);
+    return r ? r->outcome : Outcome::kUnknown;
+  };
+  if (s.expect == Expect::kValid && v.overall != Outcome::kValid) {
+    out << "expected valid, got " << to_string(v.overall) << "\n";
+    met = false;
+  }
+  for (const std::string& p : s.expect_violated) {
+    if (outcome_of(p) != Outcome::kInvalid) {
+      out << "expected " << p << " to be violated, got " << to_string(outcome_of(p)) << "\n";
+      met = false;
+    }
+  }
+  for (const std::string& p : s.expect_holding) {
+    if (outcome_of(p) != Outcome::kValid) {
+      out << "expected " << p << " to hold, got " << to_string(outcome_of(p)) << "\n";
+      met = false;
+    }
+  }
+  return met;
+}
+
+}  // namespace
+
+std::string binary_dir() {
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? "." : self.parent_path().string();
+}
+
+int run_scenario(const RunOptions& options) {
+  Scenario scenario;
+  try {
+    scenario = load_scenario(options.scenario_path);
+  } catch (const ScenarioError& e) {
+    std::cerr << "locklab: " << e.what() << "\n";
+    return 2;
+  }
+  const uint64_t seed = options.seed ? *options.seed : std::random_device{}();
+  const fs::path out = options.out_dir.empty()
+                           ? fs::path("results/runs") / (utc_stamp() + "-" + scenario.name)
+                           : fs::path(options.out_dir);
+  std::cout << "locklab: scenario " << scenario.name << ", seed " << seed << ", output "
+            << out.string() << std::endl;
+  try {
+    const std::string backend = choose_backend(options, scenario);
+    for (const FaultSpec& f : scenario.nemesis.schedule) {
+      if (backend == "loopback" && f.fault == "isolate-worker") {
+        throw std::runtime_error(scenario.path + ":" + std::to_string(f.line) +
+                                 ": isolate-worker needs the netns backend (run as root)");
+      }
+    }
+    fs::create_directories(out);
+    // A reused directory starts a fresh history: appending to an old one would mix two runs.
+    fs::remove(out / "history.jsonl");
+    fs::copy_file(options.scenario_path, out / "scenario.toml",
+                  fs::copy_options::overwrite_existing);
+    write_file(out / "seed", std::to_string(seed) + "\n");
+    write_file(out / "versions.json",
+               versions(options.member_program.empty() ? binary_dir() + "/mongosim"
+                                                       : options.member_program)
+                       .dump(2) +
+                   "\n");
+    sweep_stale_runs();
+    Supervisor::become_subreaper();
+    start_janitor(run_prefix());
+    install_signal_handlers();
+    init_driver();
+    Run run(options, scenario, seed, backend, out);
+    run.execute();
+  } catch (const std::exception& e) {
+    std::cerr << "\nlocklab: run failed: " << e.what() << "\n";
+    return 2;
+  }
+  CheckCommandOptions check_options;
+  check_options.junit_path = options.junit_path;
+  const CheckCommandResult result = run_check_command(out.string(), check_options);
+  if (!result.error.empty()) return 2;
+  const bool met = expectation_met(scenario, result.verdict, std::cout);
+  std::cout << "expectation (" << to_string(scenario.expect) << "): " << (met ? "met" : "NOT met")
+            << "\nseed: " << seed << "\n";
+  if (options.expectation_gate) return met ? 0 : 1;
+  return result.exit_code;
+}
+
+}  // namespace locklab

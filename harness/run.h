@@ -1,0 +1,40 @@
+// `locklab run SCENARIO.toml`: one experiment from start to verdict.
+//
+// Phases: load and validate the scenario; sweep stale runs, start the janitor; build the network
+// (netns) and start the cluster; start the workers; the fault phase (workload.duration_ms, or
+// until every worker finished its operations) with the nemesis opening and healing windows; heal
+// everything; the quiet phase (nemesis.quiet_ms, no faults, liveness is judged here); stop the
+// workers; final reads; tear down; check the history and write the reports.
+//
+// Output directory (--out, default results/runs/<UTC time>-<scenario>/): scenario.toml, seed,
+// versions.json, plan.json (the fault windows), history.jsonl, members/m<i>.log,
+// workers/w<i>.log, and what the checker writes (verdict.json, summary.md, timeline.html).
+//
+// Exit code: 0 valid, 1 a property violated, 2 unknown or harness error. With
+// `expectation_gate`, instead: 0 when the outcome matches the scenario's `expect` (and its
+// named properties), 1 when it does not, 2 on harness error.
+// Thread rules: the process's main thread; at most one run per process.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace locklab {
+
+struct RunOptions {
+  std::string scenario_path;
+  std::string backend;         // "" = the scenario's, else netns when root, else loopback
+  std::string member_program;  // "" = mongosim next to the locklab binary
+  std::optional<uint64_t> seed;
+  std::string out_dir;     // "" = results/runs/<UTC time>-<scenario>
+  std::string junit_path;  // "" = none
+  bool expectation_gate = false;
+};
+
+int run_scenario(const RunOptions& options);
+
+// Directory holding the running locklab binary (where mongosim and locklab-worker are).
+std::string binary_dir();
+
+}  // namespace locklab

@@ -1,0 +1,37 @@
+// Leaving nothing behind. A run owns namespaces "ll-<pid>-*" (nft tables live inside them) and a
+// temporary directory "/tmp/ll-<pid>-*"; its child processes die with it (PDEATHSIG). Three
+// mechanisms together cover every way a run can end:
+//   1. normal teardown and the SIGINT/SIGTERM path delete what the run created;
+//   2. a janitor process, forked at start, waits for the harness to die by any means (even
+//      SIGKILL: the kernel closes the harness's end of a pipe) and then deletes the run's
+//      namespaces and temporary directory;
+//   3. every run starts with a sweep of "ll-<pid>-*" leftovers whose owner pid is dead (for the
+//      case where the janitor itself was killed).
+// Thread rules: call from the harness's main thread, before other threads exist (it forks).
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace locklab {
+
+// "ll-<pid>" for this process.
+std::string run_prefix();
+// The owner pid encoded in a name "ll-<pid>-...", or 0 when the name is not of that shape.
+pid_t owner_of(const std::string& name);
+
+// Deletes the namespaces named "<prefix>-*" and the directories /tmp/<prefix>-*. Never throws.
+void cleanup_run(const std::string& prefix);
+// cleanup_run for every "ll-<pid>" whose process is gone; returns the prefixes it cleaned.
+std::vector<std::string> sweep_stale_runs();
+
+// Forks the janitor for `prefix`. It ignores SIGINT/SIGTERM (a Ctrl-C reaches the whole
+// foreground process group) and exits after cleaning once the harness is gone.
+void start_janitor(const std::string& prefix);
+
+// Creates /tmp/<prefix>-XXXXXX and returns its path. Throws std::runtime_error.
+std::string make_run_temp_dir(const std::string& prefix);
+
+}  // namespace locklab

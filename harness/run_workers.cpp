@@ -1,0 +1,122 @@
+#include "run_workers.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <cassert>
+
+namespace locklab {
+
+WorkerPool::WorkerPool(Supervisor& supervisor, HistoryWriter& history, WorkerLaunch launch,
+                       int workers)
+    : supervisor_(supervisor), history_(history), launch_(std::move(launch)) {
+  assert(workers >= 1);
+  for (int i = 1; i <= workers; ++i) ids_.push_back("w" + std::to_string(i));
+}
+
+void WorkerPool::start_all() {
+  for (const std::string& id : ids_) start(id);
+}
+
+std::vector<std::string> WorkerPool::argv_for(const std::string& id, int index) const {
+  const WorkerConfig& b = launch_.base;
+  std::vector<std::string> argv = {launch_.program,
+                                   "--id",
+                                   id,
+                                   "--uri",
+                                   launch_.uri_for(id),
+                                   "--history",
+                                   b.history_path,
+                                   "--database",
+                                   b.database,
+                                   "--kind",
+                                   std::string(to_string(b.kind)),
+                                   "--locks",
+                                   std::to_string(b.locks),
+                                   "--critical-section-ms",
+                                   std::to_string(b.critical_section_ms),
+                                   "--honour-lost",
+                                   b.honour_lost ? "true" : "false",
+                                   "--operations",
+                                   std::to_string(b.operations),
+                                   "--expiry-ms",
+                                   std::to_string(b.lock.expiry_ms),
+                                   "--extension-cadence-ms",
+                                   std::to_string(b.lock.extension_cadence_ms),
+                                   "--backoff",
+                                   std::string(to_string(b.lock.backoff)),
+                                   "--busy-wait-min-ms",
+                                   std::to_string(b.lock.busy_wait_min_ms),
+                                   "--busy-wait-max-ms",
+                                   std::to_string(b.lock.busy_wait_max_ms),
+                                   "--write-concern",
+                                   b.lock.write_concern_w == 0 ? "majority" : "1",
+                                   "--seed",
+                                   std::to_string(launch_.seed + static_cast<uint64_t>(index))};
+  if (!b.lock.fencing) argv.push_back("--no-fencing");
+  return argv;
+}
+
+void WorkerPool::start(const std::string& id) {
+  if (pid(id) != 0) return;
+  const auto at = std::find(ids_.begin(), ids_.end(), id);
+  if (at == ids_.end()) throw std::invalid_argument("no worker " + id);
+  SpawnOptions options;
+  options.argv = argv_for(id, static_cast<int>(at - ids_.begin()));
+  options.netns = launch_.netns_for(id);
+  options.log_path = launch_.log_dir + "/" + id + ".log";
+  const pid_t pid = supervisor_.spawn(options);
+  pids_[id] = pid;
+  history_.append(
+      {0, "harness", EventType::kInfo, "spawn", "", std::nullopt, {{"worker", id}, {"pid", pid}}});
+}
+
+bool WorkerPool::signal(const std::string& id, int sig) {
+  const pid_t p = pid(id);
+  return p != 0 && supervisor_.signal(p, sig);
+}
+
+pid_t WorkerPool::pid(const std::string& id) const {
+  auto it = pids_.find(id);
+  return it != pids_.end() && supervisor_.running(it->second) ? it->second : 0;
+}
+
+bool WorkerPool::record_exit(const ExitStatus& status) {
+  for (auto it = pids_.begin(); it != pids_.end(); ++it) {
+    if (it->second != status.pid) continue;
+    history_.append({0,
+                     "harness",
+                     EventType::kInfo,
+                     "exit",
+                     "",
+                     std::nullopt,
+                     {{"worker", it->first}, {"pid", status.pid}, {"status", status.describe()}}});
+    pids_.erase(it);
+    return true;
+  }
+  return false;
+}
+
+int WorkerPool::running() const {
+  int n = 0;
+  for (const auto& [id, p] : pids_) n += supervisor_.running(p) ? 1 : 0;
+  return n;
+}
+
+void WorkerPool::stop_all(int64_t grace_ms) {
+  for (const auto& [id, p] : pids_) {
+    supervisor_.signal(p, SIGCONT);
+    supervisor_.signal(p, SIGTERM);
+  }
+  std::map<std::string, pid_t> pending = pids_;
+  for (const auto& [id, p] : pending) {
+    std::optional<ExitStatus> status = supervisor_.wait_exit(p, grace_ms);
+    if (!status) {
+      supervisor_.signal(p, SIGKILL);
+      status = supervisor_.wait_exit(p, grace_ms);
+    }
+    if (status) record_exit(*status);
+  }
+}
+
+}  // namespace locklab

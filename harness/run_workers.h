@@ -1,0 +1,61 @@
+// The run's worker processes: one locklab-worker per worker id ("w1".."wN"), each in its own
+// network namespace on the netns backend, each recorded in the history when it is spawned and
+// when it exits (process "harness", f "spawn" / "exit").
+//
+// A killed worker can be restarted under the same id (the kill-worker fault): its appname stays
+// the same, so failCommand faults keep targeting it; the history tells incarnations apart by the
+// spawn/exit events between them.
+//
+// Thread rules: the harness's main thread only (it spawns, and PDEATHSIG is per thread).
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "history.h"
+#include "process.h"
+#include "workload.h"
+
+namespace locklab {
+
+struct WorkerLaunch {
+  std::string program;  // locklab-worker
+  std::string log_dir;  // worker logs: <log_dir>/<id>.log
+  WorkerConfig base;    // everything but id, uri and seed
+  uint64_t seed = 0;    // worker i gets seed + i
+  std::function<std::string(const std::string& id)> uri_for;
+  std::function<std::string(const std::string& id)> netns_for;  // "" = no namespace
+};
+
+class WorkerPool {
+ public:
+  WorkerPool(Supervisor& supervisor, HistoryWriter& history, WorkerLaunch launch, int workers);
+
+  const std::vector<std::string>& ids() const { return ids_; }
+  void start_all();
+  // Spawns the worker (if not running) and records a spawn event. Throws on spawn failure.
+  void start(const std::string& id);
+  // Sends `sig`; false when the worker is not running.
+  bool signal(const std::string& id, int sig);
+  pid_t pid(const std::string& id) const;  // 0 when not running
+  // Records the exit of one of our workers; false when the pid is not a worker's.
+  bool record_exit(const ExitStatus& status);
+  int running() const;
+  // SIGCONT + SIGTERM to all, wait up to grace_ms, then SIGKILL; records every exit.
+  void stop_all(int64_t grace_ms);
+
+ private:
+  Supervisor& supervisor_;
+  HistoryWriter& history_;
+  WorkerLaunch launch_;
+  std::vector<std::string> ids_;
+  std::map<std::string, pid_t> pids_;
+
+  std::vector<std::string> argv_for(const std::string& id, int index) const;
+};
+
+}  // namespace locklab

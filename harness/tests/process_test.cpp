@@ -1,0 +1,136 @@
+// Supervisor and run_tool: real child processes, real signals.
+#include "process.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+namespace locklab {
+namespace {
+
+// Polls `done` until it holds or deadline_ms passes (a bounded wait, not a timing assertion).
+template <typename F>
+bool eventually(F done, int64_t deadline_ms = 10'000) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(deadline_ms);
+  while (std::chrono::steady_clock::now() < end) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return done();
+}
+
+TEST(Supervisor, ReportsExitCode) {
+  Supervisor s;
+  const pid_t pid = s.spawn({{"/bin/sh", "-c", "exit 7"}, "", ""});
+  auto status = s.wait_exit(pid, 10'000);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(status->code, 7);
+  EXPECT_EQ(status->describe(), "exit 7");
+  EXPECT_FALSE(s.running(pid));
+  auto reported = s.poll();
+  ASSERT_EQ(reported.size(), 1u);
+  EXPECT_EQ(reported[0].pid, pid);
+}
+
+TEST(Supervisor, PollReportsEachChildOnce) {
+  Supervisor s;
+  const pid_t a = s.spawn({{"/bin/true"}, "", ""});
+  const pid_t b = s.spawn({{"/bin/false"}, "", ""});
+  std::map<pid_t, int> codes;
+  ASSERT_TRUE(eventually([&] {
+    for (const auto& e : s.poll()) codes[e.pid] = e.code;
+    return codes.size() == 2;
+  }));
+  EXPECT_EQ(codes[a], 0);
+  EXPECT_EQ(codes[b], 1);
+  EXPECT_TRUE(s.poll().empty());
+}
+
+TEST(Supervisor, StopAndContinue) {
+  Supervisor s;
+  const pid_t pid = s.spawn({{"/bin/sleep", "100"}, "", ""});
+  ASSERT_TRUE(s.signal(pid, SIGSTOP));
+  EXPECT_TRUE(eventually([&] { return process_state(pid) == 'T'; }));
+  ASSERT_TRUE(s.signal(pid, SIGCONT));
+  EXPECT_TRUE(eventually([&] { return process_state(pid) == 'S'; }));
+  s.stop_all(5'000);
+  EXPECT_FALSE(s.running(pid));
+  EXPECT_EQ(process_state(pid), 0);
+}
+
+TEST(Supervisor, StopAllKillsAChildThatIgnoresTerm) {
+  Supervisor s;
+  const std::string ready = testing::TempDir() + "/ignores_term.ready";
+  std::filesystem::remove(ready);
+  const pid_t pid = s.spawn(
+      {{"/bin/sh", "-c", "trap '' TERM; touch " + ready + "; while :; do sleep 1; done"}, "", ""});
+  // SIGTERM must arrive after the trap is set, or the shell dies of it.
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(ready); }));
+  s.stop_all(200);
+  EXPECT_FALSE(s.running(pid));
+  auto reported = s.poll();
+  ASSERT_EQ(reported.size(), 1u);
+  EXPECT_EQ(reported[0].signal, SIGKILL);
+}
+
+TEST(Supervisor, ExecFailureIsNamed) {
+  Supervisor s;
+  try {
+    s.spawn({{"/nonexistent/program"}, "", ""});
+    FAIL() << "spawn of a missing program succeeded";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/program: exec"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Supervisor, MissingNamespaceIsNamed) {
+  Supervisor s;
+  EXPECT_THROW(s.spawn({{"/bin/true"}, "ll-no-such-namespace", ""}), std::runtime_error);
+}
+
+TEST(Supervisor, WritesLog) {
+  const std::string log = testing::TempDir() + "/supervisor_log.txt";
+  std::filesystem::remove(log);
+  Supervisor s;
+  const pid_t pid = s.spawn({{"/bin/sh", "-c", "echo out; echo err >&2"}, "", log});
+  ASSERT_TRUE(s.wait_exit(pid, 10'000).has_value());
+  std::ifstream in(log);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "out\nerr\n");
+}
+
+TEST(Supervisor, SubreaperReapsOrphans) {
+  Supervisor::become_subreaper();
+  Supervisor s;
+  const std::string pidfile = testing::TempDir() + "/orphan.pid";
+  std::filesystem::remove(pidfile);
+  // The shell exits at once; its background child becomes our orphan.
+  const pid_t pid =
+      s.spawn({{"/bin/sh", "-c", "sleep 0.3 & echo $! > " + pidfile + "; exit 0"}, "", ""});
+  ASSERT_TRUE(s.wait_exit(pid, 10'000).has_value());
+  pid_t orphan = 0;
+  std::ifstream(pidfile) >> orphan;
+  ASSERT_GT(orphan, 0);
+  ASSERT_TRUE(eventually([&] {
+    s.poll();
+    return process_state(orphan) == 0;
+  })) << "orphan "
+      << orphan << " is still there in state " << process_state(orphan);
+}
+
+TEST(RunTool, CapturesOutputAndCode) {
+  ToolResult r = run_tool({"sh", "-c", "cat; echo done; exit 3"}, "", "fed\n");
+  EXPECT_EQ(r.code, 3);
+  EXPECT_EQ(r.output, "fed\ndone\n");
+  EXPECT_THROW(run_tool_checked({"sh", "-c", "exit 1"}), std::runtime_error);
+  EXPECT_THROW(run_tool({"sleep", "5"}, "", "", 100), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace locklab

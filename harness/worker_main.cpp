@@ -1,0 +1,74 @@
+// locklab-worker: one contending client process. The harness starts one per worker (inside the
+// worker's network namespace) and stops it with SIGTERM, on which it finishes or abandons its
+// critical section, releases what it holds and exits 0.
+//
+// SIGTERM and SIGINT are blocked in every thread and taken by one sigwait thread, which turns
+// them into a stop request, so no work happens in a signal handler.
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <stop_token>
+#include <thread>
+
+#include "workload.h"
+
+namespace {
+
+// Blocks the stop signals (inherited by every thread started later) and starts the thread that
+// waits for them. The thread is detached: it lives until the process exits.
+void stop_on_signals(std::stop_source& source) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  std::thread([set, source]() mutable {
+    int sig = 0;
+    sigwait(&set, &sig);
+    source.request_stop();
+  }).detach();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  locklab::WorkerConfig c;
+  std::string kind = "mutex";
+  std::string backoff = "random";
+  std::string write_concern = "majority";
+  bool no_fencing = false;
+  CLI::App app{"locklab-worker: one contending lock client; appends its events to a history"};
+  app.add_option("--id", c.id, "worker id (history process name and driver appname)")->required();
+  app.add_option("--uri", c.uri, "cluster connection string")->required();
+  app.add_option("--history", c.history_path, "history.jsonl to append to")->required();
+  app.add_option("--database", c.database, "database for locks and resources");
+  app.add_option("--kind", kind, "workload")->check(CLI::IsMember({"mutex", "fenced", "counter"}));
+  app.add_option("--locks", c.locks, "number of locks")->check(CLI::Range(1, 64));
+  app.add_option("--critical-section-ms", c.critical_section_ms)->check(CLI::Range(0, 600'000));
+  app.add_option("--honour-lost", c.honour_lost,
+                 "false: finish the critical section even after the lock is lost (unsafe)");
+  app.add_option("--operations", c.operations, "0 = until SIGTERM")
+      ->check(CLI::Range(0, 1'000'000));
+  app.add_option("--expiry-ms", c.lock.expiry_ms)->check(CLI::Range(100, 600'000));
+  app.add_option("--extension-cadence-ms", c.lock.extension_cadence_ms);
+  app.add_option("--backoff", backoff)->check(CLI::IsMember({"random", "adaptive"}));
+  app.add_option("--busy-wait-min-ms", c.lock.busy_wait_min_ms)->check(CLI::Range(1, 60'000));
+  app.add_option("--busy-wait-max-ms", c.lock.busy_wait_max_ms)->check(CLI::Range(1, 60'000));
+  app.add_option("--write-concern", write_concern, "majority or 1")
+      ->check(CLI::IsMember({"majority", "1"}));
+  app.add_flag("--no-fencing", no_fencing, "the fenced resource skips its token check");
+  app.add_option("--seed", c.seed, "seed for the worker's random choices");
+  CLI11_PARSE(app, argc, argv);
+
+  c.kind = kind == "mutex"    ? locklab::WorkloadKind::kMutex
+           : kind == "fenced" ? locklab::WorkloadKind::kFenced
+                              : locklab::WorkloadKind::kCounter;
+  c.lock.backoff = backoff == "random" ? locklab::Backoff::kRandom : locklab::Backoff::kAdaptive;
+  c.lock.write_concern_w = write_concern == "majority" ? 0 : 1;
+  c.lock.fencing = !no_fencing;
+
+  std::stop_source stop;
+  stop_on_signals(stop);
+  return locklab::run_workload(c, stop.get_token());
+}

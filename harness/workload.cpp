@@ -1,0 +1,334 @@
+#include "workload.h"
+
+#include <mongoc/mongoc.h>
+
+#include <cassert>
+#include <chrono>
+#include <condition_variable>
+#include <iostream>
+#include <mutex>
+#include <optional>
+#include <random>
+
+#include "history.h"
+#include "mongolock/errors.h"
+#include "mongolock/provider.h"
+
+namespace locklab {
+namespace {
+
+constexpr const char* kLockCollection = "locks";
+
+// The lost notification, shared between the watchdog thread (sets it) and the workload thread
+// (waits on it during the critical section).
+class LostSignal {
+ public:
+  void fire() {
+    {
+      std::lock_guard<std::mutex> guard(mutex_);
+      lost_ = true;
+    }
+    cv_.notify_all();
+  }
+  bool lost() const {
+    std::lock_guard<std::mutex> guard(mutex_);
+    return lost_;
+  }
+  // Waits up to duration_ms; returns false when cut short by the lost notification or `stop`.
+  bool hold_for(int64_t duration_ms, std::stop_token stop) {
+    std::unique_lock<std::mutex> guard(mutex_);
+    cv_.wait_for(guard, stop, std::chrono::milliseconds(duration_ms), [&] { return lost_; });
+    return !lost_ && !stop.stop_requested();
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::condition_variable_any cv_;
+  bool lost_ = false;
+};
+
+struct BsonPtr {
+  bson_t* doc = nullptr;
+  explicit BsonPtr(bson_t* d) : doc(d) {}
+  ~BsonPtr() {
+    if (doc) bson_destroy(doc);
+  }
+  BsonPtr(const BsonPtr&) = delete;
+  BsonPtr& operator=(const BsonPtr&) = delete;
+};
+
+mongolock::Options lock_options(const WorkerConfig& c) {
+  mongolock::Options o;
+  o.expiry_ms = c.lock.expiry_ms;
+  o.extension_cadence_ms = c.lock.extension_cadence_ms;
+  o.busy_wait_min_ms = c.lock.busy_wait_min_ms;
+  o.busy_wait_max_ms = c.lock.busy_wait_max_ms;
+  o.backoff = c.lock.backoff == Backoff::kRandom ? mongolock::Backoff::kRandom
+                                                 : mongolock::Backoff::kAdaptive;
+  o.write_concern = c.lock.write_concern_w == 0 ? mongolock::WriteConcern::kMajority
+                                                : mongolock::WriteConcern::kW1;
+  o.collection = kLockCollection;
+  o.app_name = c.id;
+  o.owner.description = c.id;
+  return o;
+}
+
+// The outcome of one write to a resource document.
+enum class WriteOutcome { kAccepted, kRejected, kUnknown };
+
+// The worker's own driver client for resource reads and writes, with timeouts bounded by the
+// lease so a partition cannot hang a critical section for minutes.
+class ResourceClient {
+ public:
+  explicit ResourceClient(const WorkerConfig& c) : config_(c) {
+    const std::string bound = std::to_string(c.lock.expiry_ms);
+    const std::string uri = c.uri + "&serverSelectionTimeoutMS=" + bound +
+                            "&connectTimeoutMS=" + bound + "&socketTimeoutMS=" + bound;
+    client_ = mongoc_client_new(uri.c_str());
+    if (!client_) throw std::runtime_error("bad cluster URI: " + uri);
+    mongoc_client_set_error_api(client_, MONGOC_ERROR_API_VERSION_2);
+  }
+  ~ResourceClient() { mongoc_client_destroy(client_); }
+  ResourceClient(const ResourceClient&) = delete;
+  ResourceClient& operator=(const ResourceClient&) = delete;
+
+  // updateOne with upsert. A duplicate-key error means the token check refused the write: the
+  // document exists with a higher token, so the filter missed and the upsert collided on _id.
+  WriteOutcome fenced_write(const std::string& resource, int64_t token, std::string* error) {
+    BsonPtr filter(config_.lock.fencing ? BCON_NEW("_id", BCON_UTF8(resource.c_str()), "token", "{",
+                                                   "$lte", BCON_INT64(token), "}")
+                                        : BCON_NEW("_id", BCON_UTF8(resource.c_str())));
+    BsonPtr update(BCON_NEW("$set", "{", "token", BCON_INT64(token), "}", "$inc", "{", "writes",
+                            BCON_INT64(1), "}"));
+    return update_one(kFencedCollection, filter.doc, update.doc, error);
+  }
+
+  // The counter's current value (0 when the document does not exist yet); nullopt on error.
+  std::optional<int64_t> read_counter(std::string* error) {
+    mongoc_collection_t* coll =
+        mongoc_client_get_collection(client_, config_.database.c_str(), kCounterCollection);
+    BsonPtr filter(BCON_NEW("_id", BCON_UTF8(kCounterResource)));
+    BsonPtr opts(BCON_NEW("readConcern", "{", "level", BCON_UTF8("majority"), "}"));
+    mongoc_cursor_t* cursor = mongoc_collection_find_with_opts(coll, filter.doc, opts.doc, nullptr);
+    const bson_t* doc = nullptr;
+    std::optional<int64_t> count = 0;
+    if (mongoc_cursor_next(cursor, &doc)) {
+      bson_iter_t it;
+      count = bson_iter_init_find(&it, doc, "count") && BSON_ITER_HOLDS_NUMBER(&it)
+                  ? bson_iter_as_int64(&it)
+                  : 0;
+    }
+    bson_error_t err;
+    if (mongoc_cursor_error(cursor, &err)) {
+      *error = err.message;
+      count.reset();
+    }
+    mongoc_cursor_destroy(cursor);
+    mongoc_collection_destroy(coll);
+    return count;
+  }
+
+  WriteOutcome write_counter(int64_t count, std::string* error) {
+    BsonPtr filter(BCON_NEW("_id", BCON_UTF8(kCounterResource)));
+    BsonPtr update(BCON_NEW("$set", "{", "count", BCON_INT64(count), "}"));
+    return update_one(kCounterCollection, filter.doc, update.doc, error);
+  }
+
+ private:
+  WorkerConfig config_;
+  mongoc_client_t* client_ = nullptr;
+
+  WriteOutcome update_one(const char* collection, const bson_t* filter, const bson_t* update,
+                          std::string* error) {
+    mongoc_collection_t* coll =
+        mongoc_client_get_collection(client_, config_.database.c_str(), collection);
+    BsonPtr opts(config_.lock.write_concern_w == 0
+                     ? BCON_NEW("upsert", BCON_BOOL(true), "writeConcern", "{", "w",
+                                BCON_UTF8("majority"), "}")
+                     : BCON_NEW("upsert", BCON_BOOL(true), "writeConcern", "{", "w",
+                                BCON_INT32(config_.lock.write_concern_w), "}"));
+    bson_t reply;
+    bson_error_t err;
+    const bool ok = mongoc_collection_update_one(coll, filter, update, opts.doc, &reply, &err);
+    bson_destroy(&reply);
+    mongoc_collection_destroy(coll);
+    if (ok) return WriteOutcome::kAccepted;
+    *error = err.message;
+    return err.code == 11000 ? WriteOutcome::kRejected : WriteOutcome::kUnknown;
+  }
+};
+
+// One worker's loop state and its history.
+class Worker {
+ public:
+  Worker(const WorkerConfig& config, HistoryWriter& history)
+      : config_(config),
+        history_(history),
+        provider_(config.uri, config.database, lock_options(config)),
+        resources_(config),
+        rng_(config.seed) {}
+
+  // One acquire, critical section, release. Returns false when the worker should stop.
+  bool operation(std::stop_token stop) {
+    const std::string lock = pick_lock();
+    std::optional<mongolock::Handle> held = acquire(lock, stop);
+    if (!held) return !stop.stop_requested();
+    const int64_t token = held->fencing_token();
+    auto signal = std::make_shared<LostSignal>();
+    held->on_lost([this, signal, lock, token] {
+      signal->fire();
+      record("lost", EventType::kOk, lock, token, {{"detail", "lost notification"}});
+    });
+    critical_section(lock, token, *signal, stop);
+    release(lock, token, *held);
+    return true;
+  }
+
+ private:
+  WorkerConfig config_;
+  HistoryWriter& history_;
+  mongolock::Provider provider_;
+  ResourceClient resources_;
+  std::mt19937_64 rng_;
+
+  void record(const std::string& f, EventType type, const std::string& lock,
+              std::optional<int64_t> token, nlohmann::json value) {
+    Event e;
+    e.process = config_.id;
+    e.type = type;
+    e.f = f;
+    e.lock = lock;
+    e.token = token;
+    e.value = std::move(value);
+    history_.append(std::move(e));
+  }
+
+  std::string pick_lock() {
+    // The counter is one document guarded by one lock.
+    if (config_.kind == WorkloadKind::kCounter || config_.locks == 1) return lock_name(0);
+    return lock_name(static_cast<int>(rng_() % static_cast<uint64_t>(config_.locks)));
+  }
+
+  std::optional<mongolock::Handle> acquire(const std::string& lock, std::stop_token stop) {
+    record("acquire", EventType::kInvoke, lock, std::nullopt, nullptr);
+    try {
+      mongolock::Handle h = provider_.create_lock(lock).acquire(mongolock::kWaitForever, stop);
+      record("acquire", EventType::kOk, lock, h.fencing_token(),
+             {{"lease_ms", config_.lock.expiry_ms}});
+      return h;
+    } catch (const mongolock::Cancelled&) {
+      record("acquire", EventType::kFail, lock, std::nullopt, {{"reason", "cancelled"}});
+    } catch (const mongolock::Timeout& e) {
+      record("acquire", EventType::kFail, lock, std::nullopt, {{"reason", e.what()}});
+    } catch (const mongolock::UnknownOutcome& e) {
+      record("acquire", EventType::kInfo, lock, std::nullopt, {{"error", e.what()}});
+    } catch (const mongolock::Error& e) {
+      record("acquire", EventType::kFail, lock, std::nullopt, {{"reason", e.what()}});
+    }
+    return std::nullopt;
+  }
+
+  void critical_section(const std::string& lock, int64_t token, LostSignal& signal,
+                        std::stop_token stop) {
+    switch (config_.kind) {
+      case WorkloadKind::kMutex:
+        hold(signal, stop);
+        return;
+      case WorkloadKind::kFenced:
+        if (hold(signal, stop)) fenced_write(lock, token);
+        return;
+      case WorkloadKind::kCounter:
+        counter_increment(lock, token, signal, stop);
+        return;
+    }
+  }
+
+  void fenced_write(const std::string& lock, int64_t token) {
+    const std::string resource = resource_name(lock);
+    record("write", EventType::kInvoke, lock, token, {{"resource", resource}});
+    std::string error;
+    switch (resources_.fenced_write(resource, token, &error)) {
+      case WriteOutcome::kAccepted:
+        record("write", EventType::kOk, lock, token, {{"resource", resource}});
+        return;
+      case WriteOutcome::kRejected:
+        record("write", EventType::kFail, lock, token,
+               {{"resource", resource}, {"reason", "stale token"}});
+        return;
+      case WriteOutcome::kUnknown:
+        record("write", EventType::kInfo, lock, token, {{"resource", resource}, {"error", error}});
+        return;
+    }
+  }
+
+  // Holds for the critical section; false means stop early. A worker told not to honour the
+  // lost notification holds for the full time regardless (the unsafe pattern, on purpose).
+  bool hold(LostSignal& signal, std::stop_token stop) {
+    if (config_.honour_lost) return signal.hold_for(config_.critical_section_ms, stop);
+    LostSignal never_fired;
+    return never_fired.hold_for(config_.critical_section_ms, stop);
+  }
+
+  void counter_increment(const std::string& lock, int64_t token, LostSignal& signal,
+                         std::stop_token stop) {
+    std::string error;
+    std::optional<int64_t> count = resources_.read_counter(&error);
+    if (!count) {
+      record("read", EventType::kFail, lock, token,
+             {{"resource", kCounterResource}, {"error", error}});
+      return;
+    }
+    record("read", EventType::kOk, lock, token,
+           {{"resource", kCounterResource}, {"count", *count}});
+    if (!hold(signal, stop)) return;
+    const int64_t next = *count + 1;
+    const nlohmann::json value = {{"resource", kCounterResource}, {"count", next}};
+    switch (resources_.write_counter(next, &error)) {
+      case WriteOutcome::kAccepted:
+        record("write", EventType::kOk, lock, token, value);
+        return;
+      case WriteOutcome::kRejected:
+      case WriteOutcome::kUnknown:
+        record("write", EventType::kInfo, lock, token,
+               {{"resource", kCounterResource}, {"count", next}, {"error", error}});
+        return;
+    }
+  }
+
+  void release(const std::string& lock, int64_t token, mongolock::Handle& held) {
+    record("release", EventType::kInvoke, lock, token, nullptr);
+    if (held.release()) {
+      record("release", EventType::kOk, lock, token, nullptr);
+    } else {
+      record("release", EventType::kFail, lock, token,
+             {{"reason", "not held (expired, taken over, or outcome unknown)"}});
+    }
+  }
+};
+
+}  // namespace
+
+std::string lock_name(int index) {
+  return "L" + std::to_string(index + 1);
+}
+std::string resource_name(const std::string& lock) {
+  return "R" + lock;
+}
+
+int run_workload(const WorkerConfig& config, std::stop_token stop) {
+  assert(!config.id.empty());
+  mongoc_init();
+  try {
+    HistoryWriter history(config.history_path);
+    Worker worker(config, history);
+    for (int64_t done = 0; config.operations == 0 || done < config.operations; ++done) {
+      if (stop.stop_requested() || !worker.operation(stop)) break;
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "locklab-worker " << config.id << ": " << e.what() << std::endl;
+    return 2;
+  }
+  return 0;
+}
+
+}  // namespace locklab

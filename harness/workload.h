@@ -1,0 +1,55 @@
+// The workloads a locklab-worker process runs on mongolock, each operation recorded in the
+// history (vocabulary in history.h):
+//   mutex    acquire, hold for critical_section_ms, release;
+//   fenced   acquire, hold, then write to a fenced resource: a document in the cluster updated
+//            with a server-side token check, so the server accepts a token only if it is not
+//            lower than the highest it has seen (with fencing off the check is skipped: the
+//            known-unsafe configuration);
+//   counter  acquire, read the counter document, hold, write the value read plus one: a
+//            read-modify-write guarded only by the lock, so a lost update shows as a count
+//            below the number of completed critical sections.
+// Every workload honours the lost notification: when it fires the critical section stops at
+// once, nothing more is written, and `lost` is recorded.
+//
+// Thread rules: run_workload runs on one thread; the lost notification arrives on the lock
+// library's watchdog thread and only sets a flag and appends one event.
+#pragma once
+
+#include <cstdint>
+#include <stop_token>
+#include <string>
+
+#include "scenario.h"
+
+namespace locklab {
+
+struct WorkerConfig {
+  std::string id;   // "w1": history process name and driver appname
+  std::string uri;  // the cluster's connection string (with appname=id)
+  std::string database = "locklab";
+  std::string history_path;
+  WorkloadKind kind = WorkloadKind::kMutex;
+  int locks = 1;
+  int64_t critical_section_ms = 50;
+  bool honour_lost = true;  // false: the critical section runs on after the lost notification
+  int64_t operations = 0;  // 0: until stopped
+  LockSpec lock;
+  uint64_t seed = 0;
+};
+
+// Collections the workloads use in WorkerConfig::database.
+inline constexpr const char* kFencedCollection = "fenced";
+inline constexpr const char* kCounterCollection = "counter";
+inline constexpr const char* kCounterResource = "counter";
+
+// The name of lock i (0-based): "L1", "L2"...
+std::string lock_name(int index);
+// The fenced resource guarded by a lock: "R" + lock name.
+std::string resource_name(const std::string& lock);
+
+// Runs operations until `operations` are done or `stop` is requested (a held lock is released
+// first). Returns the process exit code: 0, or 2 when the worker could not start (the error is
+// printed to stderr).
+int run_workload(const WorkerConfig& config, std::stop_token stop);
+
+}  // namespace locklab

@@ -1,0 +1,60 @@
+// mongolock errors: every failure the library reports is one of these types.
+//
+// Error            base of all; what() names the operation, the lock and the cause.
+// InvalidArgument  bad input (name, option, timeout); thrown before any round trip to the server.
+// Timeout          acquire() waited `timeout` without obtaining the lock. The lock is NOT held by
+//                  the caller: every attempt whose outcome was uncertain was resolved first.
+// Cancelled        the caller's std::stop_token was requested while waiting. Not held.
+// UnknownOutcome   a request was sent but its outcome could not be learned (reply lost, write
+//                  concern timed out) and resolving it failed too. The caller may or may not hold
+//                  the lock on the server; if it does, nobody extends the hold, so it lapses
+//                  expiry_ms after the server ran the request: `lease_expires_by` is that
+//                  instant on the client's steady clock if the server ran it when it was sent.
+// ServerError      the server or driver refused a request in a way that is neither contention
+//                  nor uncertainty (authorization, bad collection, unsupported command).
+//
+// Thread rules: plain value types.
+#pragma once
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+
+namespace mongolock {
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class InvalidArgument : public Error {
+ public:
+  using Error::Error;
+};
+
+class Timeout : public Error {
+ public:
+  using Error::Error;
+};
+
+class Cancelled : public Error {
+ public:
+  using Error::Error;
+};
+
+class UnknownOutcome : public Error {
+ public:
+  UnknownOutcome(const std::string& what, std::chrono::steady_clock::time_point expires_by)
+      : Error(what), lease_expires_by(expires_by) {}
+  std::chrono::steady_clock::time_point lease_expires_by;
+};
+
+class ServerError : public Error {
+ public:
+  ServerError(const std::string& what, int domain_value, int code_value)
+      : Error(what), domain(domain_value), code(code_value) {}
+  int domain;  // libmongoc error domain (MONGOC_ERROR_*), error API version 2
+  int code;    // libmongoc or server error code
+};
+
+}  // namespace mongolock

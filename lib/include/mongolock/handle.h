@@ -1,0 +1,79 @@
+// mongolock::Handle: proof of one hold of one lock (exclusive, or a shared hold of an RwLock).
+//
+// A Handle is move-only. While it is valid (acquired, not yet released or moved from):
+//   * fencing_token() is the token the server minted for this hold; pass it to every resource
+//     you modify under the lock and let the resource refuse tokens lower than the highest it
+//     has seen. The token is the only protection against a holder that was paused or partitioned
+//     past its lease (no lease lock can prevent that; see mongolock.h "Fencing").
+//   * a background thread extends the lease every extension_cadence_ms (if auto_extend);
+//   * a separate watchdog thread fires the lost notification at lease_deadline(), whatever the
+//     extender is doing (it may be blocked in a request during a partition).
+// Once lost, a Handle stays lost (lost() never goes back to false). release() and the destructor
+// send one owner-checked release and never throw.
+//
+// Thread rules: release(), extend() and move/destruction from one thread at a time.
+// fencing_token(), lost(), lost_token(), wait_lost(), lease_deadline(), on_lost() may be called
+// from any thread concurrently with each other and with the background threads.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stop_token>
+#include <string>
+
+namespace mongolock {
+
+namespace detail {
+class Lease;
+}
+
+class Handle {
+ public:
+  Handle() = default;  // an invalid handle (valid() == false)
+  explicit Handle(std::shared_ptr<detail::Lease> lease);
+  Handle(Handle&& other) noexcept = default;
+  Handle& operator=(Handle&& other) noexcept;
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  ~Handle();
+
+  bool valid() const { return lease_ != nullptr; }
+
+  // Releases the hold (one owner-checked round trip) and stops the background threads.
+  // Returns true iff this call removed the caller's own hold on the server; false if the hold
+  // was already gone (expired and taken, force-released), or the outcome is unknown (then the
+  // hold lapses by itself at the lease deadline). Never throws. The handle becomes invalid.
+  bool release() noexcept;
+
+  // Extends the lease now (one round trip), as the background extender does. Returns true iff
+  // the server extended it; a refused or failed extension never moves lease_deadline(). An
+  // expired lease is never revived, even if nobody else took the lock. Throws InvalidArgument
+  // on an invalid handle; never throws for server errors.
+  bool extend();
+
+  int64_t fencing_token() const;
+  const std::string& lock_name() const;
+  // Random 128-bit id (32 hex chars) of this hold, stored in the lock document.
+  const std::string& acquisition_id() const;
+
+  // True once the lost notification has fired: the client can no longer be sure it holds the
+  // lock. Sticky.
+  bool lost() const;
+  // Requested when the hold is lost (not on a normal release).
+  std::stop_token lost_token() const;
+  // Calls `callback` once, from the watchdog thread, when the hold is lost; immediately on the
+  // calling thread if it already is. Not called on a normal release. At most 64 callbacks.
+  void on_lost(std::function<void()> callback);
+  // Waits until lost or `timeout` passed; returns lost().
+  bool wait_lost(std::chrono::milliseconds timeout) const;
+  // The client's view of the lease end: send time of the last successful acquire/extend request
+  // + expiry_ms - lost_safety_margin_ms. The lost notification fires at this instant.
+  std::chrono::steady_clock::time_point lease_deadline() const;
+
+ private:
+  std::shared_ptr<detail::Lease> lease_;
+};
+
+}  // namespace mongolock

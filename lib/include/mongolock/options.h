@@ -1,0 +1,100 @@
+// mongolock::Options: every tunable of a Provider, with defaults and validation.
+//
+// Invariants (checked by validated(), which throws InvalidArgument naming the field):
+//   100 <= expiry_ms <= 86'400'000
+//   0 < extension_cadence_ms; extension_cadence_ms + lost_safety_margin_ms < expiry_ms
+//   0 <= lost_safety_margin_ms < expiry_ms / 2
+//   1 <= busy_wait_min_ms <= busy_wait_max_ms <= 60'000
+//   collection names: 1..120 bytes of valid UTF-8, no '$', no NUL, not starting with "system."
+//   reap_after_s in [0, 31'536'000]
+// Zero in a field marked "0 = derived" means: use the documented derived default.
+//
+// Thread rules: a plain value type; copy it freely.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace mongolock {
+
+// How a waiting acquire() sleeps between attempts while the lock is held by someone else.
+enum class Backoff {
+  kRandom,    // uniform in [busy_wait_min_ms, busy_wait_max_ms] (DistributedLock's behaviour)
+  kAdaptive,  // min * 1.5^n with +-20 % jitter, clamped to [min, max]; n = failed attempts in
+              // this acquire() call (capped at 10), so it restarts at min after every success
+};
+
+enum class WriteConcern {
+  kMajority,  // {w: "majority"}: survives failover. The default and the only safe choice.
+  kW1,        // {w: 1}: an acknowledged grant can be rolled back on failover, letting a second
+              // client acquire and re-issuing a fencing token. For demonstrating exactly that.
+};
+
+enum class ReadConcern {
+  kMajority,      // inspect() and acquisition read-back see only majority-committed state
+  kLocal,         // the primary's latest state, possibly rolled back later
+  kLinearizable,  // majority + confirms the primary is still primary (slowest)
+};
+
+// Stored with every hold so an operator can see who holds a lock (inspect()).
+struct Owner {
+  std::string host;         // default: gethostname()
+  int64_t pid = 0;          // default: getpid()
+  std::string description;  // free text, at most 1024 bytes of UTF-8
+};
+
+// What the background machinery of a Handle reports (for histories and metrics).
+enum class EventKind {
+  kExtended,       // the server extended the lease; token unchanged
+  kExtendRefused,  // the server says the lease is gone (expired, force-released or taken)
+  kExtendUnknown,  // the extension request failed or timed out; lease NOT extended client-side
+  kLost,           // the lost notification fired (client lease deadline passed or refusal)
+};
+
+struct Event {
+  EventKind kind;
+  std::string_view lock;  // lock name, valid only during the callback
+  int64_t fencing_token;
+  std::string_view detail;  // error text for kExtendUnknown, cause for kLost
+};
+
+struct Options {
+  // Lease length granted by the server on acquire and on each extension.
+  int64_t expiry_ms = 30'000;
+  // How often a held lock is extended in the background. 0 = derived: expiry_ms / 3.
+  int64_t extension_cadence_ms = 0;
+  // The lost notification fires at (send time of the last successful acquire/extend request +
+  // expiry_ms - lost_safety_margin_ms) on the client's steady clock. The margin absorbs clock
+  // rate differences between client and server and the time to react.
+  // 0 = derived: max(1, expiry_ms / 10).
+  int64_t lost_safety_margin_ms = 0;
+  int64_t busy_wait_min_ms = 10;
+  int64_t busy_wait_max_ms = 800;
+  Backoff backoff = Backoff::kRandom;
+  std::string collection = "mongolock_locks";       // plain locks
+  std::string rw_collection = "mongolock_rwlocks";  // reader/writer locks
+  WriteConcern write_concern = WriteConcern::kMajority;
+  // wtimeout sent with every write. 0 = derived: expiry_ms - lost_safety_margin_ms.
+  int64_t write_timeout_ms = 0;
+  ReadConcern read_concern = ReadConcern::kMajority;
+  Owner owner;  // empty host / pid 0 = filled in from the process
+  // appname sent in the driver handshake (lets failCommand target one process). Only used
+  // when the Provider builds its own pool from a URI that has no appname= of its own.
+  std::string app_name;
+  // Extend held locks in the background. Off only for tests and manual extend() callers.
+  bool auto_extend = true;
+  // Create the TTL index {expiresAt: 1} (expireAfterSeconds = reap_after_s) once per
+  // (cluster, database, collection) per process, in the background. Never on the acquire path;
+  // its failure is reported through on_event-less logging only and never blocks acquisition.
+  bool create_index = true;
+  int64_t reap_after_s = 60;
+  // Called from background threads; must be quick and must not call into the same Handle.
+  std::function<void(const Event&)> on_event;
+
+  // A copy with derived defaults filled in; throws InvalidArgument naming the bad field.
+  Options validated() const;
+};
+
+}  // namespace mongolock

@@ -1,0 +1,30 @@
+// acquire_loop: the waiting acquire shared by Lock and RwLock.
+//
+// One attempt now; while busy, sleep per the backoff policy and retry until `timeout`, with one
+// last attempt when the timeout falls inside a sleep. Unknown outcomes are resolved by an
+// owner-checked release of the attempt's own id before the loop goes on; if that fails the
+// loop throws UnknownOutcome. Returns std::nullopt only when the caller does not hold the lock.
+// Thread rules: reentrant; one call per waiting thread.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <stop_token>
+
+#include "context.h"
+#include "hold_spec.h"
+#include "mongolock/handle.h"
+
+namespace mongolock::detail {
+
+inline constexpr int kResolveAttemptsMax = 3;
+
+std::optional<Handle> acquire_loop(const std::shared_ptr<Context>& context, const HoldSpec& spec,
+                                   std::chrono::milliseconds timeout, std::stop_token stop);
+
+// acquire_loop that throws Timeout instead of returning std::nullopt.
+Handle acquire_or_throw(const std::shared_ptr<Context>& context, const HoldSpec& spec,
+                        std::chrono::milliseconds timeout, std::stop_token stop);
+
+}  // namespace mongolock::detail

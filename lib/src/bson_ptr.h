@@ -1,0 +1,85 @@
+// Bson: an owning pointer to a heap bson_t, and small readers for reply documents.
+//
+// Readers return std::nullopt when a field is missing or has another type; they never throw.
+// Thread rules: a Bson is owned by one thread at a time.
+#pragma once
+
+#include <bson/bson.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace mongolock::detail {
+
+// Owns one heap bson_t (std::unique_ptr<bson_t> trips -Wignored-attributes on bson_t's
+// alignment attribute, hence this small class).
+class Bson {
+ public:
+  Bson() = default;
+  explicit Bson(bson_t* doc) : doc_(doc) {}
+  Bson(Bson&& other) noexcept : doc_(other.doc_) { other.doc_ = nullptr; }
+  Bson& operator=(Bson&& other) noexcept {
+    if (this != &other) {
+      reset();
+      doc_ = other.doc_;
+      other.doc_ = nullptr;
+    }
+    return *this;
+  }
+  Bson(const Bson&) = delete;
+  Bson& operator=(const Bson&) = delete;
+  ~Bson() { reset(); }
+
+  bson_t* get() const { return doc_; }
+  const bson_t& operator*() const { return *doc_; }
+  explicit operator bool() const { return doc_ != nullptr; }
+
+ private:
+  void reset() {
+    if (doc_ != nullptr) bson_destroy(doc_);
+    doc_ = nullptr;
+  }
+  bson_t* doc_ = nullptr;
+};
+
+inline Bson make_bson() {
+  return Bson(bson_new());
+}
+
+// Canonical extended JSON, for error messages and tests.
+std::string to_json(const bson_t& doc);
+
+// Looks up a dotted path ("value.holder") in doc.
+std::optional<std::string> find_utf8(const bson_t& doc, const char* path);
+std::optional<int64_t> find_int64(const bson_t& doc, const char* path);  // int32/int64/double
+std::optional<int64_t> find_date_ms(const bson_t& doc, const char* path);
+bool find_is_null_or_missing(const bson_t& doc, const char* path);
+// A copy of the embedded document at path, if it is a document.
+std::optional<Bson> find_document(const bson_t& doc, const char* path);
+
+// Calls visit(entry) -> bool for each embedded document of the array at top-level `key` (other
+// elements are skipped); stops early when visit returns false. (A template: std::function over
+// bson_t trips -Wignored-attributes.)
+template <typename Visit>
+void for_each_document(const bson_t& doc, const char* key, Visit&& visit) {
+  bson_iter_t iter;
+  bson_iter_t entries;
+  if (!bson_iter_init_find(&iter, &doc, key) || !BSON_ITER_HOLDS_ARRAY(&iter) ||
+      !bson_iter_recurse(&iter, &entries)) {
+    return;
+  }
+  while (bson_iter_next(&entries)) {
+    if (!BSON_ITER_HOLDS_DOCUMENT(&entries)) continue;
+    uint32_t length = 0;
+    const uint8_t* data = nullptr;
+    bson_iter_document(&entries, &length, &data);
+    bson_t entry;
+    if (bson_init_static(&entry, data, length) && !visit(static_cast<const bson_t&>(entry))) {
+      return;
+    }
+  }
+}
+
+}  // namespace mongolock::detail

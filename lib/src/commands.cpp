@@ -1,0 +1,282 @@
+#include "commands.h"
+
+#include <bson/bson.h>
+
+#include <cassert>
+#include <string>
+
+namespace mongolock::detail {
+
+namespace {
+
+void append_utf8(bson_t* doc, const char* key, std::string_view value) {
+  bson_append_utf8(doc, key, -1, value.data(), static_cast<int>(value.size()));
+}
+
+// The lock is free when nobody holds it or the hold expired, on the server clock.
+Bson free_expr() {
+  return Bson(BCON_NEW("$or", "[", "{", "$eq", "[", "{", "$ifNull", "[", BCON_UTF8("$holder"),
+                       BCON_NULL, "]", "}", BCON_NULL, "]", "}", "{", "$lte", "[", "{", "$ifNull",
+                       "[", BCON_UTF8("$expiresAt"), BCON_DATE_TIME(0), "]", "}",
+                       BCON_UTF8("$$NOW"), "]", "}", "]"));
+}
+
+// max(stored token + 1, NOW_ms * 2^20): strictly above the stored token, and above every token
+// of a reaped document (see mongolock.h "Fencing").
+Bson next_token_expr() {
+  return Bson(BCON_NEW("$max", "[", "{", "$add", "[", "{", "$ifNull", "[", BCON_UTF8("$token"),
+                       BCON_INT64(0), "]", "}", BCON_INT64(1), "]", "}", "{", "$multiply", "[", "{",
+                       "$toLong", BCON_UTF8("$$NOW"), "}", BCON_INT64(kTokenTimeScale), "]", "}",
+                       "]"));
+}
+
+Bson lease_end_expr(int64_t expiry_ms) {
+  return Bson(BCON_NEW("$add", "[", BCON_UTF8("$$NOW"), BCON_INT64(expiry_ms), "]"));
+}
+
+Bson owner_doc(const Owner& owner) {
+  Bson doc = make_bson();
+  append_utf8(doc.get(), "host", owner.host);
+  bson_append_int64(doc.get(), "pid", -1, owner.pid);
+  append_utf8(doc.get(), "description", owner.description);
+  return doc;
+}
+
+// {$cond: [test, then, "$field"]} appended under key; `then` is a document expression.
+void append_cond_doc(bson_t* out, const char* key, const bson_t& test, const bson_t& then) {
+  const std::string keep = std::string("$") + key;
+  Bson cond(BCON_NEW("$cond", "[", BCON_DOCUMENT(&test), BCON_DOCUMENT(&then),
+                     BCON_UTF8(keep.c_str()), "]"));
+  bson_append_document(out, key, -1, cond.get());
+}
+
+// {$cond: [test, <utf8 literal>, "$field"]}.
+void append_cond_utf8(bson_t* out, const char* key, const bson_t& test, std::string_view then) {
+  const std::string keep = std::string("$") + key;
+  const std::string value(then);
+  Bson cond(BCON_NEW("$cond", "[", BCON_DOCUMENT(&test), BCON_UTF8(value.c_str()),
+                     BCON_UTF8(keep.c_str()), "]"));
+  bson_append_document(out, key, -1, cond.get());
+}
+
+// The fields of an exclusive grant, each guarded by `granted` (a document expression).
+void append_exclusive_grant(bson_t* set, const bson_t& granted, const HoldRequest& request,
+                            const bson_t& next_token) {
+  assert(request.owner != nullptr);
+  Bson owner = owner_doc(*request.owner);
+  Bson owner_literal(BCON_NEW("$literal", BCON_DOCUMENT(owner.get())));
+  append_cond_doc(set, "token", granted, next_token);
+  append_cond_utf8(set, "holder", granted, request.id);
+  append_cond_doc(set, "owner", granted, *owner_literal);
+  append_cond_utf8(set, "acquiredAt", granted, "$$NOW");
+  append_cond_doc(set, "expiresAt", granted, *lease_end_expr(request.expiry_ms));
+}
+
+Bson find_and_modify(std::string_view collection, std::string_view name, const bson_t& pipeline,
+                     bool upsert, bool return_new) {
+  Bson cmd = make_bson();
+  append_utf8(cmd.get(), "findAndModify", collection);
+  bson_t query;
+  bson_append_document_begin(cmd.get(), "query", -1, &query);
+  append_utf8(&query, "_id", name);
+  bson_append_document_end(cmd.get(), &query);
+  bson_append_array(cmd.get(), "update", -1, &pipeline);
+  bson_append_bool(cmd.get(), "upsert", -1, upsert);
+  bson_append_bool(cmd.get(), "new", -1, return_new);
+  return cmd;
+}
+
+// {update: C, updates: [{q: query, u: pipeline}]}
+Bson update_one(std::string_view collection, const bson_t& query, const bson_t& pipeline) {
+  Bson cmd = make_bson();
+  append_utf8(cmd.get(), "update", collection);
+  bson_t updates;
+  bson_t statement;
+  bson_append_array_begin(cmd.get(), "updates", -1, &updates);
+  bson_append_document_begin(&updates, "0", -1, &statement);
+  bson_append_document(&statement, "q", -1, &query);
+  bson_append_array(&statement, "u", -1, &pipeline);
+  bson_append_document_end(&updates, &statement);
+  bson_append_array_end(cmd.get(), &updates);
+  return cmd;
+}
+
+// A pipeline of one stage {$set: set}.
+Bson single_set_pipeline(const bson_t& set) {
+  return Bson(BCON_NEW("0", "{", "$set", BCON_DOCUMENT(&set), "}"));
+}
+
+Bson free_pipeline_set() {
+  return Bson(BCON_NEW("holder", BCON_NULL, "owner", "{", "$literal", BCON_NULL, "}", "expiresAt",
+                       BCON_UTF8("$$NOW")));
+}
+
+Bson holder_query(std::string_view name, std::string_view id) {
+  Bson query = make_bson();
+  append_utf8(query.get(), "_id", name);
+  append_utf8(query.get(), "holder", id);
+  return query;
+}
+
+// {$max: [{$ifNull: ["$reapAt", Date(0)]}, NOW + expiry]}
+Bson reap_at_expr(int64_t expiry_ms) {
+  Bson end = lease_end_expr(expiry_ms);
+  return Bson(BCON_NEW("$max", "[", "{", "$ifNull", "[", BCON_UTF8("$reapAt"), BCON_DATE_TIME(0),
+                       "]", "}", BCON_DOCUMENT(end.get()), "]"));
+}
+
+// {$filter: {input: {$ifNull: ["$shared", []]}, cond: <cond>}}
+Bson shared_filter(const bson_t& cond) {
+  return Bson(BCON_NEW("$filter", "{", "input", "{", "$ifNull", "[", BCON_UTF8("$shared"), "[", "]",
+                       "]", "}", "cond", BCON_DOCUMENT(&cond), "}"));
+}
+
+Bson shared_entry_live(std::string_view id) {
+  const std::string id_text(id);
+  return Bson(BCON_NEW("$and", "[", "{", "$eq", "[", BCON_UTF8("$$this.id"),
+                       BCON_UTF8(id_text.c_str()), "]", "}", "{", "$gt", "[",
+                       BCON_UTF8("$$this.expiresAt"), BCON_UTF8("$$NOW"), "]", "}", "]"));
+}
+
+}  // namespace
+
+Bson acquire_command(const HoldRequest& request) {
+  Bson set = make_bson();
+  append_exclusive_grant(set.get(), *free_expr(), request, *next_token_expr());
+  return find_and_modify(request.collection, request.name, *single_set_pipeline(*set),
+                         /*upsert=*/true, /*return_new=*/true);
+}
+
+namespace {
+
+// raise_reap_at: RwLock documents are reaped on reapAt, which must stay >= every live expiry.
+Bson extend_exclusive(const HoldRequest& request, bool raise_reap_at) {
+  Bson query = holder_query(request.name, request.id);
+  Bson alive(BCON_NEW("$gt", "[", BCON_UTF8("$expiresAt"), BCON_UTF8("$$NOW"), "]"));
+  bson_append_document(query.get(), "$expr", -1, alive.get());
+  Bson set = make_bson();
+  bson_append_document(set.get(), "expiresAt", -1, lease_end_expr(request.expiry_ms).get());
+  if (raise_reap_at) {
+    bson_append_document(set.get(), "reapAt", -1, reap_at_expr(request.expiry_ms).get());
+  }
+  return update_one(request.collection, *query, *single_set_pipeline(*set));
+}
+
+}  // namespace
+
+Bson extend_command(const HoldRequest& request) {
+  return extend_exclusive(request, false);
+}
+
+Bson release_command(const HoldRequest& request) {
+  return update_one(request.collection, *holder_query(request.name, request.id),
+                    *single_set_pipeline(*free_pipeline_set()));
+}
+
+Bson rw_acquire_command(const HoldRequest& request, bool exclusive, int32_t max_shared) {
+  Bson live_cond(BCON_NEW("$gt", "[", BCON_UTF8("$$this.expiresAt"), BCON_UTF8("$$NOW"), "]"));
+  Bson live = shared_filter(*live_cond);
+  Bson stage1(BCON_NEW("$set", "{", "_live", BCON_DOCUMENT(live.get()), "_xfree",
+                       BCON_DOCUMENT(free_expr().get()), "}"));
+  const int64_t limit = max_shared > 0 ? max_shared : INT64_MAX;
+  Bson shared_ok =
+      exclusive
+          ? Bson(BCON_NEW("$eq", "[", "{", "$size", BCON_UTF8("$_live"), "}", BCON_INT64(0), "]"))
+          : Bson(BCON_NEW("$lt", "[", "{", "$size", BCON_UTF8("$_live"), "}", BCON_INT64(limit),
+                          "]"));
+  Bson stage2(BCON_NEW("$set", "{", "_grant", "{", "$and", "[", BCON_UTF8("$_xfree"),
+                       BCON_DOCUMENT(shared_ok.get()), "]", "}", "_next",
+                       BCON_DOCUMENT(next_token_expr().get()), "}"));
+  Bson granted(BCON_NEW("$and", "[", BCON_UTF8("$_grant"), "]"));
+  Bson next(BCON_NEW("$add", "[", BCON_UTF8("$_next"), BCON_INT64(0), "]"));
+  Bson set = make_bson();
+  append_cond_doc(set.get(), "reapAt", *granted, *reap_at_expr(request.expiry_ms));
+  if (exclusive) {
+    append_exclusive_grant(set.get(), *granted, request, *next);
+    Bson empty(BCON_NEW("$literal", "[", "]"));
+    append_cond_doc(set.get(), "shared", *granted, *empty);
+  } else {
+    append_cond_doc(set.get(), "token", *granted, *next);
+    Bson owner = owner_doc(*request.owner);
+    const std::string id_text(request.id);
+    Bson entries(BCON_NEW("$concatArrays", "[", BCON_UTF8("$_live"), "[", "{", "id",
+                          BCON_UTF8(id_text.c_str()), "owner", "{", "$literal",
+                          BCON_DOCUMENT(owner.get()), "}", "acquiredAt", BCON_UTF8("$$NOW"),
+                          "expiresAt", BCON_DOCUMENT(lease_end_expr(request.expiry_ms).get()),
+                          "token", BCON_UTF8("$_next"), "}", "]", "]"));
+    append_cond_doc(set.get(), "shared", *granted, *entries);
+  }
+  Bson pipeline(BCON_NEW("0", BCON_DOCUMENT(stage1.get()), "1", BCON_DOCUMENT(stage2.get()), "2",
+                         "{", "$set", BCON_DOCUMENT(set.get()), "}", "3", "{", "$unset", "[",
+                         BCON_UTF8("_live"), BCON_UTF8("_xfree"), BCON_UTF8("_grant"),
+                         BCON_UTF8("_next"), "]", "}"));
+  return find_and_modify(request.collection, request.name, *pipeline, true, true);
+}
+
+Bson rw_extend_command(const HoldRequest& request, bool exclusive) {
+  if (exclusive) return extend_exclusive(request, true);
+  Bson query = make_bson();
+  append_utf8(query.get(), "_id", request.name);
+  Bson matching = shared_filter(*shared_entry_live(request.id));
+  Bson alive(
+      BCON_NEW("$gt", "[", "{", "$size", BCON_DOCUMENT(matching.get()), "}", BCON_INT64(0), "]"));
+  bson_append_document(query.get(), "$expr", -1, alive.get());
+  const std::string id_text(request.id);
+  Bson end = lease_end_expr(request.expiry_ms);
+  Bson mapped(BCON_NEW("$map", "{", "input", BCON_UTF8("$shared"), "in", "{", "$cond", "[", "{",
+                       "$eq", "[", BCON_UTF8("$$this.id"), BCON_UTF8(id_text.c_str()), "]", "}",
+                       "{", "$mergeObjects", "[", BCON_UTF8("$$this"), "{", "expiresAt",
+                       BCON_DOCUMENT(end.get()), "}", "]", "}", BCON_UTF8("$$this"), "]", "}",
+                       "}"));
+  Bson set = make_bson();
+  bson_append_document(set.get(), "shared", -1, mapped.get());
+  bson_append_document(set.get(), "reapAt", -1, reap_at_expr(request.expiry_ms).get());
+  return update_one(request.collection, *query, *single_set_pipeline(*set));
+}
+
+Bson rw_release_command(const HoldRequest& request, bool exclusive) {
+  if (exclusive) return release_command(request);
+  Bson query = make_bson();
+  append_utf8(query.get(), "_id", request.name);
+  append_utf8(query.get(), "shared.id", request.id);
+  const std::string id_text(request.id);
+  Bson others(BCON_NEW("$ne", "[", BCON_UTF8("$$this.id"), BCON_UTF8(id_text.c_str()), "]"));
+  Bson set = make_bson();
+  bson_append_document(set.get(), "shared", -1, shared_filter(*others).get());
+  return update_one(request.collection, *query, *single_set_pipeline(*set));
+}
+
+Bson force_release_command(std::string_view collection, std::string_view name, bool rw) {
+  Bson set = free_pipeline_set();
+  if (rw) {
+    Bson empty(BCON_NEW("$literal", "[", "]"));
+    bson_append_document(set.get(), "shared", -1, empty.get());
+  }
+  return find_and_modify(collection, name, *single_set_pipeline(*set), /*upsert=*/false,
+                         /*return_new=*/false);
+}
+
+Bson inspect_command(std::string_view collection, std::string_view name) {
+  Bson cmd = make_bson();
+  append_utf8(cmd.get(), "aggregate", collection);
+  const std::string name_text(name);
+  Bson pipeline(BCON_NEW("0", "{", "$match", "{", "_id", BCON_UTF8(name_text.c_str()), "}", "}",
+                         "1", "{", "$set", "{", "_now", BCON_UTF8("$$NOW"), "}", "}"));
+  bson_append_array(cmd.get(), "pipeline", -1, pipeline.get());
+  bson_t cursor;
+  bson_append_document_begin(cmd.get(), "cursor", -1, &cursor);
+  bson_append_document_end(cmd.get(), &cursor);
+  return cmd;
+}
+
+Bson index_command(std::string_view collection, const char* field, int64_t reap_after_s) {
+  Bson cmd = make_bson();
+  append_utf8(cmd.get(), "createIndexes", collection);
+  Bson indexes(BCON_NEW("0", "{", "key", "{", field, BCON_INT32(1), "}", "name",
+                        BCON_UTF8(kTtlIndexName), "expireAfterSeconds", BCON_INT64(reap_after_s),
+                        "}"));
+  bson_append_array(cmd.get(), "indexes", -1, indexes.get());
+  return cmd;
+}
+
+}  // namespace mongolock::detail

@@ -1,0 +1,279 @@
+#include "context.h"
+
+#include <algorithm>
+#include <array>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <set>
+
+#include "commands.h"
+#include "mongolock/errors.h"
+#include "validation.h"
+
+namespace mongolock::detail {
+
+namespace {
+
+constexpr int kIndexAttemptsMax = 3;
+constexpr auto kIndexRetryPause = std::chrono::seconds(1);
+constexpr int64_t kServerSelectionTimeoutMsMax = 30'000;
+
+// mongoc's DEBUG/INFO lines (monitor chatter) would flood workers' stderr; keep warnings.
+void log_handler(mongoc_log_level_t level, const char* domain, const char* message, void*) {
+  if (level > MONGOC_LOG_LEVEL_WARNING) return;
+  std::fprintf(stderr, "mongolock: mongoc %s: %s\n", domain, message);
+}
+
+void init_driver_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    mongoc_init();
+    mongoc_log_set_handler(log_handler, nullptr);
+  });
+}
+
+bool is_transient_code(int code) {
+  static constexpr std::array<int, 16> kCodes = {
+      6,      // HostUnreachable
+      7,      // HostNotFound
+      89,     // NetworkTimeout
+      91,     // ShutdownInProgress
+      112,    // WriteConflict
+      189,    // PrimarySteppedDown
+      262,    // ExceededTimeLimit
+      9001,   // SocketException
+      10107,  // NotWritablePrimary
+      11000,  // DuplicateKey (concurrent upsert of a missing document)
+      11600,  // InterruptedAtShutdown
+      11602,  // InterruptedDueToReplStateChange
+      13435,  // NotPrimaryNoSecondaryOk
+      13436,  // NotPrimaryOrSecondary
+      10058,  // LegacyNotPrimary
+      64,     // WriteConcernFailed reported as a command error before writing
+  };
+  return std::find(kCodes.begin(), kCodes.end(), code) != kCodes.end();
+}
+
+Outcome classify_error(const bson_error_t& error) {
+  switch (error.domain) {
+    case MONGOC_ERROR_SERVER_SELECTION:
+      return Outcome::kNotSent;
+    case MONGOC_ERROR_SERVER:
+      return Outcome::kRefused;
+    case MONGOC_ERROR_WRITE_CONCERN:
+      return Outcome::kUnknown;
+    case MONGOC_ERROR_COMMAND:
+    case MONGOC_ERROR_BSON:
+      return Outcome::kRefused;
+    case MONGOC_ERROR_CLIENT:
+      return error.code == MONGOC_ERROR_CLIENT_AUTHENTICATE ? Outcome::kRefused : Outcome::kUnknown;
+    default:
+      return Outcome::kUnknown;  // stream, protocol: the command may have run
+  }
+}
+
+// A write command that returned ok:1 can still carry writeErrors or a writeConcernError.
+void check_write_reply(Reply& reply) {
+  if (auto code = find_int64(*reply.doc, "writeErrors.0.code")) {
+    reply.outcome = Outcome::kRefused;
+    reply.code = static_cast<int>(*code);
+    reply.transient = is_transient_code(reply.code);
+    reply.message = find_utf8(*reply.doc, "writeErrors.0.errmsg").value_or("write error");
+    return;
+  }
+  if (auto code = find_int64(*reply.doc, "writeConcernError.code")) {
+    reply.outcome = Outcome::kUnknown;
+    reply.code = static_cast<int>(*code);
+    reply.message = find_utf8(*reply.doc, "writeConcernError.errmsg").value_or("write concern");
+  }
+}
+
+Bson make_write_opts(const Options& options) {
+  Bson opts = make_bson();
+  bson_t concern;
+  bson_append_document_begin(opts.get(), "writeConcern", -1, &concern);
+  if (options.write_concern == WriteConcern::kMajority) {
+    bson_append_utf8(&concern, "w", -1, "majority", -1);
+  } else {
+    bson_append_int32(&concern, "w", -1, 1);
+  }
+  bson_append_int64(&concern, "wtimeout", -1, options.write_timeout_ms);
+  bson_append_document_end(opts.get(), &concern);
+  return opts;
+}
+
+const char* read_concern_level(ReadConcern concern) {
+  switch (concern) {
+    case ReadConcern::kLocal:
+      return "local";
+    case ReadConcern::kLinearizable:
+      return "linearizable";
+    case ReadConcern::kMajority:
+      break;
+  }
+  return "majority";
+}
+
+Bson make_read_opts(const Options& options) {
+  Bson opts = make_bson();
+  bson_t concern;
+  bson_append_document_begin(opts.get(), "readConcern", -1, &concern);
+  bson_append_utf8(&concern, "level", -1, read_concern_level(options.read_concern), -1);
+  bson_append_document_end(opts.get(), &concern);
+  return opts;
+}
+
+// Bounds the driver's waits by the lease unless the URI chose its own.
+void bound_timeouts(mongoc_uri_t* uri, const Options& options) {
+  const auto expiry = static_cast<int32_t>(std::min<int64_t>(options.expiry_ms, INT32_MAX));
+  if (!mongoc_uri_has_option(uri, MONGOC_URI_SOCKETTIMEOUTMS)) {
+    mongoc_uri_set_option_as_int32(uri, MONGOC_URI_SOCKETTIMEOUTMS, expiry);
+  }
+  if (!mongoc_uri_has_option(uri, MONGOC_URI_SERVERSELECTIONTIMEOUTMS)) {
+    const auto selection = static_cast<int32_t>(
+        std::clamp<int64_t>(options.expiry_ms / 2, 100, kServerSelectionTimeoutMsMax));
+    mongoc_uri_set_option_as_int32(uri, MONGOC_URI_SERVERSELECTIONTIMEOUTMS, selection);
+  }
+}
+
+std::string cluster_key_of(const mongoc_uri_t* uri) {
+  std::string key;
+  for (const mongoc_host_list_t* host = mongoc_uri_get_hosts(uri); host; host = host->next) {
+    key += host->host_and_port;
+    key += ',';
+  }
+  if (const char* set = mongoc_uri_get_replica_set(uri)) key += set;
+  return key;
+}
+
+// Keys (cluster/database/collection) whose index this process created or is creating.
+std::mutex& index_registry_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+std::set<std::string>& index_registry() {
+  static std::set<std::string> keys;
+  return keys;
+}
+
+}  // namespace
+
+Context::Context(const std::string& uri_text, std::string database, Options options)
+    : options_(options.validated()), database_(std::move(database)) {
+  check_utf8_text("database name", database_, 63);
+  if (database_.empty()) throw InvalidArgument("mongolock: database name is empty");
+  init_driver_once();
+  bson_error_t error;
+  mongoc_uri_t* uri = mongoc_uri_new_with_error(uri_text.c_str(), &error);
+  if (uri == nullptr) {
+    throw InvalidArgument("mongolock: bad MongoDB URI '" + uri_text + "': " + error.message);
+  }
+  bound_timeouts(uri, options_);
+  if (!options_.app_name.empty() && mongoc_uri_get_appname(uri) == nullptr) {
+    mongoc_uri_set_appname(uri, options_.app_name.c_str());
+  }
+  const std::string cluster_key = cluster_key_of(uri);
+  pool_ = mongoc_client_pool_new(uri);
+  mongoc_uri_destroy(uri);
+  if (pool_ == nullptr)
+    throw InvalidArgument("mongolock: cannot build a client pool for " + uri_text);
+  owns_pool_ = true;
+  mongoc_client_pool_set_error_api(pool_, MONGOC_ERROR_API_VERSION_2);
+  write_opts_ = make_write_opts(options_);
+  read_opts_ = make_read_opts(options_);
+  start_index_creation(cluster_key);
+}
+
+Context::Context(mongoc_client_pool_t* pool, std::string database, Options options)
+    : options_(options.validated()), database_(std::move(database)), pool_(pool) {
+  if (pool_ == nullptr) throw InvalidArgument("mongolock: client pool is null");
+  if (database_.empty()) throw InvalidArgument("mongolock: database name is empty");
+  check_utf8_text("database name", database_, 63);
+  init_driver_once();
+  mongoc_client_pool_set_error_api(pool_, MONGOC_ERROR_API_VERSION_2);
+  write_opts_ = make_write_opts(options_);
+  read_opts_ = make_read_opts(options_);
+  start_index_creation("pool@" + std::to_string(reinterpret_cast<uintptr_t>(pool_)));
+}
+
+Context::~Context() {
+  index_threads_.clear();  // requests stop and joins before the pool goes away
+  if (owns_pool_) mongoc_client_pool_destroy(pool_);
+}
+
+Reply Context::write(const bson_t& command) {
+  return run(command, true);
+}
+Reply Context::read(const bson_t& command) {
+  return run(command, false);
+}
+
+Reply Context::run(const bson_t& command, bool is_write) {
+  mongoc_client_t* client = mongoc_client_pool_pop(pool_);
+  bson_t raw_reply;
+  bson_error_t error;
+  const bool ok =
+      is_write ? mongoc_client_write_command_with_opts(client, database_.c_str(), &command,
+                                                       write_opts_.get(), &raw_reply, &error)
+               : mongoc_client_read_command_with_opts(client, database_.c_str(), &command, nullptr,
+                                                      read_opts_.get(), &raw_reply, &error);
+  mongoc_client_pool_push(pool_, client);
+  Reply reply;
+  reply.doc = Bson(bson_copy(&raw_reply));
+  bson_destroy(&raw_reply);
+  if (ok) {
+    reply.outcome = Outcome::kOk;
+    if (is_write) check_write_reply(reply);
+    return reply;
+  }
+  reply.outcome = classify_error(error);
+  reply.domain = static_cast<int>(error.domain);
+  reply.code = static_cast<int>(error.code);
+  reply.message = error.message;
+  reply.transient = reply.outcome == Outcome::kRefused && is_transient_code(reply.code);
+  return reply;
+}
+
+void Context::start_index_creation(const std::string& cluster_key) {
+  if (!options_.create_index) return;
+  const std::array<std::pair<std::string, const char*>, 2> targets = {
+      std::pair{options_.collection, "expiresAt"}, std::pair{options_.rw_collection, "reapAt"}};
+  for (const auto& [collection, field] : targets) {
+    const std::string key = cluster_key + "/" + database_ + "/" + collection;
+    {
+      std::lock_guard guard(index_registry_mutex());
+      if (!index_registry().insert(key).second) continue;
+    }
+    index_threads_.emplace_back([this, key, collection, field](std::stop_token stop) {
+      create_index(key, collection, field, stop);
+    });
+  }
+}
+
+void Context::create_index(const std::string& key, const std::string& collection, const char* field,
+                           std::stop_token stop) {
+  constexpr std::array<int, 3> kAlreadyThere = {68, 85, 86};  // exists / options / key specs
+  std::string last_error;
+  for (int attempt = 0; attempt < kIndexAttemptsMax && !stop.stop_requested(); ++attempt) {
+    Reply reply = write(*index_command(collection, field, options_.reap_after_s));
+    const bool exists =
+        std::find(kAlreadyThere.begin(), kAlreadyThere.end(), reply.code) != kAlreadyThere.end();
+    if (reply.outcome == Outcome::kOk || exists) return;
+    last_error = reply.message;
+    std::mutex mutex;
+    std::condition_variable_any wake;
+    std::unique_lock lock(mutex);
+    wake.wait_for(lock, stop, kIndexRetryPause, [] { return false; });
+  }
+  {
+    std::lock_guard guard(index_registry_mutex());
+    index_registry().erase(key);  // let a later Provider try again
+  }
+  if (!stop.stop_requested()) {
+    std::fprintf(stderr, "mongolock: TTL index on %s.%s not created (locks work without it): %s\n",
+                 database_.c_str(), collection.c_str(), last_error.c_str());
+  }
+}
+
+}  // namespace mongolock::detail

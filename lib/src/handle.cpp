@@ -1,0 +1,72 @@
+#include "mongolock/handle.h"
+
+#include "lease.h"
+#include "mongolock/errors.h"
+
+namespace mongolock {
+
+namespace {
+
+const detail::Lease& checked(const std::shared_ptr<detail::Lease>& lease) {
+  if (!lease) throw InvalidArgument("mongolock: use of an invalid (released or moved-from) Handle");
+  return *lease;
+}
+
+}  // namespace
+
+Handle::Handle(std::shared_ptr<detail::Lease> lease) : lease_(std::move(lease)) {}
+
+Handle& Handle::operator=(Handle&& other) noexcept {
+  if (this != &other) {
+    release();
+    lease_ = std::move(other.lease_);
+  }
+  return *this;
+}
+
+Handle::~Handle() {
+  release();
+}
+
+bool Handle::release() noexcept {
+  if (!lease_) return false;
+  const bool released = lease_->release();
+  lease_.reset();
+  return released;
+}
+
+bool Handle::extend() {
+  checked(lease_);
+  return lease_->extend();
+}
+
+int64_t Handle::fencing_token() const {
+  return checked(lease_).token();
+}
+const std::string& Handle::lock_name() const {
+  return checked(lease_).name();
+}
+const std::string& Handle::acquisition_id() const {
+  return checked(lease_).id();
+}
+bool Handle::lost() const {
+  return checked(lease_).lost();
+}
+std::stop_token Handle::lost_token() const {
+  return checked(lease_).lost_token();
+}
+
+void Handle::on_lost(std::function<void()> callback) {
+  checked(lease_);
+  lease_->on_lost(std::move(callback));
+}
+
+bool Handle::wait_lost(std::chrono::milliseconds timeout) const {
+  return checked(lease_).wait_lost(timeout);
+}
+
+std::chrono::steady_clock::time_point Handle::lease_deadline() const {
+  return checked(lease_).deadline();
+}
+
+}  // namespace mongolock

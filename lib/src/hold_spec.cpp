@@ -1,0 +1,72 @@
+#include "hold_spec.h"
+
+#include <array>
+#include <random>
+
+#include "commands.h"
+
+namespace mongolock::detail {
+
+namespace {
+
+HoldRequest request_for(const HoldSpec& spec, const std::string& id, const Options& options) {
+  return HoldRequest{spec.collection, spec.name, id, &options.owner, options.expiry_ms};
+}
+
+std::optional<int64_t> shared_token(const bson_t& value, const std::string& id) {
+  std::optional<int64_t> token;
+  for_each_document(value, "shared", [&](const bson_t& entry) {
+    if (find_utf8(entry, "id") != id) return true;
+    token = find_int64(entry, "token");
+    return false;
+  });
+  return token;
+}
+
+}  // namespace
+
+Bson acquire_for(const HoldSpec& spec, const std::string& id, const Options& options) {
+  const HoldRequest request = request_for(spec, id, options);
+  if (!spec.rw) return acquire_command(request);
+  return rw_acquire_command(request, spec.exclusive, spec.max_shared);
+}
+
+Bson extend_for(const HoldSpec& spec, const std::string& id, const Options& options) {
+  const HoldRequest request = request_for(spec, id, options);
+  if (!spec.rw) return extend_command(request);
+  return rw_extend_command(request, spec.exclusive);
+}
+
+Bson release_for(const HoldSpec& spec, const std::string& id, const Options& options) {
+  const HoldRequest request = request_for(spec, id, options);
+  if (!spec.rw) return release_command(request);
+  return rw_release_command(request, spec.exclusive);
+}
+
+std::optional<int64_t> granted_token(const HoldSpec& spec, const bson_t& reply,
+                                     const std::string& id) {
+  std::optional<Bson> value = find_document(reply, "value");
+  if (!value) return std::nullopt;
+  if (spec.rw && !spec.exclusive) return shared_token(**value, id);
+  if (find_utf8(**value, "holder") != id) return std::nullopt;
+  return find_int64(**value, "token");
+}
+
+std::string new_acquisition_id() {
+  // random_device (getrandom) rather than a seeded engine: ids must differ across fork().
+  std::random_device device;
+  static constexpr std::array<char, 16> kHex = {'0', '1', '2', '3', '4', '5', '6', '7',
+                                                '8', '9', 'a', 'b', 'c', 'd', 'e', 'f'};
+  std::string id;
+  id.reserve(32);
+  for (int word = 0; word < 4; ++word) {
+    uint32_t bits = device();
+    for (int nibble = 0; nibble < 8; ++nibble) {
+      id.push_back(kHex[bits & 0xF]);
+      bits >>= 4;
+    }
+  }
+  return id;
+}
+
+}  // namespace mongolock::detail

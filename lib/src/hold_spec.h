@@ -1,0 +1,36 @@
+// HoldSpec: which kind of hold an acquisition asks for, and the commands that act on it.
+//
+// Keeps the plain-lock / shared / exclusive distinction in one place so the acquire loop and
+// the Lease need not know about it.
+// Thread rules: plain value type and pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "bson_ptr.h"
+#include "mongolock/options.h"
+
+namespace mongolock::detail {
+
+struct HoldSpec {
+  std::string collection;
+  std::string name;
+  bool rw = false;         // a reader/writer lock document
+  bool exclusive = true;   // for rw: exclusive or shared
+  int32_t max_shared = 0;  // for rw shared: 0 = unlimited
+};
+
+Bson acquire_for(const HoldSpec& spec, const std::string& id, const Options& options);
+Bson extend_for(const HoldSpec& spec, const std::string& id, const Options& options);
+Bson release_for(const HoldSpec& spec, const std::string& id, const Options& options);
+
+// The fencing token of hold `id` in an acquire reply, if the reply says it was granted.
+std::optional<int64_t> granted_token(const HoldSpec& spec, const bson_t& reply,
+                                     const std::string& id);
+
+// A fresh random 128-bit acquisition id as 32 lowercase hex characters.
+std::string new_acquisition_id();
+
+}  // namespace mongolock::detail

@@ -1,0 +1,174 @@
+#include "lease.h"
+
+#include <cassert>
+
+#include "mongolock/errors.h"
+
+namespace mongolock::detail {
+
+Lease::Lease(std::shared_ptr<Context> context, HoldSpec spec, std::string id, int64_t token,
+             SteadyTime acquire_sent_at)
+    : context_(std::move(context)), spec_(std::move(spec)), id_(std::move(id)), token_(token) {
+  deadline_ = acquire_sent_at + lease_span();
+  next_extend_at_ =
+      acquire_sent_at + std::chrono::milliseconds(context_->options().extension_cadence_ms);
+}
+
+Lease::~Lease() {
+  stop_threads();
+}
+
+std::chrono::milliseconds Lease::lease_span() const {
+  const Options& options = context_->options();
+  return std::chrono::milliseconds(options.expiry_ms - options.lost_safety_margin_ms);
+}
+
+void Lease::start() {
+  watchdog_ = std::thread([this] { watchdog_loop(); });
+  if (context_->options().auto_extend) extender_ = std::thread([this] { extender_loop(); });
+}
+
+void Lease::stop_threads() {
+  {
+    std::lock_guard guard(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  for (std::thread* thread : {&extender_, &watchdog_}) {
+    if (!thread->joinable()) continue;
+    assert(thread->get_id() != std::this_thread::get_id() && "release() from a lost callback");
+    thread->join();
+  }
+}
+
+bool Lease::release() noexcept {
+  {
+    std::lock_guard guard(mutex_);
+    if (released_) return false;
+    released_ = true;
+  }
+  stop_threads();
+  try {
+    Reply reply = context_->write(*release_for(spec_, id_, context_->options()));
+    return reply.outcome == Outcome::kOk && find_int64(*reply.doc, "n").value_or(0) == 1;
+  } catch (...) {
+    return false;  // allocation failure: the hold lapses at its deadline by itself
+  }
+}
+
+bool Lease::extend() {
+  {
+    std::lock_guard guard(mutex_);
+    if (released_)
+      throw InvalidArgument("mongolock: extend() on a released hold of '" + spec_.name + "'");
+  }
+  return extend_once() == ExtendResult::kExtended;
+}
+
+Lease::ExtendResult Lease::extend_once() {
+  const SteadyTime sent_at = std::chrono::steady_clock::now();  // before the request: see header
+  Reply reply = context_->write(*extend_for(spec_, id_, context_->options()));
+  if (reply.outcome != Outcome::kOk) {
+    emit(EventKind::kExtendUnknown, reply.message);
+    return ExtendResult::kUnknown;
+  }
+  if (find_int64(*reply.doc, "n").value_or(0) != 1) {
+    emit(EventKind::kExtendRefused, "no unexpired hold with this acquisition id");
+    mark_lost("the server refused the extension: the hold expired, was taken or force-released");
+    return ExtendResult::kRefused;
+  }
+  {
+    std::lock_guard guard(mutex_);
+    if (!lost_) deadline_ = std::max(deadline_, sent_at + lease_span());
+  }
+  changed_.notify_all();
+  emit(EventKind::kExtended, "");
+  return ExtendResult::kExtended;
+}
+
+void Lease::extender_loop() {
+  const auto cadence = std::chrono::milliseconds(context_->options().extension_cadence_ms);
+  // After a failed attempt retry sooner, but never spin.
+  const auto retry = std::max(std::chrono::milliseconds(1), cadence / 4);
+  std::unique_lock lock(mutex_);
+  while (true) {
+    changed_.wait_until(lock, next_extend_at_, [this] { return stopping_ || lost_; });
+    if (stopping_ || lost_) return;
+    if (std::chrono::steady_clock::now() < next_extend_at_) continue;
+    lock.unlock();
+    const SteadyTime started = std::chrono::steady_clock::now();
+    const ExtendResult result = extend_once();
+    lock.lock();
+    next_extend_at_ = started + (result == ExtendResult::kExtended ? cadence : retry);
+  }
+}
+
+void Lease::watchdog_loop() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_ && !lost_) {
+    if (std::chrono::steady_clock::now() >= deadline_) {
+      lock.unlock();
+      mark_lost("the lease deadline passed without a successful extension");
+      return;
+    }
+    changed_.wait_until(lock, deadline_);
+  }
+}
+
+void Lease::mark_lost(const std::string& cause) {
+  {
+    std::lock_guard guard(mutex_);
+    if (lost_ || released_) return;
+    lost_ = true;
+  }
+  changed_.notify_all();  // the extender stops at once
+  if (lost_source_.request_stop()) emit(EventKind::kLost, cause);
+  {
+    std::lock_guard guard(mutex_);
+    lost_signalled_ = true;  // waiters return only after the token and callbacks have run
+  }
+  changed_.notify_all();
+}
+
+bool Lease::lost() const {
+  std::lock_guard guard(mutex_);
+  return lost_;
+}
+
+void Lease::on_lost(std::function<void()> callback) {
+  {
+    std::lock_guard guard(mutex_);
+    if (callbacks_.size() >= kLostCallbacksMax) {
+      throw InvalidArgument("mongolock: more than 64 on_lost callbacks on one hold of '" +
+                            spec_.name + "'");
+    }
+  }
+  // Constructed outside the mutex: it runs the callback at once if the hold is already lost.
+  auto registered = std::make_unique<std::stop_callback<std::function<void()>>>(
+      lost_source_.get_token(), std::move(callback));
+  std::lock_guard guard(mutex_);
+  callbacks_.push_back(std::move(registered));
+}
+
+bool Lease::wait_lost(std::chrono::milliseconds timeout) const {
+  std::unique_lock lock(mutex_);
+  changed_.wait_for(lock, timeout, [this] { return lost_signalled_ || released_; });
+  return lost_;
+}
+
+SteadyTime Lease::deadline() const {
+  std::lock_guard guard(mutex_);
+  return deadline_;
+}
+
+void Lease::emit(EventKind kind, std::string_view detail) const {
+  const auto& observer = context_->options().on_event;
+  if (!observer) return;
+  {
+    std::lock_guard guard(mutex_);
+    if (released_ && kind != EventKind::kLost) return;
+  }
+  observer(Event{kind, spec_.name, token_, detail});
+}
+
+}  // namespace mongolock::detail

@@ -1,0 +1,88 @@
+// Lease: the client side of one granted hold: its deadline, its background extender and its
+// lost-notification watchdog.
+//
+// Invariants:
+//   * deadline_ only moves forward, and only after a successful extension, to
+//     (send time of that extension + expiry_ms - lost_safety_margin_ms).
+//   * lost_ is sticky; lost_source_ is requested at most once, never on a normal release.
+//   * the watchdog fires the lost notification at deadline_ on its own thread, whatever the
+//     extender is blocked on.
+//   * after release() returns, no background thread runs and no event is emitted.
+// Thread rules: release()/extend() from the owning Handle's thread; the accessors from any
+// thread. Callbacks registered with on_lost run on the watchdog or extender thread and must not
+// call release() on the same hold.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "context.h"
+#include "hold_spec.h"
+
+namespace mongolock::detail {
+
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+inline constexpr size_t kLostCallbacksMax = 64;
+
+class Lease {
+ public:
+  Lease(std::shared_ptr<Context> context, HoldSpec spec, std::string id, int64_t token,
+        SteadyTime acquire_sent_at);
+  ~Lease();
+  Lease(const Lease&) = delete;
+  Lease& operator=(const Lease&) = delete;
+
+  // Starts the watchdog and (if auto_extend) the extender. Call once, right after construction.
+  void start();
+  bool release() noexcept;
+  bool extend();
+
+  int64_t token() const { return token_; }
+  const std::string& name() const { return spec_.name; }
+  const std::string& id() const { return id_; }
+  bool lost() const;
+  std::stop_token lost_token() const { return lost_source_.get_token(); }
+  void on_lost(std::function<void()> callback);
+  bool wait_lost(std::chrono::milliseconds timeout) const;
+  SteadyTime deadline() const;
+
+ private:
+  enum class ExtendResult { kExtended, kRefused, kUnknown };
+
+  ExtendResult extend_once();
+  void extender_loop();
+  void watchdog_loop();
+  void mark_lost(const std::string& cause);
+  void stop_threads();
+  void emit(EventKind kind, std::string_view detail) const;
+  std::chrono::milliseconds lease_span() const;
+
+  const std::shared_ptr<Context> context_;
+  const HoldSpec spec_;
+  const std::string id_;
+  const int64_t token_;
+
+  mutable std::mutex mutex_;
+  mutable std::condition_variable changed_;
+  SteadyTime deadline_;
+  SteadyTime next_extend_at_;
+  bool lost_ = false;
+  bool lost_signalled_ = false;  // lost_source_ requested and its callbacks run
+  bool stopping_ = false;
+  bool released_ = false;
+  std::stop_source lost_source_;
+  std::vector<std::unique_ptr<std::stop_callback<std::function<void()>>>> callbacks_;
+  std::thread extender_;
+  std::thread watchdog_;
+};
+
+}  // namespace mongolock::detail

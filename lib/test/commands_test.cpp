@@ -1,0 +1,78 @@
+// The command documents: the properties the algorithm depends on, checked on the BSON itself.
+#include "commands.h"
+
+#include <gtest/gtest.h>
+
+#include "bson_ptr.h"
+
+namespace mongolock::detail {
+namespace {
+
+const Owner kOwner{"host", 42, "test"};
+
+HoldRequest request(std::string_view id = "0123456789abcdef0123456789abcdef") {
+  return HoldRequest{"locks", "a.b$c", id, &kOwner, 5000};
+}
+
+size_t key_count(const bson_t& doc) {
+  return bson_count_keys(&doc);
+}
+
+TEST(Commands, AcquireIsOneUpsertOnIdWithAServerClockPipeline) {
+  Bson cmd = acquire_command(request());
+  EXPECT_EQ(find_utf8(*cmd, "findAndModify"), "locks");
+  EXPECT_EQ(find_utf8(*cmd, "query._id"), "a.b$c");  // the name is used verbatim
+  auto query = find_document(*cmd, "query");
+  ASSERT_TRUE(query);
+  EXPECT_EQ(key_count(**query), 1u) << "an upsert query must be a pure _id equality";
+  const std::string json = to_json(*cmd);
+  EXPECT_NE(json.find("\"upsert\" : true"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"new\" : true"), std::string::npos) << json;
+  EXPECT_NE(json.find("$$NOW"), std::string::npos) << json;
+  EXPECT_EQ(find_utf8(*cmd, "update.0.$set.holder.$cond.1"), "0123456789abcdef0123456789abcdef");
+  EXPECT_EQ(find_utf8(*cmd, "update.0.$set.holder.$cond.2"), "$holder");
+  EXPECT_EQ(find_int64(*cmd, "update.0.$set.expiresAt.$cond.1.$add.1"), 5000);
+}
+
+TEST(Commands, TokenNeverComesFromTheClientAndGrowsFromTheStoredOne) {
+  Bson cmd = acquire_command(request());
+  EXPECT_EQ(find_utf8(*cmd, "update.0.$set.token.$cond.1.$max.0.$add.0.$ifNull.0"), "$token");
+  EXPECT_EQ(find_int64(*cmd, "update.0.$set.token.$cond.1.$max.0.$add.1"), 1);
+  EXPECT_EQ(find_int64(*cmd, "update.0.$set.token.$cond.1.$max.1.$multiply.1"), kTokenTimeScale);
+}
+
+TEST(Commands, ExtendMatchesOwnIdAndAnUnexpiredLeaseOnly) {
+  Bson cmd = extend_command(request("id1"));
+  EXPECT_EQ(find_utf8(*cmd, "updates.0.q.holder"), "id1");
+  EXPECT_EQ(find_utf8(*cmd, "updates.0.q.$expr.$gt.0"), "$expiresAt");
+  EXPECT_EQ(find_utf8(*cmd, "updates.0.q.$expr.$gt.1"), "$$NOW");
+}
+
+TEST(Commands, ReleaseIsOwnerCheckedAndKeepsTheDocument) {
+  Bson cmd = release_command(request("id2"));
+  EXPECT_EQ(find_utf8(*cmd, "update"), "locks");
+  EXPECT_EQ(find_utf8(*cmd, "updates.0.q.holder"), "id2");
+  EXPECT_EQ(find_utf8(*cmd, "updates.0.q._id"), "a.b$c");
+  EXPECT_TRUE(find_is_null_or_missing(*cmd, "delete"));
+  EXPECT_TRUE(find_document(*cmd, "updates.0.u.0.$set").has_value());
+}
+
+TEST(Commands, SharedExtendAndReleaseAreOwnerChecked) {
+  Bson extend = rw_extend_command(request("id3"), /*exclusive=*/false);
+  const std::string json = to_json(*extend);
+  EXPECT_NE(json.find("\"$$this.id\", \"id3\""), std::string::npos) << json;
+  Bson release = rw_release_command(request("id3"), false);
+  EXPECT_EQ(find_utf8(*release, "updates.0.q.shared\\.id"), std::nullopt);
+  const std::string release_json = to_json(*release);
+  EXPECT_NE(release_json.find("\"shared.id\" : \"id3\""), std::string::npos) << release_json;
+}
+
+TEST(Commands, TtlIndexUsesTheConfiguredGrace) {
+  Bson cmd = index_command("locks", "expiresAt", 60);
+  EXPECT_EQ(find_utf8(*cmd, "createIndexes"), "locks");
+  EXPECT_EQ(find_int64(*cmd, "indexes.0.key.expiresAt"), 1);
+  EXPECT_EQ(find_int64(*cmd, "indexes.0.expireAfterSeconds"), 60);
+}
+
+}  // namespace
+}  // namespace mongolock::detail

@@ -1,0 +1,147 @@
+// Contention: 100 threads on one lock never see two holders; two OS processes contend through
+// fork/exec; a killed holder's lock is taken over after its lease, with a higher token; the lost
+// notification fires while the server is unreachable.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+#include <vector>
+
+#include "test_server.h"
+
+namespace mongolock::test {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+class ContentionTest : public ServerTest {};
+
+TEST_F(ContentionTest, HundredThreadsNeverSeeTwoHolders) {
+  constexpr int kThreads = 100;
+  constexpr int kRoundsPerThread = 3;
+  Provider provider(server_->uri(), fresh_database(), test_options());
+  std::atomic<int> inside{0};
+  std::atomic<int> overlaps{0};
+  std::atomic<int> failures{0};
+  int64_t counter = 0;  // guarded only by the lock
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      Lock lock = provider.create_lock("hundred");
+      for (int round = 0; round < kRoundsPerThread; ++round) {
+        try {
+          Handle held = lock.acquire(seconds(120));
+          if (inside.fetch_add(1) != 0) overlaps++;
+          const int64_t seen = counter;
+          std::this_thread::yield();
+          counter = seen + 1;
+          inside.fetch_sub(1);
+          held.release();
+        } catch (const Error& error) {
+          std::fprintf(stderr, "%s\n", error.what());
+          failures++;
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(overlaps.load(), 0);
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(counter, kThreads * kRoundsPerThread);
+}
+
+pid_t spawn_contender(const std::vector<std::string>& args, int* stdout_fd = nullptr) {
+  int pipe_fds[2] = {-1, -1};
+  if (stdout_fd != nullptr && pipe(pipe_fds) != 0) return -1;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (stdout_fd != nullptr) {
+      dup2(pipe_fds[1], STDOUT_FILENO);
+      close(pipe_fds[0]);
+      close(pipe_fds[1]);
+    }
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(MONGOLOCK_CONTENDER_PATH));
+    for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+    argv.push_back(nullptr);
+    execv(MONGOLOCK_CONTENDER_PATH, argv.data());
+    _exit(127);
+  }
+  if (stdout_fd != nullptr) {
+    close(pipe_fds[1]);
+    *stdout_fd = pipe_fds[0];
+  }
+  return pid;
+}
+
+int wait_exit_code(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST_F(ContentionTest, TwoProcessesContendOnOneLock) {
+  constexpr int kIterations = 40;
+  const std::string db = fresh_database();
+  const auto dir = std::filesystem::temp_directory_path() / db;
+  std::filesystem::create_directories(dir);
+  const std::vector<std::string> args = {
+      "count", server_->uri(), db, "two-processes", std::to_string(kIterations), dir.string()};
+  const pid_t first = spawn_contender(args);
+  const pid_t second = spawn_contender(args);
+  EXPECT_EQ(wait_exit_code(first), 0);
+  EXPECT_EQ(wait_exit_code(second), 0);
+  long counter = 0;
+  std::ifstream(dir / "counter") >> counter;
+  EXPECT_EQ(counter, 2 * kIterations) << "a read-modify-write was lost: two holders overlapped";
+  std::filesystem::remove_all(dir);
+}
+
+TEST_F(ContentionTest, KilledHolderIsTakenOverAfterItsLeaseWithAHigherToken) {
+  const std::string db = fresh_database();
+  int out_fd = -1;
+  const pid_t child = spawn_contender({"hold", server_->uri(), db, "abandoned", "1000"}, &out_fd);
+  FILE* out = fdopen(out_fd, "r");
+  long long child_token = 0;
+  ASSERT_EQ(std::fscanf(out, "held %lld", &child_token), 1) << "the holder process never acquired";
+  fclose(out);
+  Provider provider(server_->uri(), db, test_options());
+  Lock lock = provider.create_lock("abandoned");
+  EXPECT_FALSE(lock.try_acquire().has_value()) << "the other process's hold was ignored";
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  Handle held = lock.acquire(seconds(20));
+  EXPECT_GT(held.fencing_token(), child_token);
+}
+
+// Its own server: it is stopped with SIGSTOP, which would stall every other test.
+TEST(LostNotification, FiresWhileTheServerIsUnreachable) {
+  auto server = MongosimProcess::start();
+  if (!server) GTEST_SKIP() << "mongosim is not part of this build";
+  Options options;
+  options.create_index = false;
+  options.expiry_ms = 1000;
+  // A renewal sent into the paused server hangs for a minute: the watchdog must not wait for it.
+  Provider provider(server->uri("&socketTimeoutMS=60000&serverSelectionTimeoutMS=60000"),
+                    fresh_database(), options);
+  Handle held = provider.create_lock("partitioned").acquire(seconds(5));
+  std::atomic<bool> called{false};
+  held.on_lost([&] { called = true; });
+  server->pause();
+  const bool lost = held.wait_lost(seconds(10));
+  const bool token_requested = held.lost_token().stop_requested();
+  server->resume();
+  EXPECT_TRUE(lost) << "no lost notification while the server was unreachable";
+  EXPECT_TRUE(token_requested);
+  EXPECT_TRUE(called);
+}
+
+}  // namespace
+}  // namespace mongolock::test

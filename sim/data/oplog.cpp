@@ -1,0 +1,46 @@
+#include "data/oplog.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace mongosim::data {
+
+bson::Document OplogEntry::to_document() const {
+  bson::Document d{{"ts", bson::Value::timestamp(optime.ts)},
+                   {"t", bson::V(optime.term)},
+                   {"v", bson::V(int64_t{2})},
+                   {"op", bson::V(std::string(1, op))},
+                   {"ns", bson::V(ns)}};
+  if (!ui.is_null()) d.append("ui", ui);
+  d.append("o", bson::V(o));
+  if (o2) d.append("o2", bson::V(*o2));
+  d.append("wall", bson::Value::date(wall_ms));
+  if (statement) {
+    d.append("lsid", statement->lsid);
+    d.append("txnNumber", bson::V(statement->txn_number));
+    d.append("stmtId", bson::V(statement->stmt_id));
+  }
+  return d;
+}
+
+OpTime Oplog::next_optime(int64_t now_ms, int64_t term) const {
+  auto now_secs = static_cast<uint32_t>(std::max<int64_t>(now_ms / 1000, 0));
+  OpTime next;
+  next.term = std::max(term, last_.term);
+  if (now_secs > last_.ts.seconds) {
+    next.ts = bson::Timestamp{now_secs, 1};
+  } else {
+    next.ts = bson::Timestamp{last_.ts.seconds, last_.ts.increment + 1};
+  }
+  return next;
+}
+
+void Oplog::append(OplogEntry entry) {
+  assert(last_.is_null() || last_.ts < entry.optime.ts);
+  last_ = entry.optime;
+  last_wall_ms_ = entry.wall_ms;
+  entries_.push_back(std::move(entry));
+  while (entries_.size() > kMaxEntries) entries_.pop_front();
+}
+
+}  // namespace mongosim::data

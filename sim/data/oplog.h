@@ -1,0 +1,65 @@
+// The oplog: every change to the data, in optime order (reference §6.6), plus the images a
+// replication layer needs to undo an entry on rollback and a findAndModify retry needs to
+// rebuild its reply (§5.3).
+//
+// Invariants: entries are strictly increasing by optime; timestamps never go backwards even if
+// the server clock does; at most kMaxEntries are kept (the oldest are dropped, like a capped
+// collection).
+//
+// Thread rules: not synchronised; the Store's data mutex guards it, and every append happens
+// under the same lock hold as the change it describes.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+
+#include "bson/value.h"
+#include "optime.h"
+
+namespace mongosim::data {
+
+// The retryable-write identity a write carries into its oplog entry.
+struct StatementId {
+  bson::Value lsid;  // the lsid document {id: UUID}
+  int64_t txn_number = 0;
+  int32_t stmt_id = 0;
+};
+
+struct OplogEntry {
+  OpTime optime;
+  int64_t wall_ms = 0;
+  char op = 'n';  // i, u, d, c, n
+  std::string ns;
+  bson::Value ui;    // collection UUID (null for no-ops)
+  bson::Document o;  // inserted doc, new doc (full replacement), {_id} for d, command
+  std::optional<bson::Document> o2;  // {_id} for u
+  std::optional<StatementId> statement;
+  // Kept for rollback and findAndModify retries; not part of the wire shape.
+  std::optional<bson::Document> pre_image;
+  std::optional<bson::Document> post_image;
+
+  // {ts, t, v: 2, op, ns, ui?, o, o2?, wall, lsid?, txnNumber?, stmtId?} (§6.6).
+  bson::Document to_document() const;
+};
+
+class Oplog {
+ public:
+  static constexpr size_t kMaxEntries = 200'000;
+
+  // The next optime: (max(now seconds, last seconds), increment) strictly above the last.
+  OpTime next_optime(int64_t now_ms, int64_t term) const;
+  void append(OplogEntry entry);  // asserts the optime increases
+
+  OpTime last_optime() const { return last_; }
+  int64_t last_wall_ms() const { return last_wall_ms_; }
+  const std::deque<OplogEntry>& entries() const { return entries_; }
+
+ private:
+  std::deque<OplogEntry> entries_;
+  OpTime last_;
+  int64_t last_wall_ms_ = 0;
+};
+
+}  // namespace mongosim::data

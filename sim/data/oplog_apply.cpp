@@ -1,0 +1,177 @@
+// Applying fetched oplog entries on a secondary, and the new primary's no-op. Entries arrive in
+// the shape OplogEntry::to_document() produces on the sync source.
+#include <cassert>
+
+#include "data/store.h"
+#include "data/store_impl.h"
+#include "error_codes.h"
+
+namespace mongosim::data {
+
+namespace {
+
+[[noreturn]] void bad_entry(const std::string& field) {
+  throw CommandError(code::kBadValue, "oplog entry field '" + field + "' is missing or invalid");
+}
+
+const bson::Value& field(const bson::Document& entry, const char* name) {
+  const bson::Value* v = entry.get(name);
+  if (v == nullptr) bad_entry(name);
+  return *v;
+}
+
+const bson::Document& document_field(const bson::Document& entry, const char* name) {
+  const bson::Value& v = field(entry, name);
+  if (!v.is_document()) bad_entry(name);
+  return v.as_document();
+}
+
+std::pair<std::string, std::string> split_ns(const std::string& ns) {
+  size_t dot = ns.find('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 == ns.size()) bad_entry("ns");
+  return {ns.substr(0, dot), ns.substr(dot + 1)};
+}
+
+OplogEntry parse_entry(const bson::Document& doc) {
+  OplogEntry e;
+  const bson::Value& ts = field(doc, "ts");
+  const bson::Value& t = field(doc, "t");
+  if (ts.type() != bson::Type::kTimestamp) bad_entry("ts");
+  if (!t.is_number()) bad_entry("t");
+  e.optime = OpTime{ts.as_timestamp(), static_cast<int64_t>(t.number_as_double())};
+  const bson::Value& op = field(doc, "op");
+  if (!op.is_string() || op.as_string().size() != 1) bad_entry("op");
+  e.op = op.as_string()[0];
+  const bson::Value& ns = field(doc, "ns");
+  if (!ns.is_string()) bad_entry("ns");
+  e.ns = ns.as_string();
+  if (const bson::Value* ui = doc.get("ui")) e.ui = *ui;
+  e.o = document_field(doc, "o");
+  if (doc.has("o2")) e.o2 = document_field(doc, "o2");
+  if (const bson::Value* wall = doc.get("wall");
+      wall != nullptr && wall->type() == bson::Type::kDateTime)
+    e.wall_ms = wall->as_date_ms();
+  const bson::Value* lsid = doc.get("lsid");
+  const bson::Value* txn = doc.get("txnNumber");
+  const bson::Value* stmt = doc.get("stmtId");
+  if (lsid != nullptr && txn != nullptr && stmt != nullptr && txn->is_number() &&
+      stmt->is_number()) {
+    e.statement = StatementId{*lsid, static_cast<int64_t>(txn->number_as_double()),
+                              static_cast<int32_t>(stmt->number_as_double())};
+  }
+  return e;
+}
+
+Collection& collection_for_apply(Store::Impl& impl, const std::string& ns, const bson::Value& ui) {
+  auto [db, coll] = split_ns(ns);
+  if (Collection* c = impl.find_collection(db, coll)) return *c;
+  auto owned = std::make_unique<Collection>(db, coll, ui);
+  Collection& c = *owned;
+  impl.dbs[db].emplace(coll, std::move(owned));
+  return c;
+}
+
+const bson::Value& id_of(const bson::Document& doc, const char* where) {
+  const bson::Value* id = doc.get("_id");
+  if (id == nullptr) bad_entry(std::string(where) + "._id");
+  return *id;
+}
+
+// The change itself, idempotently: the primary already enforced the constraints.
+void apply_change(Store::Impl& impl, OplogEntry& e) {
+  switch (e.op) {
+    case 'i': {
+      Collection& c = collection_for_apply(impl, e.ns, e.ui);
+      if (auto rid = c.find_id(id_of(e.o, "o"))) {
+        c.replace(*rid, e.o);
+      } else {
+        c.insert(e.o);
+      }
+      return;
+    }
+    case 'u': {
+      if (!e.o2) bad_entry("o2");
+      Collection& c = collection_for_apply(impl, e.ns, e.ui);
+      if (auto rid = c.find_id(id_of(*e.o2, "o2"))) {
+        c.replace(*rid, e.o);
+      } else {
+        c.insert(e.o);
+      }
+      return;
+    }
+    case 'd': {
+      Collection& c = collection_for_apply(impl, e.ns, e.ui);
+      if (auto rid = c.find_id(id_of(e.o, "o"))) c.erase(*rid);
+      return;
+    }
+    case 'c': {
+      auto [db, suffix] = split_ns(e.ns);
+      if (const bson::Value* create = e.o.get("create"); create != nullptr && create->is_string()) {
+        collection_for_apply(impl, db + "." + create->as_string(), e.ui);
+      } else if (const bson::Value* drop = e.o.get("drop"); drop != nullptr && drop->is_string()) {
+        if (auto it = impl.dbs.find(db); it != impl.dbs.end()) {
+          it->second.erase(drop->as_string());
+          if (it->second.empty()) impl.dbs.erase(it);
+        }
+      }
+      // Index builds and other catalog entries only matter on a primary; they are logged below.
+      return;
+    }
+    case 'n':
+      return;
+    default:
+      bad_entry("op");
+  }
+}
+
+}  // namespace
+
+bool Store::has_oplog_entry(OpTime optime) const {
+  std::lock_guard lock(impl_->mu);
+  for (auto it = impl_->oplog.entries().rbegin(); it != impl_->oplog.entries().rend(); ++it) {
+    if (it->optime == optime) return true;
+    if (it->optime.ts < optime.ts) return false;
+  }
+  return false;
+}
+
+void Store::apply_oplog_entry(const bson::Document& doc) {
+  OplogEntry e = parse_entry(doc);
+  std::lock_guard lock(impl_->mu);
+  if (!impl_->oplog.last_optime().is_null() && !(impl_->oplog.last_optime().ts < e.optime.ts)) {
+    return;  // already applied
+  }
+  apply_change(*impl_, e);
+  if (e.statement && (e.op == 'i' || e.op == 'u' || e.op == 'd')) {
+    // A retried write that reaches this member after it becomes primary must find its result.
+    ExecutedStatement record;
+    record.op = e.op;
+    record.optime = e.optime;
+    std::string key = SessionTable::key_of(e.statement->lsid);
+    try {
+      impl_->sessions.begin(key, e.statement->txn_number);
+      impl_->sessions.record(key, e.statement->txn_number, e.statement->stmt_id, std::move(record));
+    } catch (const CommandError&) {
+      // A newer transaction already started on this session: the old statement cannot be
+      // retried any more, so there is nothing to remember.
+    }
+  }
+  impl_->oplog.append(std::move(e));
+}
+
+OpTime Store::append_noop(const std::string& message, int64_t term) {
+  std::lock_guard lock(impl_->mu);
+  int64_t now_ms = impl_->options.clock->now_ms();
+  OplogEntry e;
+  e.op = 'n';
+  e.ns = "";
+  e.o = bson::Document{{"msg", bson::V(message)}};
+  e.optime = impl_->oplog.next_optime(now_ms, term);
+  e.wall_ms = now_ms;
+  OpTime optime = e.optime;
+  impl_->oplog.append(std::move(e));
+  assert(optime.term == term || optime.term > term);
+  return optime;
+}
+
+}  // namespace mongosim::data

@@ -1,0 +1,124 @@
+// Store::Impl: the catalog, oplog, session table and cursors behind the data commands, and
+// the one write path every change goes through.
+//
+// Invariants:
+// - every change to a collection happens in apply_insert/apply_update/apply_delete/
+//   log_command, which append the oplog entry (and, for retryable writes, the session record)
+//   under the same hold of `mu` as the change;
+// - a collection exists in `dbs` iff it was created and not dropped; empty databases are
+//   removed.
+//
+// Thread rules: `mu` guards dbs, oplog and sessions. Session check-out is taken before `mu`.
+// The cursor manager has its own lock and is never called while holding `mu` for long.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "data/collection.h"
+#include "data/cursors.h"
+#include "data/oplog.h"
+#include "data/session_table.h"
+#include "data/store.h"
+#include "query/query.h"
+
+namespace mongosim::data {
+
+inline constexpr size_t kMaxDocumentBytes = 16 * 1024 * 1024;
+inline constexpr size_t kMaxWriteBatchStatements = 100'000;
+inline constexpr int32_t kInvalidLength = 16;
+inline constexpr int32_t kUpdateResultTooLarge = 17419;
+
+// The retryable-write identity of the statement being executed; null for ordinary writes.
+struct RetryableStatement {
+  std::string session_key;
+  StatementId id;
+};
+
+// The retryable-write state of one command: the session check-out and whether it applies.
+struct RetryScope {
+  std::optional<std::string> session_key;  // set iff the command is a retryable write
+  bson::Value lsid;
+  int64_t txn_number = 0;
+  SessionCheckout::Lease lease;
+
+  bool active() const { return session_key.has_value(); }
+  std::optional<RetryableStatement> statement(int32_t stmt_id) const;
+};
+
+using Database = std::map<std::string, std::unique_ptr<Collection>>;
+
+struct Store::Impl {
+  explicit Impl(StoreOptions opts);
+
+  StoreOptions options;
+  mutable std::mutex mu;
+  std::map<std::string, Database> dbs;
+  Oplog oplog;
+  SessionTable sessions;
+  SessionCheckout checkout;
+  CursorManager cursors;
+
+  // TTL monitor.
+  std::mutex ttl_mu;
+  std::condition_variable ttl_wake;
+  bool ttl_stopping = false;
+  std::thread ttl_thread;
+
+  // --- catalog (callers hold mu) ---
+  Collection* find_collection(const std::string& db, const std::string& coll);
+  // Creates the collection (with its oplog "c" entry) if needed; sets *created.
+  Collection& collection_for_write(const std::string& db, const std::string& coll, int64_t now_ms,
+                                   bool* created = nullptr);
+
+  // --- the write path (callers hold mu) ---
+  OpTime apply_insert(Collection& c, bson::Document doc, const RetryableStatement* stmt,
+                      ExecutedStatement record, int64_t now_ms);
+  OpTime apply_update(Collection& c, RecordId rid, bson::Document doc,
+                      const RetryableStatement* stmt, ExecutedStatement record, int64_t now_ms);
+  OpTime apply_delete(Collection& c, RecordId rid, const RetryableStatement* stmt,
+                      ExecutedStatement record, int64_t now_ms);
+  OpTime log_command(const std::string& db, const bson::Value& ui, bson::Document o,
+                     int64_t now_ms);
+
+  // Begins the retryable-write bookkeeping for a command (check-out, txnNumber check).
+  RetryScope begin_retryable(const CommandContext& ctx, bool eligible);
+
+  query::EvalContext eval_context(const CommandContext& ctx) const;
+
+  // TTL: one pass over every TTL index, deleting expired documents through the write path.
+  size_t ttl_pass(int64_t now_ms);
+  void ttl_loop();
+
+ private:
+  OpTime append(OplogEntry entry, const RetryableStatement* stmt, ExecutedStatement record,
+                int64_t now_ms);
+  std::optional<TransactionalWriteFault> before_commit(const RetryableStatement* stmt);
+};
+
+// Document helpers shared by the command files.
+// Puts _id first, generating an ObjectId if missing; throws InvalidIdField (53) for an array,
+// regex or undefined _id.
+bson::Document with_id_first(bson::Document doc);
+// Throws `code` if the encoded document exceeds 16 MiB.
+void check_document_size(const bson::Document& doc, int32_t code, const char* what);
+// Record ids of the documents that match, in natural order (an _id equality uses the index).
+std::vector<RecordId> matching_records(const Collection& c, const query::Matcher& m,
+                                       const query::EvalContext& ectx, bool first_only);
+// The _id of an upsert's new document (the query's _id wins), as §9.6 describes.
+bson::Document build_upsert_document(const query::Matcher& m, const query::Update& u,
+                                     const query::EvalContext& ectx);
+bson::Document write_error(size_t index, const CommandError& e);
+
+void register_write_commands(Store::Impl& impl, CommandRegistry& registry);
+void register_find_and_modify(Store::Impl& impl, CommandRegistry& registry);
+void register_read_commands(Store::Impl& impl, CommandRegistry& registry);
+void register_catalog_commands(Store::Impl& impl, CommandRegistry& registry);
+
+}  // namespace mongosim::data

@@ -1,0 +1,102 @@
+// A secondary's side of replication in the data layer: applying a primary's oplog entries
+// reproduces its data and its oplog, re-applying is harmless, and bad entries are refused.
+#include <gtest/gtest.h>
+
+#include "data/tests/store_fixture.h"
+#include "error_codes.h"
+
+namespace mongosim::data::testing {
+namespace {
+
+// A second store playing the secondary, with its own registry for reads.
+struct SecondaryStore {
+  SecondaryStore() {
+    StoreOptions options;
+    options.clock = &clock;
+    options.failpoints = &failpoints;
+    store = std::make_unique<Store>(std::move(options));
+    store->register_commands(registry);
+  }
+  bson::Array all(const std::string& coll) {
+    CommandContext ctx;
+    ctx.db = "db";
+    ctx.body = Document{{"find", bson::V(coll)}, {"batchSize", bson::V(int64_t{100000})}};
+    ctx.name = "find";
+    ctx.now_ms = clock.now_ms();
+    Document r = registry.find("find")->handler(ctx);
+    return r.get("cursor")->as_document().get("firstBatch")->as_array();
+  }
+  void apply_all(const std::vector<Document>& entries) {
+    for (const auto& e : entries) store->apply_oplog_entry(e);
+  }
+
+  ServerClock clock;
+  FailPoints failpoints;
+  CommandRegistry registry;
+  std::unique_ptr<Store> store;
+};
+
+using OplogApplyTest = StoreFixture;
+
+bool same_arrays(const bson::Array& a, const bson::Array& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!a[i].identical(b[i])) return false;
+  }
+  return true;
+}
+
+TEST_F(OplogApplyTest, ApplyingThePrimaryOplogReproducesItsDataAndOplog) {
+  run(R"({"insert": "c", "documents": [{"_id": 1, "a": 1}, {"_id": 2}, {"_id": 3}]})");
+  run(R"({"update": "c", "updates": [{"q": {"_id": 1}, "u": {"$set": {"a": 2}}}]})");
+  run(R"({"delete": "c", "deletes": [{"q": {"_id": 2}, "limit": 1}]})");
+  run(R"({"insert": "gone", "documents": [{"_id": 1}]})");
+  run(R"({"drop": "gone"})");
+  OpTime noop = store_->append_noop("new primary", 1);
+  EXPECT_EQ(store_->last_applied(), noop);
+
+  SecondaryStore secondary;
+  std::vector<Document> entries = store_->oplog_after(OpTime{}, 1000);
+  secondary.apply_all(entries);
+  EXPECT_TRUE(same_arrays(secondary.all("c"), all("c"))) << js(bson::V(secondary.all("c")));
+  EXPECT_TRUE(secondary.all("gone").empty());
+  EXPECT_EQ(secondary.store->last_applied(), store_->last_applied());
+  std::vector<Document> copied = secondary.store->oplog_after(OpTime{}, 1000);
+  ASSERT_EQ(copied.size(), entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    EXPECT_TRUE(copied[i].get("ts")->identical(*entries[i].get("ts"))) << i;
+    EXPECT_EQ(copied[i].get("op")->as_string(), entries[i].get("op")->as_string()) << i;
+  }
+  EXPECT_TRUE(secondary.store->has_oplog_entry(noop));
+  EXPECT_FALSE(secondary.store->has_oplog_entry(OpTime{noop.ts, noop.term + 1}));
+
+  // A re-fetched batch changes nothing.
+  secondary.apply_all(entries);
+  EXPECT_EQ(secondary.store->oplog_after(OpTime{}, 1000).size(), entries.size());
+  EXPECT_TRUE(same_arrays(secondary.all("c"), all("c")));
+}
+
+TEST_F(OplogApplyTest, EntriesItCannotReadAreRefusedNamingTheField) {
+  SecondaryStore secondary;
+  auto code_of = [&](const Document& entry) -> std::pair<int32_t, std::string> {
+    try {
+      secondary.store->apply_oplog_entry(entry);
+    } catch (const CommandError& e) {
+      return {e.code(), e.what()};
+    }
+    return {0, ""};
+  };
+  Document no_ts = J(R"({"t": 1, "op": "i", "ns": "db.c", "o": {"_id": 1}})");
+  EXPECT_EQ(code_of(no_ts).first, code::kBadValue);
+  EXPECT_NE(code_of(no_ts).second.find("'ts'"), std::string::npos);
+  Document bad_op =
+      J(R"({"ts": {"$timestamp": {"t": 5, "i": 1}}, "t": 1, "op": "x", "ns": "db.c", "o": {}})");
+  EXPECT_NE(code_of(bad_op).second.find("'op'"), std::string::npos);
+  Document update_without_o2 = J(
+      R"({"ts": {"$timestamp": {"t": 5, "i": 1}}, "t": 1, "op": "u", "ns": "db.c", "o": {"_id": 1}})");
+  EXPECT_NE(code_of(update_without_o2).second.find("'o2'"), std::string::npos);
+  EXPECT_TRUE(secondary.store->last_applied().is_null());  // nothing was logged
+}
+
+}  // namespace
+}  // namespace mongosim::data::testing

@@ -1,0 +1,95 @@
+// mongosim: a MongoDB-wire-compatible server. Parses mongod-style flags, wires the server core
+// to the data layer, serves until SIGTERM/SIGINT, then shuts down cleanly.
+#include <signal.h>
+
+#include <cstdio>
+#include <stdexcept>
+
+#include "data/store.h"
+#include "server/log.h"
+#include "server/options.h"
+#include "server/replication.h"
+#include "server/server.h"
+
+namespace {
+
+constexpr int kExitBadOptions = 2;
+constexpr int kExitCannotListen = 48;  // mongod's exit code when it cannot bind
+
+// Blocks the shutdown signals in every thread (threads inherit the mask), so the main thread
+// alone receives them through sigwait.
+sigset_t block_shutdown_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  return set;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace mongosim;
+  server::ParsedCommandLine cli = server::parse_command_line(argc, argv);
+  if (cli.help) {
+    std::fputs(server::usage_text().c_str(), stdout);
+    return 0;
+  }
+  if (!cli.options) {
+    std::fprintf(stderr, "mongosim: %s\n", cli.error.c_str());
+    return kExitBadOptions;
+  }
+  sigset_t signals = block_shutdown_signals();
+  std::unique_ptr<server::Server> srv;
+  try {
+    srv = std::make_unique<server::Server>(std::move(*cli.options));
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "mongosim: %s\n", e.what());
+    return kExitBadOptions;
+  }
+  server::ServerContext& ctx = srv->context();
+
+  data::StoreOptions store_options;
+  store_options.clock = &ctx.clock;
+  store_options.failpoints = &ctx.failpoints;
+  store_options.ttl_monitor_sleep_secs = [&ctx] { return ctx.parameters.ttl_monitor_sleep_secs(); };
+  store_options.current_term = [&ctx] { return ctx.replica.term(); };
+  store_options.can_accept_writes = [&ctx] { return ctx.replica.snapshot().is_writable_primary(); };
+  data::Store store(store_options);
+  store.register_commands(ctx.registry);
+  ctx.last_applied = [&store] { return store.last_applied(); };
+  ctx.last_write_date_ms = [&store] { return store.last_write_date_ms(); };
+
+  server::ReplicationDataHooks hooks;
+  hooks.last_applied = [&store] { return store.last_applied(); };
+  hooks.oplog_after = [&store](OpTime after, size_t n) { return store.oplog_after(after, n); };
+  hooks.has_oplog_entry = [&store](OpTime optime) { return store.has_oplog_entry(optime); };
+  hooks.apply_entry = [&store](const bson::Document& entry) { store.apply_oplog_entry(entry); };
+  hooks.append_noop = [&store](const std::string& message, int64_t term) {
+    return store.append_noop(message, term);
+  };
+  server::ReplicationCoordinator replication(ctx, std::move(hooks));
+  replication.register_commands();
+
+  try {
+    srv->start();
+  } catch (const std::runtime_error& e) {
+    server::log_event(server::Severity::kError, "NETWORK", server::log_id::kListenFailed, "main",
+                      "Cannot listen", bson::Document{{"error", bson::V(e.what())}});
+    std::fprintf(stderr, "mongosim: %s\n", e.what());
+    return kExitCannotListen;
+  }
+  store.start_ttl_monitor();
+  replication.start();
+
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  server::log_event(server::Severity::kInfo, "CONTROL", server::log_id::kShutdown, "main",
+                    "Shutting down", bson::Document{{"signal", bson::V(int32_t{signal_number})}});
+  srv->stop();
+  replication.stop();
+  store.stop();
+  return 0;
+}

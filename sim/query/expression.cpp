@@ -1,0 +1,850 @@
+#include "query/expression.h"
+
+#include <cassert>
+#include <cmath>
+
+#include "command.h"
+#include "query/civil_time.h"
+#include "query/numeric.h"
+#include "query/path.h"
+#include "query/type_order.h"
+
+namespace mongosim::query {
+
+namespace {
+
+// Guards the recursive evaluator against pathological nesting.
+constexpr int kExpressionDepthMax = 150;
+
+[[noreturn]] void fail(int32_t code, const std::string& message) {
+  throw CommandError(code, message);
+}
+
+std::string type_of(const Maybe& v) {
+  return v ? std::string(bson::type_name(v->type())) : "missing";
+}
+
+bool is_nullish(const Maybe& v) {
+  return !v || v->is_null() || v->type() == bson::Type::kUndefined;
+}
+
+std::vector<const Value*> operand_list(const Value& args) {
+  std::vector<const Value*> out;
+  if (args.is_array()) {
+    for (const Value& v : args.as_array()) out.push_back(&v);
+  } else {
+    out.push_back(&args);
+  }
+  return out;
+}
+
+Maybe eval(const Value& e, const Variables& vars, int depth);
+
+// ---- field paths and variables ----
+
+Maybe walk_field_path(const Value& base, const Path& path, size_t i) {
+  if (i == path.size()) return base;
+  if (base.is_document()) {
+    const Value* child = base.as_document().get(path[i]);
+    if (child == nullptr) return std::nullopt;
+    return walk_field_path(*child, path, i + 1);
+  }
+  if (base.is_array()) {
+    // "$a.b" over an array maps over its elements (§9.4); scalars contribute nothing.
+    Array out;
+    for (const Value& element : base.as_array()) {
+      if (!element.is_document() && !element.is_array()) continue;
+      Maybe r = walk_field_path(element, path, i);
+      if (r) out.push_back(std::move(*r));
+    }
+    return Value::array(std::move(out));
+  }
+  return std::nullopt;
+}
+
+Maybe variable_value(std::string_view name, const Variables& vars) {
+  for (auto it = vars.user.rbegin(); it != vars.user.rend(); ++it) {
+    if (it->first == name) return it->second;
+  }
+  if (name == "NOW") return Value::date(vars.ctx->now_ms);
+  if (name == "CLUSTER_TIME") return Value::timestamp(vars.ctx->cluster_time);
+  if (name == "ROOT" || name == "CURRENT") return Value::document(*vars.root);
+  if (name == "REMOVE") return std::nullopt;
+  fail(17276, "Use of undefined variable: " + std::string(name));
+}
+
+Maybe eval_path_string(const std::string& s, const Variables& vars) {
+  assert(!s.empty() && s[0] == '$');
+  if (s.size() >= 2 && s[1] == '$') {
+    std::string_view rest(s);
+    rest.remove_prefix(2);
+    size_t dot = rest.find('.');
+    Maybe base = variable_value(rest.substr(0, dot), vars);
+    if (dot == std::string_view::npos || !base) return base;
+    return walk_field_path(*base, split_path(rest.substr(dot + 1)), 0);
+  }
+  // Walk the root directly: wrapping it in a Value would copy it for every field read.
+  Path path = split_path(std::string_view(s).substr(1));
+  const Value* first = vars.root->get(path[0]);
+  if (first == nullptr) return std::nullopt;
+  return walk_field_path(*first, path, 1);
+}
+
+// ---- operator helpers ----
+
+std::vector<Maybe> eval_operands(const Value& args, const Variables& vars, int depth) {
+  std::vector<Maybe> out;
+  for (const Value* v : operand_list(args)) out.push_back(eval(*v, vars, depth));
+  return out;
+}
+
+Maybe from_bool(bool b) {
+  return Value::boolean(b);
+}
+
+Maybe op_compare(std::string_view name, const Value& args, const Variables& vars, int depth) {
+  auto ops = eval_operands(args, vars, depth);
+  int c = compare_maybe(ops[0], ops[1]);
+  if (name == "$eq") return from_bool(c == 0);
+  if (name == "$ne") return from_bool(c != 0);
+  if (name == "$lt") return from_bool(c < 0);
+  if (name == "$lte") return from_bool(c <= 0);
+  if (name == "$gt") return from_bool(c > 0);
+  if (name == "$gte") return from_bool(c >= 0);
+  return Value::int32(c < 0 ? -1 : (c > 0 ? 1 : 0));  // $cmp
+}
+
+Maybe op_add(const Value& args, const Variables& vars, int depth) {
+  Value total = Value::int32(0);
+  std::optional<int64_t> date_ms;
+  bool saw_null = false;
+  for (Maybe& v : eval_operands(args, vars, depth)) {
+    if (is_nullish(v)) {
+      saw_null = true;
+    } else if (v->type() == bson::Type::kDateTime) {
+      if (date_ms) fail(code::kLocation16612, "only one date allowed in an $add expression");
+      date_ms = v->as_date_ms();
+    } else if (v->is_number()) {
+      total = add_numbers(total, *v).value;
+    } else {
+      fail(16554, "$add only supports numeric or date types, not " + type_of(v));
+    }
+  }
+  if (saw_null) return Value::null();
+  if (date_ms) return Value::date(*date_ms + std::llround(total.number_as_double()));
+  return total;
+}
+
+Maybe op_subtract(const Value& args, const Variables& vars, int depth) {
+  auto ops = eval_operands(args, vars, depth);
+  const Maybe& a = ops[0];
+  const Maybe& b = ops[1];
+  if (is_nullish(a) || is_nullish(b)) return Value::null();
+  if (a->is_number() && b->is_number()) return subtract_numbers(*a, *b).value;
+  if (a->type() == bson::Type::kDateTime) {
+    if (b->type() == bson::Type::kDateTime) return Value::int64(a->as_date_ms() - b->as_date_ms());
+    if (b->is_number()) return Value::date(a->as_date_ms() - std::llround(b->number_as_double()));
+  }
+  fail(code::kLocation16556, "cant $subtract a " + type_of(b) + " from a " + type_of(a));
+}
+
+Maybe op_multiply(const Value& args, const Variables& vars, int depth) {
+  Value product = Value::int32(1);
+  bool saw_null = false;
+  for (Maybe& v : eval_operands(args, vars, depth)) {
+    if (is_nullish(v)) {
+      saw_null = true;
+    } else if (v->is_number()) {
+      product = multiply_numbers(product, *v).value;
+    } else {
+      fail(16555, "$multiply only supports numeric types, not " + type_of(v));
+    }
+  }
+  if (saw_null) return Value::null();
+  return product;
+}
+
+Maybe op_divide(const Value& args, const Variables& vars, int depth) {
+  auto ops = eval_operands(args, vars, depth);
+  if (is_nullish(ops[0]) || is_nullish(ops[1])) return Value::null();
+  if (!ops[0]->is_number() || !ops[1]->is_number()) {
+    fail(16609,
+         "$divide only supports numeric types, not " + type_of(ops[0]) + " and " + type_of(ops[1]));
+  }
+  double d = ops[1]->number_as_double();
+  if (d == 0) fail(16608, "can't $divide by zero");
+  return Value::dbl(ops[0]->number_as_double() / d);
+}
+
+Maybe op_extreme(bool want_max, const Value& args, const Variables& vars, int depth) {
+  std::vector<Maybe> values;
+  auto ops = operand_list(args);
+  if (ops.size() == 1) {
+    // A single operand that is an array means "the extreme of its elements".
+    Maybe only = eval(*ops[0], vars, depth);
+    if (only && only->is_array()) {
+      for (const Value& v : only->as_array()) values.emplace_back(v);
+    } else {
+      values.push_back(std::move(only));
+    }
+  } else {
+    values = eval_operands(args, vars, depth);
+  }
+  Maybe best;
+  for (Maybe& v : values) {
+    if (is_nullish(v)) continue;
+    if (!best || (want_max ? compare_values(*v, *best) > 0 : compare_values(*v, *best) < 0)) {
+      best = std::move(v);
+    }
+  }
+  return best ? best : Maybe(Value::null());
+}
+
+Maybe op_sum(const Value& args, const Variables& vars, int depth) {
+  Value total = Value::int32(0);
+  auto add = [&](const Value& v) {
+    if (v.is_number()) total = add_numbers(total, v).value;
+  };
+  auto ops = operand_list(args);
+  if (ops.size() == 1) {
+    Maybe only = eval(*ops[0], vars, depth);
+    if (only && only->is_array()) {
+      for (const Value& v : only->as_array()) add(v);
+    } else if (only) {
+      add(*only);
+    }
+    return total;
+  }
+  for (Maybe& v : eval_operands(args, vars, depth)) {
+    if (v) add(*v);
+  }
+  return total;
+}
+
+[[noreturn]] void conversion_failure(const Maybe& v, std::string_view target) {
+  fail(code::kConversionFailure, "Unsupported conversion from " + type_of(v) + " to " +
+                                     std::string(target) + " in $convert with no onError value");
+}
+
+int64_t object_id_seconds(const Value& v) {
+  const uint8_t* b = v.as_object_id().bytes;
+  return (int64_t{b[0]} << 24) | (int64_t{b[1]} << 16) | (int64_t{b[2]} << 8) | b[3];
+}
+
+// $toDate (§9.4): int32 is deliberately refused, as mongod does.
+Maybe to_date(const Maybe& v) {
+  if (is_nullish(v)) return Value::null();
+  switch (v->type()) {
+    case bson::Type::kDateTime:
+      return v;
+    case bson::Type::kInt64:
+      return Value::date(v->as_int64());
+    case bson::Type::kDouble:
+    case bson::Type::kDecimal128: {
+      double d = v->number_as_double();
+      if (!std::isfinite(d) || std::fabs(d) >= 9.2e18) {
+        fail(code::kConversionFailure,
+             "Conversion would overflow target type in $convert with no onError value: " +
+                 render(*v));
+      }
+      return Value::date(static_cast<int64_t>(std::trunc(d)));
+    }
+    case bson::Type::kString: {
+      auto ms = parse_iso_date_ms(v->as_string());
+      if (!ms) {
+        fail(code::kConversionFailure, "Error parsing date string '" + v->as_string() +
+                                           "'; in $convert with no onError value");
+      }
+      return Value::date(*ms);
+    }
+    case bson::Type::kObjectId:
+      return Value::date(object_id_seconds(*v) * 1000);
+    case bson::Type::kTimestamp:
+      return Value::date(int64_t{v->as_timestamp().seconds} * 1000);
+    default:
+      conversion_failure(v, "date");
+  }
+}
+
+Maybe to_long(const Maybe& v) {
+  if (is_nullish(v)) return Value::null();
+  switch (v->type()) {
+    case bson::Type::kInt32:
+      return Value::int64(v->as_int32());
+    case bson::Type::kInt64:
+      return v;
+    case bson::Type::kBool:
+      return Value::int64(v->as_bool() ? 1 : 0);
+    case bson::Type::kDateTime:
+      return Value::int64(v->as_date_ms());
+    case bson::Type::kDouble:
+    case bson::Type::kDecimal128: {
+      double d = v->number_as_double();
+      if (!std::isfinite(d) || d >= 9223372036854775808.0 || d < -9223372036854775808.0) {
+        fail(code::kConversionFailure,
+             "Conversion would overflow target type in $convert with no onError value: " +
+                 render(*v));
+      }
+      return Value::int64(static_cast<int64_t>(std::trunc(d)));
+    }
+    case bson::Type::kString: {
+      const std::string& s = v->as_string();
+      size_t i = (!s.empty() && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
+      bool ok = i < s.size() && s.size() <= 20;
+      for (size_t j = i; ok && j < s.size(); ++j) ok = s[j] >= '0' && s[j] <= '9';
+      if (!ok) {
+        fail(code::kConversionFailure, "Failed to parse number '" + s +
+                                           "' in $convert with no onError value: Did not consume "
+                                           "whole string.");
+      }
+      return Value::int64(std::stoll(s));
+    }
+    default:
+      conversion_failure(v, "long");
+  }
+}
+
+Maybe to_int(const Maybe& v) {
+  Maybe l = to_long(v);
+  if (is_nullish(l)) return l;
+  int64_t x = l->as_int64();
+  if (x < INT32_MIN || x > INT32_MAX) {
+    fail(code::kConversionFailure,
+         "Conversion would overflow target type in $convert with no onError value: " + render(*v));
+  }
+  return Value::int32(static_cast<int32_t>(x));
+}
+
+Maybe to_double(const Maybe& v) {
+  if (is_nullish(v)) return Value::null();
+  if (v->is_number()) return Value::dbl(v->number_as_double());
+  if (v->type() == bson::Type::kBool) return Value::dbl(v->as_bool() ? 1 : 0);
+  if (v->type() == bson::Type::kDateTime) return Value::dbl(static_cast<double>(v->as_date_ms()));
+  conversion_failure(v, "double");
+}
+
+Maybe op_cond(const Value& args, const Variables& vars, int depth) {
+  const Value *if_e = nullptr, *then_e = nullptr, *else_e = nullptr;
+  if (args.is_document()) {
+    const Document& d = args.as_document();
+    if_e = d.get("if");
+    then_e = d.get("then");
+    else_e = d.get("else");
+  } else {
+    const Array& a = args.as_array();
+    if_e = &a[0];
+    then_e = &a[1];
+    else_e = &a[2];
+  }
+  Maybe test = eval(*if_e, vars, depth);
+  return eval(test && test->truthy() ? *then_e : *else_e, vars, depth);
+}
+
+Maybe op_if_null(const Value& args, const Variables& vars, int depth) {
+  auto ops = operand_list(args);
+  for (size_t i = 0; i + 1 < ops.size(); ++i) {
+    Maybe v = eval(*ops[i], vars, depth);
+    if (!is_nullish(v)) return v;
+  }
+  return eval(*ops.back(), vars, depth);
+}
+
+Maybe op_logic(std::string_view name, const Value& args, const Variables& vars, int depth) {
+  auto ops = operand_list(args);
+  if (name == "$not") {
+    Maybe v = eval(*ops[0], vars, depth);
+    return from_bool(!(v && v->truthy()));
+  }
+  bool is_and = name == "$and";
+  for (const Value* op : ops) {
+    Maybe v = eval(*op, vars, depth);
+    bool t = v && v->truthy();
+    if (is_and && !t) return from_bool(false);
+    if (!is_and && t) return from_bool(true);
+  }
+  return from_bool(is_and);
+}
+
+Maybe op_concat(const Value& args, const Variables& vars, int depth) {
+  std::string out;
+  bool saw_null = false;
+  for (Maybe& v : eval_operands(args, vars, depth)) {
+    if (is_nullish(v)) {
+      saw_null = true;
+    } else if (v->type() == bson::Type::kString) {
+      out += v->as_string();
+    } else {
+      fail(16702, "$concat only supports strings, not " + type_of(v));
+    }
+  }
+  if (saw_null) return Value::null();
+  return Value::string(std::move(out));
+}
+
+Maybe op_size(const Value& args, const Variables& vars, int depth) {
+  Maybe v = eval(*operand_list(args)[0], vars, depth);
+  if (!v || !v->is_array()) {
+    fail(17124, "The argument to $size must be an array, but was of type: " + type_of(v));
+  }
+  return Value::int32(static_cast<int32_t>(v->as_array().size()));
+}
+
+Maybe op_in(const Value& args, const Variables& vars, int depth) {
+  auto ops = eval_operands(args, vars, depth);
+  if (!ops[1] || !ops[1]->is_array()) {
+    fail(40081, "$in requires an array as a second argument, found: " + type_of(ops[1]));
+  }
+  Value needle = ops[0] ? *ops[0] : Value::undefined();
+  for (const Value& v : ops[1]->as_array()) {
+    if (compare_values(needle, v) == 0) return from_bool(true);
+  }
+  return from_bool(false);
+}
+
+Maybe op_array_elem_at(const Value& args, const Variables& vars, int depth) {
+  auto ops = eval_operands(args, vars, depth);
+  if (is_nullish(ops[0]) || is_nullish(ops[1])) return Value::null();
+  if (!ops[0]->is_array()) {
+    fail(28689, "$arrayElemAt's first argument must be an array, but is " + type_of(ops[0]));
+  }
+  auto index = ops[1]->is_number() ? ops[1]->number_as_exact_int64() : std::nullopt;
+  if (!index) {
+    fail(28690,
+         "$arrayElemAt's second argument must be a numeric value, but is " + type_of(ops[1]));
+  }
+  const Array& arr = ops[0]->as_array();
+  int64_t i = *index < 0 ? static_cast<int64_t>(arr.size()) + *index : *index;
+  if (i < 0 || i >= static_cast<int64_t>(arr.size())) return std::nullopt;
+  return arr[static_cast<size_t>(i)];
+}
+
+Maybe op_merge_objects(const Value& args, const Variables& vars, int depth) {
+  Document out;
+  for (Maybe& v : eval_operands(args, vars, depth)) {
+    if (is_nullish(v)) continue;
+    if (!v->is_document()) {
+      fail(40400, "$mergeObjects requires object inputs, but input " + render(*v) + " is of type " +
+                      type_of(v));
+    }
+    for (const auto& [k, x] : v->as_document()) out.set(k, x);
+  }
+  return Value::document(std::move(out));
+}
+
+Maybe op_let(const Value& args, const Variables& vars, int depth) {
+  const Document& d = args.as_document();
+  Variables inner = vars;
+  for (const auto& [name, e] : d.get("vars")->as_document()) {
+    Maybe v = eval(e, vars, depth);
+    inner.user.emplace_back(name, v ? *v : Value::undefined());
+  }
+  return eval(*d.get("in"), inner, depth);
+}
+
+// The element variable of $filter/$map ("as", default "this"), read as $$<name>.
+std::string element_variable(const Document& d) {
+  const Value* as = d.get("as");
+  return as != nullptr && as->is_string() ? as->as_string() : "this";
+}
+
+// Evaluates body once per element of an array "input", with the element bound to $$<as>.
+// Returns nullopt for a nullish input (the operator's result is then null).
+template <typename PerElement>
+std::optional<Array> for_each_element(std::string_view op, int32_t not_array_code,
+                                      const Document& d, const Variables& vars, int depth,
+                                      PerElement per_element) {
+  Maybe input = eval(*d.get("input"), vars, depth);
+  if (is_nullish(input)) return std::nullopt;
+  if (!input->is_array()) {
+    fail(not_array_code,
+         "input to " + std::string(op) + " must be an array not " + type_of(input));
+  }
+  Variables inner = vars;
+  inner.user.emplace_back(element_variable(d), Value::null());
+  Array out;
+  for (const Value& element : input->as_array()) {
+    inner.user.back().second = element;
+    per_element(element, inner, out);
+  }
+  return out;
+}
+
+Maybe op_filter(const Value& args, const Variables& vars, int depth) {
+  const Document& d = args.as_document();
+  const Value& cond = *d.get("cond");
+  auto out = for_each_element("$filter", 28651, d, vars, depth,
+                              [&](const Value& element, const Variables& inner, Array& acc) {
+                                Maybe keep = eval(cond, inner, depth);
+                                if (keep && keep->truthy()) acc.push_back(element);
+                              });
+  if (!out) return Value::null();
+  return Value::array(std::move(*out));
+}
+
+Maybe op_map(const Value& args, const Variables& vars, int depth) {
+  const Document& d = args.as_document();
+  const Value& in = *d.get("in");
+  auto out = for_each_element("$map", 16883, d, vars, depth,
+                              [&](const Value&, const Variables& inner, Array& acc) {
+                                Maybe v = eval(in, inner, depth);
+                                acc.push_back(v ? std::move(*v) : Value::null());
+                              });
+  if (!out) return Value::null();
+  return Value::array(std::move(*out));
+}
+
+Maybe op_concat_arrays(const Value& args, const Variables& vars, int depth) {
+  Array out;
+  for (Maybe& v : eval_operands(args, vars, depth)) {
+    if (is_nullish(v)) return Value::null();
+    if (!v->is_array()) {
+      fail(28664, "$concatArrays only supports arrays, not " + type_of(v));
+    }
+    const Array& part = v->as_array();
+    out.insert(out.end(), part.begin(), part.end());
+  }
+  return Value::array(std::move(out));
+}
+
+int64_t unit_ms(std::string_view unit) {
+  if (unit == "millisecond") return 1;
+  if (unit == "second") return 1000;
+  if (unit == "minute") return 60000;
+  if (unit == "hour") return 3600000;
+  if (unit == "day") return 86400000;
+  if (unit == "week") return 7 * int64_t{86400000};
+  return 0;  // calendar units
+}
+
+int64_t months_in(std::string_view unit) {
+  if (unit == "month") return 1;
+  if (unit == "quarter") return 3;
+  if (unit == "year") return 12;
+  return 0;
+}
+
+Maybe op_date_add(std::string_view name, const Value& args, const Variables& vars, int depth) {
+  const Document& d = args.as_document();
+  Maybe start = eval(*d.get("startDate"), vars, depth);
+  Maybe unit = eval(*d.get("unit"), vars, depth);
+  Maybe amount = eval(*d.get("amount"), vars, depth);
+  if (is_nullish(start) || is_nullish(unit) || is_nullish(amount)) return Value::null();
+  std::string op(name);
+  if (start->type() != bson::Type::kDateTime) {
+    fail(5166403, op + " requires startDate to be convertible to a date");
+  }
+  if (unit->type() != bson::Type::kString ||
+      (unit_ms(unit->as_string()) == 0 && months_in(unit->as_string()) == 0)) {
+    fail(code::kFailedToParse,
+         op + " parameter 'unit' value parsing failed :: caused by :: " +
+             "unknown time unit value: " + (unit->is_string() ? unit->as_string() : render(*unit)));
+  }
+  auto n = amount->is_number() ? amount->number_as_exact_int64() : std::nullopt;
+  if (!n) fail(5166405, op + " expects integer amount of time units");
+  // Amounts beyond ±1e12 units overflow every date mongod can represent.
+  constexpr int64_t kAmountMax = 1000000000000;
+  if (*n > kAmountMax || *n < -kAmountMax) fail(5166406, op + " overflowed");
+  int64_t count = name == "$dateSubtract" ? -*n : *n;
+  if (int64_t per = unit_ms(unit->as_string())) {
+    int64_t delta = 0, result = 0;
+    if (__builtin_mul_overflow(count, per, &delta) ||
+        __builtin_add_overflow(start->as_date_ms(), delta, &result)) {
+      fail(5166406, op + " overflowed");
+    }
+    return Value::date(result);
+  }
+  CivilTime t = civil_from_ms(start->as_date_ms());
+  int64_t month_index = t.year * 12 + (t.month - 1) + count * months_in(unit->as_string());
+  t.year = month_index >= 0 ? month_index / 12 : (month_index - 11) / 12;
+  t.month = static_cast<int>(month_index - t.year * 12) + 1;
+  return Value::date(ms_from_civil(t));
+}
+
+Maybe op_type(const Value& args, const Variables& vars, int depth) {
+  Maybe v = eval(*operand_list(args)[0], vars, depth);
+  return Value::string(type_of(v));
+}
+
+Maybe op_unary(std::string_view name, const Value& args, const Variables& vars, int depth) {
+  Maybe v = eval(*operand_list(args)[0], vars, depth);
+  if (name == "$toDate") return to_date(v);
+  if (name == "$toLong") return to_long(v);
+  if (name == "$toInt") return to_int(v);
+  if (name == "$toDouble") return to_double(v);
+  if (name == "$toBool") return is_nullish(v) ? Value::null() : Value::boolean(v->truthy());
+  if (name == "$isArray") return from_bool(v && v->is_array());
+  assert(name == "$abs");
+  if (is_nullish(v)) return Value::null();
+  if (!v->is_number()) fail(28765, "$abs only supports numeric types, not " + type_of(v));
+  if (v->number_as_double() >= 0) return v;
+  return subtract_numbers(Value::int32(0), *v).value;
+}
+
+// ---- the operator table ----
+
+using OpFn = Maybe (*)(std::string_view, const Value&, const Variables&, int);
+
+struct OpSpec {
+  std::string_view name;
+  int args_min;  // for array-style operands; -1: the operand has its own shape
+  int args_max;  // -1: unbounded
+  OpFn fn;
+};
+
+template <Maybe (*F)(const Value&, const Variables&, int)>
+Maybe plain(std::string_view, const Value& a, const Variables& v, int d) {
+  return F(a, v, d);
+}
+
+const OpSpec kOps[] = {
+    {"$eq", 2, 2, op_compare},
+    {"$ne", 2, 2, op_compare},
+    {"$lt", 2, 2, op_compare},
+    {"$lte", 2, 2, op_compare},
+    {"$gt", 2, 2, op_compare},
+    {"$gte", 2, 2, op_compare},
+    {"$cmp", 2, 2, op_compare},
+    {"$and", 0, -1, op_logic},
+    {"$or", 0, -1, op_logic},
+    {"$not", 1, 1, op_logic},
+    {"$add", 0, -1, plain<op_add>},
+    {"$subtract", 2, 2, plain<op_subtract>},
+    {"$multiply", 0, -1, plain<op_multiply>},
+    {"$divide", 2, 2, plain<op_divide>},
+    {"$max", 1, -1,
+     [](std::string_view, const Value& a, const Variables& v, int d) {
+       return op_extreme(true, a, v, d);
+     }},
+    {"$min", 1, -1,
+     [](std::string_view, const Value& a, const Variables& v, int d) {
+       return op_extreme(false, a, v, d);
+     }},
+    {"$sum", 1, -1, plain<op_sum>},
+    {"$cond", -1, -1, plain<op_cond>},
+    {"$ifNull", -1, -1, plain<op_if_null>},
+    {"$literal", -1, -1,
+     [](std::string_view, const Value& a, const Variables&, int) { return Maybe(a); }},
+    {"$toDate", 1, 1, op_unary},
+    {"$toLong", 1, 1, op_unary},
+    {"$toInt", 1, 1, op_unary},
+    {"$toDouble", 1, 1, op_unary},
+    {"$toBool", 1, 1, op_unary},
+    {"$isArray", 1, 1, op_unary},
+    {"$abs", 1, 1, op_unary},
+    {"$dateAdd", -1, -1, op_date_add},
+    {"$dateSubtract", -1, -1, op_date_add},
+    {"$type", 1, 1, plain<op_type>},
+    {"$concat", 0, -1, plain<op_concat>},
+    {"$size", 1, 1, plain<op_size>},
+    {"$in", 2, 2, plain<op_in>},
+    {"$arrayElemAt", 2, 2, plain<op_array_elem_at>},
+    {"$mergeObjects", 0, -1, plain<op_merge_objects>},
+    {"$let", -1, -1, plain<op_let>},
+    {"$filter", -1, -1, plain<op_filter>},
+    {"$map", -1, -1, plain<op_map>},
+    {"$concatArrays", 0, -1, plain<op_concat_arrays>},
+};
+
+const OpSpec* find_op(std::string_view name) {
+  for (const OpSpec& op : kOps) {
+    if (op.name == name) return &op;
+  }
+  return nullptr;
+}
+
+bool is_operator_object(const Document& d) {
+  return !d.empty() && d.first_key()[0] == '$';
+}
+
+Maybe eval_object(const Document& d, const Variables& vars, int depth) {
+  Document out;
+  for (const auto& [key, e] : d) {
+    Maybe v = eval(e, vars, depth);
+    if (v) out.append(key, std::move(*v));
+  }
+  return Value::document(std::move(out));
+}
+
+Maybe eval(const Value& e, const Variables& vars, int depth) {
+  if (depth > kExpressionDepthMax) fail(code::kBadValue, "expression nested too deeply");
+  if (e.is_string() && !e.as_string().empty() && e.as_string()[0] == '$') {
+    return eval_path_string(e.as_string(), vars);
+  }
+  if (e.is_array()) {
+    Array out;
+    for (const Value& element : e.as_array()) {
+      Maybe v = eval(element, vars, depth + 1);
+      out.push_back(v ? std::move(*v) : Value::null());
+    }
+    return Value::array(std::move(out));
+  }
+  if (!e.is_document()) return e;
+  const Document& d = e.as_document();
+  if (!is_operator_object(d)) return eval_object(d, vars, depth + 1);
+  const auto& [name, args] = d.at(0);
+  const OpSpec* op = find_op(name);
+  assert(op != nullptr && "validate_expression() must run first");
+  return op->fn(name, args, vars, depth + 1);
+}
+
+// ---- parse-time validation ----
+
+void validate_at(const Value& e, int depth);
+
+void validate_arity(const OpSpec& op, const Value& args) {
+  if (op.args_min < 0) return;
+  auto n = static_cast<int>(operand_list(args).size());
+  if (n >= op.args_min && (op.args_max < 0 || n <= op.args_max)) return;
+  std::string name(op.name);
+  if (op.args_min == op.args_max) {
+    fail(16020, "Expression " + name + " takes exactly " + std::to_string(op.args_min) +
+                    " arguments. " + std::to_string(n) + " were passed in.");
+  }
+  fail(16021, "Expression " + name + " takes at least " + std::to_string(op.args_min) +
+                  " arguments, and at most " + std::to_string(op.args_max) + ". " +
+                  std::to_string(n) + " were passed in.");
+}
+
+void require_fields(const Document& d, std::string_view op, std::initializer_list<const char*> req,
+                    std::initializer_list<const char*> optional, int32_t missing_code,
+                    int32_t unknown_code) {
+  for (const auto& [key, v] : d) {
+    bool known = false;
+    for (const char* r : req) known = known || key == r;
+    for (const char* o : optional) known = known || key == o;
+    if (!known) {
+      fail(unknown_code, "Unrecognized parameter to " + std::string(op) + ": " + key);
+    }
+  }
+  for (const char* r : req) {
+    if (!d.has(r))
+      fail(missing_code, "Missing '" + std::string(r) + "' parameter to " + std::string(op));
+  }
+}
+
+void validate_special(const OpSpec& op, const Value& args, int depth) {
+  if (op.name == "$literal") return;
+  if (op.name == "$cond") {
+    if (args.is_document()) {
+      require_fields(args.as_document(), "$cond", {"if", "then", "else"}, {}, 17080, 17083);
+    } else if (!args.is_array() || args.as_array().size() != 3) {
+      fail(16020, "Expression $cond takes exactly 3 arguments. " +
+                      std::to_string(operand_list(args).size()) + " were passed in.");
+    }
+  } else if (op.name == "$ifNull") {
+    size_t n = operand_list(args).size();
+    if (n < 2) {
+      fail(1257300, "$ifNull needs at least two arguments, had: " + std::to_string(n));
+    }
+  } else if (op.name == "$dateAdd" || op.name == "$dateSubtract") {
+    if (!args.is_document()) {
+      fail(5166400, std::string(op.name) + " expects an object as its argument");
+    }
+    const Document& d = args.as_document();
+    for (const auto& [key, v] : d) {
+      if (key != "startDate" && key != "unit" && key != "amount" && key != "timezone") {
+        fail(5166401, "Unrecognized argument to " + std::string(op.name) + ": " + key +
+                          ". Expected arguments are startDate, unit, amount, and optionally "
+                          "timezone.");
+      }
+    }
+    if (!d.has("startDate") || !d.has("unit") || !d.has("amount")) {
+      fail(5166402, std::string(op.name) + " requires startDate, unit, and amount to be present");
+    }
+  } else if (op.name == "$filter" || op.name == "$map") {
+    bool is_filter = op.name == "$filter";
+    std::string name(op.name);
+    if (!args.is_document()) {
+      fail(is_filter ? 28646 : 16878, name + " only supports an object as its argument");
+    }
+    const char* body = is_filter ? "cond" : "in";
+    require_fields(args.as_document(), name, {"input", body}, {"as"},
+                   is_filter ? 28648 : 16880, is_filter ? 28647 : 16879);
+    const Value* as = args.as_document().get("as");
+    if (as != nullptr && (!as->is_string() || as->as_string().empty())) {
+      fail(code::kFailedToParse, name + ": 'as' must be a non-empty variable name");
+    }
+    validate_at(*args.as_document().get("input"), depth + 1);
+    validate_at(*args.as_document().get(body), depth + 1);
+    return;
+  } else if (op.name == "$let") {
+    if (!args.is_document()) fail(16874, "$let only supports an object as its argument");
+    const Document& d = args.as_document();
+    const Value* v = d.get("vars");
+    if (v == nullptr) fail(16876, "Missing 'vars' parameter to $let");
+    if (!d.has("in")) fail(16877, "Missing 'in' parameter to $let");
+    if (!v->is_document()) fail(10065, "invalid parameter: expected an object (vars)");
+    for (const auto& [name, e] : v->as_document()) validate_at(e, depth + 1);
+    validate_at(*d.get("in"), depth + 1);
+    return;
+  }
+  if (args.is_document() && !is_operator_object(args.as_document())) {
+    for (const auto& [k, e] : args.as_document()) validate_at(e, depth + 1);
+    return;
+  }
+  for (const Value* v : operand_list(args)) validate_at(*v, depth + 1);
+}
+
+void validate_at(const Value& e, int depth) {
+  if (depth > kExpressionDepthMax) fail(code::kBadValue, "expression nested too deeply");
+  if (e.is_string() && e.as_string().size() >= 1 && e.as_string()[0] == '$') {
+    const std::string& s = e.as_string();
+    if (s == "$" || s == "$$") fail(16872, "'" + s + "' by itself is not a valid FieldPath");
+    return;
+  }
+  if (e.is_array()) {
+    for (const Value& element : e.as_array()) validate_at(element, depth + 1);
+    return;
+  }
+  if (!e.is_document()) return;
+  const Document& d = e.as_document();
+  if (!is_operator_object(d)) {
+    for (const auto& [key, v] : d) {
+      if (!key.empty() && key[0] == '$') {
+        fail(16410,
+             "FieldPath field names may not start with '$'. Consider using $getField or "
+             "$setField.");
+      }
+      validate_at(v, depth + 1);
+    }
+    return;
+  }
+  if (d.size() != 1) {
+    fail(15983,
+         "an expression specification must contain exactly one field, the name of the "
+         "expression. Found " +
+             std::to_string(d.size()) + " fields in " + render(d) + ", while parsing object " +
+             render(d));
+  }
+  const auto& [name, args] = d.at(0);
+  const OpSpec* op = find_op(name);
+  if (op == nullptr) fail(code::kInvalidPipelineOperator, "Unrecognized expression '" + name + "'");
+  validate_arity(*op, args);
+  validate_special(*op, args, depth);
+}
+
+}  // namespace
+
+void validate_expression(const Value& expression) {
+  validate_at(expression, 0);
+}
+
+Maybe eval_expression(const Value& expression, const Variables& vars) {
+  assert(vars.root != nullptr && vars.ctx != nullptr);
+  return eval(expression, vars, 0);
+}
+
+int compare_maybe(const Maybe& a, const Maybe& b) {
+  // Missing ranks with undefined, just below null (canonical rank 0 < 5).
+  static const Value kMissing = Value::undefined();
+  return compare_values(a ? *a : kMissing, b ? *b : kMissing);
+}
+
+Value evaluate(const Value& expression, const Document& root, const EvalContext& ctx) {
+  validate_expression(expression);
+  Variables vars{&root, &ctx, {}};
+  Maybe v = eval_expression(expression, vars);
+  return v ? *v : Value::null();
+}
+
+}  // namespace mongosim::query

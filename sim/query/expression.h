@@ -1,0 +1,38 @@
+// Aggregation expressions (reference §9.4): the evaluator behind $expr, update pipelines,
+// $project/$addFields/$group and find's computed projections. Expressions are interpreted
+// straight from their BSON form; validate_expression() runs the parse-time checks mongod
+// makes, so a bad expression fails before any document is touched.
+//
+// "Missing" is distinct from null throughout (a missing field is not null: {$eq: ["$x", null]}
+// is false when x is absent), so results are std::optional<Value> with nullopt = missing.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "query/query.h"
+
+namespace mongosim::query {
+
+using Maybe = std::optional<Value>;
+
+// The variables an expression can read. $$ROOT and $$CURRENT are the document being evaluated.
+struct Variables {
+  const Document* root = nullptr;
+  const EvalContext* ctx = nullptr;
+  // $let and user variables, innermost last; looked up from the back.
+  std::vector<std::pair<std::string, Value>> user;
+};
+
+// Throws CommandError (168 unknown operator, 15983 malformed object, 16020 wrong arity...).
+void validate_expression(const Value& expression);
+
+// Throws CommandError for run-time type errors (16554, 16612, 16556, 241, ...).
+Maybe eval_expression(const Value& expression, const Variables& vars);
+
+// Comparison with "missing" ordered just below null, as expressions compare (§9.4).
+int compare_maybe(const Maybe& a, const Maybe& b);
+
+}  // namespace mongosim::query

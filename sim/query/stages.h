@@ -1,0 +1,23 @@
+// Per-document aggregation stages, shared by update pipelines (reference §9.5) and
+// run_pipeline: $addFields/$set, $project, $unset, $replaceRoot/$replaceWith. Internal.
+#pragma once
+
+#include <string_view>
+
+#include "query/query.h"
+
+namespace mongosim::query {
+
+// True for the stages that map one document to one document.
+bool is_document_stage(std::string_view name);
+
+// Parse-time checks for such a stage (stage = {$name: spec}); throws CommandError.
+void validate_document_stage(const Document& stage);
+
+// Applies a validated document stage to doc.
+Document apply_document_stage(const Document& stage, const Document& doc, const EvalContext& ctx);
+
+// Checks the {$name: spec} shape every stage has and returns the name; throws CommandError.
+const std::string& stage_name(const Value& stage);
+
+}  // namespace mongosim::query

@@ -1,0 +1,186 @@
+#include "query/tests/query_test_util.h"
+
+namespace mongosim::query {
+namespace {
+
+using testing::ctx_at;
+using testing::error_code_of;
+using testing::J;
+using testing::JV;
+
+bson::Value E(std::string_view expr, std::string_view doc = "{}") {
+  return evaluate(JV(expr), J(doc), ctx_at(1000));
+}
+
+int32_t eval_error(std::string_view expr, std::string_view doc = "{}", std::string* msg = nullptr) {
+  return error_code_of([&] { (void)E(expr, doc); }, msg);
+}
+
+void expect_value(const bson::Value& actual, std::string_view expected_json) {
+  bson::Value expected = JV(expected_json);
+  EXPECT_TRUE(actual.identical(expected))
+      << "actual: " << bson::to_json(actual) << " expected: " << expected_json;
+}
+
+TEST(Expression, FieldPathsAndVariables) {
+  expect_value(E(R"("$a.b")", R"({"a": {"b": 5}})"), "5");
+  expect_value(E(R"("$a.b")", R"({"a": [{"b": 1}, {"c": 2}, {"b": 3}]})"), "[1, 3]");
+  expect_value(E(R"("$$NOW")"), R"({"$date": {"$numberLong": "1000"}})");
+  expect_value(E(R"("$$ROOT.a")", R"({"a": 2})"), "2");
+  expect_value(E(R"("$$CURRENT")", R"({"a": 2})"), R"({"a": 2})");
+  expect_value(E(R"({"$literal": "$a"})"), R"("$a")");
+  expect_value(E(R"({"x": "$a"})", R"({"a": 1})"), R"({"x": 1})");
+  EXPECT_EQ(eval_error(R"("$$nope")"), 17276);
+}
+
+TEST(Expression, ComparisonsHaveNoTypeBracketing) {
+  expect_value(E(R"({"$gt": ["$n", "$$NOW"]})", R"({"n": 1e15})"), "false");
+  expect_value(E(R"({"$lt": [null, "$$NOW"]})"), "true");
+  expect_value(E(R"({"$eq": ["$missing", null]})"), "false");
+  expect_value(E(R"({"$lt": ["$missing", null]})"), "true");
+  expect_value(E(R"({"$eq": [1, 1.0]})"), "true");
+  expect_value(E(R"({"$cmp": ["a", 1]})"), "1");
+  expect_value(E(R"({"$ne": ["a", "b"]})"), "true");
+  std::string msg;
+  EXPECT_EQ(eval_error(R"({"$eq": [1]})", "{}", &msg), 16020);
+  EXPECT_EQ(msg, "Expression $eq takes exactly 2 arguments. 1 were passed in.");
+}
+
+TEST(Expression, CondIfNullAndLogic) {
+  expect_value(E(R"({"$cond": [true, 1, 2]})"), "1");
+  expect_value(E(R"({"$cond": {"if": "$x", "then": 1, "else": 2}})", R"({"x": 0})"), "2");
+  expect_value(E(R"({"$cond": {"if": "$x", "then": 1, "else": 2}})", R"({"x": ""})"), "1");
+  expect_value(E(R"({"$ifNull": ["$a", "$b", 3]})", R"({"b": null})"), "3");
+  expect_value(E(R"({"$ifNull": ["$a", "d"]})", R"({"a": 0})"), "0");
+  expect_value(E(R"({"$and": []})"), "true");
+  expect_value(E(R"({"$or": []})"), "false");
+  expect_value(E(R"({"$and": [1, "$missing"]})"), "false");
+  expect_value(E(R"({"$not": [0]})"), "true");
+  EXPECT_EQ(eval_error(R"({"$cond": {"if": true, "then": 1}})"), 17080);
+  EXPECT_EQ(eval_error(R"({"$ifNull": [1]})"), 1257300);
+}
+
+TEST(Expression, ArithmeticPromotion) {
+  expect_value(E(R"({"$add": [1, 2]})"), "3");
+  expect_value(E(R"({"$add": [2147483647, 1]})"), R"({"$numberLong": "2147483648"})");
+  expect_value(E(R"({"$add": [1, 0.5]})"), "1.5");
+  expect_value(E(R"({"$add": [{"$numberLong": "9223372036854775807"}, {"$numberLong": "1"}]})"),
+               "9.2233720368547758e18");
+  expect_value(E(R"({"$add": [1, null]})"), "null");
+  expect_value(E(R"({"$add": [1, "$missing"]})"), "null");
+  expect_value(E(R"({"$add": ["$$NOW", 500]})"), R"({"$date": {"$numberLong": "1500"}})");
+  expect_value(E(R"({"$subtract": ["$$NOW", 400]})"), R"({"$date": {"$numberLong": "600"}})");
+  expect_value(E(R"({"$subtract": ["$$NOW", "$$NOW"]})"), R"({"$numberLong": "0"})");
+  expect_value(E(R"({"$subtract": [5, 7]})"), "-2");
+  expect_value(E(R"({"$multiply": [3, 4]})"), "12");
+  expect_value(E(R"({"$multiply": [65536, 65536]})"), R"({"$numberLong": "4294967296"})");
+  std::string msg;
+  EXPECT_EQ(eval_error(R"({"$add": ["$$NOW", "$$NOW"]})", "{}", &msg), 16612);
+  EXPECT_EQ(msg, "only one date allowed in an $add expression");
+  EXPECT_EQ(eval_error(R"({"$subtract": [5, "$$NOW"]})"), 16556);
+  EXPECT_EQ(eval_error(R"({"$add": [1, "x"]})"), 16554);
+  EXPECT_EQ(eval_error(R"({"$multiply": [1, "x"]})"), 16555);
+}
+
+TEST(Expression, MaxMinConcatSizeInType) {
+  expect_value(E(R"({"$max": [1, "$$NOW", null]})"), R"({"$date": {"$numberLong": "1000"}})");
+  expect_value(E(R"({"$max": [[1, 5, 3]]})"), "5");
+  expect_value(E(R"({"$min": [4, 2, null]})"), "2");
+  expect_value(E(R"({"$max": [null, "$missing"]})"), "null");
+  expect_value(E(R"({"$concat": ["a", "b"]})"), R"("ab")");
+  expect_value(E(R"({"$concat": ["a", null]})"), "null");
+  EXPECT_EQ(eval_error(R"({"$concat": ["a", 1]})"), 16702);
+  expect_value(E(R"({"$size": [[1, 2]]})"), "2");
+  EXPECT_EQ(eval_error(R"({"$size": "$missing"})"), 17124);
+  expect_value(E(R"({"$in": [2, [1, 2]]})"), "true");
+  expect_value(E(R"({"$in": ["$h", "$list"]})", R"({"h": "x", "list": ["y"]})"), "false");
+  EXPECT_EQ(eval_error(R"({"$in": [1, "$missing"]})"), 40081);
+  auto type_of = [](bson::Value arg) { return evaluate(testing::Op("$type", arg), {}, ctx_at()); };
+  expect_value(type_of(bson::V("$missing")), R"("missing")");
+  expect_value(type_of(bson::V(int32_t{1})), R"("int")");
+  expect_value(type_of(JV("[[1]]")), R"("array")");
+}
+
+TEST(Expression, Conversions) {
+  expect_value(E(R"({"$toDate": {"$numberLong": "5"}})"), R"({"$date": {"$numberLong": "5"}})");
+  expect_value(E(R"({"$toDate": 5.9})"), R"({"$date": {"$numberLong": "5"}})");
+  expect_value(E(R"({"$toDate": "2024-01-02T03:04:05.006Z"})"),
+               R"({"$date": "2024-01-02T03:04:05.006Z"})");
+  expect_value(E(R"({"$toDate": {"$oid": "000000010000000000000000"}})"),
+               R"({"$date": {"$numberLong": "1000"}})");
+  expect_value(E(R"({"$toDate": null})"), "null");
+  std::string msg;
+  EXPECT_EQ(eval_error(R"({"$toDate": 5})", "{}", &msg), 241);
+  EXPECT_EQ(msg, "Unsupported conversion from int to date in $convert with no onError value");
+  EXPECT_EQ(eval_error(R"({"$toDate": "not a date"})"), 241);
+  expect_value(E(R"({"$toLong": 5})"), R"({"$numberLong": "5"})");
+  expect_value(E(R"({"$toLong": "$$NOW"})"), R"({"$numberLong": "1000"})");
+  expect_value(E(R"({"$toLong": "-12"})"), R"({"$numberLong": "-12"})");
+  expect_value(E(R"({"$toLong": 2.7})"), R"({"$numberLong": "2"})");
+  EXPECT_EQ(eval_error(R"({"$toLong": "x"})"), 241);
+}
+
+TEST(Expression, DateAdd) {
+  expect_value(E(R"({"$dateAdd": {"startDate": "$$NOW", "unit": "second", "amount": 2}})"),
+               R"({"$date": {"$numberLong": "3000"}})");
+  expect_value(
+      E(R"({"$dateAdd": {"startDate": {"$date": "2024-01-31T00:00:00Z"}, "unit": "month", "amount": 1}})"),
+      R"({"$date": "2024-02-29T00:00:00Z"})");
+  expect_value(
+      E(R"({"$dateAdd": {"startDate": {"$date": "2024-03-01T00:00:00Z"}, "unit": "year", "amount": -1}})"),
+      R"({"$date": "2023-03-01T00:00:00Z"})");
+  expect_value(E(R"({"$dateAdd": {"startDate": null, "unit": "day", "amount": 1}})"), "null");
+  EXPECT_EQ(eval_error(R"({"$dateAdd": {"startDate": 1, "unit": "day", "amount": 1}})"), 5166403);
+  EXPECT_EQ(eval_error(R"({"$dateAdd": {"startDate": "$$NOW", "unit": "day"}})"), 5166402);
+  EXPECT_EQ(eval_error(R"({"$dateAdd": {"startDate": "$$NOW", "unit": "eon", "amount": 1}})"), 9);
+}
+
+TEST(Expression, ParseErrors) {
+  std::string msg;
+  EXPECT_EQ(eval_error(R"({"$foo": 1})", "{}", &msg), 168);
+  EXPECT_EQ(msg, "Unrecognized expression '$foo'");
+  EXPECT_EQ(eval_error(R"({"$add": [1], "b": 1})"), 15983);
+  EXPECT_EQ(eval_error(R"({"a": {"$bar": 1}})"), 168);
+}
+
+}  // namespace
+}  // namespace mongosim::query
+
+namespace mongosim::query {
+namespace {
+
+// $filter/$map/$concatArrays: what the reader/writer lock's pipelines use to keep live shared
+// holds (filter by expiry), extend one holder (map with a condition) and add one (concat).
+TEST(ExpressionArrays, FilterMapConcat) {
+  const char* doc = R"({"h": [{"id": 1, "exp": 5}, {"id": 2, "exp": 50}], "n": null})";
+  expect_value(E(R"({"$filter": {"input": "$h", "cond": {"$gt": ["$$this.exp", 10]}}})", doc),
+               R"([{"id": 2, "exp": 50}])");
+  expect_value(E(R"({"$filter": {"input": "$h", "as": "x", "cond": {"$eq": ["$$x.id", 1]}}})",
+                 doc),
+               R"([{"id": 1, "exp": 5}])");
+  expect_value(E(R"({"$map": {"input": "$h", "in": "$$this.id"}})", doc), "[1, 2]");
+  expect_value(E(R"({"$map": {"input": "$h", "as": "e", "in": {"$cond": [
+                     {"$eq": ["$$e.id", 2]}, {"$mergeObjects": ["$$e", {"exp": 99}]}, "$$e"]}}})",
+                 doc),
+               R"([{"id": 1, "exp": 5}, {"id": 2, "exp": 99}])");
+  expect_value(E(R"({"$concatArrays": [[1], "$h.id", []]})", doc), "[1, 1, 2]");
+  // Nullish inputs give null; the variable does not leak out of its scope.
+  expect_value(E(R"({"$filter": {"input": "$n", "cond": true}})", doc), "null");
+  expect_value(E(R"({"$map": {"input": "$missing", "in": 1}})", doc), "null");
+  expect_value(E(R"({"$concatArrays": [[1], "$missing"]})", doc), "null");
+  EXPECT_EQ(eval_error(R"({"$map": {"input": [1], "in": "$$this"}, "x": 1})"), 15983);
+  EXPECT_EQ(eval_error(R"("$$this")"), 17276);
+}
+
+TEST(ExpressionArrays, FilterMapConcatErrors) {
+  EXPECT_EQ(eval_error(R"({"$filter": {"input": 5, "cond": true}})"), 28651);
+  EXPECT_EQ(eval_error(R"({"$map": {"input": "s", "in": 1}})"), 16883);
+  EXPECT_EQ(eval_error(R"({"$concatArrays": [[1], 2]})"), 28664);
+  EXPECT_EQ(eval_error(R"({"$filter": {"cond": true}})"), 28648);
+  EXPECT_EQ(eval_error(R"({"$filter": {"input": [], "cond": true, "bogus": 1}})"), 28647);
+  EXPECT_EQ(eval_error(R"({"$map": {"input": []}})"), 16880);
+  EXPECT_EQ(eval_error(R"({"$filter": [1, 2]})"), 28646);
+}
+
+}  // namespace
+}  // namespace mongosim::query

@@ -1,0 +1,173 @@
+#include "query/tests/query_test_util.h"
+
+namespace mongosim::query {
+namespace {
+
+using testing::ctx_at;
+using testing::error_code_of;
+using testing::J;
+using testing::JV;
+using testing::Op;
+
+bool MD(const Document& filter, std::string_view doc) {
+  return Matcher::parse(filter).matches(J(doc), ctx_at());
+}
+
+bool M(std::string_view filter, std::string_view doc) {
+  return Matcher::parse(J(filter)).matches(J(doc), ctx_at());
+}
+
+int32_t parse_error(std::string_view filter, std::string* msg = nullptr) {
+  return error_code_of([&] { (void)Matcher::parse(J(filter)); }, msg);
+}
+
+TEST(Matcher, EqualityOnTopLevelAndDottedPaths) {
+  EXPECT_TRUE(M(R"({"a": 1})", R"({"a": 1})"));
+  EXPECT_TRUE(M(R"({"a": 1})", R"({"a": 1.0})"));
+  EXPECT_TRUE(M(R"({"a": {"$numberLong": "1"}})", R"({"a": 1})"));
+  EXPECT_FALSE(M(R"({"a": 1})", R"({"a": "1"})"));
+  EXPECT_TRUE(M(R"({"a.b": 2})", R"({"a": {"b": 2}})"));
+  EXPECT_FALSE(M(R"({"a.b": 2})", R"({"a": {"b": 3}})"));
+  EXPECT_TRUE(M(R"({"a": {"b": 2}})", R"({"a": {"b": 2}})"));
+  EXPECT_FALSE(M(R"({"a": {"b": 2}})", R"({"a": {"b": 2, "c": 1}})"));
+  EXPECT_TRUE(M(R"({})", R"({"x": 1})"));
+}
+
+TEST(Matcher, ArraysMatchWholeOrAnyElement) {
+  EXPECT_TRUE(M(R"({"a": 2})", R"({"a": [1, 2, 3]})"));
+  EXPECT_TRUE(M(R"({"a": [1, 2]})", R"({"a": [1, 2]})"));
+  EXPECT_TRUE(M(R"({"a": [1, 2]})", R"({"a": [[1, 2], 3]})"));
+  EXPECT_FALSE(M(R"({"a": [2, 1]})", R"({"a": [1, 2]})"));
+  EXPECT_TRUE(M(R"({"a.owner": "x"})", R"({"a": [{"owner": "y"}, {"owner": "x"}]})"));
+  EXPECT_TRUE(M(R"({"a.1": 5})", R"({"a": [4, 5]})"));
+  EXPECT_FALSE(M(R"({"a.0": 5})", R"({"a": [4, 5]})"));
+  EXPECT_TRUE(M(R"({"a.0.b": 1})", R"({"a": [{"b": 1}]})"));
+  EXPECT_TRUE(M(R"({"a": {"$gt": 2}})", R"({"a": [1, 3]})"));
+  EXPECT_FALSE(M(R"({"a": {"$gt": 5}})", R"({"a": [1, 3]})"));
+}
+
+TEST(Matcher, NullMatchesMissingAndNull) {
+  EXPECT_TRUE(M(R"({"a": null})", R"({"b": 1})"));
+  EXPECT_TRUE(M(R"({"a": null})", R"({"a": null})"));
+  EXPECT_FALSE(M(R"({"a": null})", R"({"a": 0})"));
+  EXPECT_TRUE(M(R"({"a.b": null})", R"({"a": [{"b": 1}, {"c": 1}]})"));
+  EXPECT_TRUE(M(R"({"a": {"$in": [null, 5]}})", R"({})"));
+  EXPECT_TRUE(M(R"({"a": {"$exists": true}})", R"({"a": null})"));
+  EXPECT_FALSE(M(R"({"a": {"$exists": true}})", R"({})"));
+  EXPECT_TRUE(M(R"({"a": {"$exists": false}})", R"({})"));
+  EXPECT_TRUE(M(R"({"a.b": {"$exists": true}})", R"({"a": [{"c": 1}, {"b": 1}]})"));
+}
+
+TEST(Matcher, ComparisonsUseTypeBracketing) {
+  EXPECT_TRUE(M(R"({"a": {"$gt": 5}})", R"({"a": 6})"));
+  EXPECT_TRUE(M(R"({"a": {"$gt": 5}})", R"({"a": 5.5})"));
+  EXPECT_FALSE(M(R"({"a": {"$gt": 5}})", R"({"a": "z"})"));
+  EXPECT_FALSE(M(R"({"a": {"$lt": 5}})", R"({"a": null})"));
+  EXPECT_FALSE(M(R"({"a": {"$lt": 5}})", R"({})"));
+  const char* date = R"({"$date": "2024-01-01T00:00:00Z"})";
+  std::string lt_date = std::string(R"({"e": {"$lt": )") + date + "}}";
+  EXPECT_TRUE(M(lt_date, R"({"e": {"$date": "2023-01-01T00:00:00Z"}})"));
+  EXPECT_FALSE(M(lt_date, R"({"e": 5})"));
+  EXPECT_FALSE(M(lt_date, R"({"e": null})"));
+  EXPECT_FALSE(M(lt_date, R"({})"));
+  EXPECT_TRUE(M(R"({"a": {"$gte": null}})", R"({})"));
+  EXPECT_FALSE(M(R"({"a": {"$gt": null}})", R"({"a": null})"));
+  EXPECT_TRUE(M(R"({"a": {"$gte": "b", "$lt": "c"}})", R"({"a": "bz"})"));
+  EXPECT_TRUE(M(R"({"a": {"$gt": {"$minKey": 1}}})", R"({"a": "x"})"));
+}
+
+TEST(Matcher, NeAndNinOnArraysAndMissing) {
+  EXPECT_TRUE(M(R"({"a": {"$ne": 1}})", R"({})"));
+  EXPECT_FALSE(M(R"({"a": {"$ne": 1}})", R"({"a": [1, 2]})"));
+  EXPECT_TRUE(M(R"({"a": {"$ne": 3}})", R"({"a": [1, 2]})"));
+  EXPECT_TRUE(M(R"({"a": {"$nin": [1, 2]}})", R"({})"));
+  EXPECT_FALSE(M(R"({"a": {"$nin": [1, 2]}})", R"({"a": [2, 9]})"));
+  EXPECT_TRUE(M(R"({"a": {"$in": [1, 2]}})", R"({"a": [2, 9]})"));
+  EXPECT_FALSE(M(R"({"a": {"$in": []}})", R"({"a": 1})"));
+}
+
+TEST(Matcher, LogicalOperators) {
+  EXPECT_TRUE(M(R"({"$or": [{"a": 1}, {"b": 2}]})", R"({"b": 2})"));
+  EXPECT_FALSE(M(R"({"$and": [{"a": 1}, {"b": 2}]})", R"({"b": 2})"));
+  EXPECT_TRUE(M(R"({"$nor": [{"a": 1}, {"b": 2}]})", R"({"b": 3})"));
+  EXPECT_FALSE(M(R"({"$nor": [{"a": 1}, {"b": 2}]})", R"({"a": 1})"));
+  EXPECT_TRUE(M(R"({"a": {"$not": {"$gt": 5}}})", R"({"a": 3})"));
+  EXPECT_TRUE(M(R"({"a": {"$not": {"$gt": 5}}})", R"({})"));
+  EXPECT_FALSE(M(R"({"a": {"$not": {"$gt": 5}}})", R"({"a": 7})"));
+}
+
+TEST(Matcher, ElemMatchNeedsOneElementSatisfyingAll) {
+  const char* doc = R"({"h": [{"owner": "x", "exp": 1}, {"owner": "y", "exp": 9}]})";
+  EXPECT_FALSE(M(R"({"h": {"$elemMatch": {"owner": "x", "exp": {"$gt": 5}}}})", doc));
+  EXPECT_TRUE(M(R"({"h": {"$elemMatch": {"owner": "y", "exp": {"$gt": 5}}}})", doc));
+  // Without $elemMatch the two clauses may be satisfied by different elements.
+  EXPECT_TRUE(M(R"({"h.owner": "x", "h.exp": {"$gt": 5}})", doc));
+  EXPECT_TRUE(M(R"({"a": {"$elemMatch": {"$gt": 1, "$lt": 5}}})", R"({"a": [0, 3, 9]})"));
+  EXPECT_FALSE(M(R"({"a": {"$elemMatch": {"$gt": 1, "$lt": 5}}})", R"({"a": [0, 9]})"));
+  EXPECT_FALSE(M(R"({"a": {"$elemMatch": {"$gt": 1}}})", R"({"a": 3})"));
+}
+
+TEST(Matcher, TypeSizeAllRegexMod) {
+  auto type_is = [](bson::Value t) { return Document{{"a", Op("$type", std::move(t))}}; };
+  EXPECT_TRUE(MD(type_is(bson::V("string")), R"({"a": "x"})"));
+  EXPECT_TRUE(MD(type_is(bson::V("number")), R"({"a": {"$numberLong": "3"}})"));
+  EXPECT_TRUE(MD(type_is(bson::V(int32_t{16})), R"({"a": 3})"));
+  EXPECT_FALSE(MD(type_is(bson::V("long")), R"({"a": 3})"));
+  EXPECT_TRUE(MD(type_is(bson::V("array")), R"({"a": []})"));
+  EXPECT_TRUE(MD(type_is(JV(R"(["string", "int"])")), R"({"a": 1})"));
+  EXPECT_EQ(error_code_of([&] { (void)Matcher::parse(type_is(bson::V("nope"))); }), 2);
+  EXPECT_TRUE(M(R"({"a": {"$size": 2}})", R"({"a": [1, [2, 3]]})"));
+  EXPECT_FALSE(M(R"({"a": {"$size": 1}})", R"({"a": [1, [2, 3]]})"));
+  EXPECT_TRUE(M(R"({"a": {"$all": [1, 3]}})", R"({"a": [3, 2, 1]})"));
+  EXPECT_FALSE(M(R"({"a": {"$all": [1, 4]}})", R"({"a": [3, 2, 1]})"));
+  EXPECT_FALSE(M(R"({"a": {"$all": []}})", R"({"a": [1]})"));
+  Document regex_i{
+      {"a", bson::V(Document{{"$regex", bson::V("^ab")}, {"$options", bson::V("i")}})}};
+  EXPECT_TRUE(MD(regex_i, R"({"a": "ABc"})"));
+  EXPECT_TRUE(
+      M(R"({"a": {"$regularExpression": {"pattern": "b+", "options": ""}}})", R"({"a": "abbc"})"));
+  EXPECT_FALSE(MD(Document{{"a", Op("$regex", bson::V("^b"))}}, R"({"a": "abc"})"));
+  EXPECT_TRUE(M(R"({"a": {"$mod": [4, 1]}})", R"({"a": 9})"));
+}
+
+TEST(Matcher, ExprComparesWithoutTypeBracketing) {
+  // A number is always less than a Date in BSON order (§9.4): this "never expires" bug is real.
+  EXPECT_FALSE(
+      M(R"({"$expr": {"$gt": ["$expiresAt", "$$NOW"]}})", R"({"expiresAt": 99999999999999})"));
+  EXPECT_TRUE(M(R"({"$expr": {"$lt": ["$missing", "$$NOW"]}})", R"({})"));
+  EXPECT_FALSE(M(R"({"$expr": {"$eq": ["$missing", null]}})", R"({})"));
+  EXPECT_TRUE(M(R"({"$expr": {"$eq": ["$a", "$b"]}})", R"({"a": 1, "b": 1.0})"));
+}
+
+TEST(Matcher, UsesExprIsFoundThroughNesting) {
+  EXPECT_FALSE(Matcher::parse(J(R"({"a": 1})")).uses_expr());
+  EXPECT_TRUE(Matcher::parse(J(R"({"$expr": true})")).uses_expr());
+  EXPECT_TRUE(Matcher::parse(J(R"({"$and": [{"a": 1}, {"$or": [{"$expr": true}]}]})")).uses_expr());
+  EXPECT_TRUE(Matcher::parse(J(R"({"$nor": [{"$expr": {"$eq": ["$a", 1]}}]})")).uses_expr());
+}
+
+TEST(Matcher, RejectsBadOperatorsWithMongodCodes) {
+  std::string msg;
+  EXPECT_EQ(parse_error(R"({"a": {"$foo": 1}})", &msg), 2);
+  EXPECT_EQ(msg, "unknown operator: $foo");
+  EXPECT_EQ(parse_error(R"({"$foo": 1})", &msg), 2);
+  EXPECT_NE(msg.find("unknown top level operator: $foo"), std::string::npos);
+  EXPECT_EQ(parse_error(R"({"$or": []})"), 2);
+  EXPECT_EQ(parse_error(R"({"$and": {"a": 1}})"), 2);
+  EXPECT_EQ(parse_error(R"({"$or": [1]})"), 2);
+  EXPECT_EQ(parse_error(R"({"a": {"$in": 1}})", &msg), 2);
+  EXPECT_EQ(msg, "$in needs an array");
+  EXPECT_EQ(parse_error(R"({"a": {"$not": {}}})"), 2);
+  EXPECT_EQ(parse_error(R"({"a": {"$not": 1}})"), 2);
+  EXPECT_EQ(parse_error(R"({"a": {"$size": "x"}})"), 2);
+  EXPECT_EQ(parse_error(R"({"a": {"$elemMatch": 1}})"), 2);
+  EXPECT_EQ(error_code_of([] {
+              (void)Matcher::parse(Document{{"a", Op("$options", bson::V("i"))}});
+            }),
+            2);
+  EXPECT_EQ(parse_error(R"({"$expr": {"$nope": 1}})"), 168);
+  EXPECT_EQ(parse_error(R"({"a": 1})"), 0);
+}
+
+}  // namespace
+}  // namespace mongosim::query

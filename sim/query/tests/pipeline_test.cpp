@@ -1,0 +1,75 @@
+#include "query/tests/query_test_util.h"
+
+namespace mongosim::query {
+namespace {
+
+using testing::ctx_at;
+using testing::error_code_of;
+using testing::J;
+using testing::JV;
+
+std::vector<Document> docs(std::initializer_list<std::string_view> jsons) {
+  std::vector<Document> out;
+  for (auto j : jsons) out.push_back(J(j));
+  return out;
+}
+
+std::vector<Document> run(std::string_view stages, std::vector<Document> input) {
+  return run_pipeline(JV(stages).as_array(), std::move(input), ctx_at());
+}
+
+TEST(Pipeline, CountDocumentsShape) {
+  auto input = docs({R"({"_id": 1, "a": 1})", R"({"_id": 2, "a": 2})", R"({"_id": 3, "a": 2})"});
+  auto out = run(R"([{"$match": {"a": 2}}, {"$group": {"_id": 1, "n": {"$sum": 1}}}])", input);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_DOC_EQ(out[0], R"({"_id": 1, "n": 2})");
+  EXPECT_TRUE(
+      run(R"([{"$match": {"a": 9}}, {"$group": {"_id": 1, "n": {"$sum": 1}}}])", input).empty());
+}
+
+TEST(Pipeline, SortSkipLimitCountProject) {
+  auto input = docs({R"({"_id": 1, "a": 3})", R"({"_id": 2, "a": 1})", R"({"_id": 3, "a": 2})"});
+  auto out =
+      run(R"([{"$sort": {"a": 1}}, {"$skip": 1}, {"$limit": 1}, {"$project": {"a": 1, "_id": 0}}])",
+          input);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_DOC_EQ(out[0], R"({"a": 2})");
+  out = run(R"([{"$count": "total"}])", input);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_DOC_EQ(out[0], R"({"total": 3})");
+  EXPECT_TRUE(run(R"([{"$match": {"a": 7}}, {"$count": "total"}])", input).empty());
+}
+
+TEST(Pipeline, GroupAccumulators) {
+  auto input = docs({R"({"k": "x", "v": 1})", R"({"k": "y", "v": 5})", R"({"k": "x", "v": 3})"});
+  auto out = run(R"([{"$group": {"_id": "$k", "s": {"$sum": "$v"}, "m": {"$max": "$v"},
+                     "a": {"$avg": "$v"}, "p": {"$push": "$v"}}}, {"$sort": {"_id": 1}}])",
+                 input);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_DOC_EQ(out[0], R"({"_id": "x", "s": 4, "m": 3, "a": 2.0, "p": [1, 3]})");
+  EXPECT_DOC_EQ(out[1], R"({"_id": "y", "s": 5, "m": 5, "a": 5.0, "p": [5]})");
+}
+
+TEST(Pipeline, AddFieldsUnsetUnwind) {
+  auto out = run(R"([{"$addFields": {"b": {"$multiply": ["$a", 2]}}}, {"$unset": "a"}])",
+                 docs({R"({"_id": 1, "a": 2})"}));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_DOC_EQ(out[0], R"({"_id": 1, "b": 4})");
+  out = run(R"([{"$unwind": "$a"}])", docs({R"({"_id": 1, "a": [1, 2]})", R"({"_id": 2})"}));
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_DOC_EQ(out[1], R"({"_id": 1, "a": 2})");
+}
+
+TEST(Pipeline, BadStagesFailUpFront) {
+  auto input = docs({R"({"a": 1})"});
+  EXPECT_EQ(error_code_of([&] { (void)run(R"([{"$bogus": 1}])", input); }), 40324);
+  EXPECT_EQ(error_code_of([&] { (void)run(R"([{"$match": {"a": 1}, "$limit": 1}])", input); }),
+            40323);
+  EXPECT_EQ(error_code_of([&] { (void)run(R"([{"$limit": 0}])", input); }), 15958);
+  EXPECT_EQ(error_code_of([&] { (void)run(R"([{"$group": {"n": {"$sum": 1}}}])", input); }), 15955);
+  EXPECT_EQ(error_code_of([&] { (void)run(R"([{"$match": {"a": {"$bad": 1}}}])", input); }), 2);
+  EXPECT_EQ(error_code_of([&] { (void)run(R"([{"$match": {"a": 1}}])", input); }), 0);
+}
+
+}  // namespace
+}  // namespace mongosim::query

@@ -1,0 +1,686 @@
+#include "repl/topology.h"
+
+#include <algorithm>
+#include <cassert>
+#include <ctime>
+
+#include "command.h"
+#include "error_codes.h"
+
+namespace mongosim::repl {
+
+namespace {
+
+// mongod's replElectionTimeoutOffsetLimitFraction (§6.1).
+constexpr double kElectionJitterFraction = 0.15;
+
+std::string optime_string(OpTime t) {
+  return "{ ts: Timestamp(" + std::to_string(t.ts.seconds) + ", " + std::to_string(t.ts.increment) +
+         "), t: " + std::to_string(t.term) + " }";
+}
+
+std::string iso_date(int64_t ms) {
+  std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  char out[48];
+  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>(ms % 1000));
+  return out;
+}
+
+}  // namespace
+
+Topology::Topology(ReplSetConfig config, const Options& options)
+    : config_(std::move(config)),
+      self_(options.self_index),
+      rng_state_(options.seed),
+      persisted_(options.persisted),
+      applied_(options.applied),
+      durable_(options.durable) {
+  assert(self_ >= 0 && self_ < config_.member_count());
+  size_t n = config_.members.size();
+  members_.resize(n);
+  next_heartbeat_ms_.assign(n, options.now_ms);
+  election_.granted.assign(n, false);
+  state_ = config_.members[static_cast<size_t>(self_)].arbiter_only ? MemberState::kArbiter
+                                                                    : MemberState::kSecondary;
+  arm_election_timer(options.now_ms);
+}
+
+// --- plumbing ---------------------------------------------------------------------------------
+
+void Topology::emit(Action action) {
+  assert(actions_.size() < kMaxPendingActions && "take_actions() must be drained after events");
+  actions_.push_back(std::move(action));
+}
+
+std::vector<Action> Topology::take_actions() {
+  std::vector<Action> out;
+  out.swap(actions_);
+  return out;
+}
+
+void Topology::persist() {
+  emit(Action{.kind = ActionKind::kPersistState});
+}
+
+// splitmix64: tiny, seedable and identical on every platform, unlike <random>'s distributions.
+int64_t Topology::jitter_ms(int64_t max_ms) {
+  rng_state_ += 0x9E3779B97F4A7C15ull;
+  uint64_t z = rng_state_;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  if (max_ms <= 0) return 0;
+  return static_cast<int64_t>(z % static_cast<uint64_t>(max_ms + 1));
+}
+
+void Topology::arm_election_timer(int64_t now_ms) {
+  int64_t timeout = config_.settings.election_timeout_ms;
+  int64_t max_jitter = static_cast<int64_t>(static_cast<double>(timeout) * kElectionJitterFraction);
+  election_deadline_ms_ = now_ms + timeout + jitter_ms(max_jitter);
+}
+
+void Topology::adopt_term(int64_t now_ms, int64_t term) {
+  if (term <= persisted_.term) return;
+  persisted_.term = term;
+  persist();
+  primary_ = -1;
+  priority_takeover_ms_ = -1;
+  if (election_.phase != ElectionPhase::kNone) end_election(now_ms, false, "saw a higher term");
+  if (state_ == MemberState::kPrimary) {
+    step_down_now(now_ms, "Stepping down from primary, because a new term has begun: " +
+                              std::to_string(term));
+  }
+}
+
+// --- queries ----------------------------------------------------------------------------------
+
+bool Topology::member_is_up(int64_t now_ms, int index) const {
+  if (index == self_) return true;
+  const MemberView& m = members_[static_cast<size_t>(index)];
+  return m.ever_heard && now_ms - m.last_heartbeat_ms < config_.settings.election_timeout_ms;
+}
+
+bool Topology::sees_majority(int64_t now_ms) const {
+  int votes = 0;
+  for (int i = 0; i < config_.member_count(); ++i) {
+    if (config_.members[static_cast<size_t>(i)].is_voter() && member_is_up(now_ms, i)) ++votes;
+  }
+  return votes >= config_.majority_vote_count();
+}
+
+// mongod's _getMyUnelectableReason (§6.2), checked in the same order.
+std::string Topology::unelectable_reason(int64_t now_ms) const {
+  const MemberConfig& me = config_.members[static_cast<size_t>(self_)];
+  if (me.arbiter_only) return "ArbiterIAm";
+  if (me.priority <= 0) return "NoPriority";
+  if (!me.is_voter()) return "NotVoter";
+  if (state_ != MemberState::kSecondary) return "NotSecondary";
+  if (frozen_until_ms_ > now_ms) return "StepDownPeriodActive";
+  if (!sees_majority(now_ms)) return "CannotSeeMajority";
+  return "";
+}
+
+// --- time -------------------------------------------------------------------------------------
+
+void Topology::tick(int64_t now_ms) {
+  send_due_heartbeats(now_ms);
+  check_election_deadline(now_ms);
+  check_primary_majority(now_ms);
+  check_step_down_attempt(now_ms);
+  check_catch_up(now_ms);
+  check_priority_takeover(now_ms);
+  check_election_timer(now_ms);
+  choose_sync_source(now_ms);
+  if (primary_ >= 0 && primary_ != self_ && !member_is_up(now_ms, primary_)) primary_ = -1;
+}
+
+void Topology::send_due_heartbeats(int64_t now_ms) {
+  for (int i = 0; i < config_.member_count(); ++i) {
+    if (i == self_ || next_heartbeat_ms_[static_cast<size_t>(i)] > now_ms) continue;
+    next_heartbeat_ms_[static_cast<size_t>(i)] = now_ms + config_.settings.heartbeat_interval_ms;
+    emit(Action{.kind = ActionKind::kSendHeartbeat, .target = i});
+  }
+}
+
+void Topology::check_election_timer(int64_t now_ms) {
+  if (state_ != MemberState::kSecondary || is_candidate()) return;
+  // A set with a single voter elects itself at once (§6.2 "singleNodePromptElection").
+  bool alone =
+      config_.voting_members_count() == 1 && config_.members[static_cast<size_t>(self_)].is_voter();
+  if (alone && unelectable_reason(now_ms).empty()) {
+    start_election(now_ms, "singleNodePromptElection", false);
+    return;
+  }
+  if (now_ms < election_deadline_ms_) return;
+  if (unelectable_reason(now_ms).empty()) {
+    start_election(now_ms, "electionTimeout", false);
+  } else {
+    arm_election_timer(now_ms);
+  }
+}
+
+// Priority takeover (§6.2): a caught-up secondary of higher priority than the primary calls an
+// election after (rank + 1) * electionTimeoutMillis + jitter, rank = number of members with
+// higher priority than it.
+void Topology::check_priority_takeover(int64_t now_ms) {
+  bool applies = state_ == MemberState::kSecondary && !is_candidate() && primary_ >= 0 &&
+                 primary_ != self_ && unelectable_reason(now_ms).empty();
+  if (applies) {
+    const MemberConfig& me = config_.members[static_cast<size_t>(self_)];
+    const MemberView& p = members_[static_cast<size_t>(primary_)];
+    bool higher = me.priority > config_.members[static_cast<size_t>(primary_)].priority;
+    bool fresh = static_cast<int64_t>(applied_.ts.seconds) + kPriorityTakeoverFreshnessSecs >=
+                 static_cast<int64_t>(p.applied.ts.seconds);
+    applies = higher && fresh;
+  }
+  if (!applies) {
+    priority_takeover_ms_ = -1;
+    return;
+  }
+  if (priority_takeover_ms_ < 0) {
+    double my_priority = config_.members[static_cast<size_t>(self_)].priority;
+    int64_t rank = std::count_if(config_.members.begin(), config_.members.end(),
+                                 [&](const MemberConfig& m) { return m.priority > my_priority; });
+    int64_t timeout = config_.settings.election_timeout_ms;
+    int64_t max_jitter =
+        static_cast<int64_t>(static_cast<double>(timeout) * kElectionJitterFraction);
+    priority_takeover_ms_ = now_ms + (rank + 1) * timeout + jitter_ms(max_jitter);
+    return;
+  }
+  if (now_ms >= priority_takeover_ms_) {
+    priority_takeover_ms_ = -1;
+    start_election(now_ms, "priorityTakeover", false);
+  }
+}
+
+// §6.3: a primary that has not heard from a majority of voters within electionTimeoutMillis
+// relinquishes.
+void Topology::check_primary_majority(int64_t now_ms) {
+  if (state_ != MemberState::kPrimary || sees_majority(now_ms)) return;
+  step_down_now(now_ms, "can't see a majority of the set, relinquishing primary");
+}
+
+void Topology::check_election_deadline(int64_t now_ms) {
+  if (is_candidate() && now_ms >= election_.deadline_ms) {
+    end_election(now_ms, false, "election timed out waiting for votes");
+  }
+}
+
+// --- heartbeats -------------------------------------------------------------------------------
+
+HeartbeatRequest Topology::make_heartbeat_request() const {
+  return HeartbeatRequest{.set_name = config_.set_name,
+                          .from_index = self_,
+                          .term = persisted_.term,
+                          .config_version = config_.version};
+}
+
+HeartbeatResponse Topology::on_heartbeat_request(int64_t now_ms, const HeartbeatRequest& request) {
+  if (request.set_name == config_.set_name) adopt_term(now_ms, request.term);
+  return HeartbeatResponse{.set_name = config_.set_name,
+                           .term = persisted_.term,
+                           .state = state_,
+                           .applied = applied_,
+                           .durable = durable_,
+                           .last_committed = committed_,
+                           .config_version = config_.version,
+                           .primary_index = primary_,
+                           .sync_source_index = sync_source_,
+                           .priority = config_.members[static_cast<size_t>(self_)].priority};
+}
+
+void Topology::on_heartbeat_response(int64_t now_ms, int from, const HeartbeatResponse& response) {
+  if (from < 0 || from >= config_.member_count() || from == self_) return;
+  if (response.set_name != config_.set_name) return;
+  MemberView& m = members_[static_cast<size_t>(from)];
+  m.ever_heard = true;
+  m.last_heartbeat_ms = now_ms;
+  m.state = response.state;
+  m.term = response.term;
+  // The latest report wins, even if lower: a member that rolled back really is behind now.
+  m.applied = response.applied;
+  m.durable = response.durable;
+  adopt_term(now_ms, response.term);
+  update_primary_from(from, response);
+  learn_commit_point(response.last_committed);
+  if (state_ == MemberState::kPrimary) update_commit_point_as_primary();
+}
+
+void Topology::update_primary_from(int from, const HeartbeatResponse& response) {
+  if (response.state == MemberState::kPrimary && response.term == persisted_.term) {
+    if (state_ != MemberState::kPrimary) primary_ = from;
+    // Hearing from the current primary re-arms the election timer (§6.2).
+    if (state_ == MemberState::kSecondary && !is_candidate()) {
+      arm_election_timer(members_[static_cast<size_t>(from)].last_heartbeat_ms);
+    }
+  } else if (primary_ == from) {
+    primary_ = -1;
+  }
+}
+
+// --- votes ------------------------------------------------------------------------------------
+
+// The voter's checks from mongod's processReplSetRequestVotes, in its order and wording.
+std::string Topology::voter_refusal(const VoteRequest& request) const {
+  if (request.set_name != config_.set_name) {
+    return "candidate's set name (" + request.set_name + ") differs from mine (" +
+           config_.set_name + ")";
+  }
+  if (request.term < persisted_.term) {
+    return "candidate's term (" + std::to_string(request.term) + ") is lower than mine (" +
+           std::to_string(persisted_.term) + ")";
+  }
+  if (request.config_version < config_.version) {
+    return "candidate's config version (" + std::to_string(request.config_version) +
+           ") is lower than mine (" + std::to_string(config_.version) + ")";
+  }
+  if (request.candidate_index < 0 || request.candidate_index >= config_.member_count()) {
+    return "candidate index " + std::to_string(request.candidate_index) + " is not in my config";
+  }
+  if (!request.dry_run && persisted_.last_vote_term == request.term) {
+    return "already voted for another candidate (" +
+           config_.members[static_cast<size_t>(persisted_.last_vote_candidate)].host +
+           ") this term (" + std::to_string(request.term) + ")";
+  }
+  if (request.last_written < applied_) {
+    return "candidate's data is staler than mine. candidate's last applied OpTime: " +
+           optime_string(request.last_written) +
+           ", my last applied OpTime: " + optime_string(applied_);
+  }
+  return "";
+}
+
+VoteResponse Topology::on_vote_request(int64_t now_ms, const VoteRequest& request) {
+  // A real request's term is adopted before voting, even if the vote is refused (Raft §5.1);
+  // a dry run changes nothing (§6.2).
+  if (!request.dry_run && request.set_name == config_.set_name) adopt_term(now_ms, request.term);
+  std::string refusal = voter_refusal(request);
+  VoteResponse response{
+      .term = persisted_.term, .vote_granted = refusal.empty(), .reason = refusal};
+  if (response.vote_granted && !request.dry_run) {
+    assert(persisted_.last_vote_term < request.term && "one vote per term");
+    persisted_.last_vote_term = request.term;
+    persisted_.last_vote_candidate = request.candidate_index;
+    persist();
+    if (state_ == MemberState::kSecondary) arm_election_timer(now_ms);
+  }
+  return response;
+}
+
+void Topology::on_vote_response(int64_t now_ms, int from, const VoteRequest& sent,
+                                const VoteResponse& response) {
+  if (from < 0 || from >= config_.member_count()) return;
+  adopt_term(now_ms, response.term);
+  bool current = (election_.phase == ElectionPhase::kDryRun && sent.dry_run) ||
+                 (election_.phase == ElectionPhase::kReal && !sent.dry_run);
+  if (!current || sent.term != election_.request_term || !response.vote_granted) return;
+  if (!config_.members[static_cast<size_t>(from)].is_voter()) return;
+  election_.granted[static_cast<size_t>(from)] = true;
+  if (granted_votes() < config_.majority_vote_count()) return;
+  if (election_.phase == ElectionPhase::kDryRun) {
+    start_real_election(now_ms);
+  } else {
+    end_election(now_ms, true, "");
+  }
+}
+
+// --- elections --------------------------------------------------------------------------------
+
+void Topology::start_election(int64_t now_ms, const std::string& reason, bool skip_dry_run) {
+  assert(!is_candidate());
+  election_.reason = reason;
+  election_.granted.assign(config_.members.size(), false);
+  election_.granted[static_cast<size_t>(self_)] = true;
+  election_.deadline_ms = now_ms + config_.settings.election_timeout_ms;
+  if (skip_dry_run) {
+    start_real_election(now_ms);
+    return;
+  }
+  election_.phase = ElectionPhase::kDryRun;
+  election_.request_term = persisted_.term;
+  if (granted_votes() >= config_.majority_vote_count()) {
+    start_real_election(now_ms);
+    return;
+  }
+  send_vote_requests(true);
+}
+
+void Topology::start_real_election(int64_t now_ms) {
+  // §6.2: term += 1, vote for self, persist, then ask for real votes.
+  election_.phase = ElectionPhase::kReal;
+  election_.granted.assign(config_.members.size(), false);
+  election_.granted[static_cast<size_t>(self_)] = true;
+  persisted_.term += 1;
+  persisted_.last_vote_term = persisted_.term;
+  persisted_.last_vote_candidate = self_;
+  election_.request_term = persisted_.term;
+  primary_ = -1;
+  persist();
+  if (granted_votes() >= config_.majority_vote_count()) {
+    end_election(now_ms, true, "");
+    return;
+  }
+  send_vote_requests(false);
+}
+
+void Topology::send_vote_requests(bool dry_run) {
+  VoteRequest request{.set_name = config_.set_name,
+                      .dry_run = dry_run,
+                      .term = election_.request_term,
+                      .candidate_index = self_,
+                      .config_version = config_.version,
+                      .config_term = config_.term,
+                      .last_written = applied_};
+  for (int i = 0; i < config_.member_count(); ++i) {
+    if (i == self_ || !config_.members[static_cast<size_t>(i)].is_voter()) continue;
+    emit(Action{.kind = ActionKind::kSendVoteRequest, .target = i, .vote_request = request});
+  }
+}
+
+int Topology::granted_votes() const {
+  int n = 0;
+  for (bool g : election_.granted) n += g ? 1 : 0;
+  return n;
+}
+
+void Topology::end_election(int64_t now_ms, bool won, const std::string& why) {
+  std::string reason = election_.reason;
+  election_.phase = ElectionPhase::kNone;
+  if (step_up_pending_) {
+    step_up_pending_ = false;
+    emit(Action{.kind = ActionKind::kStepUpFinished,
+                .code = won ? 0 : code::kCommandFailed,
+                .reason = won ? "" : "Election failed: " + why});
+  }
+  if (won) {
+    last_election_reason_ = reason;
+    become_primary(now_ms);
+  } else {
+    arm_election_timer(now_ms);
+  }
+}
+
+void Topology::become_primary(int64_t now_ms) {
+  assert(state_ == MemberState::kSecondary);
+  state_ = MemberState::kPrimary;
+  primary_ = self_;
+  writable_ = false;
+  noop_requested_ = false;
+  priority_takeover_ms_ = -1;
+  emit(Action{.kind = ActionKind::kBecomePrimary,
+              .reason = "election succeeded, term " + std::to_string(persisted_.term)});
+  // Catch-up (§6.2): fetch what reachable members have beyond our log before taking writes.
+  catch_up_ = CatchUp{};
+  if (config_.settings.catch_up_timeout_ms != 0) {
+    for (int i = 0; i < config_.member_count(); ++i) {
+      if (i == self_ || !member_is_up(now_ms, i)) continue;
+      const MemberView& m = members_[static_cast<size_t>(i)];
+      if (m.applied > applied_ && m.applied > catch_up_.target) {
+        catch_up_.target = m.applied;
+        catch_up_.target_index = i;
+      }
+    }
+  }
+  if (catch_up_.target_index < 0) {
+    finish_catch_up();
+    return;
+  }
+  catch_up_.active = true;
+  int64_t limit = config_.settings.catch_up_timeout_ms;
+  catch_up_.deadline_ms = limit < 0 ? -1 : now_ms + limit;
+  sync_source_ = catch_up_.target_index;
+  emit(Action{.kind = ActionKind::kChangeSyncSource, .target = sync_source_});
+}
+
+void Topology::check_catch_up(int64_t now_ms) {
+  if (!catch_up_.active) return;
+  bool reached = applied_ >= catch_up_.target;
+  bool timed_out = catch_up_.deadline_ms >= 0 && now_ms >= catch_up_.deadline_ms;
+  // With no time limit, losing the member we catch up from would stall the set forever.
+  bool target_lost = !member_is_up(now_ms, catch_up_.target_index);
+  if (reached || timed_out || target_lost) finish_catch_up();
+}
+
+void Topology::finish_catch_up() {
+  catch_up_.active = false;
+  if (sync_source_ != -1) {
+    sync_source_ = -1;
+    emit(Action{.kind = ActionKind::kChangeSyncSource, .target = -1});
+  }
+  if (!noop_requested_) {
+    noop_requested_ = true;
+    emit(Action{.kind = ActionKind::kWriteNewPrimaryNoop});
+  }
+}
+
+void Topology::on_new_primary_noop_written(int64_t now_ms, OpTime optime) {
+  if (state_ != MemberState::kPrimary || !noop_requested_) return;
+  assert(optime.term == persisted_.term);
+  on_my_optimes(now_ms, optime, std::max(durable_, optime));
+  if (!step_down_.active) writable_ = true;
+}
+
+void Topology::step_down_now(int64_t now_ms, const std::string& reason) {
+  assert(state_ == MemberState::kPrimary);
+  state_ = MemberState::kSecondary;
+  writable_ = false;
+  noop_requested_ = false;
+  primary_ = -1;
+  catch_up_ = CatchUp{};
+  if (step_down_.active) {
+    step_down_.active = false;
+    emit(Action{.kind = ActionKind::kStepDownFinished, .code = 0, .reason = reason});
+  }
+  emit(Action{.kind = ActionKind::kStepDown, .reason = reason});
+  arm_election_timer(now_ms);
+}
+
+// --- replSetStepDown / replSetFreeze / replSetStepUp (§6.4) ---------------------------------
+
+void Topology::step_down(int64_t now_ms, const StepDownRequest& request) {
+  if (state_ != MemberState::kPrimary || step_down_.active) {
+    throw CommandError(code::kNotWritablePrimary, "not primary so can't step down");
+  }
+  assert(request.step_down_secs > 0 && request.catch_up_secs >= 0);
+  step_down_ = StepDownAttempt{
+      .active = true, .request = request, .deadline_ms = now_ms + request.catch_up_secs * 1000};
+  writable_ = false;
+  emit(Action{.kind = ActionKind::kStepDownAttemptStarted});
+  check_step_down_attempt(now_ms);
+}
+
+int Topology::majority_applied_count() const {
+  int n = 0;
+  for (int i = 0; i < config_.member_count(); ++i) {
+    const MemberConfig& m = config_.members[static_cast<size_t>(i)];
+    if (!m.is_voter()) continue;
+    OpTime their = i == self_ ? applied_ : members_[static_cast<size_t>(i)].applied;
+    if (their >= applied_) ++n;
+  }
+  return n;
+}
+
+int Topology::caught_up_electable_secondary(int64_t now_ms) const {
+  int best = -1;
+  for (int i = 0; i < config_.member_count(); ++i) {
+    const MemberConfig& m = config_.members[static_cast<size_t>(i)];
+    const MemberView& v = members_[static_cast<size_t>(i)];
+    if (i == self_ || !m.is_electable() || !m.is_voter() || !member_is_up(now_ms, i)) continue;
+    if (v.state != MemberState::kSecondary || v.applied < applied_) continue;
+    if (best < 0 || m.priority > config_.members[static_cast<size_t>(best)].priority) best = i;
+  }
+  return best;
+}
+
+void Topology::check_step_down_attempt(int64_t now_ms) {
+  if (!step_down_.active) return;
+  int successor = caught_up_electable_secondary(now_ms);
+  bool caught_up = successor >= 0 && majority_applied_count() >= config_.majority_vote_count();
+  bool expired = now_ms >= step_down_.deadline_ms;
+  if (caught_up || (expired && step_down_.request.force)) {
+    frozen_until_ms_ = now_ms + step_down_.request.step_down_secs * 1000;
+    bool handoff = caught_up && !step_down_.request.force;
+    step_down_now(now_ms, "Stepping down from primary in response to replSetStepDown");
+    if (handoff) emit(Action{.kind = ActionKind::kSendStepUp, .target = successor});
+    return;
+  }
+  if (expired) {
+    step_down_.active = false;
+    writable_ = noop_requested_ && !catch_up_.active;
+    emit(Action{.kind = ActionKind::kStepDownFinished,
+                .code = code::kExceededTimeLimit,
+                .reason = "No electable secondaries caught up as of " + iso_date(now_ms) +
+                          ". Please use the replSetStepDown command with the argument {force: "
+                          "true} to force node to step down."});
+  }
+}
+
+bson::Document Topology::freeze(int64_t now_ms, int64_t secs) {
+  if (state_ == MemberState::kPrimary || is_candidate()) {
+    std::string state = state_ == MemberState::kPrimary ? "Primary" : "Running-Election";
+    throw CommandError(code::kNotSecondary,
+                       "cannot freeze node when primary or running for election. state: " + state);
+  }
+  if (secs < 0) throw CommandError(code::kBadValue, "freeze period must not be negative");
+  if (secs == 0) {
+    frozen_until_ms_ = 0;
+    return bson::Document{{"info", bson::V("unfreezing")}};
+  }
+  frozen_until_ms_ = now_ms + secs * 1000;
+  if (secs == 1)
+    return bson::Document{{"warning", bson::V("you really want to freeze for only 1 second?")}};
+  return {};
+}
+
+void Topology::step_up(int64_t now_ms, bool skip_dry_run) {
+  std::string reason = unelectable_reason(now_ms);
+  if (reason.empty() && is_candidate()) reason = "already running for election";
+  if (!reason.empty()) throw CommandError(code::kCommandFailed, "Election failed: " + reason);
+  step_up_pending_ = true;
+  start_election(now_ms, skip_dry_run ? "stepUpRequestSkipDryRun" : "stepUpRequest", skip_dry_run);
+}
+
+// --- oplog progress, commit point, sync source (§6.6) ----------------------------------------
+
+void Topology::on_my_optimes(int64_t now_ms, OpTime applied, OpTime durable) {
+  applied_ = std::max(applied_, applied);
+  durable_ = std::max(durable_, durable);
+  if (state_ == MemberState::kPrimary) {
+    update_commit_point_as_primary();
+    check_catch_up(now_ms);
+    check_step_down_attempt(now_ms);
+  }
+}
+
+void Topology::on_position_update(int64_t now_ms, int from, OpTime applied, OpTime durable) {
+  if (from < 0 || from >= config_.member_count() || from == self_) return;
+  MemberView& m = members_[static_cast<size_t>(from)];
+  m.applied = std::max(m.applied, applied);
+  m.durable = std::max(m.durable, durable);
+  if (state_ == MemberState::kPrimary) {
+    update_commit_point_as_primary();
+    check_step_down_attempt(now_ms);
+  }
+}
+
+void Topology::on_sync_source_progress(int64_t now_ms, int64_t source_term,
+                                       OpTime source_committed) {
+  adopt_term(now_ms, source_term);
+  learn_commit_point(source_committed);
+}
+
+// The writeMajority-th highest durable optime among voting data-bearing members; advances only
+// to an optime of the current term (a primary cannot count old-term entries by replicas, Raft
+// §5.4.2), and never backwards.
+void Topology::update_commit_point_as_primary() {
+  std::vector<OpTime> durable;
+  for (int i = 0; i < config_.member_count(); ++i) {
+    const MemberConfig& m = config_.members[static_cast<size_t>(i)];
+    if (!m.is_voter() || !m.is_data_bearing()) continue;
+    durable.push_back(i == self_ ? durable_ : members_[static_cast<size_t>(i)].durable);
+  }
+  size_t k = static_cast<size_t>(config_.write_majority_count());
+  if (k == 0 || durable.size() < k) return;
+  std::sort(durable.begin(), durable.end(), std::greater<>());
+  OpTime candidate = std::min(durable[k - 1], durable_);
+  if (candidate.term != persisted_.term || candidate <= committed_) return;
+  committed_ = candidate;
+  emit(Action{.kind = ActionKind::kCommitPointAdvanced, .optime = committed_});
+}
+
+// A non-primary adopts a commit point only up to what it has applied, and only when its own
+// newest entry is of the commit point's term or later: an older-term tail may be a branch that
+// will be rolled back, and must never be reported as committed.
+void Topology::learn_commit_point(OpTime committed) {
+  if (state_ == MemberState::kPrimary || state_ == MemberState::kRollback) return;
+  if (applied_.term < committed.term) return;
+  OpTime candidate = std::min(committed, applied_);
+  if (candidate <= committed_) return;
+  committed_ = candidate;
+  emit(Action{.kind = ActionKind::kCommitPointAdvanced, .optime = committed_});
+}
+
+bool Topology::is_good_sync_source(int64_t now_ms, int index) const {
+  if (index < 0 || index == self_ || !member_is_up(now_ms, index)) return false;
+  if (!config_.members[static_cast<size_t>(index)].is_data_bearing()) return false;
+  const MemberView& m = members_[static_cast<size_t>(index)];
+  if (m.state != MemberState::kPrimary && m.state != MemberState::kSecondary) return false;
+  if (!config_.settings.chaining_allowed && m.state != MemberState::kPrimary) return false;
+  return m.applied >= applied_;
+}
+
+// Prefer the primary; otherwise keep a source that is still good; otherwise the reachable
+// member with the newest optime beyond ours.
+void Topology::choose_sync_source(int64_t now_ms) {
+  if (state_ != MemberState::kSecondary) return;
+  int chosen = -1;
+  if (is_good_sync_source(now_ms, primary_)) {
+    chosen = primary_;
+  } else if (is_good_sync_source(now_ms, sync_source_)) {
+    chosen = sync_source_;
+  } else {
+    for (int i = 0; i < config_.member_count(); ++i) {
+      if (!is_good_sync_source(now_ms, i)) continue;
+      const MemberView& m = members_[static_cast<size_t>(i)];
+      if (m.applied <= applied_) continue;
+      if (chosen < 0 || m.applied > members_[static_cast<size_t>(chosen)].applied) chosen = i;
+    }
+  }
+  if (chosen == sync_source_) return;
+  sync_source_ = chosen;
+  emit(Action{.kind = ActionKind::kChangeSyncSource, .target = chosen});
+}
+
+// --- rollback ---------------------------------------------------------------------------------
+
+void Topology::on_oplog_diverged(int64_t now_ms, int source) {
+  (void)now_ms;
+  if (state_ == MemberState::kPrimary && catch_up_.active && source == catch_up_.target_index) {
+    // The member we were catching up from is on another branch: nothing to catch up to.
+    finish_catch_up();
+    return;
+  }
+  if (state_ != MemberState::kSecondary || is_candidate()) return;
+  state_ = MemberState::kRollback;
+  emit(
+      Action{.kind = ActionKind::kStartRollback,
+             .target = source,
+             .reason = "the sync source's oplog and our oplog have diverged, going into rollback"});
+}
+
+void Topology::on_rollback_complete(int64_t now_ms, OpTime applied, OpTime durable) {
+  if (state_ != MemberState::kRollback) return;
+  assert(applied <= applied_);
+  state_ = MemberState::kSecondary;
+  applied_ = applied;
+  durable_ = durable;
+  // The commit point is never above the common point: rollback never removes committed entries.
+  committed_ = std::min(committed_, applied_);
+  arm_election_timer(now_ms);
+}
+
+}  // namespace mongosim::repl

@@ -1,0 +1,787 @@
+#include "server/replication.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cassert>
+#include <chrono>
+
+#include "error_codes.h"
+#include "repl/command_args.h"
+#include "server/log.h"
+#include "server/member_client.h"
+#include "server/write_concern.h"
+
+namespace mongosim::server {
+
+namespace {
+
+constexpr int64_t kFetchIdleMs = 20;
+constexpr int64_t kFetchErrorBackoffMs = 200;
+constexpr int64_t kStopWaitMs = 10'000;
+
+int64_t int_field(const bson::Document& doc, const char* name, int64_t fallback) {
+  const bson::Value* v = doc.get(name);
+  return v != nullptr && v->is_number() ? static_cast<int64_t>(v->number_as_double()) : fallback;
+}
+
+bool bool_field(const bson::Document& doc, const char* name) {
+  const bson::Value* v = doc.get(name);
+  return v != nullptr && v->truthy();
+}
+
+std::string string_field(const bson::Document& doc, const char* name) {
+  const bson::Value* v = doc.get(name);
+  return v != nullptr && v->is_string() ? v->as_string() : std::string();
+}
+
+OpTime optime_field(const bson::Document& doc, const char* name) {
+  const bson::Value* v = doc.get(name);
+  if (v == nullptr || !v->is_document()) return OpTime{};
+  const bson::Document& d = v->as_document();
+  const bson::Value* ts = d.get("ts");
+  OpTime out;
+  if (ts != nullptr && ts->type() == bson::Type::kTimestamp) out.ts = ts->as_timestamp();
+  out.term = int_field(d, "t", -1);
+  return out;
+}
+
+bool reply_ok(const MemberReply& reply) {
+  if (!reply.body) return false;
+  const bson::Value* ok = reply.body->get("ok");
+  return ok != nullptr && ok->truthy();
+}
+
+class TopologyWriteConcernWaiter final : public WriteConcernWaiter {
+ public:
+  explicit TopologyWriteConcernWaiter(ReplicationCoordinator& coordinator)
+      : coordinator_(coordinator) {}
+  std::optional<bson::Document> wait(const WriteConcern& wc,
+                                     const std::optional<OpTime>& optime) override {
+    if (!coordinator_.active()) return single_.wait(wc, optime);
+    return coordinator_.wait_for_write_concern(wc, optime);
+  }
+
+ private:
+  ReplicationCoordinator& coordinator_;
+  SingleNodeWriteConcernWaiter single_;
+};
+
+}  // namespace
+
+ReplicationCoordinator::ReplicationCoordinator(ServerContext& server, ReplicationDataHooks hooks)
+    : server_(server), hooks_(std::move(hooks)) {}
+
+ReplicationCoordinator::~ReplicationCoordinator() {
+  stop();
+}
+
+bool ReplicationCoordinator::active() const {
+  std::lock_guard lock(mutex_);
+  return topology_.has_value();
+}
+
+bool ReplicationCoordinator::ensure_topology() {
+  {
+    std::lock_guard lock(mutex_);
+    if (topology_) return true;
+  }
+  ReplicaSnapshot snap = server_.replica.snapshot();
+  if (!snap.config || snap.config->members.size() < 2) return false;
+  int self = -1;
+  for (int i = 0; i < snap.config->member_count(); ++i) {
+    if (snap.config->members[static_cast<size_t>(i)].host == snap.self_host) self = i;
+  }
+  if (self < 0) return false;
+  OpTime applied = hooks_.last_applied();
+  repl::Topology::Options options;
+  options.self_index = self;
+  options.seed = static_cast<uint64_t>(getpid()) ^ static_cast<uint64_t>(now_ms());
+  options.persisted.term = snap.term;
+  options.applied = applied;
+  options.durable = applied;
+  options.now_ms = now_ms();
+  std::lock_guard lock(mutex_);
+  if (!topology_) {
+    topology_.emplace(*snap.config, options);
+    reported_applied_ = applied;
+    log_event(Severity::kInfo, "REPL", 21392, "replication", "New replica set config in use",
+              bson::Document{{"config", bson::V(snap.config->to_document())}});
+  }
+  return true;
+}
+
+ReplicationCoordinator::Actions ReplicationCoordinator::drain_locked() {
+  Actions actions = topology_->take_actions();
+  for (const auto& a : actions) {
+    if (a.kind == repl::ActionKind::kStepDownAttemptStarted) step_down_attempt_ = true;
+    if (a.kind == repl::ActionKind::kStepDownFinished) {
+      step_down_attempt_ = false;
+      step_down_outcome_ = a;
+    }
+    if (a.kind == repl::ActionKind::kStepUpFinished) step_up_outcome_ = a;
+  }
+  mirror_state_locked();
+  changed_.notify_all();
+  return actions;
+}
+
+void ReplicationCoordinator::mirror_state_locked() {
+  const repl::Topology& t = *topology_;
+  MemberState state = t.state();
+  if (state == MemberState::kPrimary && (!t.is_writable_primary() || step_down_attempt_)) {
+    state = MemberState::kSecondary;  // not writable yet (catch-up) or stepping down
+  }
+  ReplicaSnapshot snap = server_.replica.snapshot();
+  if (snap.state != state || snap.term != t.term()) {
+    server_.replica.set_state(state, t.term(), now_ms());
+  }
+  int primary = t.primary_index();
+  std::string primary_host =
+      primary >= 0 ? t.config().members[static_cast<size_t>(primary)].host : std::string();
+  if (snap.primary_host != primary_host) server_.replica.set_primary_host(primary_host);
+  if (snap.majority_optime != t.last_committed()) {
+    server_.replica.set_majority_optime(t.last_committed());
+  }
+}
+
+void ReplicationCoordinator::perform(Actions actions) {
+  for (const auto& a : actions) {
+    switch (a.kind) {
+      case repl::ActionKind::kSendHeartbeat:
+        spawn_send([this, target = a.target] { send_heartbeat(target); });
+        break;
+      case repl::ActionKind::kSendVoteRequest:
+        spawn_send([this, target = a.target, request = a.vote_request] {
+          send_vote_request(target, request);
+        });
+        break;
+      case repl::ActionKind::kSendStepUp:
+        spawn_send([this, target = a.target] { send_step_up(target); });
+        break;
+      case repl::ActionKind::kWriteNewPrimaryNoop:
+        write_new_primary_noop();
+        break;
+      case repl::ActionKind::kBecomePrimary:
+      case repl::ActionKind::kStepDown:
+        log_event(Severity::kInfo, "REPL", 21358, "replication", "Replica set state transition",
+                  bson::Document{{"action", bson::V(a.kind == repl::ActionKind::kBecomePrimary
+                                                        ? "becomePrimary"
+                                                        : "stepDown")},
+                                 {"reason", bson::V(a.reason)}});
+        break;
+      case repl::ActionKind::kStartRollback:
+        // Rollback is not implemented yet: the member stays behind and says why.
+        log_event(Severity::kWarning, "REPL", 21606, "replication",
+                  "Oplog diverged from sync source; rollback is not supported yet",
+                  bson::Document{{"source", bson::V(int32_t{a.target})}});
+        break;
+      case repl::ActionKind::kPersistState:  // term and vote live in memory until --dbpath
+      case repl::ActionKind::kStepDownAttemptStarted:
+      case repl::ActionKind::kStepDownFinished:
+      case repl::ActionKind::kStepUpFinished:
+      case repl::ActionKind::kChangeSyncSource:     // the fetcher reads sync_source() each round
+      case repl::ActionKind::kCommitPointAdvanced:  // drain_locked() already woke the waiters
+        break;
+    }
+  }
+}
+
+void ReplicationCoordinator::write_new_primary_noop() {
+  int64_t term = 0;
+  {
+    std::lock_guard lock(mutex_);
+    term = topology_->term();
+  }
+  OpTime optime = hooks_.append_noop("new primary", term);
+  Actions actions;
+  {
+    std::lock_guard lock(mutex_);
+    if (topology_->term() != term || topology_->state() != MemberState::kPrimary) return;
+    topology_->on_my_optimes(now_ms(), optime, optime);
+    topology_->on_new_primary_noop_written(now_ms(), optime);
+    reported_applied_ = optime;
+    actions = drain_locked();
+  }
+  perform(std::move(actions));
+}
+
+void ReplicationCoordinator::note_local_optimes() {
+  OpTime applied = hooks_.last_applied();
+  Actions actions;
+  {
+    std::lock_guard lock(mutex_);
+    if (!topology_ || !(reported_applied_ < applied)) return;
+    reported_applied_ = applied;
+    topology_->on_my_optimes(now_ms(), applied, applied);
+    actions = drain_locked();
+  }
+  perform(std::move(actions));
+}
+
+void ReplicationCoordinator::spawn_send(std::function<void()> send) {
+  {
+    std::lock_guard lock(mutex_);
+    // Too many peers not answering: this message is dropped, which the protocol treats as
+    // silence, exactly like a lost packet.
+    if (stopping_ || sends_in_flight_ >= kMaxSendsInFlight) return;
+    ++sends_in_flight_;
+  }
+  std::thread([this, send = std::move(send)] {
+    send();
+    std::lock_guard lock(mutex_);
+    --sends_in_flight_;
+    changed_.notify_all();
+  }).detach();
+}
+
+void ReplicationCoordinator::send_heartbeat(int target) {
+  bson::Document cmd;
+  std::string host;
+  {
+    std::lock_guard lock(mutex_);
+    repl::HeartbeatRequest req = topology_->make_heartbeat_request();
+    host = topology_->config().members[static_cast<size_t>(target)].host;
+    cmd = bson::Document{{"replSetHeartbeat", bson::V(req.set_name)},
+                         {"fromIndex", bson::V(int32_t{req.from_index})},
+                         {"term", bson::V(req.term)},
+                         {"configVersion", bson::V(req.config_version)},
+                         {"config", bson::V(topology_->config().to_document())}};
+  }
+  MemberReply reply = run_member_command(host, "admin", cmd, kMemberCommandTimeoutMs);
+  if (!reply_ok(reply)) return;
+  const bson::Document& b = *reply.body;
+  repl::HeartbeatResponse resp;
+  resp.set_name = string_field(b, "setName");
+  resp.term = int_field(b, "term", 0);
+  resp.state = static_cast<MemberState>(int_field(b, "state", 6));
+  resp.applied = optime_field(b, "appliedOpTime");
+  resp.durable = optime_field(b, "durableOpTime");
+  resp.last_committed = optime_field(b, "lastCommittedOpTime");
+  resp.config_version = int_field(b, "configVersion", 0);
+  resp.primary_index = static_cast<int>(int_field(b, "primaryIndex", -1));
+  resp.sync_source_index = static_cast<int>(int_field(b, "syncSourceIndex", -1));
+  const bson::Value* priority = b.get("priority");
+  resp.priority = priority != nullptr && priority->is_number() ? priority->number_as_double() : 0;
+  Actions actions;
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return;
+    topology_->on_heartbeat_response(now_ms(), target, resp);
+    actions = drain_locked();
+  }
+  perform(std::move(actions));
+}
+
+void ReplicationCoordinator::send_vote_request(int target, const repl::VoteRequest& request) {
+  std::string host;
+  {
+    std::lock_guard lock(mutex_);
+    host = topology_->config().members[static_cast<size_t>(target)].host;
+  }
+  bson::Document cmd{{"replSetRequestVotes", bson::V(int32_t{1})},
+                     {"setName", bson::V(request.set_name)},
+                     {"dryRun", bson::V(request.dry_run)},
+                     {"term", bson::V(request.term)},
+                     {"candidateIndex", bson::V(int32_t{request.candidate_index})},
+                     {"configVersion", bson::V(request.config_version)},
+                     {"configTerm", bson::V(request.config_term)},
+                     {"lastWrittenOpTime", bson::V(request.last_written.to_document())}};
+  MemberReply reply = run_member_command(host, "admin", cmd, kMemberCommandTimeoutMs);
+  if (!reply_ok(reply)) return;
+  repl::VoteResponse resp;
+  resp.term = int_field(*reply.body, "term", 0);
+  resp.vote_granted = bool_field(*reply.body, "voteGranted");
+  resp.reason = string_field(*reply.body, "reason");
+  Actions actions;
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return;
+    topology_->on_vote_response(now_ms(), target, request, resp);
+    actions = drain_locked();
+  }
+  perform(std::move(actions));
+}
+
+void ReplicationCoordinator::send_step_up(int target) {
+  std::string host;
+  {
+    std::lock_guard lock(mutex_);
+    host = topology_->config().members[static_cast<size_t>(target)].host;
+  }
+  // The outcome shows up in heartbeats; a lost handoff just leaves the election timer to act.
+  run_member_command(
+      host, "admin",
+      bson::Document{{"replSetStepUp", bson::V(int32_t{1})}, {"skipDryRun", bson::V(true)}},
+      kMemberCommandTimeoutMs);
+}
+
+bool ReplicationCoordinator::sleep_ms(int64_t duration_ms) {
+  std::unique_lock lock(mutex_);
+  changed_.wait_for(lock, std::chrono::milliseconds(duration_ms), [this] { return stopping_; });
+  return !stopping_;
+}
+
+void ReplicationCoordinator::tick_loop() {
+  while (sleep_ms(kTickIntervalMs)) {
+    if (!ensure_topology()) continue;
+    note_local_optimes();
+    Actions actions;
+    {
+      std::lock_guard lock(mutex_);
+      topology_->tick(now_ms());
+      actions = drain_locked();
+    }
+    perform(std::move(actions));
+  }
+}
+
+void ReplicationCoordinator::fetch_loop() {
+  for (;;) {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+    }
+    bool fetched = false;
+    try {
+      fetched = fetch_once();
+    } catch (const std::exception& e) {  // a bad entry or reply: retry from the source
+      log_event(Severity::kWarning, "REPL", 21110, "replication", "Cannot apply oplog entry",
+                bson::Document{{"error", bson::V(std::string(e.what()))}});
+      if (!sleep_ms(kFetchErrorBackoffMs)) return;
+    }
+    if (!fetched && !sleep_ms(kFetchIdleMs)) return;
+  }
+}
+
+// One round: fetch a batch after our newest entry, apply it, report. Returns whether anything
+// was applied (then the next round starts at once).
+bool ReplicationCoordinator::fetch_once() {
+  int source = -1;
+  std::string host;
+  {
+    std::lock_guard lock(mutex_);
+    if (!topology_ || topology_->state() == MemberState::kPrimary) return false;
+    source = topology_->sync_source();
+    if (source < 0) return false;
+    host = topology_->config().members[static_cast<size_t>(source)].host;
+  }
+  OpTime after = hooks_.last_applied();
+  bson::Document cmd{{"replSetFetchOplog", bson::V(int32_t{1})},
+                     {"after", bson::V(after.to_document())},
+                     {"limit", bson::V(static_cast<int64_t>(kFetchBatchEntries))}};
+  MemberReply reply = run_member_command(host, "admin", cmd, kFetchTimeoutMs);
+  if (!reply_ok(reply)) {
+    sleep_ms(kFetchErrorBackoffMs);
+    return false;
+  }
+  const bson::Document& b = *reply.body;
+  Actions actions;
+  if (!bool_field(b, "found")) {
+    std::lock_guard lock(mutex_);
+    topology_->on_oplog_diverged(now_ms(), source);
+    actions = drain_locked();
+  }
+  size_t applied_count = 0;
+  if (actions.empty()) {
+    if (const bson::Value* entries = b.get("entries"); entries != nullptr && entries->is_array()) {
+      for (const auto& e : entries->as_array()) {
+        if (!e.is_document()) continue;
+        hooks_.apply_entry(e.as_document());
+        ++applied_count;
+      }
+    }
+    OpTime now_applied = hooks_.last_applied();
+    std::lock_guard lock(mutex_);
+    if (reported_applied_ < now_applied) {
+      reported_applied_ = now_applied;
+      topology_->on_my_optimes(now_ms(), now_applied, now_applied);
+    }
+    topology_->on_sync_source_progress(now_ms(), int_field(b, "term", 0),
+                                       optime_field(b, "lastCommittedOpTime"));
+    actions = drain_locked();
+  }
+  perform(std::move(actions));
+  if (applied_count > 0) report_position();
+  return applied_count > 0;
+}
+
+void ReplicationCoordinator::report_position() {
+  std::string host;
+  bson::Document cmd;
+  {
+    std::lock_guard lock(mutex_);
+    int primary = topology_->primary_index();
+    if (primary < 0 || primary == topology_->self_index()) return;
+    host = topology_->config().members[static_cast<size_t>(primary)].host;
+    cmd = bson::Document{{"replSetUpdatePosition", bson::V(int32_t{1})},
+                         {"fromIndex", bson::V(int32_t{topology_->self_index()})},
+                         {"appliedOpTime", bson::V(topology_->applied().to_document())},
+                         {"durableOpTime", bson::V(topology_->durable().to_document())}};
+  }
+  run_member_command(host, "admin", cmd, kMemberCommandTimeoutMs);
+}
+
+std::optional<bson::Document> ReplicationCoordinator::wait_for_write_concern(
+    const WriteConcern& wc, const std::optional<OpTime>& optime) {
+  if (wc.mode == WriteConcern::Mode::kTag) {
+    return write_concern_error(
+        code::kUnknownReplWriteConcern,
+        "No write concern mode named '" + wc.tag + "' found in replica set configuration", wc);
+  }
+  if (!optime || (wc.mode == WriteConcern::Mode::kNumber && wc.w <= 1)) return std::nullopt;
+  note_local_optimes();
+  int64_t wait_ms = wc.wtimeout_ms > 0 ? wc.wtimeout_ms : kMaxWriteConcernWaitMs;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+  std::unique_lock lock(mutex_);
+  if (!topology_) return std::nullopt;
+  const repl::ReplSetConfig& config = topology_->config();
+  int data_bearing = 0;
+  for (const auto& m : config.members) data_bearing += m.is_data_bearing() ? 1 : 0;
+  if (wc.mode == WriteConcern::Mode::kNumber && wc.w > data_bearing) {
+    return write_concern_error(code::kUnsatisfiableWriteConcern, "Not enough data-bearing nodes",
+                               wc);
+  }
+  int64_t term = topology_->term();
+  auto satisfied = [&] {
+    if (wc.mode == WriteConcern::Mode::kMajority) return *optime <= topology_->last_committed();
+    int count = 0;
+    for (int i = 0; i < config.member_count(); ++i) {
+      OpTime applied =
+          i == topology_->self_index() ? topology_->applied() : topology_->member(i).applied;
+      if (*optime <= applied) ++count;
+    }
+    return count >= wc.w;
+  };
+  for (;;) {
+    if (topology_->term() != term || !topology_->is_writable_primary()) {
+      return write_concern_error(code::kPrimarySteppedDown,
+                                 "Primary stepped down while waiting for replication", wc);
+    }
+    if (satisfied()) return std::nullopt;
+    if (stopping_ || server_.shutting_down()) {
+      return write_concern_error(code::kInterruptedAtShutdown,
+                                 "interrupted at shutdown while waiting for replication", wc);
+    }
+    auto slice = std::chrono::steady_clock::now() + std::chrono::milliseconds(kTickIntervalMs);
+    changed_.wait_until(lock, std::min(slice, deadline));
+    if (std::chrono::steady_clock::now() >= deadline && !satisfied()) {
+      return write_concern_error(code::kWriteConcernFailed, "waiting for replication timed out",
+                                 wc);
+    }
+  }
+}
+
+void ReplicationCoordinator::refuse_without_topology(int32_t primary_code,
+                                                     const std::string& primary_message) const {
+  ReplicaSnapshot snap = server_.replica.snapshot();
+  if (!snap.replication_enabled) {
+    throw CommandError(code::kNoReplicationEnabled, "not running with --replSet");
+  }
+  if (!snap.config) {
+    throw CommandError(code::kNotYetInitialized, "no replset config has been received");
+  }
+  // A one-member set: its only member is the primary and has nobody to hand over to.
+  throw CommandError(primary_code, primary_message);
+}
+
+bson::Document ReplicationCoordinator::handle_heartbeat(const bson::Document& body) {
+  ReplicaSnapshot snap = server_.replica.snapshot();
+  if (!snap.replication_enabled) {
+    throw CommandError(code::kNoReplicationEnabled, "not running with --replSet");
+  }
+  if (!snap.config) {
+    if (const bson::Value* config = body.get("config");
+        config != nullptr && config->is_document()) {
+      server_.replica.install_config(repl::parse_repl_set_config(config->as_document()));
+    }
+  }
+  if (!ensure_topology()) {
+    throw CommandError(code::kNotYetInitialized, "no replset config has been received");
+  }
+  repl::HeartbeatRequest req;
+  req.set_name = string_field(body, "replSetHeartbeat");
+  req.from_index = static_cast<int>(int_field(body, "fromIndex", -1));
+  req.term = int_field(body, "term", 0);
+  req.config_version = int_field(body, "configVersion", 0);
+  repl::HeartbeatResponse resp;
+  Actions actions;
+  double priority = 0;
+  {
+    std::lock_guard lock(mutex_);
+    if (req.from_index < 0 || req.from_index >= topology_->config().member_count() ||
+        req.set_name != topology_->config().set_name) {
+      throw CommandError(code::kBadValue, "replSetHeartbeat: unknown sender or set name");
+    }
+    resp = topology_->on_heartbeat_request(now_ms(), req);
+    priority = resp.priority;
+    actions = drain_locked();
+  }
+  perform(std::move(actions));
+  return bson::Document{{"setName", bson::V(resp.set_name)},
+                        {"term", bson::V(resp.term)},
+                        {"state", bson::V(static_cast<int32_t>(resp.state))},
+                        {"appliedOpTime", bson::V(resp.applied.to_document())},
+                        {"durableOpTime", bson::V(resp.durable.to_document())},
+                        {"lastCommittedOpTime", bson::V(resp.last_committed.to_document())},
+                        {"configVersion", bson::V(resp.config_version)},
+                        {"primaryIndex", bson::V(int32_t{resp.primary_index})},
+                        {"syncSourceIndex", bson::V(int32_t{resp.sync_source_index})},
+                        {"priority", bson::V(priority)}};
+}
+
+bson::Document ReplicationCoordinator::handle_request_votes(const bson::Document& body) {
+  if (!ensure_topology()) {
+    throw CommandError(code::kNotYetInitialized, "no replset config has been received");
+  }
+  repl::VoteRequest req;
+  req.set_name = string_field(body, "setName");
+  req.dry_run = bool_field(body, "dryRun");
+  req.term = int_field(body, "term", 0);
+  req.candidate_index = static_cast<int>(int_field(body, "candidateIndex", -1));
+  req.config_version = int_field(body, "configVersion", 0);
+  req.config_term = int_field(body, "configTerm", -1);
+  req.last_written = optime_field(body, "lastWrittenOpTime");
+  repl::VoteResponse resp;
+  Actions actions;
+  {
+    std::lock_guard lock(mutex_);
+    if (req.candidate_index < 0 || req.candidate_index >= topology_->config().member_count()) {
+      throw CommandError(code::kBadValue, "replSetRequestVotes: candidateIndex out of range");
+    }
+    resp = topology_->on_vote_request(now_ms(), req);
+    actions = drain_locked();
+  }
+  perform(std::move(actions));
+  return bson::Document{{"term", bson::V(resp.term)},
+                        {"voteGranted", bson::V(resp.vote_granted)},
+                        {"reason", bson::V(resp.reason)}};
+}
+
+bson::Document ReplicationCoordinator::handle_update_position(const bson::Document& body) {
+  if (!ensure_topology()) {
+    throw CommandError(code::kNotYetInitialized, "no replset config has been received");
+  }
+  int from = static_cast<int>(int_field(body, "fromIndex", -1));
+  Actions actions;
+  {
+    std::lock_guard lock(mutex_);
+    if (from < 0 || from >= topology_->config().member_count()) {
+      throw CommandError(code::kBadValue, "replSetUpdatePosition: fromIndex out of range");
+    }
+    topology_->on_position_update(now_ms(), from, optime_field(body, "appliedOpTime"),
+                                  optime_field(body, "durableOpTime"));
+    actions = drain_locked();
+  }
+  perform(std::move(actions));
+  return bson::Document{};
+}
+
+bson::Document ReplicationCoordinator::handle_fetch_oplog(const bson::Document& body) {
+  if (!ensure_topology()) {
+    throw CommandError(code::kNotYetInitialized, "no replset config has been received");
+  }
+  OpTime after = optime_field(body, "after");
+  int64_t limit =
+      std::clamp<int64_t>(int_field(body, "limit", 1), 1, static_cast<int64_t>(kFetchBatchEntries));
+  bool found = after.is_null() || hooks_.has_oplog_entry(after);
+  bson::Array entries;
+  if (found) {
+    for (auto& e : hooks_.oplog_after(after, static_cast<size_t>(limit)))
+      entries.push_back(bson::V(std::move(e)));
+  }
+  std::lock_guard lock(mutex_);
+  return bson::Document{
+      {"entries", bson::V(std::move(entries))},
+      {"found", bson::V(found)},
+      {"term", bson::V(topology_->term())},
+      {"lastCommittedOpTime", bson::V(topology_->last_committed().to_document())}};
+}
+
+void ReplicationCoordinator::await_outcome(std::optional<repl::Action>& slot, int64_t wait_ms) {
+  std::unique_lock lock(mutex_);
+  bool done = changed_.wait_for(lock, std::chrono::milliseconds(wait_ms),
+                                [&] { return slot.has_value() || stopping_; });
+  if (!done || !slot) {
+    throw CommandError(code::kExceededTimeLimit, "timed out waiting for the replica set");
+  }
+  repl::Action outcome = *slot;
+  slot.reset();
+  if (outcome.code != 0) throw CommandError(outcome.code, outcome.reason);
+}
+
+bson::Document ReplicationCoordinator::handle_step_down(const bson::Document& body) {
+  repl::StepDownRequest request = repl::parse_step_down_request(body);
+  if (!ensure_topology()) {
+    refuse_without_topology(code::kExceededTimeLimit,
+                            "No electable secondaries caught up as of the step-down deadline");
+  }
+  Actions actions;
+  {
+    std::lock_guard lock(mutex_);
+    if (step_down_running_) {
+      throw CommandError(code::kConflictingOperationInProgress, "a step-down is already running");
+    }
+    step_down_outcome_.reset();
+    topology_->step_down(now_ms(), request);  // throws 10107 when not primary
+    step_down_running_ = true;
+    actions = drain_locked();
+  }
+  perform(std::move(actions));
+  struct Done {
+    ReplicationCoordinator& c;
+    ~Done() {
+      std::lock_guard lock(c.mutex_);
+      c.step_down_running_ = false;
+    }
+  } done{*this};
+  int64_t wait_ms = std::min<int64_t>(kMaxCommandWaitMs, request.catch_up_secs * 1000 + 5000);
+  await_outcome(step_down_outcome_, wait_ms);
+  return bson::Document{};
+}
+
+bson::Document ReplicationCoordinator::handle_freeze(const bson::Document& body) {
+  int64_t secs = repl::parse_freeze_secs(body);
+  if (!ensure_topology()) {
+    refuse_without_topology(code::kNotSecondary,
+                            "cannot freeze node when primary or running for election. state: "
+                            "Primary");
+  }
+  bson::Document reply;
+  Actions actions;
+  {
+    std::lock_guard lock(mutex_);
+    reply = topology_->freeze(now_ms(), secs);
+    actions = drain_locked();
+  }
+  perform(std::move(actions));
+  return reply;
+}
+
+bson::Document ReplicationCoordinator::handle_step_up(const bson::Document& body) {
+  bool skip_dry_run = repl::parse_step_up_skip_dry_run(body);
+  if (!ensure_topology()) refuse_without_topology(code::kCommandFailed, "Already primary");
+  Actions actions;
+  int64_t wait_ms = 0;
+  {
+    std::lock_guard lock(mutex_);
+    if (step_up_running_) {
+      throw CommandError(code::kConflictingOperationInProgress, "a step-up is already running");
+    }
+    step_up_outcome_.reset();
+    topology_->step_up(now_ms(), skip_dry_run);  // throws 125 when it cannot stand
+    step_up_running_ = true;
+    wait_ms = std::min<int64_t>(kMaxCommandWaitMs,
+                                2 * topology_->config().settings.election_timeout_ms + 5000);
+    actions = drain_locked();
+  }
+  perform(std::move(actions));
+  struct Done {
+    ReplicationCoordinator& c;
+    ~Done() {
+      std::lock_guard lock(c.mutex_);
+      c.step_up_running_ = false;
+    }
+  } done{*this};
+  await_outcome(step_up_outcome_, wait_ms);
+  return bson::Document{};
+}
+
+bson::Document ReplicationCoordinator::member_status_locked(int index, int64_t now) const {
+  const repl::Topology& t = *topology_;
+  const repl::MemberConfig& m = t.config().members[static_cast<size_t>(index)];
+  bool self = index == t.self_index();
+  bool up = t.member_is_up(now, index);
+  MemberState state = self ? t.state() : (up ? t.member(index).state : MemberState::kDown);
+  OpTime applied = self ? t.applied() : t.member(index).applied;
+  bson::Document out{
+      {"_id", bson::V(m.id)},
+      {"name", bson::V(m.host)},
+      {"health", bson::V(up ? 1.0 : 0.0)},
+      {"state", bson::V(static_cast<int32_t>(state))},
+      {"stateStr", bson::V(std::string(repl::member_state_name(state)))},
+      {"optime", bson::V(applied.to_document())},
+      {"optimeDate", bson::Value::date(static_cast<int64_t>(applied.ts.seconds) * 1000)}};
+  if (self) {
+    out.append("self", bson::V(true));
+  } else {
+    out.append("lastHeartbeatRecv", bson::Value::date(t.member(index).last_heartbeat_ms));
+  }
+  return out;
+}
+
+std::optional<bson::Document> ReplicationCoordinator::status() const {
+  std::lock_guard lock(mutex_);
+  if (!topology_) return std::nullopt;
+  const repl::Topology& t = *topology_;
+  int64_t now = now_ms();
+  int source = t.sync_source();
+  std::string source_host =
+      source >= 0 ? t.config().members[static_cast<size_t>(source)].host : std::string();
+  bson::Array members;
+  for (int i = 0; i < t.config().member_count(); ++i) {
+    members.push_back(bson::V(member_status_locked(i, now)));
+  }
+  bson::Document optimes{{"lastCommittedOpTime", bson::V(t.last_committed().to_document())},
+                         {"appliedOpTime", bson::V(t.applied().to_document())},
+                         {"durableOpTime", bson::V(t.durable().to_document())}};
+  return bson::Document{
+      {"set", bson::V(t.config().set_name)},
+      {"date", bson::Value::date(now)},
+      {"myState", bson::V(static_cast<int32_t>(t.state()))},
+      {"term", bson::V(t.term())},
+      {"syncSourceHost", bson::V(source_host)},
+      {"syncSourceId",
+       bson::V(source >= 0 ? t.config().members[static_cast<size_t>(source)].id : -1)},
+      {"heartbeatIntervalMillis", bson::V(t.config().settings.heartbeat_interval_ms)},
+      {"majorityVoteCount", bson::V(int32_t{t.config().majority_vote_count()})},
+      {"writeMajorityCount", bson::V(int32_t{t.config().write_majority_count()})},
+      {"votingMembersCount", bson::V(int32_t{t.config().voting_members_count()})},
+      {"writableVotingMembersCount", bson::V(int32_t{t.config().writable_voting_members_count()})},
+      {"optimes", bson::V(std::move(optimes))},
+      {"members", bson::V(std::move(members))}};
+}
+
+void ReplicationCoordinator::register_commands() {
+  auto add = [this](std::string name, CommandHandler handler) {
+    CommandSpec spec;
+    spec.name = std::move(name);
+    spec.admin_only = true;
+    spec.handler = std::move(handler);
+    server_.always_allowed.insert(spec.name);
+    server_.registry.add(std::move(spec));
+  };
+  add("replSetHeartbeat", [this](CommandContext& ctx) { return handle_heartbeat(ctx.body); });
+  add("replSetRequestVotes",
+      [this](CommandContext& ctx) { return handle_request_votes(ctx.body); });
+  add("replSetUpdatePosition",
+      [this](CommandContext& ctx) { return handle_update_position(ctx.body); });
+  add("replSetFetchOplog", [this](CommandContext& ctx) { return handle_fetch_oplog(ctx.body); });
+  add("replSetStepDown", [this](CommandContext& ctx) { return handle_step_down(ctx.body); });
+  add("replSetFreeze", [this](CommandContext& ctx) { return handle_freeze(ctx.body); });
+  add("replSetStepUp", [this](CommandContext& ctx) { return handle_step_up(ctx.body); });
+  server_.write_concern_waiter = std::make_unique<TopologyWriteConcernWaiter>(*this);
+  server_.repl_set_status = [this] { return status(); };
+}
+
+void ReplicationCoordinator::start() {
+  if (!server_.replica.replication_enabled()) return;
+  tick_thread_ = std::thread([this] { tick_loop(); });
+  fetch_thread_ = std::thread([this] { fetch_loop(); });
+}
+
+void ReplicationCoordinator::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  if (tick_thread_.joinable()) tick_thread_.join();
+  if (fetch_thread_.joinable()) fetch_thread_.join();
+  // Detached senders finish within their timeouts; wait for them before the members go away.
+  std::unique_lock lock(mutex_);
+  changed_.wait_for(lock, std::chrono::milliseconds(kStopWaitMs),
+                    [this] { return sends_in_flight_ == 0; });
+}
+
+}  // namespace mongosim::server

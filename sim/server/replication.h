@@ -1,0 +1,137 @@
+// The replication layer of a multi-member replica set: it drives this member's repl::Topology
+// over real TCP and performs the actions the topology asks for (reference §6).
+//
+// - A tick thread calls Topology::tick() every kTickIntervalMs on the ServerClock and sends
+//   heartbeats (replSetHeartbeat) and votes (replSetRequestVotes) on short-lived threads, each
+//   bounded by kMemberCommandTimeoutMs; a member that does not answer is simply silent.
+// - A fetcher thread pulls oplog entries from the topology's sync source (replSetFetchOplog, a
+//   mongosim-internal command), applies them through the data layer and reports its position to
+//   the primary (replSetUpdatePosition).
+// - The topology's state is mirrored into ServerContext::replica (hello, not-primary checks):
+//   PRIMARY there means writable; a primary still catching up shows as SECONDARY.
+// - Write concern waits (w:N, w:"majority") block on the topology's optimes and commit point.
+// A one-member set keeps the server core's behaviour: no topology runs for it.
+//
+// Heartbeats carry the sender's config, so a member started with the same --replSet learns the
+// config from the first heartbeat that reaches it (reconfig is not supported yet).
+//
+// Thread rules: one mutex guards the topology; it is never held while sending, while waiting,
+// or while calling the data layer. register_commands() before the listener starts; start()
+// after; stop() after the server has stopped (it joins every thread it started).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "optime.h"
+#include "repl/topology.h"
+#include "server/server_context.h"
+
+namespace mongosim::server {
+
+// What the replication layer needs from the data layer.
+struct ReplicationDataHooks {
+  std::function<OpTime()> last_applied;
+  std::function<std::vector<bson::Document>(OpTime, size_t)> oplog_after;
+  std::function<bool(OpTime)> has_oplog_entry;
+  std::function<void(const bson::Document&)> apply_entry;
+  std::function<OpTime(const std::string&, int64_t)> append_noop;
+};
+
+class ReplicationCoordinator {
+ public:
+  static constexpr int64_t kTickIntervalMs = 50;
+  static constexpr int64_t kMemberCommandTimeoutMs = 1000;
+  static constexpr int64_t kFetchTimeoutMs = 2000;
+  static constexpr size_t kFetchBatchEntries = 500;
+  static constexpr int kMaxSendsInFlight = 64;
+  // The longest a replSetStepDown / replSetStepUp command waits for its outcome.
+  static constexpr int64_t kMaxCommandWaitMs = 120'000;
+  // The longest a write-concern wait without wtimeout blocks.
+  static constexpr int64_t kMaxWriteConcernWaitMs = 600'000;
+
+  ReplicationCoordinator(ServerContext& server, ReplicationDataHooks hooks);
+  ~ReplicationCoordinator();
+  ReplicationCoordinator(const ReplicationCoordinator&) = delete;
+  ReplicationCoordinator& operator=(const ReplicationCoordinator&) = delete;
+
+  // Adds the member-to-member and step-down/freeze/step-up commands, and installs the
+  // write-concern waiter.
+  void register_commands();
+  void start();
+  void stop();
+
+  // Whether a multi-member topology is running (false for standalones and one-member sets).
+  bool active() const;
+
+  // Write-concern wait on the topology (the waiter installed by register_commands()).
+  std::optional<bson::Document> wait_for_write_concern(const WriteConcern& wc,
+                                                       const std::optional<OpTime>& optime);
+
+ private:
+  using Actions = std::vector<repl::Action>;
+
+  bool ensure_topology();
+  int64_t now_ms() const { return server_.clock.now_ms(); }
+  // Drains the topology's actions and mirrors its state; caller holds mutex_.
+  Actions drain_locked();
+  void mirror_state_locked();
+  void perform(Actions actions);
+  void note_local_optimes();
+
+  void spawn_send(std::function<void()> send);
+  void send_heartbeat(int target);
+  void send_vote_request(int target, const repl::VoteRequest& request);
+  void send_step_up(int target);
+  void write_new_primary_noop();
+
+  void tick_loop();
+  void fetch_loop();
+  bool fetch_once();
+  void report_position();
+  bool sleep_ms(int64_t duration_ms);
+
+  std::optional<bson::Document> status() const;
+  bson::Document member_status_locked(int index, int64_t now) const;
+
+  bson::Document handle_heartbeat(const bson::Document& body);
+  bson::Document handle_request_votes(const bson::Document& body);
+  bson::Document handle_update_position(const bson::Document& body);
+  bson::Document handle_fetch_oplog(const bson::Document& body);
+  bson::Document handle_step_down(const bson::Document& body);
+  bson::Document handle_freeze(const bson::Document& body);
+  bson::Document handle_step_up(const bson::Document& body);
+  // Throws the error a step-down/freeze/step-up gets when no multi-member topology runs.
+  [[noreturn]] void refuse_without_topology(int32_t primary_code,
+                                            const std::string& primary_message) const;
+  // Waits for a pending step-down/step-up outcome; throws its error.
+  void await_outcome(std::optional<repl::Action>& slot, int64_t wait_ms);
+
+  ServerContext& server_;
+  const ReplicationDataHooks hooks_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;  // commit point, state, outcomes, stop
+  std::optional<repl::Topology> topology_;
+  bool step_down_attempt_ = false;
+  std::optional<repl::Action> step_down_outcome_;
+  std::optional<repl::Action> step_up_outcome_;
+  bool step_down_running_ = false;
+  bool step_up_running_ = false;
+  bool stopping_ = false;
+  OpTime reported_applied_;
+  int sends_in_flight_ = 0;
+
+  std::thread tick_thread_;
+  std::thread fetch_thread_;
+};
+
+}  // namespace mongosim::server

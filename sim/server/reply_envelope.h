@@ -1,0 +1,48 @@
+// The reply envelope every command gets (reference §3.0, §5.2, §5.5): ok, errmsg/code/codeName
+// for errors, error labels, and $clusterTime/operationTime on replica-set members.
+//
+// Pure functions; safe from any thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bson/value.h"
+#include "optime.h"
+
+namespace mongosim::server {
+
+namespace label {
+inline constexpr const char* kRetryableWriteError = "RetryableWriteError";
+inline constexpr const char* kNoWritesPerformed = "NoWritesPerformed";
+}  // namespace label
+
+struct LabelInputs {
+  bool retryable_write = false;     // txnNumber present, no autocommit, retryable command
+  std::optional<int32_t> code;      // top-level error code, if the command failed
+  std::optional<int32_t> wce_code;  // writeConcernError code, if any
+  std::optional<std::vector<std::string>> override_labels;  // failCommand errorLabels
+  bool wrote_nothing = false;  // the last optime did not move during the command
+};
+
+// §5.2: RetryableWriteError when the code or wce code is retriable on a retryable write, plus
+// NoWritesPerformed when nothing was written; a fail point's errorLabels replace all of that.
+std::vector<std::string> compute_error_labels(const LabelInputs& in);
+
+// {ok: 0.0, errmsg, code, codeName, <extra>}.
+bson::Document error_reply(int32_t code, const std::string& errmsg,
+                           const bson::Document& extra = {});
+
+// Appends ok: 1.0 after the handler's fields (unless the handler already set ok).
+void append_ok(bson::Document& reply);
+
+void append_labels(bson::Document& reply, const std::vector<std::string>& labels);
+
+// $clusterTime {clusterTime, signature {hash: 20 zero bytes, keyId: 0}} and operationTime,
+// exactly what an auth-less mongod sends (§5.5).
+void append_cluster_time(bson::Document& reply, bson::Timestamp cluster_time,
+                         bson::Timestamp operation_time);
+
+}  // namespace mongosim::server

@@ -1,0 +1,34 @@
+#include "server/server_context.h"
+
+#include <chrono>
+
+namespace mongosim::server {
+
+ServerContext::ServerContext(ServerOptions opts)
+    : options(std::move(opts)),
+      start_ms(ServerClock{}.now_ms()),
+      process_id(bson::ObjectId::generate()),
+      replica(options.repl_set, options.self_host()),
+      write_concern_waiter(std::make_unique<SingleNodeWriteConcernWaiter>()) {}
+
+OpTime ServerContext::effective_last_applied() const {
+  OpTime applied = last_applied();
+  OpTime initiated = replica.snapshot().initiate_optime;
+  return applied.is_null() || applied < initiated ? initiated : applied;
+}
+
+void ServerContext::request_shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(shutdown_mutex_);
+    shutting_down_.store(true);
+  }
+  shutdown_cv_.notify_all();
+}
+
+bool ServerContext::sleep_unless_shutdown(int64_t duration_ms) {
+  std::unique_lock<std::mutex> lock(shutdown_mutex_);
+  return !shutdown_cv_.wait_for(lock, std::chrono::milliseconds(duration_ms),
+                                [&] { return shutting_down_.load(); });
+}
+
+}  // namespace mongosim::server

@@ -1,0 +1,78 @@
+// Everything the server core's pieces share for the life of the process: options, clock,
+// fail points, command registry, parameters, metrics, replica-set state, the write-concern
+// waiter and the data layer's optime source. One instance, built by Server; connection threads
+// hold references to it.
+//
+// Thread rules: the registry is filled before the listener starts and read-only after; every
+// other member is itself thread-safe. The optime sources are set once before start.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "clock.h"
+#include "command.h"
+#include "failpoint.h"
+#include "optime.h"
+#include "server/options.h"
+#include "server/parameters.h"
+#include "server/replica_state.h"
+#include "server/server_metrics.h"
+#include "server/write_concern.h"
+
+namespace mongosim::server {
+
+// At most this many client connections at once; more are refused (mongod's default is far
+// higher, but a thread each is the cost here).
+inline constexpr int64_t kMaxConnections = 1000;
+
+struct ServerContext {
+  explicit ServerContext(ServerOptions opts);
+
+  const ServerOptions options;
+  const int64_t start_ms;
+  const bson::ObjectId process_id;  // for topology-style identity; new per process start
+  ServerClock clock;
+  FailPoints failpoints;
+  CommandRegistry registry;
+  ServerParameters parameters;
+  ServerMetrics metrics;
+  ReplicaState replica;
+  std::unique_ptr<WriteConcernWaiter> write_concern_waiter;
+  // Commands that run in any member state (mongod's AllowedOnSecondary::kAlways).
+  std::set<std::string, std::less<>> always_allowed;
+
+  // The data layer's newest oplog entry; both return nulls until a data layer is attached.
+  std::function<OpTime()> last_applied = [] { return OpTime{}; };
+  std::function<int64_t()> last_write_date_ms = [] { return int64_t{0}; };
+
+  // replSetGetStatus of a multi-member set, from the replication layer; nullopt while it has
+  // nothing to say (standalone, one-member set, uninitiated), and the core answers itself.
+  std::function<std::optional<bson::Document>()> repl_set_status = [] {
+    return std::optional<bson::Document>{};
+  };
+
+  // The newest optime this member knows: the data layer's, or the set's initiation optime
+  // before the first write (§5.5: it seeds $clusterTime and operationTime).
+  OpTime effective_last_applied() const;
+
+  // Shutdown: set once; wakes every interruptible sleep.
+  void request_shutdown();
+  bool shutting_down() const { return shutting_down_.load(); }
+  // Sleeps up to duration_ms; returns false if shutdown interrupted it.
+  bool sleep_unless_shutdown(int64_t duration_ms);
+
+ private:
+  std::atomic<bool> shutting_down_{false};
+  std::mutex shutdown_mutex_;
+  std::condition_variable shutdown_cv_;
+};
+
+}  // namespace mongosim::server

@@ -1,0 +1,378 @@
+// Integration tests for multi-member replica sets: three real mongosim processes on 127.0.0.1
+// forming a set over TCP, observed through hello on every member and through libmongoc with a
+// replicaSet URI.
+#include <gtest/gtest.h>
+#include <mongoc/mongoc.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bson/codec.h"
+#include "error_codes.h"
+#include "server/tests/mongosim_process.h"
+#include "server/tests/raw_client.h"
+
+namespace mongosim::testing {
+namespace {
+
+using bson::Document;
+using bson::V;
+
+constexpr int kMembers = 3;
+// Short protocol timers keep elections quick; the waits below are deadlines, not assertions.
+constexpr int32_t kElectionTimeoutMs = 1000;
+constexpr int32_t kHeartbeatIntervalMs = 200;
+constexpr auto kConvergeTimeout = std::chrono::seconds(30);
+constexpr auto kPollInterval = std::chrono::milliseconds(50);
+
+class MongocInit : public ::testing::Environment {
+ public:
+  void SetUp() override { mongoc_init(); }
+};
+const auto* const kMongocInit = ::testing::AddGlobalTestEnvironment(new MongocInit);
+
+// Polls `done` until it is true or the deadline passes; returns its last value.
+bool wait_until(const std::function<bool()>& done,
+                std::chrono::milliseconds timeout = kConvergeTimeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(kPollInterval);
+  }
+  return done();
+}
+
+std::optional<Document> try_command(int port, const Document& cmd,
+                                    const std::string& db = "admin") {
+  try {
+    RawClient raw(port);
+    return raw.command(cmd, db);
+  } catch (const std::exception&) {
+    return std::nullopt;  // a killed or starting member
+  }
+}
+
+bool is_ok(const Document& reply) {
+  return reply.get("ok") != nullptr && reply.get("ok")->truthy();
+}
+
+struct MongocClientDeleter {
+  void operator()(mongoc_client_t* c) const { mongoc_client_destroy(c); }
+};
+using MongocClient = std::unique_ptr<mongoc_client_t, MongocClientDeleter>;
+
+Document to_document(const bson_t* b) {
+  auto decoded = bson::decode_document(bson_get_data(b), b->len);
+  if (!decoded.doc) throw std::runtime_error(decoded.error);
+  return *decoded.doc;
+}
+
+class ThreeMemberSet : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (int i = 0; i < kMembers; ++i) {
+      members_.push_back(
+          std::make_unique<MongosimProcess>(std::vector<std::string>{"--replSet", "rs0"}));
+    }
+    bson::Array hosts;
+    for (int i = 0; i < kMembers; ++i) {
+      hosts.push_back(V(Document{{"_id", V(int32_t{i})}, {"host", V(members_[i]->host())}}));
+    }
+    Document config{
+        {"_id", V("rs0")},
+        {"members", V(std::move(hosts))},
+        {"settings", V(Document{{"electionTimeoutMillis", V(kElectionTimeoutMs)},
+                                {"heartbeatIntervalMillis", V(kHeartbeatIntervalMs)}})}};
+    auto reply = try_command(members_[0]->port(), Document{{"replSetInitiate", V(config)}});
+    ASSERT_TRUE(reply && is_ok(*reply)) << (reply ? bson::to_json(*reply) : "no reply");
+    ASSERT_TRUE(wait_until([&] { return primary_index() >= 0; }))
+        << "no primary elected; member 0 log:\n"
+        << members_[0]->log_text();
+  }
+
+  std::string seed_list() const {
+    std::string uri = "mongodb://";
+    for (int i = 0; i < kMembers; ++i) uri += (i ? "," : "") + members_[i]->host();
+    return uri + "/?replicaSet=rs0&serverSelectionTimeoutMS=20000";
+  }
+
+  std::optional<Document> hello(int i) {
+    return try_command(members_[i]->port(), Document{{"hello", V(int32_t{1})}});
+  }
+
+  // The member every live member agrees is the writable primary, or -1.
+  int primary_index() {
+    int writable = -1;
+    int writable_count = 0;
+    for (int i = 0; i < kMembers; ++i) {
+      if (killed_[i]) continue;
+      auto h = hello(i);
+      if (!h) return -1;
+      if (h->get("isWritablePrimary")->truthy()) {
+        writable = i;
+        ++writable_count;
+      }
+    }
+    if (writable_count != 1) return -1;
+    for (int i = 0; i < kMembers; ++i) {
+      if (killed_[i]) continue;
+      auto h = hello(i);
+      const bson::Value* primary = h ? h->get("primary") : nullptr;
+      if (primary == nullptr || primary->as_string() != members_[writable]->host()) return -1;
+    }
+    return writable;
+  }
+
+  // Every member's log, for failure messages.
+  std::string logs() const {
+    std::string out;
+    for (int i = 0; i < kMembers; ++i) {
+      out += "--- member " + std::to_string(i) + " log:\n" + members_[i]->log_text();
+    }
+    return out;
+  }
+
+  void kill_member(int i) {
+    ::kill(members_[i]->pid(), SIGKILL);
+    killed_[i] = true;
+  }
+
+  std::vector<std::unique_ptr<MongosimProcess>> members_;
+  bool killed_[kMembers] = {};
+};
+
+TEST_F(ThreeMemberSet, ElectsExactlyOnePrimaryAndHelloDescribesTheSet) {
+  int primary = primary_index();
+  ASSERT_GE(primary, 0);
+  int primaries = 0;
+  for (int i = 0; i < kMembers; ++i) {
+    auto h = hello(i);
+    ASSERT_TRUE(h);
+    EXPECT_EQ(h->get("setName")->as_string(), "rs0");
+    EXPECT_EQ(h->get("hosts")->as_array().size(), static_cast<size_t>(kMembers));
+    EXPECT_EQ(h->get("me")->as_string(), members_[i]->host());
+    bool writable = h->get("isWritablePrimary")->truthy();
+    primaries += writable ? 1 : 0;
+    EXPECT_EQ(h->get("secondary")->truthy(), !writable) << "member " << i;
+    EXPECT_EQ(h->has("electionId"), writable) << "member " << i;
+  }
+  EXPECT_EQ(primaries, 1);
+  auto config =
+      try_command(members_[primary]->port(), Document{{"replSetGetConfig", V(int32_t{1})}});
+  ASSERT_TRUE(config && is_ok(*config));
+  // replSetGetStatus on the primary names every member's state as it sees it.
+  ASSERT_TRUE(wait_until([&] {
+    auto status =
+        try_command(members_[primary]->port(), Document{{"replSetGetStatus", V(int32_t{1})}});
+    if (!status || !is_ok(*status)) return false;
+    int primaries_seen = 0;
+    int secondaries_seen = 0;
+    for (const auto& m : status->get("members")->as_array()) {
+      std::string state = m.as_document().get("stateStr")->as_string();
+      primaries_seen += state == "PRIMARY" ? 1 : 0;
+      secondaries_seen += state == "SECONDARY" ? 1 : 0;
+    }
+    return primaries_seen == 1 && secondaries_seen == kMembers - 1;
+  })) << logs();
+}
+
+TEST_F(ThreeMemberSet, EveryMemberShutsDownCleanlyOnSigterm) {
+  for (int i = 0; i < kMembers; ++i) {
+    int status = members_[i]->stop();  // throws if the member ignores SIGTERM
+    EXPECT_TRUE(WIFEXITED(status)) << "member " << i;
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "member " << i;
+  }
+}
+
+TEST_F(ThreeMemberSet, DriverFindsPrimaryAndMajorityWriteReachesEveryMember) {
+  MongocClient client(mongoc_client_new(seed_list().c_str()));
+  ASSERT_TRUE(client);
+  std::string raw = bson::encode_document(Document{
+      {"insert", V("c")},
+      {"documents", V(bson::Array{V(Document{{"_id", V(int32_t{1})}, {"x", V("a")}})})},
+      {"writeConcern", V(Document{{"w", V("majority")}, {"wtimeout", V(int32_t{20000})}})}});
+  bson_t* cmd = bson_new_from_data(reinterpret_cast<const uint8_t*>(raw.data()), raw.size());
+  bson_t reply;
+  bson_error_t error;
+  bool ok =
+      mongoc_client_write_command_with_opts(client.get(), "test", cmd, nullptr, &reply, &error);
+  Document r = to_document(&reply);
+  bson_destroy(&reply);
+  bson_destroy(cmd);
+  ASSERT_TRUE(ok) << error.message << " " << bson::to_json(r);
+  EXPECT_FALSE(r.has("writeConcernError")) << bson::to_json(r);
+  // The primary's hello now reports a commit point at or past the write.
+  int primary = primary_index();
+  ASSERT_GE(primary, 0);
+  auto h = hello(primary);
+  ASSERT_TRUE(h);
+  ASSERT_TRUE(r.has("opTime")) << bson::to_json(r);
+  bson::Timestamp written = r.get("opTime")->as_document().get("ts")->as_timestamp();
+  bson::Timestamp majority = h->get("lastWrite")
+                                 ->as_document()
+                                 .get("majorityOpTime")
+                                 ->as_document()
+                                 .get("ts")
+                                 ->as_timestamp();
+  EXPECT_GE(majority, written);
+
+  Document find{{"find", V("c")},
+                {"filter", V(Document{{"_id", V(int32_t{1})}})},
+                {"$readPreference", V(Document{{"mode", V("secondaryPreferred")}})}};
+  for (int i = 0; i < kMembers; ++i) {
+    bool seen = wait_until([&] {
+      auto f = try_command(members_[i]->port(), find, "test");
+      return f && is_ok(*f) &&
+             f->get("cursor")->as_document().get("firstBatch")->as_array().size() == 1;
+    });
+    EXPECT_TRUE(seen) << "member " << i << " never showed the majority write";
+  }
+}
+
+TEST_F(ThreeMemberSet, WriteConcernTimeoutReportsError64WithTheWriteApplied) {
+  int primary = primary_index();
+  ASSERT_GE(primary, 0);
+  kill_member((primary + 1) % kMembers);
+  auto reply = try_command(
+      members_[primary]->port(),
+      Document{{"insert", V("c")},
+               {"documents", V(bson::Array{V(Document{{"_id", V(int32_t{7})}})})},
+               {"writeConcern", V(Document{{"w", V(int32_t{3})}, {"wtimeout", V(int32_t{300})}})}},
+      "test");
+  ASSERT_TRUE(reply);
+  ASSERT_TRUE(is_ok(*reply)) << bson::to_json(*reply);
+  EXPECT_EQ(reply->get("n")->number_as_double(), 1);
+  const bson::Value* wce = reply->get("writeConcernError");
+  ASSERT_NE(wce, nullptr) << bson::to_json(*reply);
+  EXPECT_EQ(wce->as_document().get("code")->number_as_double(), code::kWriteConcernFailed);
+}
+
+TEST_F(ThreeMemberSet, KillingThePrimaryElectsAnotherAndARetryableWriteSucceeds) {
+  MongocClient client(mongoc_client_new((seed_list() + "&retryWrites=true").c_str()));
+  ASSERT_TRUE(client);
+  mongoc_collection_t* coll = mongoc_client_get_collection(client.get(), "test", "c");
+  bson_error_t error;
+  bson_t* doc = BCON_NEW("_id", BCON_INT32(1));
+  ASSERT_TRUE(mongoc_collection_insert_one(coll, doc, nullptr, nullptr, &error))
+      << error.message << "\n"
+      << logs();
+  bson_destroy(doc);
+
+  int old_primary = primary_index();
+  ASSERT_GE(old_primary, 0);
+  kill_member(old_primary);
+  int new_primary = -1;
+  ASSERT_TRUE(wait_until([&] {
+    new_primary = primary_index();
+    return new_primary >= 0;
+  })) << "no new primary after the old one was killed";
+  EXPECT_NE(new_primary, old_primary);
+
+  doc = BCON_NEW("_id", BCON_INT32(2));
+  bool inserted = mongoc_collection_insert_one(coll, doc, nullptr, nullptr, &error);
+  bson_destroy(doc);
+  mongoc_collection_destroy(coll);
+  EXPECT_TRUE(inserted) << error.message << "\n" << logs();
+}
+
+TEST_F(ThreeMemberSet, StepDownMovesThePrimary) {
+  int old_primary = primary_index();
+  ASSERT_GE(old_primary, 0);
+  auto reply = try_command(members_[old_primary]->port(),
+                           Document{{"replSetStepDown", V(int32_t{30})},
+                                    {"secondaryCatchUpPeriodSecs", V(int32_t{10})}});
+  ASSERT_TRUE(reply);
+  EXPECT_TRUE(is_ok(*reply)) << bson::to_json(*reply);
+  int new_primary = -1;
+  ASSERT_TRUE(wait_until([&] {
+    new_primary = primary_index();
+    return new_primary >= 0 && new_primary != old_primary;
+  }));
+  auto h = hello(old_primary);
+  ASSERT_TRUE(h);
+  EXPECT_FALSE(h->get("isWritablePrimary")->truthy());
+  // A secondary refuses to step down with NotWritablePrimary.
+  auto refused =
+      try_command(members_[old_primary]->port(), Document{{"replSetStepDown", V(int32_t{30})}});
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->get("code")->number_as_double(), code::kNotWritablePrimary);
+}
+
+TEST_F(ThreeMemberSet, FreezeIsRefusedOnThePrimaryAndAcceptedOnASecondary) {
+  int primary = primary_index();
+  ASSERT_GE(primary, 0);
+  int secondary = (primary + 1) % kMembers;
+  auto refused =
+      try_command(members_[primary]->port(), Document{{"replSetFreeze", V(int32_t{30})}});
+  ASSERT_TRUE(refused);
+  EXPECT_FALSE(is_ok(*refused));
+  EXPECT_EQ(refused->get("code")->number_as_double(), code::kNotSecondary);
+  auto frozen =
+      try_command(members_[secondary]->port(), Document{{"replSetFreeze", V(int32_t{30})}});
+  ASSERT_TRUE(frozen);
+  EXPECT_TRUE(is_ok(*frozen)) << bson::to_json(*frozen);
+}
+
+TEST_F(ThreeMemberSet, StepUpOnASecondaryMakesItThePrimary) {
+  int old_primary = primary_index();
+  ASSERT_GE(old_primary, 0);
+  int candidate = (old_primary + 1) % kMembers;
+  // The candidate wins only with an up-to-date log: wait until it has the primary's newest entry.
+  auto last_write = [&](int i) {
+    auto h = hello(i);
+    return h ? bson::to_json(*h->get("lastWrite")->as_document().get("opTime")) : std::string();
+  };
+  ASSERT_TRUE(wait_until([&] {
+    std::string primary_optime = last_write(old_primary);
+    return !primary_optime.empty() && last_write(candidate) == primary_optime;
+  })) << logs();
+  auto reply = try_command(members_[candidate]->port(), Document{{"replSetStepUp", V(int32_t{1})}});
+  ASSERT_TRUE(reply);
+  EXPECT_TRUE(is_ok(*reply)) << bson::to_json(*reply) << "\n" << logs();
+  int new_primary = -1;
+  ASSERT_TRUE(wait_until([&] {
+    new_primary = primary_index();
+    return new_primary == candidate;
+  })) << "primary is "
+      << new_primary << "\n"
+      << logs();
+}
+
+TEST(OneMemberSet, StepDownAndFreezeAreRefusedAsMongodRefusesThem) {
+  MongosimProcess server({"--replSet", "rs0"});
+  auto before = try_command(server.port(), Document{{"replSetFreeze", V(int32_t{10})}});
+  ASSERT_TRUE(before);
+  EXPECT_EQ(before->get("code")->number_as_double(), code::kNotYetInitialized);
+  Document member{{"_id", V(int32_t{0})}, {"host", V(server.host())}};
+  auto init = try_command(
+      server.port(),
+      Document{{"replSetInitiate",
+                V(Document{{"_id", V("rs0")}, {"members", V(bson::Array{V(member)})}})}});
+  ASSERT_TRUE(init && is_ok(*init));
+  auto step_down = try_command(server.port(), Document{{"replSetStepDown", V(int32_t{10})}});
+  ASSERT_TRUE(step_down);
+  EXPECT_EQ(step_down->get("code")->number_as_double(), code::kExceededTimeLimit);
+  auto freeze = try_command(server.port(), Document{{"replSetFreeze", V(int32_t{10})}});
+  ASSERT_TRUE(freeze);
+  EXPECT_EQ(freeze->get("code")->number_as_double(), code::kNotSecondary);
+  auto h = try_command(server.port(), Document{{"hello", V(int32_t{1})}});
+  ASSERT_TRUE(h);
+  EXPECT_TRUE(h->get("isWritablePrimary")->truthy());
+}
+
+TEST(StandaloneMember, ReplicaSetAdminCommandsNeedReplication) {
+  MongosimProcess server;
+  auto step_down = try_command(server.port(), Document{{"replSetStepDown", V(int32_t{10})}});
+  ASSERT_TRUE(step_down);
+  EXPECT_EQ(step_down->get("code")->number_as_double(), code::kNoReplicationEnabled);
+}
+
+}  // namespace
+}  // namespace mongosim::testing
