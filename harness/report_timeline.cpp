@@ -51,7 +51,10 @@ std::string ms(int64_t ns) {
 
 std::string token_colour(const std::optional<int64_t>& token) {
   if (!token) return "#999999";
-  return "hsl(" + std::to_string((*token * 47) % 360) + ",65%,55%)";
+  // Unsigned: tokens can be near 2^61 (mongolock derives them from the server clock), and the
+  // hue only needs a stable spread, so wrapping multiplication is what we want.
+  const uint64_t hue = (static_cast<uint64_t>(*token) * 47u) % 360u;
+  return "hsl(" + std::to_string(hue) + ",65%,55%)";
 }
 
 std::string render_axis(const Layout& layout) {

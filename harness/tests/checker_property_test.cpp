@@ -115,7 +115,10 @@ RC_GTEST_PROP(CheckerProperty, StaleFencedWriteIsCaught, ()) {
   auto last = std::find_if(h.rbegin(), h.rend(), [](const Event& e) {
     return is(e, "write", EventType::kOk) && e.value.value("resource", "") != "counter";
   });
-  RC_PRE(last != h.rend() && last->token.value_or(0) > 1);
+  // RC_PRE captures its expression through overloaded operators, which do not short-circuit:
+  // evaluate the guard as a plain bool so `last` is only dereferenced when valid.
+  const bool has_write = last != h.rend() && last->token.value_or(0) > 1;
+  RC_PRE(has_write);
   Event invoke = *last;
   invoke.type = EventType::kInvoke;
   invoke.process = "w99";
@@ -137,7 +140,8 @@ RC_GTEST_PROP(CheckerProperty, LostCounterUpdateIsCaught, ()) {
   auto final_read = std::find_if(h.begin(), h.end(), [](const Event& e) {
     return e.f == "final" && e.value.value("resource", "") == "counter";
   });
-  RC_PRE(final_read != h.end() && final_read->value["count"].get<int64_t>() > 0);
+  const bool counted = final_read != h.end() && final_read->value["count"].get<int64_t>() > 0;
+  RC_PRE(counted);
   final_read->value["count"] = final_read->value["count"].get<int64_t>() - 1;
   expect_invalid(h, kCounterNoLostUpdates);
 }
@@ -152,7 +156,8 @@ RC_GTEST_PROP(CheckerProperty, MissingLostEventIsCaught, ()) {
   auto next = std::find_if(lost, h.end(), [&](const Event& e) {
     return is(e, "acquire", EventType::kOk) && e.lock == lost->lock;
   });
-  RC_PRE(next != h.end() && next->process != lost->process);
+  const bool taken_over = next != h.end() && next->process != lost->process;
+  RC_PRE(taken_over);
   h.erase(lost);
   expect_invalid(h, kLostSignalled);
 }

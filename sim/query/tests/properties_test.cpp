@@ -126,7 +126,10 @@ RC_GTEST_PROP(SortCompare, IsAStrictWeakOrdering, ()) {
   if (less(a, b) && less(b, c)) RC_ASSERT(less(a, c));
   bool a_eq_b = !less(a, b) && !less(b, a);
   bool b_eq_c = !less(b, c) && !less(c, b);
-  if (a_eq_b && b_eq_c) RC_ASSERT(!less(a, c) && !less(c, a));
+  if (a_eq_b && b_eq_c) {
+    const bool equivalent = !less(a, c) && !less(c, a);
+    RC_ASSERT(equivalent);
+  }
 }
 
 }  // namespace
