@@ -122,6 +122,8 @@ TEST_P(KilledRun, LeavesNothingBehind) {
   EXPECT_TRUE(eventually([&] { return processes_mentioning(out).empty(); }, 20'000))
       << processes_mentioning(out).size() << " processes of the run remain";
   EXPECT_TRUE(eventually([&] { return processes_mentioning(prefix + "-").empty(); }, 20'000));
+  fs::remove_all(out);  // the run's output directory is the test's own temp data
+  fs::remove(out + ".log");
 }
 
 INSTANTIATE_TEST_SUITE_P(Signals, KilledRun, testing::Values(SIGINT, SIGKILL),

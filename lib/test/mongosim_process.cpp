@@ -5,10 +5,12 @@
 #include <mongoc/mongoc.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <stdexcept>
 #include <thread>
 
@@ -48,12 +50,18 @@ bool accepts(int port) {
   return ok;
 }
 
+std::string log_path_for(int port) {
+  return "/tmp/mongolock-test-mongosim-" + std::to_string(port) + ".log";
+}
+
 pid_t spawn(int port) {
   const std::string port_text = std::to_string(port);
+  const std::string log_path = log_path_for(port);
   const pid_t pid = fork();
   if (pid == 0) {
+    // A test process that dies without running its destructors must not orphan the server.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     // The server's log goes to a file, keeping test output readable.
-    const std::string log_path = "/tmp/mongolock-test-mongosim-" + port_text + ".log";
     const int log_fd = open(log_path.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0644);
     if (log_fd >= 0) {
       dup2(log_fd, STDOUT_FILENO);
@@ -103,6 +111,7 @@ std::unique_ptr<MongosimProcess> MongosimProcess::start() {
 
 MongosimProcess::~MongosimProcess() {
   if (pid_ > 0) reap(pid_);
+  std::remove(log_path_for(port_).c_str());
 }
 
 std::string MongosimProcess::uri(const std::string& extra) const {
