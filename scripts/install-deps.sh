@@ -18,6 +18,12 @@ packages=(
   python3 python3-pymongo
 )
 
+# Node.js runs the driver-fidelity checks (sim/fidelity). Debian's nodejs and npm are needed only
+# when no node is installed: a NodeSource node (which bundles npm) conflicts with Debian's npm.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
