@@ -54,6 +54,12 @@ Collection& Store::Impl::collection_for_write(const std::string& db, const std::
   return c;
 }
 
+void Store::Impl::interrupt_if_stepped_down() const {
+  if (!options.can_accept_writes()) {
+    throw CommandError(code::kInterruptedDueToReplStateChange, "operation was interrupted");
+  }
+}
+
 std::optional<TransactionalWriteFault> Store::Impl::before_commit(const RetryableStatement* stmt) {
   if (stmt == nullptr) return std::nullopt;
   auto fault = options.failpoints->match_primary_transactional_write();

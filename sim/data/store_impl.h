@@ -87,6 +87,12 @@ struct Store::Impl {
   OpTime log_command(const std::string& db, const bson::Value& ui, bson::Document o,
                      int64_t now_ms);
 
+  // A write command that got past the dispatcher's not-primary check but reaches the data under
+  // mu after this member stopped being a writable primary was "in flight" at the step-down:
+  // mongod kills it with InterruptedDueToReplStateChange (11602, reference §6.4, §6.7). Throws
+  // that; callers hold mu, so a write either commits before the step-down or not at all.
+  void interrupt_if_stepped_down() const;
+
   // Begins the retryable-write bookkeeping for a command (check-out, txnNumber check).
   RetryScope begin_retryable(const CommandContext& ctx, bool eligible);
 

@@ -110,6 +110,7 @@ bson::Document cmd_insert(Store::Impl& impl, CommandContext& ctx) {
   bool ordered = bool_field(ctx.body, "insert", "ordered").value_or(true);
   RetryScope retry = impl.begin_retryable(ctx, true);
   std::lock_guard lock(impl.mu);
+  impl.interrupt_if_stepped_down();
   if (retry.active()) impl.sessions.begin(*retry.session_key, retry.txn_number);
   BatchResult r;
   for (size_t i = 0; i < docs.size(); ++i) {
@@ -210,6 +211,7 @@ bson::Document cmd_update(Store::Impl& impl, CommandContext& ctx) {
   bool ordered = bool_field(ctx.body, "update", "ordered").value_or(true);
   RetryScope retry = impl.begin_retryable(ctx, true);
   std::lock_guard lock(impl.mu);
+  impl.interrupt_if_stepped_down();
   if (retry.active()) impl.sessions.begin(*retry.session_key, retry.txn_number);
   BatchResult r;
   for (size_t i = 0; i < updates.size(); ++i) {
@@ -274,6 +276,7 @@ bson::Document cmd_delete(Store::Impl& impl, CommandContext& ctx) {
   bool ordered = bool_field(ctx.body, "delete", "ordered").value_or(true);
   RetryScope retry = impl.begin_retryable(ctx, true);
   std::lock_guard lock(impl.mu);
+  impl.interrupt_if_stepped_down();
   if (retry.active()) impl.sessions.begin(*retry.session_key, retry.txn_number);
   BatchResult r;
   for (size_t i = 0; i < deletes.size(); ++i) {

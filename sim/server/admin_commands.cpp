@@ -5,6 +5,7 @@
 
 #include <thread>
 
+#include "server/clock_offset.h"
 #include "server/hello.h"
 #include "server/wire.h"
 
@@ -63,17 +64,22 @@ bson::Document repl_section(ServerContext& server, const ReplicaSnapshot& replic
   return repl;
 }
 
+// start_ms is read without the test-only clock offset, so uptime ignores clock-skew faults.
+int64_t uptime_ms(const ServerContext& server) {
+  return server.clock.now_ms() - server.clock.offset_ms() - server.start_ms;
+}
+
 bson::Document server_status(ServerContext& server) {
   int64_t now_ms = server.clock.now_ms();
-  int64_t uptime_ms = now_ms - server.start_ms;
+  int64_t up_ms = uptime_ms(server);
   bson::Document reply{
       {"host", bson::V(host_name())},
       {"version", bson::V(kVersionString)},
       {"process", bson::V("mongod")},
       {"pid", bson::V(static_cast<int64_t>(getpid()))},
-      {"uptime", bson::V(static_cast<double>(uptime_ms) / 1000.0)},
-      {"uptimeMillis", bson::V(uptime_ms)},
-      {"uptimeEstimate", bson::V(uptime_ms / 1000)},
+      {"uptime", bson::V(static_cast<double>(up_ms) / 1000.0)},
+      {"uptimeMillis", bson::V(up_ms)},
+      {"uptimeEstimate", bson::V(up_ms / 1000)},
       {"localTime", bson::Value::date(now_ms)},
       {"connections", bson::V(server.metrics.connections(kMaxConnections))},
       {"opcounters", bson::V(server.metrics.opcounters())},
@@ -136,7 +142,7 @@ bson::Document optime_fields(const OpTime& applied, int64_t wall_ms) {
 
 bson::Document member_status(ServerContext& server, const ReplicaSnapshot& replica,
                              const repl::MemberConfig& m, const OpTime& applied, int64_t wall_ms) {
-  int64_t uptime_s = (server.clock.now_ms() - server.start_ms) / 1000;
+  int64_t uptime_s = uptime_ms(server) / 1000;
   bson::Document out{
       {"_id", bson::V(m.id)},
       {"name", bson::V(m.host)},
@@ -241,6 +247,10 @@ void register_admin_commands(ServerContext& server) {
       [&server](CommandContext& ctx) { return server.parameters.get(ctx.body); });
   add(server, "setParameter", {}, true,
       [&server](CommandContext& ctx) { return server.parameters.set(ctx.body); });
+  // Test-only, like configureFailPoint; allowed in every member state (server/clock_offset.h).
+  add(server, "mongosimSetClockOffset", {}, true, [&server](CommandContext& ctx) {
+    return set_clock_offset(server.clock, parse_clock_offset_value(ctx.body.at(0).second));
+  });
   add(server, "configureFailPoint", {}, true,
       [&server](CommandContext& ctx) { return server.failpoints.configure(ctx.body); });
 }

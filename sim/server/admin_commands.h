@@ -1,7 +1,8 @@
 // The administrative and test-only commands the server core owns (reference §2.6, §6.5, §8):
 // ping, buildInfo, endSessions, killAllSessions, serverStatus, getParameter, setParameter,
 // configureFailPoint, hostInfo, getCmdLineOpts, connectionStatus, replSetInitiate,
-// replSetGetStatus, replSetGetConfig. Data commands are registered by the data layer.
+// replSetGetStatus, replSetGetConfig, and mongosim's test-only mongosimSetClockOffset. Data
+// commands are registered by the data layer.
 //
 // Thread rules: handlers run on connection threads and read only thread-safe state.
 #pragma once

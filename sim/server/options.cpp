@@ -6,6 +6,8 @@
 #include <climits>
 #include <string_view>
 
+#include "server/clock_offset.h"
+
 namespace mongosim::server {
 
 namespace {
@@ -44,6 +46,8 @@ std::string apply_valued(std::string_view flag, std::string_view value, ServerOp
     o.dbpath = std::string(value);
   } else if (flag == "--setParameter") {
     o.set_parameters.emplace_back(value);
+  } else if (flag == "--clockOffsetMillis") {
+    return parse_clock_offset_flag(value, o.clock_offset_ms);
   } else {
     return "unrecognised option '" + std::string(flag) + "'";
   }
@@ -52,7 +56,7 @@ std::string apply_valued(std::string_view flag, std::string_view value, ServerOp
 
 bool takes_value(std::string_view flag) {
   return flag == "--port" || flag == "--bind_ip" || flag == "--replSet" || flag == "--dbpath" ||
-         flag == "--setParameter";
+         flag == "--setParameter" || flag == "--clockOffsetMillis";
 }
 
 }  // namespace
@@ -121,6 +125,9 @@ std::string usage_text() {
          "  --setParameter NAME=VALUE  set a server parameter, repeatable\n"
          "                             (ttlMonitorSleepSecs, ttlMonitorEnabled, logLevel,\n"
          "                             enableTestCommands)\n"
+         "  --clockOffsetMillis N      test-only: run this member's clock N ms ahead (negative:\n"
+         "                             behind), within +-10 years; also settable at run time\n"
+         "                             with {mongosimSetClockOffset: N} on admin\n"
          "  --help                     show this text\n";
 }
 

@@ -1,6 +1,7 @@
 // Command-line options, with mongod's flag names so the harness starts mongosim and mongod
 // with one command line: --port, --bind_ip, --bind_ip_all, --replSet, --dbpath,
-// --setParameter name=value (repeatable), --help. Both "--flag value" and "--flag=value" work.
+// --setParameter name=value (repeatable), --help; and mongosim's own test-only
+// --clockOffsetMillis N (server/clock_offset.h). Both "--flag value" and "--flag=value" work.
 //
 // Pure; no global state.
 #pragma once
@@ -19,6 +20,7 @@ struct ServerOptions {
   std::string repl_set;                     // empty: standalone
   std::string dbpath;                       // accepted for mongod compatibility
   std::vector<std::string> set_parameters;  // "name=value", validated by ServerParameters
+  int64_t clock_offset_ms = 0;              // --clockOffsetMillis, within ±kMaxClockOffsetMs
   std::vector<std::string> argv;            // as given, for getCmdLineOpts
 
   // The "host:port" this member answers as in hello's me/hosts: the first --bind_ip address

@@ -9,7 +9,9 @@ ServerContext::ServerContext(ServerOptions opts)
       start_ms(ServerClock{}.now_ms()),
       process_id(bson::ObjectId::generate()),
       replica(options.repl_set, options.self_host()),
-      write_concern_waiter(std::make_unique<SingleNodeWriteConcernWaiter>()) {}
+      write_concern_waiter(std::make_unique<SingleNodeWriteConcernWaiter>()) {
+  clock.set_offset_ms(options.clock_offset_ms);  // --clockOffsetMillis, validated by the parser
+}
 
 OpTime ServerContext::effective_last_applied() const {
   OpTime applied = last_applied();

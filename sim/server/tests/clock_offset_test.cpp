@@ -1,0 +1,200 @@
+// The test-only clock offset (server/clock_offset.h): the --clockOffsetMillis flag, the
+// mongosimSetClockOffset command, what $$NOW and $currentDate then report, and a forward jump
+// on a secondary of a live three-member set.
+#include "server/clock_offset.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+
+#include "bson/codec.h"
+#include "error_codes.h"
+#include "server/options.h"
+#include "server/tests/mongosim_process.h"
+#include "server/tests/raw_client.h"
+#include "server/tests/replica_set_cluster.h"
+
+namespace mongosim::testing {
+namespace {
+
+using bson::Document;
+using bson::V;
+
+constexpr int64_t kHourMs = 3'600'000;
+
+int64_t system_now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+server::ParsedCommandLine parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "mongosim");
+  return server::parse_command_line(static_cast<int>(args.size()), args.data());
+}
+
+// The server's "now" as $$NOW reports it, bracketed by this machine's clock read just before
+// and just after the command: [before + offset, after + offset] must hold it exactly.
+struct Bracketed {
+  int64_t before_ms;
+  int64_t server_ms;
+  int64_t after_ms;
+};
+
+Bracketed server_now(RawClient& client) {
+  Bracketed out{};
+  out.before_ms = system_now_ms();
+  Document reply = client.command(
+      Document{
+          {"aggregate", V("clock")},
+          {"pipeline", V(bson::Array{V(Document{{"$set", V(Document{{"now", V("$$NOW")}})}})})},
+          {"cursor", V(Document{})}},
+      "test");
+  out.after_ms = system_now_ms();
+  const auto& batch = reply.get("cursor")->as_document().get("firstBatch")->as_array();
+  if (batch.size() != 1) throw std::runtime_error("aggregate: " + bson::to_json(reply));
+  out.server_ms = batch[0].as_document().get("now")->as_date_ms();
+  return out;
+}
+
+void expect_offset(const Bracketed& b, int64_t offset_ms) {
+  EXPECT_LE(b.before_ms + offset_ms, b.server_ms);
+  EXPECT_GE(b.after_ms + offset_ms, b.server_ms);
+}
+
+TEST(ClockOffsetFlag, ParsesIntegersWithinTenYears) {
+  auto ahead = parse({"--clockOffsetMillis", "5000"});
+  ASSERT_TRUE(ahead.options) << ahead.error;
+  EXPECT_EQ(ahead.options->clock_offset_ms, 5000);
+  auto behind = parse({"--clockOffsetMillis=-315360000000"});
+  ASSERT_TRUE(behind.options) << behind.error;
+  EXPECT_EQ(behind.options->clock_offset_ms, -server::kMaxClockOffsetMs);
+  EXPECT_EQ(parse({}).options->clock_offset_ms, 0);
+}
+
+TEST(ClockOffsetFlag, RefusesNonIntegersAndOutOfRangeNamingTheFlag) {
+  for (const char* bad :
+       {"1.5", "abc", "", "315360000001", "-315360000001", "99999999999999999999"}) {
+    auto parsed = parse({"--clockOffsetMillis", bad});
+    EXPECT_FALSE(parsed.options) << bad;
+    EXPECT_NE(parsed.error.find("--clockOffsetMillis"), std::string::npos) << parsed.error;
+  }
+  EXPECT_NE(server::usage_text().find("--clockOffsetMillis"), std::string::npos);
+}
+
+TEST(ClockOffsetFlag, NowAndCurrentDateRunAheadOfTheMachineClock) {
+  MongosimProcess server({"--clockOffsetMillis", std::to_string(kHourMs)});
+  RawClient client(server.port());
+  client.command(Document{{"insert", V("clock")},
+                          {"documents", V(bson::Array{V(Document{{"_id", V(int32_t{1})}})})}},
+                 "test");
+  expect_offset(server_now(client), kHourMs);
+
+  int64_t before = system_now_ms();
+  client.command(
+      Document{
+          {"update", V("clock")},
+          {"updates", V(bson::Array{V(Document{
+                          {"q", V(Document{{"_id", V(int32_t{1})}})},
+                          {"u", V(Document{{"$currentDate", V(Document{{"at", V(true)}})}})}})})}},
+      "test");
+  int64_t after = system_now_ms();
+  Document found = client.command(Document{{"find", V("clock")}}, "test");
+  int64_t at = found.get("cursor")
+                   ->as_document()
+                   .get("firstBatch")
+                   ->as_array()[0]
+                   .as_document()
+                   .get("at")
+                   ->as_date_ms();
+  EXPECT_LE(before + kHourMs, at);
+  EXPECT_GE(after + kHourMs, at);
+}
+
+TEST(ClockOffsetCommand, SetsReportsThePreviousOffsetAndMovesNow) {
+  MongosimProcess server({"--clockOffsetMillis", "1000"});
+  RawClient client(server.port());
+  client.command(Document{{"insert", V("clock")},
+                          {"documents", V(bson::Array{V(Document{{"_id", V(int32_t{1})}})})}},
+                 "test");
+  Document reply = client.command(Document{{"mongosimSetClockOffset", V(int64_t{-kHourMs})}});
+  ASSERT_TRUE(reply.get("ok")->truthy()) << bson::to_json(reply);
+  EXPECT_EQ(reply.get("previousOffsetMillis")->type(), bson::Type::kInt64);
+  EXPECT_EQ(reply.get("previousOffsetMillis")->as_int64(), 1000);
+  EXPECT_EQ(reply.get("offsetMillis")->as_int64(), -kHourMs);
+  expect_offset(server_now(client), -kHourMs);
+  // A shell's whole-number double is accepted; the next call reports this one as previous.
+  Document again = client.command(Document{{"mongosimSetClockOffset", V(250.0)}});
+  EXPECT_EQ(again.get("previousOffsetMillis")->as_int64(), -kHourMs);
+  EXPECT_EQ(again.get("offsetMillis")->as_int64(), 250);
+  expect_offset(server_now(client), 250);
+}
+
+TEST(ClockOffsetCommand, RefusesBadValuesWithBadValueNamingTheField) {
+  MongosimProcess server;
+  RawClient client(server.port());
+  const bson::Value bad_values[] = {V(1.5), V("10"), V(true),
+                                    V(int64_t{server::kMaxClockOffsetMs + 1}),
+                                    V(int64_t{-server::kMaxClockOffsetMs - 1})};
+  for (const auto& bad : bad_values) {
+    SCOPED_TRACE(bson::to_json(Document{{"value", bad}}));
+    Document reply = client.command(Document{{"mongosimSetClockOffset", bad}});
+    EXPECT_FALSE(reply.get("ok")->truthy()) << bson::to_json(reply);
+    EXPECT_EQ(reply.get("code")->number_as_double(), code::kBadValue) << bson::to_json(reply);
+    EXPECT_NE(reply.get("errmsg")->as_string().find("mongosimSetClockOffset"), std::string::npos);
+  }
+  // A refused value leaves the clock alone; an int32 is accepted.
+  Document reply = client.command(Document{{"mongosimSetClockOffset", V(int32_t{-20})}});
+  EXPECT_EQ(reply.get("offsetMillis")->as_int64(), -20);
+  EXPECT_EQ(reply.get("previousOffsetMillis")->as_int64(), 0);
+  // Like the other test-only commands it runs only against admin.
+  Document wrong_db = client.command(Document{{"mongosimSetClockOffset", V(int32_t{0})}}, "test");
+  EXPECT_EQ(wrong_db.get("code")->number_as_double(), code::kUnauthorized);
+}
+
+// A forward jump far beyond electionTimeoutMillis on a secondary (see server/clock_offset.h):
+// the secondary's view of the others goes stale at once, so it cannot see a majority and re-arms
+// its election timer rather than standing; the first heartbeat replies bring the others back.
+// No election happens and the set keeps replicating to every member.
+TEST(ClockOffsetReplicaSet, ForwardJumpOnASecondaryKeepsThePrimaryAndReplication) {
+  ReplicaSetCluster set(3);
+  int primary = set.primary_index();
+  ASSERT_GE(primary, 0);
+  int secondary = (primary + 1) % set.size();
+  int64_t term_before = set.term(primary);
+  auto reply = set.command(secondary, Document{{"mongosimSetClockOffset", V(int64_t{kHourMs})}});
+  ASSERT_TRUE(reply && ReplicaSetCluster::is_ok(*reply)) << (reply ? bson::to_json(*reply) : "");
+
+  // The jumped secondary reports its clock an hour ahead.
+  int64_t before = system_now_ms();
+  auto status = set.command(secondary, Document{{"serverStatus", V(int32_t{1})}});
+  int64_t after = system_now_ms();
+  ASSERT_TRUE(status);
+  int64_t local = status->get("localTime")->as_date_ms();
+  EXPECT_LE(before + kHourMs, local);
+  EXPECT_GE(after + kHourMs, local);
+
+  // It learns the primary again from fresh heartbeats...
+  ASSERT_TRUE(ReplicaSetCluster::wait_until([&] {
+    auto h = set.hello(secondary);
+    return h && h->has("primary") && h->get("primary")->as_string() == set.member(primary).host();
+  })) << set.logs();
+  // ...and acknowledges a write every member must have (w: 3), in the same term.
+  auto write = set.command(
+      primary,
+      Document{
+          {"insert", V("c")},
+          {"documents", V(bson::Array{V(Document{{"_id", V(int32_t{1})}})})},
+          {"writeConcern", V(Document{{"w", V(int32_t{3})}, {"wtimeout", V(int32_t{20000})}})}},
+      "test");
+  ASSERT_TRUE(write);
+  EXPECT_TRUE(ReplicaSetCluster::is_ok(*write)) << bson::to_json(*write);
+  EXPECT_FALSE(write->has("writeConcernError")) << bson::to_json(*write) << set.logs();
+  EXPECT_EQ(set.primary_index(), primary);
+  EXPECT_EQ(set.term(primary), term_before);
+  EXPECT_EQ(set.term(secondary), term_before);
+}
+
+}  // namespace
+}  // namespace mongosim::testing
