@@ -1,0 +1,150 @@
+// Replica sets of 2, 5 and 7 real mongosim processes (reference §6.1-§6.4): who can be primary,
+// what w:"majority" needs, and that larger sets elect, replicate, step down and converge.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "bson/codec.h"
+#include "error_codes.h"
+#include "server/tests/replica_set_cluster.h"
+
+namespace mongosim::testing {
+namespace {
+
+using bson::Document;
+using bson::V;
+
+std::optional<Document> insert(const ReplicaSetCluster& set, int member, int32_t id,
+                               const Document& write_concern) {
+  return set.command(member,
+                     Document{{"insert", V("c")},
+                              {"documents", V(bson::Array{V(Document{{"_id", V(id)}})})},
+                              {"writeConcern", V(write_concern)}},
+                     "test");
+}
+
+// Acknowledged by every member: w equal to the member count.
+void expect_write_reaches_all(const ReplicaSetCluster& set, int primary, int32_t id) {
+  Document everyone{{"w", V(int32_t{set.size()})}, {"wtimeout", V(int32_t{20000})}};
+  auto reply = insert(set, primary, id, everyone);
+  ASSERT_TRUE(reply);
+  EXPECT_TRUE(ReplicaSetCluster::is_ok(*reply)) << bson::to_json(*reply);
+  EXPECT_FALSE(reply->has("writeConcernError")) << bson::to_json(*reply) << set.logs();
+}
+
+int32_t status_int(const ReplicaSetCluster& set, int member, const char* field) {
+  auto status = set.command(member, Document{{"replSetGetStatus", V(int32_t{1})}});
+  return status && ReplicaSetCluster::is_ok(*status)
+             ? static_cast<int32_t>(status->get(field)->number_as_double())
+             : -1;
+}
+
+// True once `observer` reports member `subject` as unreachable (health 0).
+bool sees_down(const ReplicaSetCluster& set, int observer, int subject) {
+  auto status = set.command(observer, Document{{"replSetGetStatus", V(int32_t{1})}});
+  if (!status || !ReplicaSetCluster::is_ok(*status)) return false;
+  const auto& m = status->get("members")->as_array()[static_cast<size_t>(subject)].as_document();
+  return m.get("health")->number_as_double() == 0;
+}
+
+TEST(TwoMemberSet, MajorityNeedsBothMembers) {
+  ReplicaSetCluster set(2);
+  int primary = set.primary_index();
+  ASSERT_GE(primary, 0);
+  EXPECT_EQ(status_int(set, primary, "majorityVoteCount"), 2);
+  EXPECT_EQ(status_int(set, primary, "writeMajorityCount"), 2);
+  auto both =
+      insert(set, primary, 1, Document{{"w", V("majority")}, {"wtimeout", V(int32_t{20000})}});
+  ASSERT_TRUE(both);
+  EXPECT_FALSE(both->has("writeConcernError")) << bson::to_json(*both);
+
+  set.pause(1 - primary);
+  auto alone =
+      insert(set, primary, 2, Document{{"w", V("majority")}, {"wtimeout", V(int32_t{200})}});
+  ASSERT_TRUE(alone);
+  EXPECT_TRUE(ReplicaSetCluster::is_ok(*alone)) << bson::to_json(*alone);
+  EXPECT_EQ(alone->get("n")->number_as_double(), 1);  // applied locally all the same
+  const bson::Value* wce = alone->get("writeConcernError");
+  ASSERT_NE(wce, nullptr) << bson::to_json(*alone);
+  // 64 when wtimeout ran out first; 189 if the primary had already relinquished (§6.3) — either
+  // way the majority was never reached with one member of two.
+  double wce_code = wce->as_document().get("code")->number_as_double();
+  EXPECT_TRUE(wce_code == code::kWriteConcernFailed || wce_code == code::kPrimarySteppedDown)
+      << bson::to_json(*alone);
+  set.resume(1 - primary);
+}
+
+TEST(TwoMemberSet, OneVoterDownLeavesNoPrimary) {
+  ReplicaSetCluster set(2);
+  int primary = set.primary_index();
+  ASSERT_GE(primary, 0);
+  int secondary = 1 - primary;
+  // The secondary going away: the primary cannot see a majority and steps down (§6.3).
+  set.pause(secondary);
+  ASSERT_TRUE(ReplicaSetCluster::wait_until([&] {
+    auto h = set.hello(primary);
+    return h && !h->get("isWritablePrimary")->truthy();
+  })) << set.logs();
+  auto refused = insert(set, primary, 1, Document{{"w", V(int32_t{1})}});
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->get("code")->number_as_double(), code::kNotWritablePrimary);
+
+  // The former primary itself killed: the survivor, once it has marked it down, still cannot
+  // stand (CannotSeeMajority) and stays SECONDARY, refusing writes.
+  set.resume(secondary);
+  int again = set.wait_for_primary();
+  ASSERT_GE(again, 0) << set.logs();
+  int survivor = 1 - again;
+  set.kill(again);
+  ASSERT_TRUE(ReplicaSetCluster::wait_until([&] { return sees_down(set, survivor, again); }))
+      << set.logs();
+  EXPECT_EQ(status_int(set, survivor, "myState"), 2);
+  auto h = set.hello(survivor);
+  ASSERT_TRUE(h);
+  EXPECT_FALSE(h->get("isWritablePrimary")->truthy());
+  auto no_primary = insert(set, survivor, 2, Document{{"w", V(int32_t{1})}});
+  ASSERT_TRUE(no_primary);
+  EXPECT_EQ(no_primary->get("code")->number_as_double(), code::kNotWritablePrimary);
+}
+
+// Elect, replicate to every member, step the primary down, and converge on a new primary that
+// again replicates to every member.
+void elect_replicate_step_down_converge(int members) {
+  ReplicaSetCluster set(members);
+  int primary = set.primary_index();
+  ASSERT_GE(primary, 0);
+  EXPECT_EQ(status_int(set, primary, "majorityVoteCount"), members / 2 + 1);
+  expect_write_reaches_all(set, primary, 1);
+  auto majority =
+      insert(set, primary, 2, Document{{"w", V("majority")}, {"wtimeout", V(int32_t{20000})}});
+  ASSERT_TRUE(majority);
+  EXPECT_FALSE(majority->has("writeConcernError")) << bson::to_json(*majority);
+
+  auto step_down = set.command(primary, Document{{"replSetStepDown", V(int32_t{30})},
+                                                 {"secondaryCatchUpPeriodSecs", V(int32_t{10})}});
+  ASSERT_TRUE(step_down);
+  EXPECT_TRUE(ReplicaSetCluster::is_ok(*step_down)) << bson::to_json(*step_down);
+  int next = set.wait_for_primary(primary);
+  ASSERT_GE(next, 0) << set.logs();
+  EXPECT_NE(next, primary);
+  int64_t term = set.term(next);
+  ASSERT_TRUE(ReplicaSetCluster::wait_until([&] {
+    for (int i = 0; i < set.size(); ++i) {
+      if (set.term(i) != term) return false;
+    }
+    return true;
+  })) << "members never agreed on term "
+      << term;
+  expect_write_reaches_all(set, next, 3);
+}
+
+TEST(FiveMemberSet, ElectsReplicatesStepsDownAndConverges) {
+  elect_replicate_step_down_converge(5);
+}
+
+TEST(SevenMemberSet, ElectsReplicatesStepsDownAndConverges) {
+  elect_replicate_step_down_converge(7);
+}
+
+}  // namespace
+}  // namespace mongosim::testing

@@ -1,0 +1,169 @@
+// What clients see when a primary steps down (reference §6.4, §6.7), with real processes:
+// - a write already applied and waiting for replication: ok:1, n:1 and writeConcernError 189
+//   PrimarySteppedDown (+ RetryableWriteError for a retryable write), for a replSetStepDown and
+//   for a primary that loses its majority;
+// - a new write afterwards: 10107 NotWritablePrimary, on the very connection that ran
+//   replSetStepDown (mongod 4.2+ keeps it open);
+// - a write that reaches the data after the step-down (in flight across it): 11602
+//   InterruptedDueToReplStateChange, labelled RetryableWriteError when retryable.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <future>
+#include <string>
+
+#include "bson/codec.h"
+#include "command.h"
+#include "data/store.h"
+#include "error_codes.h"
+#include "failpoint.h"
+#include "server/reply_envelope.h"
+#include "server/tests/raw_client.h"
+#include "server/tests/replica_set_cluster.h"
+
+namespace mongosim::testing {
+namespace {
+
+using bson::Document;
+using bson::V;
+
+bson::Value session_id(char fill) {
+  return V(Document{{"id", bson::Value::binary(4, std::string(16, fill))}});
+}
+
+Document retryable_insert(int32_t id, const Document& write_concern, char session) {
+  return Document{{"insert", V("c")},
+                  {"documents", V(bson::Array{V(Document{{"_id", V(id)}})})},
+                  {"lsid", session_id(session)},
+                  {"txnNumber", V(int64_t{1})},
+                  {"writeConcern", V(write_concern)}};
+}
+
+bool has_label(const Document& reply, const std::string& label) {
+  const bson::Value* labels = reply.get("errorLabels");
+  if (labels == nullptr) return false;
+  const auto& a = labels->as_array();
+  return std::any_of(a.begin(), a.end(),
+                     [&](const bson::Value& v) { return v.as_string() == label; });
+}
+
+// True once member i's own data holds {_id: id} in test.c (the write was applied there).
+bool holds(const ReplicaSetCluster& set, int i, int32_t id) {
+  auto found = set.command(i,
+                           Document{{"find", V("c")},
+                                    {"filter", V(Document{{"_id", V(id)}})},
+                                    {"$readPreference", V(Document{{"mode", V("nearest")}})}},
+                           "test");
+  return found && ReplicaSetCluster::is_ok(*found) &&
+         found->get("cursor")->as_document().get("firstBatch")->as_array().size() == 1;
+}
+
+void expect_stepped_down_wce(const Document& reply) {
+  EXPECT_TRUE(ReplicaSetCluster::is_ok(reply)) << bson::to_json(reply);
+  EXPECT_EQ(reply.get("n")->number_as_double(), 1) << bson::to_json(reply);
+  const bson::Value* wce = reply.get("writeConcernError");
+  ASSERT_NE(wce, nullptr) << bson::to_json(reply);
+  EXPECT_EQ(wce->as_document().get("code")->number_as_double(), code::kPrimarySteppedDown);
+  EXPECT_EQ(wce->as_document().get("errmsg")->as_string(),
+            "Primary stepped down while waiting for replication");
+  EXPECT_TRUE(has_label(reply, "RetryableWriteError")) << bson::to_json(reply);
+}
+
+TEST(StepDown, WaitingWriteGets189AndTheStepDownConnectionStaysOpenFor10107) {
+  ReplicaSetCluster set(3);
+  int primary = set.primary_index();
+  ASSERT_GE(primary, 0);
+  // One secondary paused: w:3 cannot be satisfied, yet the primary keeps its majority and the
+  // other secondary is an electable, caught-up target for the step-down.
+  int paused = (primary + 2) % set.size();
+  set.pause(paused);
+  Document w3{{"w", V(int32_t{3})}};
+  auto waiting = std::async(std::launch::async, [&] {
+    RawClient client(set.member(primary).port());
+    return client.command(retryable_insert(1, w3, 'a'), "test");
+  });
+  ASSERT_TRUE(ReplicaSetCluster::wait_until([&] { return holds(set, primary, 1); }));
+
+  RawClient admin(set.member(primary).port());
+  Document step_down = admin.command(Document{{"replSetStepDown", V(int32_t{30})},
+                                              {"secondaryCatchUpPeriodSecs", V(int32_t{10})}});
+  EXPECT_TRUE(ReplicaSetCluster::is_ok(step_down)) << bson::to_json(step_down) << set.logs();
+  expect_stepped_down_wce(waiting.get());
+
+  // The same connection answers the next write with 10107, labelled because it is retryable.
+  Document refused =
+      admin.command(retryable_insert(2, Document{{"w", V(int32_t{1})}}, 'b'), "test");
+  EXPECT_FALSE(ReplicaSetCluster::is_ok(refused));
+  EXPECT_EQ(refused.get("code")->number_as_double(), code::kNotWritablePrimary);
+  EXPECT_EQ(refused.get("errmsg")->as_string(), "not master");  // this raw client sent no helloOk
+  EXPECT_TRUE(has_label(refused, "RetryableWriteError")) << bson::to_json(refused);
+  set.resume(paused);
+  EXPECT_GE(set.wait_for_primary(primary), 0) << set.logs();
+}
+
+TEST(StepDown, PrimaryThatLosesItsMajorityFailsTheWaitingWriteWith189) {
+  ReplicaSetCluster set(3);
+  int primary = set.primary_index();
+  ASSERT_GE(primary, 0);
+  Document majority{{"w", V("majority")}};
+  set.pause((primary + 1) % set.size());
+  set.pause((primary + 2) % set.size());
+  auto waiting = std::async(std::launch::async, [&] {
+    RawClient client(set.member(primary).port());
+    return client.command(retryable_insert(1, majority, 'c'), "test");
+  });
+  // §6.3: after electionTimeoutMillis without a majority the primary relinquishes on its own.
+  expect_stepped_down_wce(waiting.get());
+  auto h = set.hello(primary);
+  ASSERT_TRUE(h);
+  EXPECT_FALSE(h->get("isWritablePrimary")->truthy());
+  EXPECT_TRUE(holds(set, primary, 1));  // the write itself stays applied
+}
+
+// The data write path: a write that passed the dispatcher's not-primary check but reaches the
+// data after the member stopped being primary is interrupted, not applied.
+TEST(StepDownInFlight, WriteReachingTheDataAfterStepDownGets11602AndIsNotApplied) {
+  ServerClock clock;
+  FailPoints failpoints;
+  bool writable = true;
+  data::StoreOptions options;
+  options.clock = &clock;
+  options.failpoints = &failpoints;
+  options.can_accept_writes = [&] { return writable; };
+  data::Store store(options);
+  CommandRegistry registry;
+  store.register_commands(registry);
+  const CommandSpec* insert = registry.find("insert");
+  ASSERT_NE(insert, nullptr);
+  auto run = [&](int32_t id) {
+    CommandContext ctx;
+    ctx.db = "test";
+    ctx.name = "insert";
+    ctx.now_ms = clock.now_ms();
+    ctx.body =
+        Document{{"insert", V("c")}, {"documents", V(bson::Array{V(Document{{"_id", V(id)}})})}};
+    return insert->handler(ctx);
+  };
+  run(1);
+  OpTime before = store.last_applied();
+  writable = false;  // the step-down happens while the command is in flight
+  try {
+    run(2);
+    FAIL() << "the insert was applied after the step-down";
+  } catch (const CommandError& e) {
+    EXPECT_EQ(e.code(), code::kInterruptedDueToReplStateChange);
+    EXPECT_STREQ(e.what(), "operation was interrupted");
+  }
+  EXPECT_EQ(store.last_applied(), before);  // nothing reached the oplog
+  store.stop();
+
+  // A retryable write interrupted this way carries RetryableWriteError (§5.2).
+  server::LabelInputs labels;
+  labels.retryable_write = true;
+  labels.code = code::kInterruptedDueToReplStateChange;
+  auto computed = server::compute_error_labels(labels);
+  EXPECT_NE(std::find(computed.begin(), computed.end(), "RetryableWriteError"), computed.end());
+}
+
+}  // namespace
+}  // namespace mongosim::testing
