@@ -1,6 +1,7 @@
 'use strict';
 // Starts a mongosim binary on a free loopback port as a one-member replica set (rs0), waits until
-// it is a writable primary, and stops it again: SIGTERM, then SIGKILL when it has not exited
+// it is a writable primary (or, with initiate: false, only until it listens, for a larger set that
+// lib/mongosim_replica_set.js initiates), and stops it again: SIGTERM, then SIGKILL when it has not exited
 // within stop_grace_ms. Every started server is also killed when this Node process exits, so a
 // failing or interrupted run never leaves one behind.
 //
@@ -58,12 +59,13 @@ function canConnect(port) {
 }
 
 class MongosimProcess {
-  constructor(binaryPath, { extraArgs = [] } = {}) {
+  constructor(binaryPath, { extraArgs = [], initiate = true } = {}) {
     if (!binaryPath || !fs.existsSync(binaryPath)) {
       throw new Error(`mongosim binary not found at "${binaryPath}"`);
     }
     this.binaryPath = binaryPath;
     this.extraArgs = extraArgs;
+    this.initiateAlone = initiate;
     this.child = null;
     this.port = 0;
     this.logLines = [];
@@ -72,6 +74,14 @@ class MongosimProcess {
 
   get uri() {
     return `mongodb://127.0.0.1:${this.port}/?replicaSet=${SET_NAME}`;
+  }
+
+  get host() {
+    return `127.0.0.1:${this.port}`;
+  }
+
+  get pid() {
+    return this.child && !this.exited ? this.child.pid : null;
   }
 
   get directUri() {
@@ -91,7 +101,7 @@ class MongosimProcess {
       this.spawnChild();
       try {
         await this.waitListening();
-        await this.initiate();
+        if (this.initiateAlone) await this.initiate();
         return this;
       } catch (err) {
         lastError = err;
