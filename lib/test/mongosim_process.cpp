@@ -91,7 +91,7 @@ void reap(pid_t pid) {
 
 }  // namespace
 
-std::unique_ptr<MongosimProcess> MongosimProcess::start() {
+std::unique_ptr<MongosimProcess> MongosimProcess::start(bool initiate_alone) {
   if (std::string(MONGOSIM_PATH).empty()) return nullptr;
   mongoc_init();
   const int port = free_port();
@@ -105,7 +105,7 @@ std::unique_ptr<MongosimProcess> MongosimProcess::start() {
     if (Clock::now() > deadline) throw std::runtime_error("mongosim did not accept connections");
     std::this_thread::sleep_for(kPollInterval);
   }
-  process->initiate();
+  if (initiate_alone) process->initiate();
   return process;
 }
 

@@ -20,13 +20,15 @@ class MongosimProcess {
  public:
   static constexpr auto kStartDeadline = std::chrono::seconds(20);
 
-  // Throws std::runtime_error with the reason if the server does not come up.
-  static std::unique_ptr<MongosimProcess> start();
+  // Throws std::runtime_error with the reason if the server does not come up. With
+  // initiate_alone false the member only listens, for a larger set initiated by the caller.
+  static std::unique_ptr<MongosimProcess> start(bool initiate_alone = true);
   ~MongosimProcess();
   MongosimProcess(const MongosimProcess&) = delete;
   MongosimProcess& operator=(const MongosimProcess&) = delete;
 
   int port() const { return port_; }
+  std::string host() const { return "127.0.0.1:" + std::to_string(port_); }
   // mongodb://127.0.0.1:P/?replicaSet=rs0 plus `extra` options ("&a=b").
   std::string uri(const std::string& extra = "") const;
   void pause();   // SIGSTOP: the server stops answering; connections stay open
