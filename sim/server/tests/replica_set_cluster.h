@@ -30,6 +30,8 @@ struct ClusterOptions {
   int32_t election_timeout_ms = 1000;  // short timers keep elections within a second or two
   int32_t heartbeat_interval_ms = 200;
   std::vector<std::string> extra_args;  // given to every member
+  std::vector<double> priorities;       // per member; empty: all 1
+  std::vector<int> start_paused;        // members paused (SIGSTOP) before replSetInitiate
 };
 
 class ReplicaSetCluster {
@@ -49,6 +51,10 @@ class ReplicaSetCluster {
     }
     dead_.assign(static_cast<size_t>(member_count), false);
     paused_.assign(static_cast<size_t>(member_count), false);
+    if (!options.priorities.empty() && options.priorities.size() != members_.size()) {
+      throw std::invalid_argument("priorities must name every member");
+    }
+    for (int i : options.start_paused) pause(i);
     auto reply = command(0, bson::Document{{"replSetInitiate", bson::V(config(options))}});
     if (!reply || !is_ok(*reply)) {
       throw std::runtime_error("replSetInitiate failed: " +
@@ -178,8 +184,11 @@ class ReplicaSetCluster {
   bson::Document config(const ClusterOptions& options) const {
     bson::Array hosts;
     for (int i = 0; i < size(); ++i) {
-      hosts.push_back(bson::V(
-          bson::Document{{"_id", bson::V(int32_t{i})}, {"host", bson::V(member(i).host())}}));
+      bson::Document m{{"_id", bson::V(int32_t{i})}, {"host", bson::V(member(i).host())}};
+      if (!options.priorities.empty()) {
+        m.append("priority", bson::V(options.priorities[static_cast<size_t>(i)]));
+      }
+      hosts.push_back(bson::V(std::move(m)));
     }
     return bson::Document{
         {"_id", bson::V("rs0")},

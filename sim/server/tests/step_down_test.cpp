@@ -120,6 +120,29 @@ TEST(StepDown, PrimaryThatLosesItsMajorityFailsTheWaitingWriteWith189) {
   EXPECT_TRUE(holds(set, primary, 1));  // the write itself stays applied
 }
 
+// Priority takeover (§6.2): member 2 (priority 3) is paused while the others elect a primary
+// among themselves; with the other low-priority member paused, an insert with w:3 waits on that
+// primary. Member 2 resumes, catches up and takes over; the waiting insert gets 189.
+TEST(StepDown, PriorityTakeoverFailsTheWaitingWriteWith189) {
+  ClusterOptions options;
+  options.priorities = {1, 1, 3};
+  options.start_paused = {2};
+  ReplicaSetCluster set(3, options);
+  int primary = set.primary_index();
+  ASSERT_TRUE(primary == 0 || primary == 1) << primary;
+  int other = 1 - primary;
+  set.pause(other);
+  auto waiting = std::async(std::launch::async, [&] {
+    RawClient client(set.member(primary).port());
+    return client.command(retryable_insert(1, Document{{"w", V(int32_t{3})}}, 'd'), "test");
+  });
+  ASSERT_TRUE(ReplicaSetCluster::wait_until([&] { return holds(set, primary, 1); }));
+  set.resume(2);
+  expect_stepped_down_wce(waiting.get());
+  set.resume(other);
+  EXPECT_EQ(set.wait_for_primary(primary), 2) << set.logs();
+}
+
 // The data write path: a write that passed the dispatcher's not-primary check but reaches the
 // data after the member stopped being primary is interrupted, not applied.
 TEST(StepDownInFlight, WriteReachingTheDataAfterStepDownGets11602AndIsNotApplied) {
