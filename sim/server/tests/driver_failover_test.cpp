@@ -92,13 +92,7 @@ int64_t insert_total(const ReplicaSetCluster& set, int i) {
 }
 
 bool holds(const ReplicaSetCluster& set, int i, const std::string& id) {
-  auto found = set.command(i,
-                           Document{{"find", V("items")},
-                                    {"filter", V(Document{{"_id", V(id)}})},
-                                    {"$readPreference", V(Document{{"mode", V("nearest")}})}},
-                           "failover");
-  return found && ReplicaSetCluster::is_ok(*found) &&
-         found->get("cursor")->as_document().get("firstBatch")->as_array().size() == 1;
+  return set.has_document(i, "failover", "items", V(id));
 }
 
 struct ClientDeleter {

@@ -132,6 +132,20 @@ class ReplicaSetCluster {
     return found != not_this ? found : -1;
   }
 
+  // True once member i's own data holds a document with this _id in db.coll (a find with
+  // readPreference nearest, so secondaries answer too).
+  bool has_document(int i, const std::string& db, const std::string& coll,
+                    const bson::Value& id) const {
+    auto found = command(
+        i,
+        bson::Document{{"find", bson::V(coll)},
+                       {"filter", bson::V(bson::Document{{"_id", id}})},
+                       {"$readPreference", bson::V(bson::Document{{"mode", bson::V("nearest")}})}},
+        db);
+    return found && is_ok(*found) &&
+           found->get("cursor")->as_document().get("firstBatch")->as_array().size() == 1;
+  }
+
   // The member's term from replSetGetStatus, or -1.
   int64_t term(int i) const {
     auto status = command(i, bson::Document{{"replSetGetStatus", bson::V(int32_t{1})}});

@@ -18,6 +18,7 @@
 #include "error_codes.h"
 #include "server/tests/mongosim_process.h"
 #include "server/tests/raw_client.h"
+#include "server/tests/replica_set_cluster.h"
 
 namespace mongosim::testing {
 namespace {
@@ -29,25 +30,12 @@ constexpr int kMembers = 3;
 // Short protocol timers keep elections quick; the waits below are deadlines, not assertions.
 constexpr int32_t kElectionTimeoutMs = 1000;
 constexpr int32_t kHeartbeatIntervalMs = 200;
-constexpr auto kConvergeTimeout = std::chrono::seconds(30);
-constexpr auto kPollInterval = std::chrono::milliseconds(50);
 
 class MongocInit : public ::testing::Environment {
  public:
   void SetUp() override { mongoc_init(); }
 };
 const auto* const kMongocInit = ::testing::AddGlobalTestEnvironment(new MongocInit);
-
-// Polls `done` until it is true or the deadline passes; returns its last value.
-bool wait_until(const std::function<bool()>& done,
-                std::chrono::milliseconds timeout = kConvergeTimeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(kPollInterval);
-  }
-  return done();
-}
 
 std::optional<Document> try_command(int port, const Document& cmd,
                                     const std::string& db = "admin") {
@@ -92,7 +80,7 @@ class ThreeMemberSet : public ::testing::Test {
                                 {"heartbeatIntervalMillis", V(kHeartbeatIntervalMs)}})}};
     auto reply = try_command(members_[0]->port(), Document{{"replSetInitiate", V(config)}});
     ASSERT_TRUE(reply && is_ok(*reply)) << (reply ? bson::to_json(*reply) : "no reply");
-    ASSERT_TRUE(wait_until([&] { return primary_index() >= 0; }))
+    ASSERT_TRUE(ReplicaSetCluster::wait_until([&] { return primary_index() >= 0; }))
         << "no primary elected; member 0 log:\n"
         << members_[0]->log_text();
   }
@@ -168,7 +156,7 @@ TEST_F(ThreeMemberSet, ElectsExactlyOnePrimaryAndHelloDescribesTheSet) {
       try_command(members_[primary]->port(), Document{{"replSetGetConfig", V(int32_t{1})}});
   ASSERT_TRUE(config && is_ok(*config));
   // replSetGetStatus on the primary names every member's state as it sees it.
-  ASSERT_TRUE(wait_until([&] {
+  ASSERT_TRUE(ReplicaSetCluster::wait_until([&] {
     auto status =
         try_command(members_[primary]->port(), Document{{"replSetGetStatus", V(int32_t{1})}});
     if (!status || !is_ok(*status)) return false;
@@ -227,7 +215,7 @@ TEST_F(ThreeMemberSet, DriverFindsPrimaryAndMajorityWriteReachesEveryMember) {
                 {"filter", V(Document{{"_id", V(int32_t{1})}})},
                 {"$readPreference", V(Document{{"mode", V("secondaryPreferred")}})}};
   for (int i = 0; i < kMembers; ++i) {
-    bool seen = wait_until([&] {
+    bool seen = ReplicaSetCluster::wait_until([&] {
       auto f = try_command(members_[i]->port(), find, "test");
       return f && is_ok(*f) &&
              f->get("cursor")->as_document().get("firstBatch")->as_array().size() == 1;
@@ -269,7 +257,7 @@ TEST_F(ThreeMemberSet, KillingThePrimaryElectsAnotherAndARetryableWriteSucceeds)
   ASSERT_GE(old_primary, 0);
   kill_member(old_primary);
   int new_primary = -1;
-  ASSERT_TRUE(wait_until([&] {
+  ASSERT_TRUE(ReplicaSetCluster::wait_until([&] {
     new_primary = primary_index();
     return new_primary >= 0;
   })) << "no new primary after the old one was killed";
@@ -291,7 +279,7 @@ TEST_F(ThreeMemberSet, StepDownMovesThePrimary) {
   ASSERT_TRUE(reply);
   EXPECT_TRUE(is_ok(*reply)) << bson::to_json(*reply);
   int new_primary = -1;
-  ASSERT_TRUE(wait_until([&] {
+  ASSERT_TRUE(ReplicaSetCluster::wait_until([&] {
     new_primary = primary_index();
     return new_primary >= 0 && new_primary != old_primary;
   }));
@@ -329,7 +317,7 @@ TEST_F(ThreeMemberSet, StepUpOnASecondaryMakesItThePrimary) {
     auto h = hello(i);
     return h ? bson::to_json(*h->get("lastWrite")->as_document().get("opTime")) : std::string();
   };
-  ASSERT_TRUE(wait_until([&] {
+  ASSERT_TRUE(ReplicaSetCluster::wait_until([&] {
     std::string primary_optime = last_write(old_primary);
     return !primary_optime.empty() && last_write(candidate) == primary_optime;
   })) << logs();
@@ -337,7 +325,7 @@ TEST_F(ThreeMemberSet, StepUpOnASecondaryMakesItThePrimary) {
   ASSERT_TRUE(reply);
   EXPECT_TRUE(is_ok(*reply)) << bson::to_json(*reply) << "\n" << logs();
   int new_primary = -1;
-  ASSERT_TRUE(wait_until([&] {
+  ASSERT_TRUE(ReplicaSetCluster::wait_until([&] {
     new_primary = primary_index();
     return new_primary == candidate;
   })) << "primary is "

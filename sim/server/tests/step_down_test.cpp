@@ -49,13 +49,7 @@ bool has_label(const Document& reply, const std::string& label) {
 
 // True once member i's own data holds {_id: id} in test.c (the write was applied there).
 bool holds(const ReplicaSetCluster& set, int i, int32_t id) {
-  auto found = set.command(i,
-                           Document{{"find", V("c")},
-                                    {"filter", V(Document{{"_id", V(id)}})},
-                                    {"$readPreference", V(Document{{"mode", V("nearest")}})}},
-                           "test");
-  return found && ReplicaSetCluster::is_ok(*found) &&
-         found->get("cursor")->as_document().get("firstBatch")->as_array().size() == 1;
+  return set.has_document(i, "test", "c", V(id));
 }
 
 void expect_stepped_down_wce(const Document& reply) {
