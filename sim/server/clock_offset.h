@@ -7,7 +7,10 @@
 // - forward: at the next tick every other member's last heartbeat looks older than
 //   electionTimeoutMillis, so this member sees no majority, forgets the primary and re-arms its
 //   election timer instead of standing (CannotSeeMajority); its heartbeats are all due at once and
-//   the first replies bring the others back up. The set keeps its primary.
+//   the first replies bring the others back up. The set keeps its primary. Rarely, a heartbeat
+//   reply from another secondary lands between the jump and that tick: then this member sees a
+//   majority with an expired timer and stands, and may win one unnecessary election (term + 1).
+//   Either way the set ends with one primary and keeps replicating.
 // - backward: timers armed before the jump lie |offset| in the future, so this member sends no
 //   heartbeats and calls no election until its clock catches up with them; the others see it as
 //   down meanwhile.
