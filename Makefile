@@ -4,9 +4,10 @@
 BUILD_DIR  ?= build
 BUILD_TYPE ?= RelWithDebInfo
 JOBS       ?= $(shell nproc)
+FUZZ_SECONDS ?= 60
 CTEST_ARGS ?=
 
-.PHONY: all deps configure build test test-long test-asan test-tsan demo format clean
+.PHONY: all deps configure build test test-long test-asan test-tsan fuzz demo format clean
 
 all: build
 
@@ -28,10 +29,24 @@ test: build
 test-long: build
 	@cd $(BUILD_DIR) && ctest --no-tests=error --output-on-failure -j $(JOBS) -L long $(CTEST_ARGS)
 
-# Sanitizer builds of the same suite.
+# Sanitizer builds of the same suite. The ASan/UBSan preset also runs libFuzzer on the wire
+# path for FUZZ_SECONDS (the suite itself replays the seed corpus and seeded mutations).
 test-asan:
 	@$(MAKE) --no-print-directory test BUILD_DIR=build-asan BUILD_TYPE=Debug \
 	  CMAKE_ARGS="-DLOCKLAB_SANITIZE=address,undefined"
+	@$(MAKE) --no-print-directory fuzz
+
+# Coverage-guided fuzzing of the wire path with libFuzzer (clang), bounded by FUZZ_SECONDS.
+# Findings land in build-fuzz/fuzz/findings/ (crash-*, timeout-*, leak-*).
+fuzz:
+	@scripts/install-deps.sh --fuzz
+	@cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ \
+	  -DLOCKLAB_FUZZ=ON -DLOCKLAB_SANITIZE=address,undefined >/dev/null
+	@cmake --build build-fuzz -j $(JOBS) --target fuzz_wire fuzz_seed_corpus
+	@build-fuzz/bin/fuzz_seed_corpus build-fuzz/fuzz/corpus
+	@mkdir -p build-fuzz/fuzz/findings
+	@build-fuzz/bin/fuzz_wire -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 \
+	  -artifact_prefix=build-fuzz/fuzz/findings/ -print_final_stats=1 build-fuzz/fuzz/corpus
 test-tsan:
 	@$(MAKE) --no-print-directory test BUILD_DIR=build-tsan BUILD_TYPE=Debug \
 	  CMAKE_ARGS="-DLOCKLAB_SANITIZE=thread"
@@ -44,4 +59,4 @@ format:
 	@find sim lib harness bench -name '*.cpp' -o -name '*.h' | xargs clang-format -i
 
 clean:
-	@rm -rf build build-asan build-tsan
+	@rm -rf build build-asan build-tsan build-fuzz

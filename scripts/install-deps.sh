@@ -18,6 +18,11 @@ packages=(
   python3 python3-pymongo
 )
 
+# `make fuzz` (libFuzzer) needs clang and its runtime; only that target asks for them.
+if [ "${1:-}" = "--fuzz" ]; then
+  packages+=(clang libclang-rt-14-dev)
+fi
+
 # Node.js runs the driver-fidelity checks (sim/fidelity). Debian's nodejs and npm are needed only
 # when no node is installed: a NodeSource node (which bundles npm) conflicts with Debian's npm.
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then

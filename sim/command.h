@@ -53,6 +53,16 @@ struct WriteConcern {
   bool explicitly_given = false;
 };
 
+// What read concern the command asked for (reference §4.3), parsed and validated by the core.
+// The core waits for afterClusterTime and runs the linearizable barrier; a data-layer read
+// handler may consult `level` to choose the state it reads.
+struct ReadConcern {
+  enum class Level { kLocal, kAvailable, kMajority, kLinearizable, kSnapshot };
+  Level level = Level::kLocal;
+  std::optional<bson::Timestamp> after_cluster_time;
+  bool explicitly_given = false;
+};
+
 struct CommandContext {
   std::string db;            // $db
   bson::Document body;       // command document with OP_MSG kind-1 sequences merged in
@@ -62,6 +72,7 @@ struct CommandContext {
   std::optional<bson::Value> lsid;    // the lsid document, if sent
   std::optional<int64_t> txn_number;  // set for retryable writes
   WriteConcern write_concern;
+  ReadConcern read_concern;
   int64_t now_ms = 0;        // the server clock at dispatch ($$NOW for this command)
 
   // Set by write handlers to the optime of the last oplog entry they produced; the core waits

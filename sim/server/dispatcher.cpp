@@ -1,6 +1,7 @@
 #include "server/dispatcher.h"
 
 #include "server/log.h"
+#include "server/read_concern.h"
 #include "server/reply_envelope.h"
 
 namespace mongosim::server {
@@ -192,9 +193,18 @@ DispatchOutcome Dispatcher::execute(ConnectionState& connection, Prepared& p) {
   }
 
   if (spec.is_write) ctx.write_concern = parse_write_concern(ctx.body, replica.replication_enabled);
+  ctx.read_concern = parse_read_concern(ctx.body, spec.name, replica.replication_enabled);
+  const bool linearizable = ctx.read_concern.level == ReadConcern::Level::kLinearizable;
+  if (linearizable && !replica.is_writable_primary()) {
+    throw CommandError(code::kNotWritablePrimary,
+                       "cannot satisfy linearizable read concern on non-primary node");
+  }
+  const int64_t max_time_ms = parse_max_time_ms(ctx.body);
+  wait_for_read_concern(server_, ctx.read_concern, max_time_ms);
 
   DispatchOutcome out;
   out.reply = spec.handler(ctx);
+  if (linearizable) server_.linearizable_barrier(max_time_ms);
   if (replica.config && is_statement_write(spec.name) && !out.reply.has("opTime")) {
     // Replica-set write replies carry the primary's opTime and electionId (§3.0).
     OpTime optime = ctx.last_write_optime.value_or(server_.effective_last_applied());

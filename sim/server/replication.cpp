@@ -762,6 +762,8 @@ void ReplicationCoordinator::register_commands() {
   add("replSetStepUp", [this](CommandContext& ctx) { return handle_step_up(ctx.body); });
   server_.write_concern_waiter = std::make_unique<TopologyWriteConcernWaiter>(*this);
   server_.repl_set_status = [this] { return status(); };
+  server_.last_committed = [this] { return last_committed(); };
+  server_.linearizable_barrier = [this](int64_t max_time_ms) { linearizable_barrier(max_time_ms); };
 }
 
 void ReplicationCoordinator::start() {

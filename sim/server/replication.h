@@ -76,6 +76,11 @@ class ReplicationCoordinator {
   std::optional<bson::Document> wait_for_write_concern(const WriteConcern& wc,
                                                        const std::optional<OpTime>& optime);
 
+  // Read concern hooks (installed by register_commands(); replication_reads.cpp): the commit
+  // point this member knows, and the linearizable-read barrier.
+  OpTime last_committed() const;
+  void linearizable_barrier(int64_t max_time_ms);
+
  private:
   using Actions = std::vector<repl::Action>;
 

@@ -53,6 +53,14 @@ struct ServerContext {
   std::function<OpTime()> last_applied = [] { return OpTime{}; };
   std::function<int64_t()> last_write_date_ms = [] { return int64_t{0}; };
 
+  // Read concern (read_concern.h). The majority commit point this member knows: a single node
+  // commits what it applies; a replication layer replaces it. The linearizable barrier runs
+  // after a linearizable read: it returns once a no-op written after the read is majority
+  // committed on this still-primary member, within max_time_ms when that is positive, and
+  // throws CommandError otherwise.
+  std::function<OpTime()> last_committed = [this] { return effective_last_applied(); };
+  std::function<void(int64_t max_time_ms)> linearizable_barrier = [](int64_t) {};
+
   // replSetGetStatus of a multi-member set, from the replication layer; nullopt while it has
   // nothing to say (standalone, one-member set, uninitiated), and the core answers itself.
   std::function<std::optional<bson::Document>()> repl_set_status = [] {

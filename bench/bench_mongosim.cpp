@@ -1,0 +1,111 @@
+// Round trips against mongosim over loopback TCP, through the real C driver (libmongoc):
+//   BM_FindAndModifyUpsertInc   one findAndModify {$inc} upsert, majority write concern
+//   BM_LockAcquireRelease       mongolock's uncontended acquire + release (two round trips)
+// on a one-member replica set started for the run. Each reports ops/s and the p50 / p99
+// latency of one iteration in microseconds. Not a test: run it and read the numbers
+// (results/README.md has the command and the committed figures).
+#include <benchmark/benchmark.h>
+#include <mongoc/mongoc.h>
+#include <mongolock/mongolock.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "mongosim_process.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+mongolock::test::MongosimProcess& server() {
+  static std::unique_ptr<mongolock::test::MongosimProcess> process =
+      mongolock::test::MongosimProcess::start();
+  return *process;
+}
+
+// Latencies of one benchmark run; reported as percentile counters when the run ends.
+class Latencies {
+ public:
+  explicit Latencies(benchmark::State& state) : state_(state) { samples_us_.reserve(1 << 16); }
+  void add(Clock::duration d) {
+    samples_us_.push_back(std::chrono::duration<double, std::micro>(d).count());
+  }
+  void report() {
+    if (samples_us_.empty()) return;
+    std::sort(samples_us_.begin(), samples_us_.end());
+    state_.counters["p50_us"] = at(0.50);
+    state_.counters["p99_us"] = at(0.99);
+    state_.counters["ops_per_s"] =
+        benchmark::Counter(static_cast<double>(samples_us_.size()), benchmark::Counter::kIsRate);
+  }
+
+ private:
+  double at(double q) const {
+    auto index = static_cast<size_t>(q * static_cast<double>(samples_us_.size() - 1));
+    return samples_us_[index];
+  }
+  benchmark::State& state_;
+  std::vector<double> samples_us_;
+};
+
+struct ClientDeleter {
+  void operator()(mongoc_client_t* c) const { mongoc_client_destroy(c); }
+};
+
+void BM_FindAndModifyUpsertInc(benchmark::State& state) {
+  mongoc_init();
+  std::string uri = server().uri("&appname=bench");
+  bson_error_t error;
+  std::unique_ptr<mongoc_client_t, ClientDeleter> client(mongoc_client_new(uri.c_str()));
+  if (!client) {
+    state.SkipWithError("invalid URI");
+    return;
+  }
+  bson_t* command =
+      BCON_NEW("findAndModify", BCON_UTF8("counters"), "query", "{", "_id", BCON_UTF8("c"), "}",
+               "update", "{", "$inc", "{", "n", BCON_INT32(1), "}", "}", "upsert", BCON_BOOL(true),
+               "new", BCON_BOOL(true), "writeConcern", "{", "w", BCON_UTF8("majority"), "}");
+  Latencies latencies(state);
+  for (auto _ : state) {
+    bson_t reply;
+    auto start = Clock::now();
+    bool ok = mongoc_client_command_simple(client.get(), "bench", command, nullptr, &reply, &error);
+    latencies.add(Clock::now() - start);
+    bson_destroy(&reply);
+    if (!ok) {
+      state.SkipWithError(error.message);
+      break;
+    }
+  }
+  bson_destroy(command);
+  latencies.report();
+}
+BENCHMARK(BM_FindAndModifyUpsertInc)->Unit(benchmark::kMicrosecond)->MinTime(3.0)->UseRealTime();
+
+void BM_LockAcquireRelease(benchmark::State& state) {
+  mongolock::Options options;
+  options.expiry_ms = 30'000;
+  mongolock::Provider provider(server().uri(), "bench", options);
+  mongolock::Lock lock = provider.create_lock("bench-lock");
+  Latencies latencies(state);
+  for (auto _ : state) {
+    auto start = Clock::now();
+    std::optional<mongolock::Handle> held = lock.try_acquire();
+    if (!held) {
+      state.SkipWithError("uncontended lock not acquired");
+      break;
+    }
+    held->release();
+    latencies.add(Clock::now() - start);
+  }
+  latencies.report();
+}
+BENCHMARK(BM_LockAcquireRelease)->Unit(benchmark::kMicrosecond)->MinTime(3.0)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();

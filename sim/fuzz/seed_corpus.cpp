@@ -1,0 +1,155 @@
+// fuzz_seed_corpus DIR: writes the wire fuzz target's seed corpus, one file per client session
+// (a handshake followed by the commands of one command family), so mutation starts from
+// well-formed traffic that reaches deep into dispatch and the data commands rather than from
+// random bytes that the framing check rejects.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "bson/codec.h"
+#include "bson/value.h"
+#include "server/op_msg.h"
+#include "server/wire.h"
+
+namespace {
+
+using mongosim::bson::Array;
+using mongosim::bson::Document;
+using mongosim::bson::V;
+namespace server = mongosim::server;
+
+Document cmd(Document body, const char* db = "fuzz") {
+  body.append("$db", V(db));
+  return body;
+}
+
+std::string op_msg(int32_t request_id, const Document& body, bool checksum = false,
+                   const std::vector<server::DocumentSequence>& sequences = {}) {
+  uint32_t flags = checksum ? 1u : 0u;
+  return server::encode_op_msg_request(request_id, flags, body, sequences, checksum);
+}
+
+// A legacy OP_QUERY handshake as old drivers send it (reference §1: only hello/isMaster).
+std::string op_query_hello(int32_t request_id) {
+  std::string payload;
+  server::append_i32_le(payload, 0);  // flags
+  payload += std::string("admin.$cmd") + '\0';
+  server::append_i32_le(payload, 0);   // numberToSkip
+  server::append_i32_le(payload, -1);  // numberToReturn
+  payload += mongosim::bson::encode_document(Document{{"isMaster", V(int32_t{1})}});
+  return server::frame_message(request_id, 0, server::opcode::kQuery, payload);
+}
+
+std::string hello(int32_t id) {
+  return op_msg(id, cmd(Document{{"hello", V(int32_t{1})}, {"helloOk", V(true)}}, "admin"));
+}
+
+struct Session {
+  std::string name;
+  std::string bytes;
+};
+
+Document doc_xy(int32_t x) {
+  return Document{{"_id", V(x)}, {"x", V(x)}, {"tags", V(Array{V("a"), V("b")})}};
+}
+
+std::vector<Session> sessions() {
+  std::vector<Session> out;
+  out.push_back({"handshake-op-query", op_query_hello(1) + hello(2)});
+  out.push_back(
+      {"insert-find",
+       hello(1) +
+           op_msg(2, cmd(Document{{"insert", V("c")},
+                                  {"documents", V(Array{V(doc_xy(1)), V(doc_xy(2))})}})) +
+           op_msg(3,
+                  cmd(Document{{"find", V("c")},
+                               {"filter", V(Document{{"x", V(Document{{"$gte", V(int32_t{1})}})}})},
+                               {"sort", V(Document{{"x", V(int32_t{-1})}})},
+                               {"batchSize", V(int32_t{1})}})) +
+           op_msg(4, cmd(Document{{"getMore", V(int64_t{1})}, {"collection", V("c")}}))});
+  out.push_back(
+      {"insert-sequence-checksum", op_msg(1, cmd(Document{{"insert", V("c")}}), true,
+                                          {{"documents", Array{V(doc_xy(3)), V(doc_xy(4))}}})});
+  out.push_back(
+      {"update-upsert-array-filters",
+       op_msg(1, cmd(Document{{"update", V("c")},
+                              {"updates",
+                               V(Array{V(Document{
+                                   {"q", V(Document{{"_id", V(int32_t{7})}})},
+                                   {"u", V(Document{{"$set", V(Document{{"tags.$[t]", V("z")}})},
+                                                    {"$inc", V(Document{{"n", V(int32_t{1})}})}})},
+                                   {"upsert", V(true)},
+                                   {"arrayFilters", V(Array{V(Document{{"t", V("a")}})})}})})}}))});
+  out.push_back(
+      {"find-and-modify-pipeline",
+       op_msg(
+           1,
+           cmd(Document{
+               {"findAndModify", V("locks")},
+               {"query", V(Document{{"_id", V("L")}})},
+               {"update",
+                V(Array{V(Document{
+                    {"$set", V(Document{{"until",
+                                         V(Document{{"$add", V(Array{V("$$NOW"),
+                                                                     V(int32_t{1000})})}})}})}})})},
+               {"upsert", V(true)},
+               {"new", V(true)},
+               {"writeConcern",
+                V(Document{{"w", V("majority")}, {"wtimeout", V(int32_t{100})}})}}))});
+  out.push_back(
+      {"aggregate-count",
+       op_msg(1, cmd(Document{{"aggregate", V("c")},
+                              {"pipeline",
+                               V(Array{V(Document{{"$match", V(Document{{"x", V(int32_t{1})}})}}),
+                                       V(Document{{"$count", V("n")}})})},
+                              {"cursor", V(Document{})}}))});
+  out.push_back(
+      {"indexes-delete-drop",
+       op_msg(1, cmd(Document{
+                     {"createIndexes", V("c")},
+                     {"indexes", V(Array{V(Document{{"key", V(Document{{"x", V(int32_t{1})}})},
+                                                    {"name", V("x_1")},
+                                                    {"unique", V(true)}})})}})) +
+           op_msg(2, cmd(Document{{"delete", V("c")},
+                                  {"deletes", V(Array{V(Document{{"q", V(Document{})},
+                                                                 {"limit", V(int32_t{0})}})})}})) +
+           op_msg(3, cmd(Document{{"listIndexes", V("c")}})) +
+           op_msg(4, cmd(Document{{"drop", V("c")}}))});
+  out.push_back(
+      {"retryable-write", op_msg(1, cmd(Document{{"insert", V("c")},
+                                                 {"documents", V(Array{V(doc_xy(9))})},
+                                                 {"lsid", V(Document{{"id", V(int32_t{1})}})},
+                                                 {"txnNumber", V(int64_t{1})}}))});
+  out.push_back(
+      {"admin", op_msg(1, cmd(Document{{"serverStatus", V(int32_t{1})}}, "admin")) +
+                    op_msg(2, cmd(Document{{"buildInfo", V(int32_t{1})}}, "admin")) +
+                    op_msg(3, cmd(Document{{"replSetGetStatus", V(int32_t{1})}}, "admin"))});
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: fuzz_seed_corpus DIR\n");
+    return 2;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(argv[1], ec);
+  if (ec) {
+    std::fprintf(stderr, "fuzz_seed_corpus: cannot create %s: %s\n", argv[1], ec.message().c_str());
+    return 1;
+  }
+  for (const Session& s : sessions()) {
+    std::string path = std::string(argv[1]) + "/" + s.name;
+    std::ofstream file(path, std::ios::binary | std::ios::trunc);
+    file.write(s.bytes.data(), static_cast<std::streamsize>(s.bytes.size()));
+    if (!file) {
+      std::fprintf(stderr, "fuzz_seed_corpus: cannot write %s\n", path.c_str());
+      return 1;
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,49 @@
+// The replication layer's part of read concern (reference §4.3, read_concern.h).
+#include "server/replication.h"
+
+namespace mongosim::server {
+
+// The longest a linearizable read waits for its no-op to become majority committed.
+constexpr int64_t kLinearizableWaitMs = 15'000;
+
+OpTime ReplicationCoordinator::last_committed() const {
+  {
+    std::lock_guard lock(mutex_);
+    if (topology_) return topology_->last_committed();
+  }
+  return server_.effective_last_applied();  // one-member sets commit what they apply
+}
+
+void ReplicationCoordinator::linearizable_barrier(int64_t max_time_ms) {
+  int64_t term = 0;
+  {
+    std::lock_guard lock(mutex_);
+    if (!topology_) return;  // one member: no other primary can have accepted writes
+    if (!topology_->is_writable_primary()) {
+      throw CommandError(code::kNotWritablePrimary,
+                         "cannot satisfy linearizable read concern on non-primary node");
+    }
+    term = topology_->term();
+  }
+  // A write after the read that a majority accepts proves no newer primary existed when the
+  // read ran (mongod writes the same kind of no-op).
+  OpTime noop = hooks_.append_noop("linearizable read", term);
+  WriteConcern majority;
+  majority.mode = WriteConcern::Mode::kMajority;
+  majority.wtimeout_ms = max_time_ms > 0 ? max_time_ms : kLinearizableWaitMs;
+  std::optional<bson::Document> error = wait_for_write_concern(majority, noop);
+  if (!error) return;
+  const bson::Value* code = error->get("code");
+  if (max_time_ms > 0 && code != nullptr && code->is_number() &&
+      static_cast<int32_t>(code->number_as_double()) == code::kWriteConcernFailed) {
+    throw CommandError(code::kMaxTimeMSExpired, "operation exceeded time limit");
+  }
+  const bson::Value* message = error->get("errmsg");
+  throw CommandError(code != nullptr && code->is_number()
+                         ? static_cast<int32_t>(code->number_as_double())
+                         : code::kWriteConcernFailed,
+                     message != nullptr && message->is_string() ? message->as_string()
+                                                                : "linearizable read failed");
+}
+
+}  // namespace mongosim::server

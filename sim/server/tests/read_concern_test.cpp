@@ -1,0 +1,169 @@
+// Read concern (reference §4.3) against the real mongosim binary over raw OP_MSG: validation
+// errors with mongod's codes, afterClusterTime waits, and linearizable reads on one member.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "bson/codec.h"
+#include "error_codes.h"
+#include "server/tests/mongosim_process.h"
+#include "server/tests/raw_client.h"
+
+namespace mongosim::testing {
+namespace {
+
+using bson::Document;
+using bson::V;
+
+constexpr auto kPrimaryDeadline = std::chrono::seconds(20);
+
+int32_t code_of(const Document& reply) {
+  const bson::Value* code = reply.get("code");
+  return code == nullptr ? 0 : static_cast<int32_t>(code->number_as_double());
+}
+
+bool ok(const Document& reply) {
+  return reply.get("ok")->truthy();
+}
+
+Document find_with(const Document& read_concern) {
+  return Document{{"find", V("c")}, {"filter", V(Document{})}, {"readConcern", V(read_concern)}};
+}
+
+size_t first_batch_size(const Document& reply) {
+  return reply.get("cursor")->as_document().get("firstBatch")->as_array().size();
+}
+
+class StandaloneReadConcern : public ::testing::Test {
+ protected:
+  MongosimProcess server_;
+  RawClient raw_{server_.port()};
+};
+
+TEST_F(StandaloneReadConcern, LocalAndMajorityReadsAnswer) {
+  ASSERT_TRUE(ok(raw_.command(
+      Document{{"insert", V("c")}, {"documents", V(bson::Array{V(Document{{"_id", V(1)}})})}},
+      "db")));
+  for (const char* level : {"local", "available", "majority"}) {
+    Document reply = raw_.command(find_with(Document{{"level", V(level)}}), "db");
+    ASSERT_TRUE(ok(reply)) << level << ": " << bson::to_json(reply);
+    EXPECT_EQ(first_batch_size(reply), 1u) << level;
+  }
+}
+
+TEST_F(StandaloneReadConcern, MalformedReadConcernsAreRefusedWithMongodCodes) {
+  struct Case {
+    Document command;
+    int32_t code;
+    const char* names;  // a fragment the errmsg must contain
+  };
+  const Case cases[] = {
+      {Document{{"find", V("c")}, {"readConcern", V(1)}}, code::kTypeMismatch, "readConcern"},
+      {find_with(Document{{"level", V(2)}}), code::kTypeMismatch, "readConcern.level"},
+      {find_with(Document{{"level", V("strong")}}), code::kBadValue, "strong"},
+      {find_with(Document{{"levle", V("local")}}), code::kUnknownField, "readConcern.levle"},
+      {find_with(Document{{"afterClusterTime", V(5)}}), code::kTypeMismatch, "afterClusterTime"},
+      // A standalone has no cluster time to wait for.
+      {find_with(Document{{"afterClusterTime", bson::Value::timestamp({1, 1})}}),
+       code::kInvalidOptions, "replication"},
+      // Writes outside transactions take no read concern but local.
+      {Document{{"insert", V("c")},
+                {"documents", V(bson::Array{V(Document{{"_id", V(2)}})})},
+                {"readConcern", V(Document{{"level", V("majority")}})}},
+       code::kInvalidOptions, "insert"},
+      {Document{{"find", V("c")}, {"maxTimeMS", V(-1)}}, code::kBadValue, "maxTimeMS"},
+  };
+  for (const Case& c : cases) {
+    Document reply = raw_.command(c.command, "db");
+    EXPECT_FALSE(ok(reply)) << bson::to_json(c.command);
+    EXPECT_EQ(code_of(reply), c.code) << bson::to_json(reply);
+    EXPECT_NE(reply.get("errmsg")->as_string().find(c.names), std::string::npos)
+        << bson::to_json(reply);
+  }
+  // Nothing was written by the refused insert.
+  Document count = raw_.command(Document{{"count", V("c")}}, "db");
+  EXPECT_EQ(count.get("n")->number_as_double(), 0);
+}
+
+class OneMemberSetReadConcern : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Document member{{"_id", V(0)}, {"host", V(server_.host())}};
+    Document reply = raw_.command(
+        Document{{"replSetInitiate",
+                  V(Document{{"_id", V("rs0")}, {"members", V(bson::Array{V(member)})}})}});
+    ASSERT_TRUE(ok(reply)) << bson::to_json(reply);
+    auto deadline = std::chrono::steady_clock::now() + kPrimaryDeadline;
+    while (!raw_.command(Document{{"hello", V(1)}}).get("isWritablePrimary")->truthy()) {
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "no primary";
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+
+  bson::Timestamp insert_one(int id) {
+    Document reply = raw_.command(
+        Document{{"insert", V("c")}, {"documents", V(bson::Array{V(Document{{"_id", V(id)}})})}},
+        "db");
+    EXPECT_TRUE(ok(reply)) << bson::to_json(reply);
+    return reply.get("operationTime")->as_timestamp();
+  }
+
+  MongosimProcess server_{{"--replSet", "rs0"}};
+  RawClient raw_{server_.port()};
+};
+
+TEST_F(OneMemberSetReadConcern, AfterClusterTimeOfAWriteSeesTheWrite) {
+  bson::Timestamp written = insert_one(1);
+  for (const char* level : {"local", "majority", "snapshot"}) {
+    Document reply =
+        raw_.command(find_with(Document{{"level", V(level)},
+                                        {"afterClusterTime", bson::Value::timestamp(written)}}),
+                     "db");
+    ASSERT_TRUE(ok(reply)) << level << ": " << bson::to_json(reply);
+    EXPECT_EQ(first_batch_size(reply), 1u) << level;
+  }
+}
+
+TEST_F(OneMemberSetReadConcern, AfterClusterTimeInTheFutureTimesOutWithMaxTimeMS) {
+  bson::Timestamp written = insert_one(1);
+  bson::Timestamp future{written.seconds + 3600, 1};
+  Document command = find_with(Document{{"afterClusterTime", bson::Value::timestamp(future)}});
+  command.append("maxTimeMS", V(100));
+  Document reply = raw_.command(command, "db");
+  EXPECT_FALSE(ok(reply));
+  EXPECT_EQ(code_of(reply), code::kMaxTimeMSExpired) << bson::to_json(reply);
+}
+
+TEST_F(OneMemberSetReadConcern, AfterClusterTimeWaitEndsWhenALaterWriteArrives) {
+  bson::Timestamp written = insert_one(1);
+  // The next write's optime is the first one after `written` (same second, next increment, or
+  // a later second): a read waiting for {written.seconds, written.increment + 1} is released by it.
+  bson::Timestamp next{written.seconds, written.increment + 1};
+  Document reply_holder;
+  std::thread reader([&] {
+    RawClient other(server_.port());
+    reply_holder = other.command(
+        find_with(Document{{"afterClusterTime", bson::Value::timestamp(next)}}), "db");
+  });
+  insert_one(2);
+  reader.join();
+  ASSERT_TRUE(ok(reply_holder)) << bson::to_json(reply_holder);
+  EXPECT_EQ(first_batch_size(reply_holder), 2u);
+}
+
+TEST_F(OneMemberSetReadConcern, LinearizableReadOnTheOnlyMemberAnswers) {
+  insert_one(1);
+  Document reply = raw_.command(find_with(Document{{"level", V("linearizable")}}), "db");
+  ASSERT_TRUE(ok(reply)) << bson::to_json(reply);
+  EXPECT_EQ(first_batch_size(reply), 1u);
+  Document refused =
+      raw_.command(find_with(Document{{"level", V("linearizable")},
+                                      {"afterClusterTime", bson::Value::timestamp({1, 1})}}),
+                   "db");
+  EXPECT_EQ(code_of(refused), code::kInvalidOptions) << bson::to_json(refused);
+}
+
+}  // namespace
+}  // namespace mongosim::testing
