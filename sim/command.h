@@ -61,6 +61,8 @@ struct ReadConcern {
   Level level = Level::kLocal;
   std::optional<bson::Timestamp> after_cluster_time;
   bool explicitly_given = false;
+  // majority / snapshot: the commit point the read is served at (set by the core).
+  std::optional<OpTime> read_at;
 };
 
 struct CommandContext {

@@ -93,6 +93,7 @@ void apply_change(Store::Impl& impl, OplogEntry& e) {
       if (!e.o2) bad_entry("o2");
       Collection& c = collection_for_apply(impl, e.ns, e.ui);
       if (auto rid = c.find_id(id_of(*e.o2, "o2"))) {
+        e.pre_image = c.get(*rid);  // majority reads undo the change with it (read_as_of.h)
         c.replace(*rid, e.o);
       } else {
         c.insert(e.o);
@@ -101,7 +102,10 @@ void apply_change(Store::Impl& impl, OplogEntry& e) {
     }
     case 'd': {
       Collection& c = collection_for_apply(impl, e.ns, e.ui);
-      if (auto rid = c.find_id(id_of(e.o, "o"))) c.erase(*rid);
+      if (auto rid = c.find_id(id_of(e.o, "o"))) {
+        e.pre_image = c.get(*rid);
+        c.erase(*rid);
+      }
       return;
     }
     case 'c': {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "data/command_args.h"
+#include "data/read_as_of.h"
 #include "data/store_impl.h"
 
 namespace mongosim::data {
@@ -24,11 +25,19 @@ int64_t non_negative(const bson::Document& body, const char* cmd, const char* ke
   return *v;
 }
 
-// Matching documents of a collection in natural order (empty if the collection is missing).
-std::vector<bson::Document> scan(Store::Impl& impl, const std::string& db, const std::string& coll,
-                                 const query::Matcher& m, const query::EvalContext& ectx) {
+// Matching documents of a collection in natural order (empty if the collection is missing), as
+// of the read concern's commit point when it names one (read_as_of.h).
+std::vector<bson::Document> scan(Store::Impl& impl, const CommandContext& ctx,
+                                 const std::string& coll, const query::Matcher& m,
+                                 const query::EvalContext& ectx) {
   std::vector<bson::Document> out;
-  Collection* c = impl.find_collection(db, coll);
+  if (const auto& point = ctx.read_concern.read_at) {
+    for (bson::Document& doc : documents_as_of(impl, ctx.db, coll, *point)) {
+      if (m.matches(doc, ectx)) out.push_back(std::move(doc));
+    }
+    return out;
+  }
+  Collection* c = impl.find_collection(ctx.db, coll);
   if (c == nullptr) return out;
   for (RecordId rid : matching_records(*c, m, ectx, false)) out.push_back(c->get(rid));
   return out;
@@ -62,7 +71,7 @@ bson::Document cmd_find(Store::Impl& impl, CommandContext& ctx) {
   std::vector<bson::Document> docs;
   {
     std::lock_guard lock(impl.mu);
-    docs = scan(impl, ctx.db, coll, m, ectx);
+    docs = scan(impl, ctx, coll, m, ectx);
   }
   sort_documents(docs, sort);
   std::deque<bson::Document> out;
@@ -117,7 +126,11 @@ bson::Document cmd_count(Store::Impl& impl, CommandContext& ctx) {
   {
     std::lock_guard lock(impl.mu);
     Collection* c = impl.find_collection(ctx.db, coll);
-    if (c != nullptr) n = static_cast<int64_t>(matching_records(*c, m, ectx, false).size());
+    if (ctx.read_concern.read_at) {
+      n = static_cast<int64_t>(scan(impl, ctx, coll, m, ectx).size());
+    } else if (c != nullptr) {
+      n = static_cast<int64_t>(matching_records(*c, m, ectx, false).size());
+    }
   }
   n = std::max<int64_t>(n - skip, 0);
   if (limit != 0) n = std::min(n, limit);
@@ -147,7 +160,7 @@ bson::Document cmd_aggregate(Store::Impl& impl, CommandContext& ctx) {
   std::vector<bson::Document> input;
   {
     std::lock_guard lock(impl.mu);
-    input = scan(impl, ctx.db, coll, query::Matcher::parse(bson::Document{}), ectx);
+    input = scan(impl, ctx, coll, query::Matcher::parse(bson::Document{}), ectx);
   }
   std::vector<bson::Document> result = query::run_pipeline(pipeline, std::move(input), ectx);
   std::deque<bson::Document> out(std::make_move_iterator(result.begin()),

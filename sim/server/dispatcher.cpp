@@ -201,6 +201,10 @@ DispatchOutcome Dispatcher::execute(ConnectionState& connection, Prepared& p) {
   }
   const int64_t max_time_ms = parse_max_time_ms(ctx.body);
   wait_for_read_concern(server_, ctx.read_concern, max_time_ms);
+  if (ctx.read_concern.level == ReadConcern::Level::kMajority ||
+      ctx.read_concern.level == ReadConcern::Level::kSnapshot) {
+    ctx.read_concern.read_at = server_.last_committed();
+  }
 
   DispatchOutcome out;
   out.reply = spec.handler(ctx);

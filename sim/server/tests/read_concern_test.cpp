@@ -10,6 +10,7 @@
 #include "error_codes.h"
 #include "server/tests/mongosim_process.h"
 #include "server/tests/raw_client.h"
+#include "server/tests/replica_set_cluster.h"
 
 namespace mongosim::testing {
 namespace {
@@ -163,6 +164,78 @@ TEST_F(OneMemberSetReadConcern, LinearizableReadOnTheOnlyMemberAnswers) {
                                       {"afterClusterTime", bson::Value::timestamp({1, 1})}}),
                    "db");
   EXPECT_EQ(code_of(refused), code::kInvalidOptions) << bson::to_json(refused);
+}
+
+// With both secondaries stopped, the primary's fresh w:1 writes are visible to local reads but
+// not to majority reads, which show the state at the commit point (reference §4.3); once the
+// secondaries catch up the majority read shows them. A linearizable read cannot be served.
+TEST(ThreeMemberSetReadConcern, MajorityReadsShowTheCommittedStateOnly) {
+  ReplicaSetCluster set(3);
+  const int p = set.primary_index();
+  ASSERT_GE(p, 0);
+  const Document rp{{"mode", V("primaryPreferred")}};  // still answered if it steps down
+  auto run = [&](Document cmd) {
+    cmd.append("$readPreference", V(rp));
+    auto reply = set.command(p, cmd, "db");
+    if (!reply) throw std::runtime_error("no reply from the primary");
+    return *reply;
+  };
+  auto ids_read_with = [&](const char* level) {
+    Document reply = run(find_with(Document{{"level", V(level)}}));
+    if (!ok(reply)) throw std::runtime_error(bson::to_json(reply));
+    std::string ids;
+    for (const auto& d : reply.get("cursor")->as_document().get("firstBatch")->as_array()) {
+      const bson::Value* x = d.as_document().get("x");
+      ids += std::to_string(d.as_document().get("_id")->as_int32()) + ":" +
+             (x ? std::to_string(x->as_int32()) : "-") + " ";
+    }
+    return ids;
+  };
+  Document majority_wc{{"w", V("majority")}};
+  ASSERT_TRUE(ok(run(Document{
+      {"insert", V("c")},
+      {"documents", V(bson::Array{V(Document{{"_id", V(1)}}), V(Document{{"_id", V(3)}})})},
+      {"writeConcern", V(majority_wc)}})));
+  for (int i = 0; i < 3; ++i) {
+    if (i != p) set.pause(i);
+  }
+  Document w1{{"w", V(1)}};
+  ASSERT_TRUE(ok(run(Document{{"insert", V("c")},
+                              {"documents", V(bson::Array{V(Document{{"_id", V(2)}})})},
+                              {"writeConcern", V(w1)}})));
+  ASSERT_TRUE(ok(run(Document{
+      {"update", V("c")},
+      {"updates",
+       V(bson::Array{V(Document{{"q", V(Document{{"_id", V(1)}})},
+                                {"u", V(Document{{"$set", V(Document{{"x", V(7)}})}})}})})},
+      {"writeConcern", V(w1)}})));
+  ASSERT_TRUE(ok(run(Document{
+      {"delete", V("c")},
+      {"deletes", V(bson::Array{V(Document{{"q", V(Document{{"_id", V(3)}})}, {"limit", V(1)}})})},
+      {"writeConcern", V(w1)}})));
+
+  EXPECT_EQ(ids_read_with("local"), "1:7 2:- ");
+  EXPECT_EQ(ids_read_with("majority"), "1:- 3:- ");
+  EXPECT_EQ(ids_read_with("snapshot"), "1:- 3:- ");
+  Document count =
+      run(Document{{"count", V("c")}, {"readConcern", V(Document{{"level", V("majority")}})}});
+  EXPECT_EQ(count.get("n")->number_as_double(), 2) << bson::to_json(count);
+  Document linearizable = find_with(Document{{"level", V("linearizable")}});
+  linearizable.append("maxTimeMS", V(300));
+  Document refused = run(linearizable);
+  EXPECT_FALSE(ok(refused));
+  EXPECT_TRUE(code_of(refused) == code::kMaxTimeMSExpired ||
+              code_of(refused) == code::kNotWritablePrimary)
+      << bson::to_json(refused);
+
+  for (int i = 0; i < 3; ++i) {
+    if (i != p) set.resume(i);
+  }
+  EXPECT_TRUE(ReplicaSetCluster::wait_until([&] {
+    return ids_read_with("majority") == "1:7 2:- ";
+  })) << ids_read_with("majority")
+      << "\n"
+      << set.logs();
 }
 
 }  // namespace
