@@ -576,6 +576,16 @@ void Topology::on_my_optimes(int64_t now_ms, OpTime applied, OpTime durable) {
   }
 }
 
+// The term check comes first: a member that voted in a newer term may go on fetching from (and
+// reporting to) the old primary, and reports entries the new primary may not have. Adopting the
+// term steps this primary down before the report could count towards a commit point.
+void Topology::on_position_update(int64_t now_ms, int from, int64_t sender_term, OpTime applied,
+                                  OpTime durable) {
+  if (from < 0 || from >= config_.member_count() || from == self_) return;
+  adopt_term(now_ms, sender_term);
+  on_position_update(now_ms, from, applied, durable);
+}
+
 void Topology::on_position_update(int64_t now_ms, int from, OpTime applied, OpTime durable) {
   if (from < 0 || from >= config_.member_count() || from == self_) return;
   MemberView& m = members_[static_cast<size_t>(from)];
