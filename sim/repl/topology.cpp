@@ -634,23 +634,33 @@ void Topology::learn_commit_point(OpTime committed) {
   emit(Action{.kind = ActionKind::kCommitPointAdvanced, .optime = committed_});
 }
 
-bool Topology::is_good_sync_source(int64_t now_ms, int index) const {
+// A member we may keep fetching from: up, data-bearing, PRIMARY or SECONDARY (only PRIMARY
+// without chaining). How far ahead it is does not matter once chosen.
+bool Topology::is_usable_sync_source(int64_t now_ms, int index) const {
   if (index < 0 || index == self_ || !member_is_up(now_ms, index)) return false;
   if (!config_.members[static_cast<size_t>(index)].is_data_bearing()) return false;
   const MemberView& m = members_[static_cast<size_t>(index)];
   if (m.state != MemberState::kPrimary && m.state != MemberState::kSecondary) return false;
-  if (!config_.settings.chaining_allowed && m.state != MemberState::kPrimary) return false;
-  return m.applied >= applied_;
+  return config_.settings.chaining_allowed || m.state == MemberState::kPrimary;
 }
 
-// Prefer the primary; otherwise keep a source that is still good; otherwise the reachable
-// member with the newest optime beyond ours.
+// A member worth switching to: usable, and at least as far as we are by its last heartbeat.
+bool Topology::is_good_sync_source(int64_t now_ms, int index) const {
+  return is_usable_sync_source(now_ms, index) &&
+         members_[static_cast<size_t>(index)].applied >= applied_;
+}
+
+// Prefer the primary when it is good; otherwise keep a usable source; otherwise the reachable
+// member with the newest optime beyond ours. Keeping a source we have caught up with follows
+// mongod, which changes sync source only when the current one becomes unusable: the heartbeat
+// view of the source's optime lags what we fetch from it, and dropping the source on that view
+// would stall replication until the next heartbeat (up to heartbeatIntervalMillis per write).
 void Topology::choose_sync_source(int64_t now_ms) {
   if (state_ != MemberState::kSecondary) return;
   int chosen = -1;
   if (is_good_sync_source(now_ms, primary_)) {
     chosen = primary_;
-  } else if (is_good_sync_source(now_ms, sync_source_)) {
+  } else if (is_usable_sync_source(now_ms, sync_source_)) {
     chosen = sync_source_;
   } else {
     for (int i = 0; i < config_.member_count(); ++i) {

@@ -233,6 +233,7 @@ class Topology {
   void learn_commit_point(OpTime committed);
   void update_primary_from(int from, const HeartbeatResponse& response);
   void choose_sync_source(int64_t now_ms);
+  bool is_usable_sync_source(int64_t now_ms, int index) const;
   bool is_good_sync_source(int64_t now_ms, int index) const;
 
   std::string voter_refusal(const VoteRequest& request) const;

@@ -440,6 +440,23 @@ TEST(ReplTopology, SyncSourcePrefersThePrimaryElseTheFreshestMember) {
   EXPECT_EQ(m.topo.sync_source(), 1);
 }
 
+// Fetching makes us newer than the source's last heartbeat said it was; that is no reason to
+// drop it (mongod keeps a sync source until it is unusable), or replication would pause until
+// the next heartbeat.
+TEST(ReplTopology, SyncSourceIsKeptAfterCatchingUpWithItAndDroppedWhenDown) {
+  Member m(2, config_of(3), ot(1, 1));
+  m.hear(0, MemberState::kPrimary, 1, ot(1, 5));
+  m.hear(1, MemberState::kSecondary, 1, ot(1, 5));
+  m.advance(10);
+  ASSERT_EQ(m.topo.sync_source(), 0);
+  m.topo.on_my_optimes(m.now, ot(1, 7), ot(1, 7));  // fetched beyond the heartbeat's (1, 5)
+  m.advance(500);
+  EXPECT_EQ(m.topo.sync_source(), 0);
+  m.hear(1, MemberState::kSecondary, 1, ot(1, 7));
+  m.advance(10'000);  // nothing from member 0 for electionTimeoutMillis: it is down
+  EXPECT_NE(m.topo.sync_source(), 0);
+}
+
 TEST(ReplTopology, RollbackIsEnteredFromSecondaryAndLeftWithTheTruncatedLog) {
   Member m(2, config_of(3), ot(1, 9));
   m.topo.on_oplog_diverged(m.now, 0);
