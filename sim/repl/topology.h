@@ -33,7 +33,8 @@
 //   on_rollback_complete() with the truncated log's optimes.
 // - kCommitPointAdvanced(optime): wake w:"majority" waiters and majority reads.
 // A primary learns secondaries' progress from heartbeats and from on_position_update()
-// (replSetUpdatePosition); it reports its own writes through on_my_optimes().
+// (replSetUpdatePosition, and the position an oplog fetch carries), which must be given the
+// reporter's term; it reports its own writes through on_my_optimes().
 //
 // Invariants (asserted): the term never decreases; at most one vote per term; the commit point
 // never moves backwards and only advances on a primary to an optime of its own term; only a
@@ -134,7 +135,15 @@ class Topology {
   // This member's oplog changed (a write on the primary, a batch applied on a secondary).
   // Optimes only move forward here; rollback uses on_rollback_complete().
   void on_my_optimes(int64_t now_ms, OpTime applied, OpTime durable);
-  // replSetUpdatePosition from another member.
+  // replSetUpdatePosition (or the position an oplog fetch carries) from another member, with
+  // the term the sender was in when it sent the report. A report from a newer term is not
+  // counted: the sender may have voted for a candidate that lacks what it reports, so counting
+  // it could commit entries the new primary will roll back. It makes this member adopt that
+  // term, stepping down if primary (reference §6.2, Raft §5.1).
+  void on_position_update(int64_t now_ms, int from, int64_t sender_term, OpTime applied,
+                          OpTime durable);
+  // The same without the sender's term, for callers whose reports do not carry it yet. Unsafe
+  // on a primary whenever the sender may already be in a newer term: pass the term.
   void on_position_update(int64_t now_ms, int from, OpTime applied, OpTime durable);
   // The sync source's term and commit point, as oplog fetch replies carry them.
   void on_sync_source_progress(int64_t now_ms, int64_t source_term, OpTime source_committed);
@@ -224,6 +233,7 @@ class Topology {
   void learn_commit_point(OpTime committed);
   void update_primary_from(int from, const HeartbeatResponse& response);
   void choose_sync_source(int64_t now_ms);
+  bool is_usable_sync_source(int64_t now_ms, int index) const;
   bool is_good_sync_source(int64_t now_ms, int index) const;
 
   std::string voter_refusal(const VoteRequest& request) const;

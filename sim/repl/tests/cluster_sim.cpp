@@ -280,12 +280,12 @@ void ClusterSim::fetch(int member) {
   MemberState state = m.topo.state();
   int source = m.topo.sync_source();
   if (source < 0 || (state != MemberState::kSecondary && state != MemberState::kPrimary)) return;
-  send(member, source, FetchRequest{m.log.back().optime, m.topo.applied()});
+  send(member, source, FetchRequest{m.log.back().optime, m.topo.applied(), m.topo.term()});
 }
 
 void ClusterSim::on_fetch_request(int member, int from, const FetchRequest& request) {
   Member& m = members_[static_cast<size_t>(member)];
-  m.topo.on_position_update(now_ms_, from, request.applied, request.applied);
+  m.topo.on_position_update(now_ms_, from, request.term, request.applied, request.applied);
   drain(member);
   FetchResponse response{.term = m.topo.term(), .committed = m.topo.last_committed()};
   auto it = std::lower_bound(m.log.begin(), m.log.end(), request.last,

@@ -93,6 +93,7 @@ class ClusterSim {
   struct FetchRequest {
     OpTime last;
     OpTime applied;
+    int64_t term = 0;  // the requester's: a source in an older term adopts it (§6.2)
   };
   struct FetchResponse {
     int64_t term = 0;

@@ -219,5 +219,25 @@ TEST(ReplSimulation, FixedSeedCampaignProducesRollbacksAndNoViolations) {
   EXPECT_GT(rolled_back_writes, 0u);
 }
 
+// Regression for a safety bug the random campaign found (first with a 5-member ring; this is
+// the shortest schedule it shrank to). While the primary of the old term still took writes, a
+// member that had voted for the new term's candidate kept fetching from it and reporting
+// entries the candidate did not have; the old primary counted those reports towards its commit
+// point and acknowledged w:"majority" writes that the new primary's term then rolled back. The
+// fetch now carries the member's term, and the old primary steps down on it instead.
+TEST(ReplSimulation, VoterOfANewTermCannotHelpTheOldPrimaryCommit) {
+  std::vector<Fault> faults{
+      Fault{.kind = FaultKind::kBridge, .wait_ms = 0},
+      Fault{.kind = FaultKind::kStepDown, .wait_ms = 9671, .secs = 1, .catch_up_secs = 0},
+  };
+  Outcome out = run_schedule(3, 1, faults);
+  EXPECT_TRUE(out.safety.empty()) << out.safety.front();
+  EXPECT_TRUE(out.liveness.empty()) << out.liveness.front();
+  // The schedule still reaches the situation: primaries of two terms, the old one's tail undone.
+  EXPECT_GE(out.report.primary_of_term.size(), 2u);
+  EXPECT_GE(out.report.rollbacks, 1);
+  EXPECT_FALSE(out.report.rolled_back.empty());
+}
+
 }  // namespace
 }  // namespace mongosim::repl::sim

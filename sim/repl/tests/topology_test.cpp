@@ -250,6 +250,39 @@ TEST(ReplTopology, PrimaryDoesNotCommitOlderTermEntriesByCounting) {
   EXPECT_EQ(m.topo.last_committed(), ot(1, 2));
 }
 
+// A voter of a newer term may keep fetching from the old primary and report entries the new
+// primary lacks; counting them would commit (and acknowledge) writes that are then rolled back.
+// The report's term makes the old primary step down instead (§6.2, Raft §5.1).
+TEST(ReplTopology, PositionReportFromANewerTermIsNotCountedAndStepsThePrimaryDown) {
+  Member m(0, config_of(5));
+  m.win_election();
+  ASSERT_EQ(m.topo.term(), 1);
+  m.topo.on_new_primary_noop_written(m.now, ot(1, 2));
+  m.topo.on_my_optimes(m.now, ot(1, 5), ot(1, 5));
+  m.topo.on_position_update(m.now, 1, 1, ot(1, 5), ot(1, 5));
+  EXPECT_LT(m.topo.last_committed(), ot(1, 2));  // two of five
+  m.topo.on_position_update(m.now, 2, 2, ot(1, 5), ot(1, 5));
+  EXPECT_LT(m.topo.last_committed(), ot(1, 2));  // the third report is from term 2
+  EXPECT_EQ(m.topo.state(), MemberState::kSecondary);
+  EXPECT_FALSE(m.topo.is_writable_primary());
+  EXPECT_EQ(m.topo.term(), 2);
+  m.collect();
+  EXPECT_TRUE(m.taken(ActionKind::kCommitPointAdvanced).empty());
+  EXPECT_EQ(m.taken(ActionKind::kStepDown).size(), 1u);
+}
+
+TEST(ReplTopology, PositionReportFromTheSameOrAnOlderTermCounts) {
+  Member m(0, config_of(3));
+  m.win_election();
+  m.topo.on_new_primary_noop_written(m.now, ot(1, 2));
+  m.topo.on_position_update(m.now, 1, 0, ot(1, 2), ot(1, 2));  // sender has not adopted term 1
+  EXPECT_EQ(m.topo.last_committed(), ot(1, 2));
+  m.topo.on_my_optimes(m.now, ot(1, 3), ot(1, 3));
+  m.topo.on_position_update(m.now, 2, 1, ot(1, 3), ot(1, 3));
+  EXPECT_EQ(m.topo.last_committed(), ot(1, 3));
+  EXPECT_TRUE(m.topo.is_writable_primary());
+}
+
 TEST(ReplTopology, SecondaryLearnsCommitPointOnlyWithinItsOwnBranch) {
   Member m(1, config_of(3), ot(1, 9));
   m.topo.on_sync_source_progress(m.now, 2, ot(2, 3));  // our tail is term 1: may be rolled back
@@ -405,6 +438,23 @@ TEST(ReplTopology, SyncSourcePrefersThePrimaryElseTheFreshestMember) {
   m.hear(1, MemberState::kPrimary, 1, ot(1, 6));
   m.advance(10);
   EXPECT_EQ(m.topo.sync_source(), 1);
+}
+
+// Fetching makes us newer than the source's last heartbeat said it was; that is no reason to
+// drop it (mongod keeps a sync source until it is unusable), or replication would pause until
+// the next heartbeat.
+TEST(ReplTopology, SyncSourceIsKeptAfterCatchingUpWithItAndDroppedWhenDown) {
+  Member m(2, config_of(3), ot(1, 1));
+  m.hear(0, MemberState::kPrimary, 1, ot(1, 5));
+  m.hear(1, MemberState::kSecondary, 1, ot(1, 5));
+  m.advance(10);
+  ASSERT_EQ(m.topo.sync_source(), 0);
+  m.topo.on_my_optimes(m.now, ot(1, 7), ot(1, 7));  // fetched beyond the heartbeat's (1, 5)
+  m.advance(500);
+  EXPECT_EQ(m.topo.sync_source(), 0);
+  m.hear(1, MemberState::kSecondary, 1, ot(1, 7));
+  m.advance(10'000);  // nothing from member 0 for electionTimeoutMillis: it is down
+  EXPECT_NE(m.topo.sync_source(), 0);
 }
 
 TEST(ReplTopology, RollbackIsEnteredFromSecondaryAndLeftWithTheTruncatedLog) {
