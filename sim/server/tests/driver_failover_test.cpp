@@ -113,10 +113,12 @@ std::string insert_one(mongoc_collection_t* coll, const char* id, bson_t* write_
 
 TEST(DriverFailover, LibmongocFollowsAStepDownAndRetriesTheInterruptedInsertOnce) {
   ReplicaSetCluster set(3);
+  // Declared before the client: the client's destructor still reports commands (endSessions)
+  // to the APM callbacks, which write into `attempts`.
+  Attempts attempts;
   std::unique_ptr<mongoc_client_t, ClientDeleter> client(mongoc_client_new(
       set.uri("appname=failover-libmongoc&serverSelectionTimeoutMS=30000").c_str()));
   ASSERT_TRUE(client);
-  Attempts attempts;
   mongoc_apm_callbacks_t* callbacks = mongoc_apm_callbacks_new();
   mongoc_apm_set_command_started_cb(callbacks, Attempts::started);
   mongoc_apm_set_command_succeeded_cb(callbacks, Attempts::succeeded);
