@@ -47,8 +47,10 @@ fuzz:
 	@mkdir -p build-fuzz/fuzz/findings
 	@build-fuzz/bin/fuzz_wire -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 \
 	  -artifact_prefix=build-fuzz/fuzz/findings/ -print_final_stats=1 build-fuzz/fuzz/corpus
+# TSan runs with lib/test/tsan.supp (races inside Debian's uninstrumented libmongoc/libbson).
 test-tsan:
-	@$(MAKE) --no-print-directory test BUILD_DIR=build-tsan BUILD_TYPE=Debug \
+	@TSAN_OPTIONS="suppressions=$(CURDIR)/lib/test/tsan.supp $$TSAN_OPTIONS" \
+	  $(MAKE) --no-print-directory test BUILD_DIR=build-tsan BUILD_TYPE=Debug \
 	  CMAKE_ARGS="-DLOCKLAB_SANITIZE=thread"
 
 # The main job: run the default scenario against an embedded mongosim replica set.
