@@ -40,7 +40,7 @@ test-asan:
 # Findings land in build-fuzz/fuzz/findings/ (crash-*, timeout-*, leak-*).
 fuzz:
 	@scripts/install-deps.sh --fuzz
-	@cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ \
+	@cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
 	  -DLOCKLAB_FUZZ=ON -DLOCKLAB_SANITIZE=address,undefined >/dev/null
 	@cmake --build build-fuzz -j $(JOBS) --target fuzz_wire fuzz_seed_corpus
 	@build-fuzz/bin/fuzz_seed_corpus build-fuzz/fuzz/corpus
