@@ -115,9 +115,9 @@ JournalContents read_journal(const std::string& path) {
     uint32_t length = get_u32(data + offset);
     uint32_t crc = get_u32(data + offset + 4);
     if (length == 0 || length > kMaxJournalRecordBytes) {
-      throw JournalCorrupt(path, offset, "record length " + std::to_string(length) +
-                                             " is outside (0, " +
-                                             std::to_string(kMaxJournalRecordBytes) + "]");
+      throw JournalCorrupt(path, offset,
+                           "record length " + std::to_string(length) + " is outside (0, " +
+                               std::to_string(kMaxJournalRecordBytes) + "]");
     }
     if (remaining - kJournalHeaderBytes < length) {
       torn("record of " + std::to_string(length) + " bytes cut short by the end of the file");
@@ -257,9 +257,9 @@ bool Journal::wait_durable(OpTime optime) {
   if (optime <= durable_) return true;
   flush_requested_ = true;  // j:true forces the commit now instead of at the next interval
   cv_.notify_all();
-  return cv_.wait_for(lock, std::chrono::milliseconds(kMaxDurableWaitMs),
-                      [&] { return optime <= durable_ || stopping_; }) &&
-         optime <= durable_;
+  return cv_.wait_for(lock, std::chrono::milliseconds(kMaxDurableWaitMs), [&] {
+    return optime <= durable_ || stopping_;
+  }) && optime <= durable_;
 }
 
 OpTime Journal::durable() const {

@@ -40,7 +40,7 @@
 
 namespace mongosim::data {
 
-inline constexpr uint64_t kMaxJournalBytes = uint64_t{1} << 30;       // 1 GiB
+inline constexpr uint64_t kMaxJournalBytes = uint64_t{1} << 30;        // 1 GiB
 inline constexpr uint32_t kMaxJournalRecordBytes = 64u * 1024 * 1024;  // an entry <= 16 MiB
 inline constexpr size_t kJournalHeaderBytes = 8;
 
@@ -60,7 +60,7 @@ struct JournalContents {
   std::vector<bson::Document> entries;  // oplog entries after applying truncations, in order
   uint64_t valid_bytes = 0;             // length of the intact prefix
   bool torn_tail = false;
-  std::string torn_reason;              // what was wrong with the dropped tail
+  std::string torn_reason;  // what was wrong with the dropped tail
   uint64_t torn_offset = 0;
   size_t records = 0;
 };

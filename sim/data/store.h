@@ -57,8 +57,8 @@ struct RollbackOutcome {
 };
 
 struct StoreOptions {
-  ServerClock* clock = nullptr;           // required
-  FailPoints* failpoints = nullptr;       // required
+  ServerClock* clock = nullptr;      // required
+  FailPoints* failpoints = nullptr;  // required
   // Read on every TTL pass so setParameter takes effect without a restart.
   std::function<int64_t()> ttl_monitor_sleep_secs = [] { return int64_t{60}; };
   // The term written into new optimes (1 for a single-member set, 0 for a standalone).

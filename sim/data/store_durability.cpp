@@ -112,7 +112,8 @@ RollbackOutcome Store::roll_back(const RollbackRequest& request) {
       auto [db, coll] = split_namespace(ns);
       Collection* c = impl_->find_collection(db, coll);
       if (c == nullptr) continue;
-      for (const auto& [rid, doc] : c->records()) removed_for(out.removed, *c).documents.push_back(doc);
+      for (const auto& [rid, doc] : c->records())
+        removed_for(out.removed, *c).documents.push_back(doc);
       impl_->dbs[db].erase(coll);
       if (impl_->dbs[db].empty()) impl_->dbs.erase(db);
     }

@@ -93,7 +93,8 @@ void write_file_atomically(const std::string& dir, const std::string& name,
   if (fd < 0) throw std::runtime_error("cannot create " + temp_path + ": " + errno_text());
   try {
     write_all(fd, bytes, temp_path);
-    if (::fsync(fd) != 0) throw std::runtime_error("cannot fsync " + temp_path + ": " + errno_text());
+    if (::fsync(fd) != 0)
+      throw std::runtime_error("cannot fsync " + temp_path + ": " + errno_text());
   } catch (...) {
     ::close(fd);
     throw;

@@ -166,7 +166,7 @@ class ReplicationCoordinator {
   OpTime reported_durable_;
   int sends_in_flight_ = 0;
   std::optional<repl::PersistentState> restored_election_;
-  int rollback_source_ = -1;  // set by kStartRollback, consumed by the fetcher
+  int rollback_source_ = -1;   // set by kStartRollback, consumed by the fetcher
   bool needs_resync_ = false;  // a rollback was impossible: shown as RECOVERING, no fetching
   std::mutex persist_mu_;      // one replica-state write at a time
 

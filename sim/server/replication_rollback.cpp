@@ -42,11 +42,10 @@ repl::RollbackEntry rollback_entry(const bson::Document& doc) {
   const char* id_holder = e.op == 'u' ? "o2" : "o";
   if (e.op == 'i' || e.op == 'u' || e.op == 'd') {
     const bson::Value* holder = doc.get(id_holder);
-    const bson::Value* id = holder != nullptr && holder->is_document()
-                                ? holder->as_document().get("_id")
-                                : nullptr;
-    if (id == nullptr) throw std::runtime_error("oplog entry without " + std::string(id_holder) +
-                                                "._id in " + e.ns);
+    const bson::Value* id =
+        holder != nullptr && holder->is_document() ? holder->as_document().get("_id") : nullptr;
+    if (id == nullptr)
+      throw std::runtime_error("oplog entry without " + std::string(id_holder) + "._id in " + e.ns);
     e.id = *id;
   }
   return e;
@@ -66,7 +65,7 @@ struct LocalTail {
 }  // namespace
 
 std::optional<repl::RollbackPlan> ReplicationCoordinator::plan_against(const std::string& host,
-                                                                        OpTime& local_last) {
+                                                                       OpTime& local_last) {
   OpTime committed;
   {
     std::lock_guard lock(mutex_);
@@ -77,8 +76,8 @@ std::optional<repl::RollbackPlan> ReplicationCoordinator::plan_against(const std
   LocalTail local;
   local.last = hooks_.last_applied();
   std::vector<bson::Document> all = hooks_.oplog_from(committed, SIZE_MAX);
-  size_t skip = all.size() > repl::kMaxRollbackEntries + 1 ? all.size() - repl::kMaxRollbackEntries - 1
-                                                           : 0;
+  size_t skip =
+      all.size() > repl::kMaxRollbackEntries + 1 ? all.size() - repl::kMaxRollbackEntries - 1 : 0;
   local.docs.assign(std::make_move_iterator(all.begin() + static_cast<std::ptrdiff_t>(skip)),
                     std::make_move_iterator(all.end()));
   for (const auto& d : local.docs) local.entries.push_back(rollback_entry(d));
@@ -100,7 +99,8 @@ std::optional<repl::RollbackPlan> ReplicationCoordinator::plan_against(const std
       if (t.is_null()) return std::nullopt;  // a malformed reply: treated like no reply
       remote.push_back(t);
     }
-    if (optimes->as_array().size() < kOptimesPerPage || remote.size() > 2 * repl::kMaxRollbackEntries) {
+    if (optimes->as_array().size() < kOptimesPerPage ||
+        remote.size() > 2 * repl::kMaxRollbackEntries) {
       break;
     }
     from = next_after(remote.back());
@@ -127,8 +127,10 @@ std::optional<data::RollbackRequest> ReplicationCoordinator::build_request(
     const bson::Document& cmd = o->as_document();
     std::string db = string_field(doc, "ns").substr(0, string_field(doc, "ns").find('.'));
     if (cmd.has("drop") || cmd.has("dropDatabase")) {
-      enter_resync_state("a collection or database drop after the common point cannot be rolled "
-                         "back by refetching documents (" + bson::to_json(cmd) + ")");
+      enter_resync_state(
+          "a collection or database drop after the common point cannot be rolled "
+          "back by refetching documents (" +
+          bson::to_json(cmd) + ")");
       return std::nullopt;
     }
     if (const bson::Value* name = cmd.get("create"); name != nullptr && name->is_string()) {
@@ -138,8 +140,8 @@ std::optional<data::RollbackRequest> ReplicationCoordinator::build_request(
   for (size_t start = 0; start < plan.documents.size() || start == 0; start += kDocumentsPerFetch) {
     bson::Array keys;
     for (size_t i = start; i < std::min(plan.documents.size(), start + kDocumentsPerFetch); ++i) {
-      keys.push_back(bson::V(bson::Document{{"ns", bson::V(plan.documents[i].ns)},
-                                            {"_id", plan.documents[i].id}}));
+      keys.push_back(bson::V(
+          bson::Document{{"ns", bson::V(plan.documents[i].ns)}, {"_id", plan.documents[i].id}}));
     }
     bson::Array namespaces;
     if (start == 0) {
@@ -266,14 +268,15 @@ void ReplicationCoordinator::run_rollback(int source) {
     hooks_.journal_truncation(plan->common_point);
     size_t removed_documents = 0;
     for (const auto& r : outcome.removed) removed_documents += r.documents.size();
-    log_event(Severity::kInfo, "ROLLBACK", 21612, "BackgroundSync", "Rollback summary",
-              bson::Document{
-                  {"syncSource", bson::V(host)},
-                  {"commonPoint", bson::V(plan->common_point.to_document())},
-                  {"oplogEntriesRemoved", bson::V(static_cast<int64_t>(outcome.oplog_entries_removed))},
-                  {"documentsWrittenToRollbackFiles", bson::V(static_cast<int64_t>(removed_documents))},
-                  {"retryableStatementsForgotten",
-                   bson::V(static_cast<int64_t>(outcome.statements_forgotten))}});
+    log_event(
+        Severity::kInfo, "ROLLBACK", 21612, "BackgroundSync", "Rollback summary",
+        bson::Document{
+            {"syncSource", bson::V(host)},
+            {"commonPoint", bson::V(plan->common_point.to_document())},
+            {"oplogEntriesRemoved", bson::V(static_cast<int64_t>(outcome.oplog_entries_removed))},
+            {"documentsWrittenToRollbackFiles", bson::V(static_cast<int64_t>(removed_documents))},
+            {"retryableStatementsForgotten",
+             bson::V(static_cast<int64_t>(outcome.statements_forgotten))}});
     finish_rollback(plan->common_point);
   } catch (const std::exception& e) {
     retry_later(e.what());
@@ -302,9 +305,9 @@ bson::Document ReplicationCoordinator::handle_rollback_fetch(const bson::Documen
   const bson::Value* namespaces = body.get("namespaces");
   if (documents == nullptr || !documents->is_array() || namespaces == nullptr ||
       !namespaces->is_array() || documents->as_array().size() > kDocumentsPerFetch) {
-    throw CommandError(code::kBadValue,
-                       "replSetRollbackFetch needs 'documents' (at most " +
-                           std::to_string(kDocumentsPerFetch) + ") and 'namespaces' arrays");
+    throw CommandError(code::kBadValue, "replSetRollbackFetch needs 'documents' (at most " +
+                                            std::to_string(kDocumentsPerFetch) +
+                                            ") and 'namespaces' arrays");
   }
   bson::Array found;
   for (const auto& v : documents->as_array()) {
@@ -318,8 +321,8 @@ bson::Document ReplicationCoordinator::handle_rollback_fetch(const bson::Documen
   bson::Array exists;
   for (const auto& v : namespaces->as_array()) {
     if (!v.is_string()) throw CommandError(code::kBadValue, "replSetRollbackFetch: bad namespace");
-    exists.push_back(bson::V(bson::Document{{"ns", v},
-                                            {"exists", bson::V(hooks_.collection_exists(v.as_string()))}}));
+    exists.push_back(bson::V(
+        bson::Document{{"ns", v}, {"exists", bson::V(hooks_.collection_exists(v.as_string()))}}));
   }
   return bson::Document{{"documents", bson::V(std::move(found))},
                         {"namespaces", bson::V(std::move(exists))}};
