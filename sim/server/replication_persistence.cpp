@@ -46,6 +46,11 @@ void ReplicationCoordinator::restore(const PersistedReplicaState& state) {
       return;
     }
   }
+  ReplicaSnapshot snap = server_.replica.snapshot();
+  if (snap.config && state.election.term > snap.term) {
+    // hello and replSetGetStatus show the restored term before the topology starts.
+    server_.replica.set_state(snap.state, state.election.term, now_ms());
+  }
   std::lock_guard lock(mutex_);
   restored_election_ = state.election;
   log_event(Severity::kInfo, "REPL", 21311, "initandlisten",
