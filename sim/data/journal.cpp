@@ -257,9 +257,11 @@ bool Journal::wait_durable(OpTime optime) {
   if (optime <= durable_) return true;
   flush_requested_ = true;  // j:true forces the commit now instead of at the next interval
   cv_.notify_all();
-  return cv_.wait_for(lock, std::chrono::milliseconds(kMaxDurableWaitMs), [&] {
-    return optime <= durable_ || stopping_;
-  }) && optime <= durable_;
+  // A truncation (rollback) may have removed the entry: then it never becomes durable.
+  uint64_t generation = generation_;
+  cv_.wait_for(lock, std::chrono::milliseconds(kMaxDurableWaitMs),
+               [&] { return optime <= durable_ || stopping_ || generation != generation_; });
+  return optime <= durable_ && generation == generation_;
 }
 
 OpTime Journal::durable() const {

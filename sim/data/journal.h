@@ -93,7 +93,7 @@ class Journal {
   void truncate_after(OpTime common_point);
 
   // Blocks until everything appended up to `optime` is fsynced; false if the journal is
-  // stopping or the bound ran out.
+  // stopping, a truncation intervened, or the bound ran out.
   bool wait_durable(OpTime optime);
   OpTime durable() const;
   uint64_t size_bytes() const;

@@ -319,7 +319,10 @@ bool ReplicationCoordinator::sleep_ms(int64_t duration_ms) {
 
 void ReplicationCoordinator::tick_loop() {
   while (sleep_ms(kTickIntervalMs)) {
-    if (!ensure_topology()) continue;
+    if (!ensure_topology()) {
+      persist_one_member_config();
+      continue;
+    }
     note_local_optimes();
     Actions actions;
     {

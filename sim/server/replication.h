@@ -120,6 +120,8 @@ class ReplicationCoordinator {
   // Persistence (replication_persistence.cpp): writes the topology's term, vote and config to
   // the dbpath; called for kPersistState before any message of the same event leaves.
   void persist_state();
+  // A one-member set has no topology; its config is persisted from the tick loop.
+  void persist_one_member_config();
 
   // Rollback (replication_rollback.cpp), run on the fetcher thread.
   void run_rollback(int source);
@@ -169,6 +171,7 @@ class ReplicationCoordinator {
   int rollback_source_ = -1;   // set by kStartRollback, consumed by the fetcher
   bool needs_resync_ = false;  // a rollback was impossible: shown as RECOVERING, no fetching
   std::mutex persist_mu_;      // one replica-state write at a time
+  bool one_member_config_persisted_ = false;  // tick thread only (and restore() before it)
 
   std::thread tick_thread_;
   std::thread fetch_thread_;

@@ -36,7 +36,41 @@ bool ReplicationCoordinator::wait_durable(OpTime optime) {
   return hooks_.wait_durable(optime);
 }
 
+void ReplicationCoordinator::persist_one_member_config() {
+  if (hooks_.dbpath == nullptr || one_member_config_persisted_) return;
+  ReplicaSnapshot snap = server_.replica.snapshot();
+  if (!snap.config || snap.config->members.size() != 1) return;
+  PersistedReplicaState state;
+  state.election.term = snap.term;
+  state.config = snap.config;
+  std::lock_guard persist_lock(persist_mu_);
+  try {
+    hooks_.dbpath->save_replica_state(state);
+    one_member_config_persisted_ = true;
+  } catch (const std::exception& e) {  // retried on the next tick
+    log_event(Severity::kWarning, "REPL", 21213, "replication",
+              "Cannot persist the replica-set config; will retry",
+              bson::Document{{"error", bson::V(std::string(e.what()))}});
+  }
+}
+
 void ReplicationCoordinator::restore(const PersistedReplicaState& state) {
+  if (state.config && state.config->members.size() == 1 && !server_.replica.snapshot().config) {
+    // A one-member set runs no topology: initiating it again makes it primary, as before.
+    try {
+      server_.replica.initiate(bson::V(state.config->to_document()), now_ms());
+    } catch (const std::exception& e) {
+      log_event(Severity::kWarning, "REPL", 21394, "initandlisten",
+                "The persisted one-member replica-set config cannot be used; ignoring it",
+                bson::Document{{"error", bson::V(std::string(e.what()))}});
+      return;
+    }
+    one_member_config_persisted_ = true;
+    log_event(Severity::kInfo, "REPL", 21311, "initandlisten",
+              "Restored the one-member replica-set config from the dbpath",
+              bson::Document{{"set", bson::V(state.config->set_name)}});
+    return;
+  }
   if (state.config && !server_.replica.snapshot().config) {
     if (!server_.replica.install_config(*state.config)) {
       log_event(Severity::kWarning, "REPL", 21394, "initandlisten",

@@ -1,6 +1,7 @@
-// Property (real processes, real TCP): whatever sequence of SIGKILL+restart, SIGSTOP/SIGCONT
-// pauses and step-downs hits a replica set with --dbpath, a write acknowledged with
-// w:"majority" is never lost: once the faults heal, every member has it.
+// Property (real processes, real TCP): whatever sequence of SIGKILL+restart (one member or the
+// whole set), SIGSTOP/SIGCONT pauses, step-downs and primary isolations (a w:1 write that must
+// be rolled back) hits a replica set with --dbpath, a write acknowledged with w:"majority" is
+// never lost: once the faults heal, every member has it and all members hold the same data.
 //
 // The default suite runs a couple of short schedules against 3 members (fixed seed). With
 // MONGOSIM_DURABILITY_TIER=long (ctest label `long`) it runs more and longer schedules, with
@@ -19,7 +20,7 @@
 namespace mongosim::testing {
 namespace {
 
-enum class FaultKind { kWrite, kKillRestart, kPause, kStepDown };
+enum class FaultKind { kWrite, kKillRestart, kPause, kStepDown, kIsolatePrimary, kRestartAll };
 
 struct Fault {
   FaultKind kind = FaultKind::kWrite;
@@ -27,7 +28,8 @@ struct Fault {
 };
 
 std::ostream& operator<<(std::ostream& os, const Fault& f) {
-  static const char* names[] = {"write", "kill+restart", "pause", "stepDown"};
+  static const char* names[] = {"write",    "kill+restart",   "pause",
+                                "stepDown", "isolatePrimary", "restartAll"};
   return os << names[static_cast<int>(f.kind)] << "(" << f.member << ")";
 }
 
@@ -77,6 +79,14 @@ class Schedule {
         write();
         set_.resume(m);
         return;
+      case FaultKind::kIsolatePrimary:
+        isolate_primary();
+        return;
+      case FaultKind::kRestartAll:
+        for (int i = 0; i < set_.size(); ++i) set_.kill(i);
+        for (int i = 0; i < set_.size(); ++i) set_.restart(i);
+        write();
+        return;
       case FaultKind::kStepDown: {
         int primary = set_.primary();
         if (primary >= 0) {
@@ -89,14 +99,34 @@ class Schedule {
     }
   }
 
+  // The primary loses every other member, takes a w:1 write that must later be rolled back (it
+  // is never counted as acknowledged), is paused while the others elect a new primary that
+  // takes a majority write, and then comes back.
+  void isolate_primary() {
+    int primary = set_.primary();
+    if (primary < 0) return write();
+    for (int i = 0; i < set_.size(); ++i) {
+      if (i != primary) set_.pause(i);
+    }
+    set_.insert(primary, Document{{"_id", V(next_id_++)}}, Document{{"w", V(1)}});
+    set_.pause(primary);
+    for (int i = 0; i < set_.size(); ++i) {
+      if (i != primary) set_.resume(i);
+    }
+    write();
+    set_.resume(primary);
+  }
+
   // After the faults: every member has every acknowledged write. Returns the ids missing on
   // some member (empty when the property holds).
   std::string missing_after_heal() {
     std::set<std::string> wanted;
     for (int id : acknowledged_) wanted.insert(bson::to_json(V(int32_t{id})));
     std::string missing;
+    std::set<std::string> first;
     bool converged = set_.wait_for([&] {
       missing.clear();
+      first.clear();
       for (int i = 0; i < set_.size(); ++i) {
         auto ids = set_.ids(i);
         if (!ids) {
@@ -107,6 +137,9 @@ class Schedule {
         for (const auto& w : wanted) {
           if (!present.contains(w)) missing += "member " + std::to_string(i) + " lacks " + w + "; ";
         }
+        // Converged means identical: a rolled-back write must be gone everywhere.
+        if (i > 0 && present != first) missing += "member " + std::to_string(i) + " differs; ";
+        if (i == 0) first = present;
       }
       return missing.empty();
     });
@@ -123,8 +156,10 @@ class Schedule {
 
 rc::Gen<Fault> fault_gen() {
   return rc::gen::build<Fault>(
-      rc::gen::set(&Fault::kind, rc::gen::element(FaultKind::kWrite, FaultKind::kKillRestart,
-                                                  FaultKind::kPause, FaultKind::kStepDown)),
+      rc::gen::set(&Fault::kind,
+                   rc::gen::element(FaultKind::kWrite, FaultKind::kKillRestart, FaultKind::kPause,
+                                    FaultKind::kStepDown, FaultKind::kIsolatePrimary,
+                                    FaultKind::kRestartAll)),
       rc::gen::set(&Fault::member, rc::gen::inRange(0, 5)));
 }
 
