@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "error_codes.h"
@@ -88,6 +89,76 @@ TEST(Restart, StandaloneKeepsJournaledWritesAndIndexesAcrossSigkill) {
   EXPECT_EQ(dup->get("writeErrors")->as_array()[0].as_document().get("code")->as_int32(),
             code::kDuplicateKey);
   EXPECT_NE(member.log_text().find(R"("msg":"Recovered from the journal")"), std::string::npos);
+}
+
+// Inserts `count` documents with j:true on a standalone member, then SIGKILLs it.
+void write_journaled_then_kill(DurableMember& member, int count) {
+  member.start({});
+  for (int i = 0; i < count; ++i) {
+    auto reply = member.command(Document{{"insert", V("c")},
+                                         {"documents", V(bson::Array{V(Document{{"_id", V(i)}})})},
+                                         {"writeConcern", V(Document{{"j", V(true)}})}},
+                                "db");
+    ASSERT_TRUE(write_ok(reply));
+  }
+  member.kill();
+}
+
+size_t count_of(const std::string& text, const std::string& needle) {
+  size_t count = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+    ++count;
+  }
+  return count;
+}
+
+std::string journal_path(const DurableMember& member) {
+  return member.dbpath() + "/journal/oplog.journal";
+}
+
+TEST(Restart, TornJournalTailIsDroppedWithALogLine) {
+  TempDbPath dir;
+  DurableMember member(dir.path("db"), dir.path("log"));
+  write_journaled_then_kill(member, 5);
+  // A record cut short, as if the process died in the middle of its write.
+  auto size = std::filesystem::file_size(journal_path(member));
+  std::filesystem::resize_file(journal_path(member), size - 3);
+  member.start({});
+  auto found = member.command(Document{{"find", V("c")}}, "db");
+  ASSERT_TRUE(reply_is_ok(found)) << member.log_text();
+  EXPECT_EQ(found->get("cursor")->as_document().get("firstBatch")->as_array().size(), 4u);
+  EXPECT_NE(member.log_text().find(R"("msg":"Dropping the torn tail of the journal")"),
+            std::string::npos)
+      << member.log_text();
+  // New writes follow the intact prefix: a second restart reads a clean journal.
+  auto reply = member.command(Document{{"insert", V("c")},
+                                       {"documents", V(bson::Array{V(Document{{"_id", V(99)}})})},
+                                       {"writeConcern", V(Document{{"j", V(true)}})}},
+                              "db");
+  ASSERT_TRUE(write_ok(reply));
+  member.kill();
+  size_t torn_lines_before = count_of(member.log_text(), "Dropping the torn tail");
+  member.start({});
+  auto again = member.command(Document{{"find", V("c")}}, "db");
+  ASSERT_TRUE(reply_is_ok(again));
+  EXPECT_EQ(again->get("cursor")->as_document().get("firstBatch")->as_array().size(), 5u);
+  EXPECT_EQ(count_of(member.log_text(), "Dropping the torn tail"), torn_lines_before);
+}
+
+TEST(Restart, CorruptJournalStopsStartupNamingFileAndOffset) {
+  TempDbPath dir;
+  DurableMember member(dir.path("db"), dir.path("log"));
+  write_journaled_then_kill(member, 5);
+  {
+    std::fstream f(journal_path(member), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(20);  // inside the first record's payload; more records follow
+    f.put('\x7f');
+  }
+  EXPECT_THROW(member.start({}), std::runtime_error);
+  std::string log = member.log_text();
+  EXPECT_NE(log.find("journal " + journal_path(member) + " is corrupt at byte offset 0"),
+            std::string::npos)
+      << log;
 }
 
 TEST(Restart, SecondDbPathUserIsRefused) {
