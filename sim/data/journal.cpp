@@ -229,15 +229,12 @@ void Journal::flush() {
     generation = generation_;
   }
   if (::fdatasync(fd_) != 0) fatal("fsync of " + path_ + " failed: " + std::strerror(errno));
-  std::function<void(OpTime)> listener;
   {
     std::lock_guard lock(mu_);
     if (generation != generation_ || !(durable_ < target)) return;
     durable_ = target;
-    listener = listener_;
   }
   cv_.notify_all();
-  if (listener) listener(target);
 }
 
 void Journal::flusher_loop() {
@@ -272,11 +269,6 @@ OpTime Journal::durable() const {
 uint64_t Journal::size_bytes() const {
   std::lock_guard lock(mu_);
   return size_bytes_;
-}
-
-void Journal::set_durable_listener(std::function<void(OpTime)> listener) {
-  std::lock_guard lock(mu_);
-  listener_ = std::move(listener);
 }
 
 }  // namespace mongosim::data

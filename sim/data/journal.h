@@ -28,7 +28,6 @@
 
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -99,9 +98,6 @@ class Journal {
   uint64_t size_bytes() const;
   const std::string& path() const { return path_; }
 
-  // Called (on the flusher thread, no lock held) after the durable optime advances.
-  void set_durable_listener(std::function<void(OpTime)> listener);
-
  private:
   void write_record(const bson::Document& payload);
   void flush();
@@ -119,7 +115,6 @@ class Journal {
   uint64_t generation_ = 0;  // bumped by truncate_after so an older fsync cannot raise durable_
   bool flush_requested_ = false;
   bool stopping_ = false;
-  std::function<void(OpTime)> listener_;
 
   std::mutex flush_mu_;  // one fsync at a time
   std::thread flusher_;
