@@ -233,7 +233,12 @@ void ReplicationCoordinator::run_rollback(int source) {
               "Rollback attempt failed; retrying", bson::Document{{"error", bson::V(why)}});
     sleep_ms(kRollbackRetryMs);
     std::lock_guard lock(mutex_);
-    rollback_source_ = source;
+    // The topology picks no sync source while in ROLLBACK: if the source went away, retry
+    // against the primary this member now knows of.
+    int primary = topology_->primary_index();
+    bool primary_usable = primary >= 0 && primary != topology_->self_index() &&
+                          topology_->member_is_up(now_ms(), primary);
+    rollback_source_ = primary_usable ? primary : source;
   };
   try {
     OpTime local_last;
