@@ -280,12 +280,18 @@ class DurableSet {
     return s != nullptr && s->truthy() ? "SECONDARY" : "OTHER";
   }
 
+  // Every member's log without the per-connection lines, the last kLogTailBytes of each.
   std::string logs() const {
+    constexpr size_t kLogTailBytes = 12'000;
     std::string out;
     for (size_t i = 0; i < members_.size(); ++i) {
       out += "--- member " + std::to_string(i) + " log (tail):\n";
-      std::string text = members_[i]->log_text();
-      out += text.size() > 6000 ? text.substr(text.size() - 6000) : text;
+      std::istringstream lines(members_[i]->log_text());
+      std::string text;
+      for (std::string line; std::getline(lines, line);) {
+        if (line.find(R"("c":"NETWORK")") == std::string::npos) text += line + "\n";
+      }
+      out += text.size() > kLogTailBytes ? text.substr(text.size() - kLogTailBytes) : text;
     }
     return out;
   }
