@@ -181,7 +181,13 @@ void check_majority_writes_survive(int members, int cases, int max_faults) {
     schedule.write();
     std::string missing = schedule.missing_after_heal();
     bool holds = missing.empty();
-    RC_TAG(faults.size(), schedule.acknowledged());  // faults, acknowledged writes
+    int rollbacks = 0;
+    for (int i = 0; i < set.size(); ++i) {
+      rollbacks +=
+          set.member(i).log_text().find(R"("msg":"Rollback summary")") != std::string::npos ? 1 : 0;
+    }
+    // faults, acknowledged writes, members that rolled back
+    RC_TAG(faults.size(), schedule.acknowledged(), rollbacks);
     if (!holds) RC_LOG() << missing << "\n" << set.logs();
     RC_ASSERT(holds);
   };
