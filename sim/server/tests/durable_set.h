@@ -182,33 +182,15 @@ class DurableSet {
     char root[] = "/tmp/mongosim-durable-XXXXXX";
     if (::mkdtemp(root) == nullptr) throw std::runtime_error("mkdtemp failed");
     root_ = root;
-    for (int i = 0; i < members; ++i) {
-      std::string name = root_ + "/m" + std::to_string(i);
-      members_.push_back(std::make_unique<DurableMember>(name, name + ".log"));
-    }
-    for (auto& m : members_) m->start(args());
-    bson::Array hosts;
-    for (int i = 0; i < members; ++i) {
-      hosts.push_back(V(Document{{"_id", V(int32_t{i})}, {"host", V(members_[i]->host())}}));
-    }
-    Document config{
-        {"_id", V("rs0")},
-        {"members", V(std::move(hosts))},
-        {"settings", V(Document{{"electionTimeoutMillis", V(kElectionTimeoutMs)},
-                                {"heartbeatIntervalMillis", V(kHeartbeatIntervalMs)}})}};
-    if (!reply_is_ok(members_[0]->command(Document{{"replSetInitiate", V(config)}}))) {
-      throw std::runtime_error("replSetInitiate failed; log:\n" + members_[0]->log_text());
-    }
-    if (!wait_for([&] { return primary() >= 0; })) {
-      throw std::runtime_error("no primary elected;\n" + logs());
+    try {
+      start_and_initiate(members);
+    } catch (...) {
+      remove_all();  // the destructor does not run for a constructor that throws
+      throw;
     }
   }
 
-  ~DurableSet() {
-    members_.clear();  // kills every member
-    std::error_code ec;
-    std::filesystem::remove_all(root_, ec);
-  }
+  ~DurableSet() { remove_all(); }
 
   int size() const { return static_cast<int>(members_.size()); }
   DurableMember& member(int i) { return *members_[static_cast<size_t>(i)]; }
@@ -297,6 +279,35 @@ class DurableSet {
   }
 
  private:
+  void start_and_initiate(int members) {
+    for (int i = 0; i < members; ++i) {
+      std::string name = root_ + "/m" + std::to_string(i);
+      members_.push_back(std::make_unique<DurableMember>(name, name + ".log"));
+    }
+    for (auto& m : members_) m->start(args());
+    bson::Array hosts;
+    for (int i = 0; i < members; ++i) {
+      hosts.push_back(V(Document{{"_id", V(int32_t{i})}, {"host", V(members_[i]->host())}}));
+    }
+    Document config{
+        {"_id", V("rs0")},
+        {"members", V(std::move(hosts))},
+        {"settings", V(Document{{"electionTimeoutMillis", V(kElectionTimeoutMs)},
+                                {"heartbeatIntervalMillis", V(kHeartbeatIntervalMs)}})}};
+    if (!reply_is_ok(members_[0]->command(Document{{"replSetInitiate", V(config)}}))) {
+      throw std::runtime_error("replSetInitiate failed; log:\n" + members_[0]->log_text());
+    }
+    if (!wait_for([&] { return primary() >= 0; })) {
+      throw std::runtime_error("no primary elected;\n" + logs());
+    }
+  }
+
+  void remove_all() {
+    members_.clear();  // kills every member
+    std::error_code ec;
+    std::filesystem::remove_all(root_, ec);
+  }
+
   static std::vector<std::string> args() { return {"--replSet", "rs0"}; }
 
   std::string root_;
