@@ -78,6 +78,7 @@ constexpr Named kNames[] = {
     {238, "NotImplemented"},
     {251, "NoSuchTransaction"},
     {262, "ExceededTimeLimit"},
+    {14031, "OutOfDiskSpace"},
     {288, "ChecksumMismatch"},
     {352, "UnsupportedOpQueryCommand"},
     {168, "InvalidPipelineOperator"},

@@ -67,6 +67,7 @@ inline constexpr int32_t kQueryFeatureNotAllowed = 224;  // e.g. $expr in an ins
 inline constexpr int32_t kTransactionTooOld = 225;
 inline constexpr int32_t kTooManyDocumentSequences = 233;
 inline constexpr int32_t kExceededTimeLimit = 262;
+inline constexpr int32_t kOutOfDiskSpace = 14031;
 inline constexpr int32_t kChecksumMismatch = 288;
 inline constexpr int32_t kUnsupportedOpQueryCommand = 352;
 inline constexpr int32_t kPrimarySteppedDown = 189;

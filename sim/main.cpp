@@ -3,9 +3,12 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <memory>
+#include <optional>
 #include <stdexcept>
 
 #include "data/store.h"
+#include "server/durability.h"
 #include "server/log.h"
 #include "server/options.h"
 #include "server/replication.h"
@@ -15,6 +18,17 @@ namespace {
 
 constexpr int kExitBadOptions = 2;
 constexpr int kExitCannotListen = 48;  // mongod's exit code when it cannot bind
+constexpr int kExitBadDbPath = 100;    // mongod's exit code for an unusable dbpath
+
+// Startup recovery (--dbpath): lock the directory, replay the journal into the store and read
+// the persisted term, vote and config. Returns null without --dbpath; throws on failure.
+std::unique_ptr<mongosim::server::DbPath> open_dbpath(const std::string& dir,
+                                                      mongosim::data::Store& store) {
+  if (dir.empty()) return nullptr;
+  auto dbpath = std::make_unique<mongosim::server::DbPath>(dir);
+  dbpath->recover(store);
+  return dbpath;
+}
 
 // Blocks the shutdown signals in every thread (threads inherit the mask), so the main thread
 // alone receives them through sigwait.
@@ -62,6 +76,18 @@ int main(int argc, char** argv) {
   ctx.last_applied = [&store] { return store.last_applied(); };
   ctx.last_write_date_ms = [&store] { return store.last_write_date_ms(); };
 
+  std::unique_ptr<server::DbPath> dbpath;
+  std::optional<server::PersistedReplicaState> persisted;
+  try {
+    dbpath = open_dbpath(ctx.options.dbpath, store);
+    if (dbpath) persisted = dbpath->load_replica_state();
+  } catch (const std::exception& e) {
+    server::log_event(server::Severity::kError, "STORAGE", 90100, "initandlisten",
+                      "Cannot start on the dbpath", bson::Document{{"error", bson::V(e.what())}});
+    std::fprintf(stderr, "mongosim: %s\n", e.what());
+    return kExitBadDbPath;
+  }
+
   server::ReplicationDataHooks hooks;
   hooks.last_applied = [&store] { return store.last_applied(); };
   hooks.oplog_after = [&store](OpTime after, size_t n) { return store.oplog_after(after, n); };
@@ -70,8 +96,19 @@ int main(int argc, char** argv) {
   hooks.append_noop = [&store](const std::string& message, int64_t term) {
     return store.append_noop(message, term);
   };
+  hooks.last_durable = [&store] { return store.last_durable(); };
+  hooks.wait_durable = [&store](OpTime optime) { return store.wait_durable(optime); };
+  hooks.oplog_from = [&store](OpTime from, size_t n) { return store.oplog_from(from, n); };
+  hooks.find_by_id = [&store](const std::string& ns, const bson::Value& id) {
+    return store.find_by_id(ns, id);
+  };
+  hooks.collection_exists = [&store](const std::string& ns) { return store.collection_exists(ns); };
+  hooks.roll_back = [&store](const data::RollbackRequest& r) { return store.roll_back(r); };
+  hooks.journal_truncation = [&store](OpTime t) { store.journal_truncation(t); };
+  hooks.dbpath = dbpath.get();
   server::ReplicationCoordinator replication(ctx, std::move(hooks));
   replication.register_commands();
+  if (persisted) replication.restore(*persisted);
 
   try {
     srv->start();
@@ -91,5 +128,6 @@ int main(int argc, char** argv) {
   srv->stop();
   replication.stop();
   store.stop();
+  if (dbpath) dbpath->close(store);  // a last journal fsync
   return 0;
 }

@@ -27,6 +27,8 @@ std::string default_index_name(const bson::Document& key) {
   return name;
 }
 
+}  // namespace
+
 IndexSpec parse_index_spec(const bson::Value& raw) {
   if (!raw.is_document()) {
     throw CommandError(code::kTypeMismatch, "The elements of the 'indexes' array must be objects");
@@ -89,6 +91,8 @@ IndexSpec parse_index_spec(const bson::Value& raw) {
   }
   return spec;
 }
+
+namespace {
 
 bool same_options(const IndexSpec& a, const IndexSpec& b) {
   return a.unique == b.unique && a.sparse == b.sparse && a.expire_after_secs == b.expire_after_secs;

@@ -43,4 +43,20 @@ void Oplog::append(OplogEntry entry) {
   while (entries_.size() > kMaxEntries) entries_.pop_front();
 }
 
+size_t Oplog::truncate_after(OpTime common_point) {
+  size_t removed = 0;
+  while (!entries_.empty() && common_point < entries_.back().optime) {
+    entries_.pop_back();
+    ++removed;
+  }
+  if (entries_.empty()) {
+    // Everything up to the common point was capped away; the log still ends there.
+    last_ = common_point;
+  } else {
+    last_ = entries_.back().optime;
+    last_wall_ms_ = entries_.back().wall_ms;
+  }
+  return removed;
+}
+
 }  // namespace mongosim::data

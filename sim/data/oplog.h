@@ -51,6 +51,8 @@ class Oplog {
   // The next optime: (max(now seconds, last seconds), increment) strictly above the last.
   OpTime next_optime(int64_t now_ms, int64_t term) const;
   void append(OplogEntry entry);  // asserts the optime increases
+  // Rollback: drops every entry after `common_point`; returns how many.
+  size_t truncate_after(OpTime common_point);
 
   OpTime last_optime() const { return last_; }
   int64_t last_wall_ms() const { return last_wall_ms_; }

@@ -77,6 +77,20 @@ const bson::Value& id_of(const bson::Document& doc, const char* where) {
   return *id;
 }
 
+// A createIndexes entry's index, built here too: secondaries serve TTL and unique indexes after
+// they become primary, and journal replay rebuilds the catalog from these entries.
+void apply_create_index(Collection& c, const bson::Document& o) {
+  bson::Document spec;
+  for (const auto& [k, v] : o) {
+    if (k != "createIndexes") spec.append(k, v);
+  }
+  IndexSpec parsed = parse_index_spec(bson::V(std::move(spec)));
+  for (const auto& existing : c.indexes()) {
+    if (existing.name == parsed.name) return;  // re-applied
+  }
+  c.add_index(std::move(parsed));
+}
+
 // The change itself, idempotently: the primary already enforced the constraints.
 void apply_change(Store::Impl& impl, OplogEntry& e) {
   switch (e.op) {
@@ -117,6 +131,11 @@ void apply_change(Store::Impl& impl, OplogEntry& e) {
           it->second.erase(drop->as_string());
           if (it->second.empty()) impl.dbs.erase(it);
         }
+      } else if (e.o.has("dropDatabase")) {
+        impl.dbs.erase(db);
+      } else if (const bson::Value* index = e.o.get("createIndexes");
+                 index != nullptr && index->is_string()) {
+        apply_create_index(collection_for_apply(impl, db + "." + index->as_string(), e.ui), e.o);
       }
       // Index builds and other catalog entries only matter on a primary; they are logged below.
       return;
@@ -145,6 +164,7 @@ void Store::apply_oplog_entry(const bson::Document& doc) {
   if (!impl_->oplog.last_optime().is_null() && !(impl_->oplog.last_optime().ts < e.optime.ts)) {
     return;  // already applied
   }
+  impl_->check_journal_capacity();
   apply_change(*impl_, e);
   if (e.statement && (e.op == 'i' || e.op == 'u' || e.op == 'd')) {
     // A retried write that reaches this member after it becomes primary must find its result.
@@ -160,7 +180,7 @@ void Store::apply_oplog_entry(const bson::Document& doc) {
       // retried any more, so there is nothing to remember.
     }
   }
-  impl_->oplog.append(std::move(e));
+  impl_->oplog_append(std::move(e));
 }
 
 OpTime Store::append_noop(const std::string& message, int64_t term) {
@@ -173,7 +193,8 @@ OpTime Store::append_noop(const std::string& message, int64_t term) {
   e.optime = impl_->oplog.next_optime(now_ms, term);
   e.wall_ms = now_ms;
   OpTime optime = e.optime;
-  impl_->oplog.append(std::move(e));
+  impl_->check_journal_capacity();
+  impl_->oplog_append(std::move(e));
   assert(optime.term == term || optime.term > term);
   return optime;
 }

@@ -71,6 +71,24 @@ const ExecutedStatement* SessionTable::executed(const std::string& key, int64_t 
   return st == it->second.executed.end() ? nullptr : &st->second;
 }
 
+size_t SessionTable::forget_after(OpTime common_point) {
+  size_t forgotten = 0;
+  for (auto it = sessions_.begin(); it != sessions_.end();) {
+    auto& executed = it->second.executed;
+    size_t before = executed.size();
+    std::erase_if(executed, [&](const auto& kv) { return common_point < kv.second.optime; });
+    forgotten += before - executed.size();
+    // The transaction number itself came from a rolled-back write: forget the session, so the
+    // client's retry (same or older txnNumber) is not refused as too old.
+    if (before > 0 && executed.empty()) {
+      it = sessions_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return forgotten;
+}
+
 void SessionTable::record(const std::string& key, int64_t txn_number, int32_t stmt_id,
                           ExecutedStatement statement) {
   auto it = sessions_.find(key);

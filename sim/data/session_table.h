@@ -52,6 +52,11 @@ class SessionTable {
   void record(const std::string& key, int64_t txn_number, int32_t stmt_id,
               ExecutedStatement statement);
 
+  // Rollback (reference §6.6: session records roll back with their writes): forgets every
+  // statement written after `common_point`, and a session whose current transaction only had
+  // such statements, so a retry re-executes. Returns the number of statements forgotten.
+  size_t forget_after(OpTime common_point);
+
  private:
   struct Session {
     int64_t txn_number = -1;

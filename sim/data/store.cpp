@@ -43,6 +43,7 @@ Collection& Store::Impl::collection_for_write(const std::string& db, const std::
                                               int64_t now_ms, bool* created) {
   if (created != nullptr) *created = false;
   if (Collection* c = find_collection(db, coll)) return *c;
+  check_journal_capacity();
   auto owned = std::make_unique<Collection>(db, coll, new_uuid());
   Collection& c = *owned;
   dbs[db].emplace(coll, std::move(owned));
@@ -85,12 +86,22 @@ OpTime Store::Impl::append(OplogEntry entry, const RetryableStatement* stmt,
     sessions.record(stmt->session_key, stmt->id.txn_number, stmt->id.stmt_id, std::move(record));
   }
   OpTime optime = entry.optime;
-  oplog.append(std::move(entry));
+  oplog_append(std::move(entry));
   return optime;
+}
+
+void Store::Impl::check_journal_capacity() const {
+  if (journal != nullptr) journal->check_capacity();
+}
+
+void Store::Impl::oplog_append(OplogEntry entry) {
+  if (journal != nullptr) journal->append_entry(entry.to_document(), entry.optime);
+  oplog.append(std::move(entry));
 }
 
 OpTime Store::Impl::apply_insert(Collection& c, bson::Document doc, const RetryableStatement* stmt,
                                  ExecutedStatement record, int64_t now_ms) {
+  check_journal_capacity();
   c.check_unique(doc, std::nullopt);
   auto fault = before_commit(stmt);
   OplogEntry entry;
@@ -108,6 +119,7 @@ OpTime Store::Impl::apply_insert(Collection& c, bson::Document doc, const Retrya
 OpTime Store::Impl::apply_update(Collection& c, RecordId rid, bson::Document doc,
                                  const RetryableStatement* stmt, ExecutedStatement record,
                                  int64_t now_ms) {
+  check_journal_capacity();
   c.check_unique(doc, rid);
   auto fault = before_commit(stmt);
   OplogEntry entry;
@@ -126,6 +138,7 @@ OpTime Store::Impl::apply_update(Collection& c, RecordId rid, bson::Document doc
 
 OpTime Store::Impl::apply_delete(Collection& c, RecordId rid, const RetryableStatement* stmt,
                                  ExecutedStatement record, int64_t now_ms) {
+  check_journal_capacity();
   auto fault = before_commit(stmt);
   OplogEntry entry;
   entry.op = 'd';
@@ -141,6 +154,7 @@ OpTime Store::Impl::apply_delete(Collection& c, RecordId rid, const RetryableSta
 
 OpTime Store::Impl::log_command(const std::string& db, const bson::Value& ui, bson::Document o,
                                 int64_t now_ms) {
+  check_journal_capacity();
   OplogEntry entry;
   entry.op = 'c';
   entry.ns = db + ".$cmd";

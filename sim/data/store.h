@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,9 +26,39 @@
 
 namespace mongosim::data {
 
+class Journal;
+
+// Rollback (reference §6.6), performed by the replication layer with the sync source's help.
+struct RollbackDocument {
+  std::string ns;
+  bson::Value id;
+  std::optional<bson::Document> source_version;  // absent: the source has no such document
+};
+
+struct RollbackRequest {
+  OpTime expected_last;  // the local oplog's newest optime the plan was made from
+  OpTime common_point;
+  std::vector<RollbackDocument> documents;
+  std::vector<std::string> drop_namespaces;  // created after the common point, not on the source
+};
+
+// The pre-rollback version of every rolled-back document that existed, per collection: what
+// goes to <dbpath>/rollback/<collection uuid>/removed.<time>.bson.
+struct RemovedDocuments {
+  std::string ns;
+  bson::Value uuid;
+  std::vector<bson::Document> documents;
+};
+
+struct RollbackOutcome {
+  std::vector<RemovedDocuments> removed;
+  size_t oplog_entries_removed = 0;
+  size_t statements_forgotten = 0;
+};
+
 struct StoreOptions {
-  ServerClock* clock = nullptr;           // required
-  FailPoints* failpoints = nullptr;       // required
+  ServerClock* clock = nullptr;      // required
+  FailPoints* failpoints = nullptr;  // required
   // Read on every TTL pass so setParameter takes effect without a restart.
   std::function<int64_t()> ttl_monitor_sleep_secs = [] { return int64_t{60}; };
   // The term written into new optimes (1 for a single-member set, 0 for a standalone).
@@ -66,6 +97,30 @@ class Store {
   void apply_oplog_entry(const bson::Document& entry);
   // A new primary's {op: "n"} entry in `term`; returns its optime.
   OpTime append_noop(const std::string& message, int64_t term);
+
+  // Durability (--dbpath). Replay the journal with apply_oplog_entry() first, then attach it:
+  // from then on every oplog entry is appended to it under the data lock. The journal must
+  // outlive the store's use of it (detach with nullptr).
+  void attach_journal(Journal* journal);
+  // The newest optime on disk (last_applied() without a journal).
+  OpTime last_durable() const;
+  // Blocks until `optime` is on disk; true at once without a journal.
+  bool wait_durable(OpTime optime) const;
+
+  // Rollback support. Oplog entries with an optime >= from (inclusive), oldest first.
+  std::vector<bson::Document> oplog_from(OpTime from, size_t max_entries) const;
+  // The document with this _id in "db.coll", if any (the sync source answers refetches).
+  std::optional<bson::Document> find_by_id(const std::string& ns, const bson::Value& id) const;
+  bool collection_exists(const std::string& ns) const;
+  // Restores each listed document to the source's version, drops the listed namespaces,
+  // truncates the oplog after the common point and forgets the session records of the removed
+  // entries, all under one data-lock hold. Throws std::logic_error if the oplog's newest entry
+  // is no longer request.expected_last.
+  RollbackOutcome roll_back(const RollbackRequest& request);
+  // Then, once the rollback files are on disk: records the truncation in the journal (fsynced),
+  // so a restart does not resurrect the removed entries. The fetcher is the only writer on a
+  // member in ROLLBACK, so nothing is appended in between.
+  void journal_truncation(OpTime common_point);
 
   // Runs one TTL pass now (the monitor thread calls this); returns the documents deleted.
   size_t run_ttl_pass();

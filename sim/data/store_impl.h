@@ -23,6 +23,7 @@
 
 #include "data/collection.h"
 #include "data/cursors.h"
+#include "data/journal.h"
 #include "data/oplog.h"
 #include "data/session_table.h"
 #include "data/store.h"
@@ -64,6 +65,7 @@ struct Store::Impl {
   SessionTable sessions;
   SessionCheckout checkout;
   CursorManager cursors;
+  Journal* journal = nullptr;  // --dbpath only
 
   // TTL monitor.
   std::mutex ttl_mu;
@@ -86,6 +88,10 @@ struct Store::Impl {
                       ExecutedStatement record, int64_t now_ms);
   OpTime log_command(const std::string& db, const bson::Value& ui, bson::Document o,
                      int64_t now_ms);
+  // Throws OutOfDiskSpace when the journal is full; call before changing anything.
+  void check_journal_capacity() const;
+  // Appends to the journal (when attached), then to the oplog.
+  void oplog_append(OplogEntry entry);
 
   // A write command that got past the dispatcher's not-primary check but reaches the data under
   // mu after this member stopped being a writable primary was "in flight" at the step-down:
@@ -121,6 +127,9 @@ std::vector<RecordId> matching_records(const Collection& c, const query::Matcher
 bson::Document build_upsert_document(const query::Matcher& m, const query::Update& u,
                                      const query::EvalContext& ectx);
 bson::Document write_error(size_t index, const CommandError& e);
+
+// createIndexes' index document (also read back from "c" oplog entries). Throws CommandError.
+IndexSpec parse_index_spec(const bson::Value& raw);
 
 void register_write_commands(Store::Impl& impl, CommandRegistry& registry);
 void register_find_and_modify(Store::Impl& impl, CommandRegistry& registry);

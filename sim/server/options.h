@@ -18,7 +18,7 @@ struct ServerOptions {
   std::vector<std::string> bind_ips = {"127.0.0.1"};
   bool bind_ip_all = false;
   std::string repl_set;                     // empty: standalone
-  std::string dbpath;                       // accepted for mongod compatibility
+  std::string dbpath;                       // empty: in memory only (server/durability.h)
   std::vector<std::string> set_parameters;  // "name=value", validated by ServerParameters
   int64_t clock_offset_ms = 0;              // --clockOffsetMillis, within ±kMaxClockOffsetMs
   std::vector<std::string> argv;            // as given, for getCmdLineOpts

@@ -10,47 +10,16 @@
 #include "repl/command_args.h"
 #include "server/log.h"
 #include "server/member_client.h"
+#include "server/replication_fields.h"
 #include "server/write_concern.h"
 
 namespace mongosim::server {
 
+using namespace replication_fields;
+
 namespace {
 
-constexpr int64_t kFetchIdleMs = 20;
-constexpr int64_t kFetchErrorBackoffMs = 200;
 constexpr int64_t kStopWaitMs = 10'000;
-
-int64_t int_field(const bson::Document& doc, const char* name, int64_t fallback) {
-  const bson::Value* v = doc.get(name);
-  return v != nullptr && v->is_number() ? static_cast<int64_t>(v->number_as_double()) : fallback;
-}
-
-bool bool_field(const bson::Document& doc, const char* name) {
-  const bson::Value* v = doc.get(name);
-  return v != nullptr && v->truthy();
-}
-
-std::string string_field(const bson::Document& doc, const char* name) {
-  const bson::Value* v = doc.get(name);
-  return v != nullptr && v->is_string() ? v->as_string() : std::string();
-}
-
-OpTime optime_field(const bson::Document& doc, const char* name) {
-  const bson::Value* v = doc.get(name);
-  if (v == nullptr || !v->is_document()) return OpTime{};
-  const bson::Document& d = v->as_document();
-  const bson::Value* ts = d.get("ts");
-  OpTime out;
-  if (ts != nullptr && ts->type() == bson::Type::kTimestamp) out.ts = ts->as_timestamp();
-  out.term = int_field(d, "t", -1);
-  return out;
-}
-
-bool reply_ok(const MemberReply& reply) {
-  if (!reply.body) return false;
-  const bson::Value* ok = reply.body->get("ok");
-  return ok != nullptr && ok->truthy();
-}
 
 class TopologyWriteConcernWaiter final : public WriteConcernWaiter {
  public:
@@ -58,6 +27,14 @@ class TopologyWriteConcernWaiter final : public WriteConcernWaiter {
       : coordinator_(coordinator) {}
   std::optional<bson::Document> wait(const WriteConcern& wc,
                                      const std::optional<OpTime>& optime) override {
+    // j:true, and majority (j defaults to writeConcernMajorityJournalDefault=true, §4.1), are
+    // acknowledged only once the journal holds the write; the commit point itself counts
+    // durable optimes only.
+    bool journaled = wc.j || wc.mode == WriteConcern::Mode::kMajority;
+    if (optime && journaled && !coordinator_.wait_durable(*optime)) {
+      return write_concern_error(code::kWriteConcernFailed,
+                                 "waiting for the journal commit timed out", wc);
+    }
     if (!coordinator_.active()) return single_.wait(wc, optime);
     return coordinator_.wait_for_write_concern(wc, optime);
   }
@@ -94,20 +71,30 @@ bool ReplicationCoordinator::ensure_topology() {
   }
   if (self < 0) return false;
   OpTime applied = hooks_.last_applied();
+  OpTime durable = hooks_.last_durable();
   repl::Topology::Options options;
   options.self_index = self;
   options.seed = static_cast<uint64_t>(getpid()) ^ static_cast<uint64_t>(now_ms());
   options.persisted.term = snap.term;
   options.applied = applied;
-  options.durable = applied;
+  options.durable = durable;
   options.now_ms = now_ms();
-  std::lock_guard lock(mutex_);
-  if (!topology_) {
-    topology_.emplace(*snap.config, options);
-    reported_applied_ = applied;
-    log_event(Severity::kInfo, "REPL", 21392, "replication", "New replica set config in use",
-              bson::Document{{"config", bson::V(snap.config->to_document())}});
+  bool created = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (restored_election_ && restored_election_->term >= options.persisted.term) {
+      options.persisted = *restored_election_;  // the vote of the restored term still counts
+    }
+    if (!topology_) {
+      topology_.emplace(*snap.config, options);
+      reported_applied_ = applied;
+      reported_durable_ = durable;
+      created = true;
+      log_event(Severity::kInfo, "REPL", 21392, "replication", "New replica set config in use",
+                bson::Document{{"config", bson::V(snap.config->to_document())}});
+    }
   }
+  if (created) persist_state();  // the config, so a restart rejoins without replSetInitiate
   return true;
 }
 
@@ -132,6 +119,7 @@ void ReplicationCoordinator::mirror_state_locked() {
   if (state == MemberState::kPrimary && (!t.is_writable_primary() || step_down_attempt_)) {
     state = MemberState::kSecondary;  // not writable yet (catch-up) or stepping down
   }
+  if (needs_resync_) state = MemberState::kRecovering;  // a rollback was impossible
   ReplicaSnapshot snap = server_.replica.snapshot();
   if (snap.state != state || snap.term != t.term()) {
     server_.replica.set_state(state, t.term(), now_ms());
@@ -170,13 +158,16 @@ void ReplicationCoordinator::perform(Actions actions) {
                                                         : "stepDown")},
                                  {"reason", bson::V(a.reason)}});
         break;
-      case repl::ActionKind::kStartRollback:
-        // Rollback is not implemented yet: the member stays behind and says why.
-        log_event(Severity::kWarning, "REPL", 21606, "replication",
-                  "Oplog diverged from sync source; rollback is not supported yet",
-                  bson::Document{{"source", bson::V(int32_t{a.target})}});
+      case repl::ActionKind::kStartRollback: {
+        // The fetcher runs it (replication_rollback.cpp); the topology stays in ROLLBACK.
+        std::lock_guard lock(mutex_);
+        rollback_source_ = a.target;
+        changed_.notify_all();
         break;
-      case repl::ActionKind::kPersistState:  // term and vote live in memory until --dbpath
+      }
+      case repl::ActionKind::kPersistState:
+        persist_state();  // before any message of the same event leaves (topology.h)
+        break;
       case repl::ActionKind::kStepDownAttemptStarted:
       case repl::ActionKind::kStepDownFinished:
       case repl::ActionKind::kStepUpFinished:
@@ -194,11 +185,12 @@ void ReplicationCoordinator::write_new_primary_noop() {
     term = topology_->term();
   }
   OpTime optime = hooks_.append_noop("new primary", term);
+  OpTime durable = hooks_.last_durable();
   Actions actions;
   {
     std::lock_guard lock(mutex_);
     if (topology_->term() != term || topology_->state() != MemberState::kPrimary) return;
-    topology_->on_my_optimes(now_ms(), optime, optime);
+    topology_->on_my_optimes(now_ms(), optime, durable);
     topology_->on_new_primary_noop_written(now_ms(), optime);
     reported_applied_ = optime;
     actions = drain_locked();
@@ -208,12 +200,15 @@ void ReplicationCoordinator::write_new_primary_noop() {
 
 void ReplicationCoordinator::note_local_optimes() {
   OpTime applied = hooks_.last_applied();
+  OpTime durable = hooks_.last_durable();
   Actions actions;
   {
     std::lock_guard lock(mutex_);
-    if (!topology_ || !(reported_applied_ < applied)) return;
-    reported_applied_ = applied;
-    topology_->on_my_optimes(now_ms(), applied, applied);
+    if (!topology_ || topology_->state() == MemberState::kRollback) return;
+    if (!(reported_applied_ < applied) && !(reported_durable_ < durable)) return;
+    reported_applied_ = std::max(reported_applied_, applied);
+    reported_durable_ = std::max(reported_durable_, durable);
+    topology_->on_my_optimes(now_ms(), applied, durable);
     actions = drain_locked();
   }
   perform(std::move(actions));
@@ -233,74 +228,6 @@ void ReplicationCoordinator::spawn_send(std::function<void()> send) {
     --sends_in_flight_;
     changed_.notify_all();
   }).detach();
-}
-
-void ReplicationCoordinator::send_heartbeat(int target) {
-  bson::Document cmd;
-  std::string host;
-  {
-    std::lock_guard lock(mutex_);
-    repl::HeartbeatRequest req = topology_->make_heartbeat_request();
-    host = topology_->config().members[static_cast<size_t>(target)].host;
-    cmd = bson::Document{{"replSetHeartbeat", bson::V(req.set_name)},
-                         {"fromIndex", bson::V(int32_t{req.from_index})},
-                         {"term", bson::V(req.term)},
-                         {"configVersion", bson::V(req.config_version)},
-                         {"config", bson::V(topology_->config().to_document())}};
-  }
-  MemberReply reply = run_member_command(host, "admin", cmd, kMemberCommandTimeoutMs);
-  if (!reply_ok(reply)) return;
-  const bson::Document& b = *reply.body;
-  repl::HeartbeatResponse resp;
-  resp.set_name = string_field(b, "setName");
-  resp.term = int_field(b, "term", 0);
-  resp.state = static_cast<MemberState>(int_field(b, "state", 6));
-  resp.applied = optime_field(b, "appliedOpTime");
-  resp.durable = optime_field(b, "durableOpTime");
-  resp.last_committed = optime_field(b, "lastCommittedOpTime");
-  resp.config_version = int_field(b, "configVersion", 0);
-  resp.primary_index = static_cast<int>(int_field(b, "primaryIndex", -1));
-  resp.sync_source_index = static_cast<int>(int_field(b, "syncSourceIndex", -1));
-  const bson::Value* priority = b.get("priority");
-  resp.priority = priority != nullptr && priority->is_number() ? priority->number_as_double() : 0;
-  Actions actions;
-  {
-    std::lock_guard lock(mutex_);
-    if (stopping_) return;
-    topology_->on_heartbeat_response(now_ms(), target, resp);
-    actions = drain_locked();
-  }
-  perform(std::move(actions));
-}
-
-void ReplicationCoordinator::send_vote_request(int target, const repl::VoteRequest& request) {
-  std::string host;
-  {
-    std::lock_guard lock(mutex_);
-    host = topology_->config().members[static_cast<size_t>(target)].host;
-  }
-  bson::Document cmd{{"replSetRequestVotes", bson::V(int32_t{1})},
-                     {"setName", bson::V(request.set_name)},
-                     {"dryRun", bson::V(request.dry_run)},
-                     {"term", bson::V(request.term)},
-                     {"candidateIndex", bson::V(int32_t{request.candidate_index})},
-                     {"configVersion", bson::V(request.config_version)},
-                     {"configTerm", bson::V(request.config_term)},
-                     {"lastWrittenOpTime", bson::V(request.last_written.to_document())}};
-  MemberReply reply = run_member_command(host, "admin", cmd, kMemberCommandTimeoutMs);
-  if (!reply_ok(reply)) return;
-  repl::VoteResponse resp;
-  resp.term = int_field(*reply.body, "term", 0);
-  resp.vote_granted = bool_field(*reply.body, "voteGranted");
-  resp.reason = string_field(*reply.body, "reason");
-  Actions actions;
-  {
-    std::lock_guard lock(mutex_);
-    if (stopping_) return;
-    topology_->on_vote_response(now_ms(), target, request, resp);
-    actions = drain_locked();
-  }
-  perform(std::move(actions));
 }
 
 void ReplicationCoordinator::send_step_up(int target) {
@@ -324,7 +251,10 @@ bool ReplicationCoordinator::sleep_ms(int64_t duration_ms) {
 
 void ReplicationCoordinator::tick_loop() {
   while (sleep_ms(kTickIntervalMs)) {
-    if (!ensure_topology()) continue;
+    if (!ensure_topology()) {
+      persist_one_member_config();
+      continue;
+    }
     note_local_optimes();
     Actions actions;
     {
@@ -334,92 +264,6 @@ void ReplicationCoordinator::tick_loop() {
     }
     perform(std::move(actions));
   }
-}
-
-void ReplicationCoordinator::fetch_loop() {
-  for (;;) {
-    {
-      std::lock_guard lock(mutex_);
-      if (stopping_) return;
-    }
-    bool fetched = false;
-    try {
-      fetched = fetch_once();
-    } catch (const std::exception& e) {  // a bad entry or reply: retry from the source
-      log_event(Severity::kWarning, "REPL", 21110, "replication", "Cannot apply oplog entry",
-                bson::Document{{"error", bson::V(std::string(e.what()))}});
-      if (!sleep_ms(kFetchErrorBackoffMs)) return;
-    }
-    if (!fetched && !sleep_ms(kFetchIdleMs)) return;
-  }
-}
-
-// One round: fetch a batch after our newest entry, apply it, report. Returns whether anything
-// was applied (then the next round starts at once).
-bool ReplicationCoordinator::fetch_once() {
-  int source = -1;
-  std::string host;
-  {
-    std::lock_guard lock(mutex_);
-    if (!topology_ || topology_->state() == MemberState::kPrimary) return false;
-    source = topology_->sync_source();
-    if (source < 0) return false;
-    host = topology_->config().members[static_cast<size_t>(source)].host;
-  }
-  OpTime after = hooks_.last_applied();
-  bson::Document cmd{{"replSetFetchOplog", bson::V(int32_t{1})},
-                     {"after", bson::V(after.to_document())},
-                     {"limit", bson::V(static_cast<int64_t>(kFetchBatchEntries))}};
-  MemberReply reply = run_member_command(host, "admin", cmd, kFetchTimeoutMs);
-  if (!reply_ok(reply)) {
-    sleep_ms(kFetchErrorBackoffMs);
-    return false;
-  }
-  const bson::Document& b = *reply.body;
-  Actions actions;
-  if (!bool_field(b, "found")) {
-    std::lock_guard lock(mutex_);
-    topology_->on_oplog_diverged(now_ms(), source);
-    actions = drain_locked();
-  }
-  size_t applied_count = 0;
-  if (actions.empty()) {
-    if (const bson::Value* entries = b.get("entries"); entries != nullptr && entries->is_array()) {
-      for (const auto& e : entries->as_array()) {
-        if (!e.is_document()) continue;
-        hooks_.apply_entry(e.as_document());
-        ++applied_count;
-      }
-    }
-    OpTime now_applied = hooks_.last_applied();
-    std::lock_guard lock(mutex_);
-    if (reported_applied_ < now_applied) {
-      reported_applied_ = now_applied;
-      topology_->on_my_optimes(now_ms(), now_applied, now_applied);
-    }
-    topology_->on_sync_source_progress(now_ms(), int_field(b, "term", 0),
-                                       optime_field(b, "lastCommittedOpTime"));
-    actions = drain_locked();
-  }
-  perform(std::move(actions));
-  if (applied_count > 0) report_position();
-  return applied_count > 0;
-}
-
-void ReplicationCoordinator::report_position() {
-  std::string host;
-  bson::Document cmd;
-  {
-    std::lock_guard lock(mutex_);
-    int primary = topology_->primary_index();
-    if (primary < 0 || primary == topology_->self_index()) return;
-    host = topology_->config().members[static_cast<size_t>(primary)].host;
-    cmd = bson::Document{{"replSetUpdatePosition", bson::V(int32_t{1})},
-                         {"fromIndex", bson::V(int32_t{topology_->self_index()})},
-                         {"appliedOpTime", bson::V(topology_->applied().to_document())},
-                         {"durableOpTime", bson::V(topology_->durable().to_document())}};
-  }
-  run_member_command(host, "admin", cmd, kMemberCommandTimeoutMs);
 }
 
 std::optional<bson::Document> ReplicationCoordinator::wait_for_write_concern(
@@ -483,119 +327,6 @@ void ReplicationCoordinator::refuse_without_topology(int32_t primary_code,
   }
   // A one-member set: its only member is the primary and has nobody to hand over to.
   throw CommandError(primary_code, primary_message);
-}
-
-bson::Document ReplicationCoordinator::handle_heartbeat(const bson::Document& body) {
-  ReplicaSnapshot snap = server_.replica.snapshot();
-  if (!snap.replication_enabled) {
-    throw CommandError(code::kNoReplicationEnabled, "not running with --replSet");
-  }
-  if (!snap.config) {
-    if (const bson::Value* config = body.get("config");
-        config != nullptr && config->is_document()) {
-      server_.replica.install_config(repl::parse_repl_set_config(config->as_document()));
-    }
-  }
-  if (!ensure_topology()) {
-    throw CommandError(code::kNotYetInitialized, "no replset config has been received");
-  }
-  repl::HeartbeatRequest req;
-  req.set_name = string_field(body, "replSetHeartbeat");
-  req.from_index = static_cast<int>(int_field(body, "fromIndex", -1));
-  req.term = int_field(body, "term", 0);
-  req.config_version = int_field(body, "configVersion", 0);
-  repl::HeartbeatResponse resp;
-  Actions actions;
-  double priority = 0;
-  {
-    std::lock_guard lock(mutex_);
-    if (req.from_index < 0 || req.from_index >= topology_->config().member_count() ||
-        req.set_name != topology_->config().set_name) {
-      throw CommandError(code::kBadValue, "replSetHeartbeat: unknown sender or set name");
-    }
-    resp = topology_->on_heartbeat_request(now_ms(), req);
-    priority = resp.priority;
-    actions = drain_locked();
-  }
-  perform(std::move(actions));
-  return bson::Document{{"setName", bson::V(resp.set_name)},
-                        {"term", bson::V(resp.term)},
-                        {"state", bson::V(static_cast<int32_t>(resp.state))},
-                        {"appliedOpTime", bson::V(resp.applied.to_document())},
-                        {"durableOpTime", bson::V(resp.durable.to_document())},
-                        {"lastCommittedOpTime", bson::V(resp.last_committed.to_document())},
-                        {"configVersion", bson::V(resp.config_version)},
-                        {"primaryIndex", bson::V(int32_t{resp.primary_index})},
-                        {"syncSourceIndex", bson::V(int32_t{resp.sync_source_index})},
-                        {"priority", bson::V(priority)}};
-}
-
-bson::Document ReplicationCoordinator::handle_request_votes(const bson::Document& body) {
-  if (!ensure_topology()) {
-    throw CommandError(code::kNotYetInitialized, "no replset config has been received");
-  }
-  repl::VoteRequest req;
-  req.set_name = string_field(body, "setName");
-  req.dry_run = bool_field(body, "dryRun");
-  req.term = int_field(body, "term", 0);
-  req.candidate_index = static_cast<int>(int_field(body, "candidateIndex", -1));
-  req.config_version = int_field(body, "configVersion", 0);
-  req.config_term = int_field(body, "configTerm", -1);
-  req.last_written = optime_field(body, "lastWrittenOpTime");
-  repl::VoteResponse resp;
-  Actions actions;
-  {
-    std::lock_guard lock(mutex_);
-    if (req.candidate_index < 0 || req.candidate_index >= topology_->config().member_count()) {
-      throw CommandError(code::kBadValue, "replSetRequestVotes: candidateIndex out of range");
-    }
-    resp = topology_->on_vote_request(now_ms(), req);
-    actions = drain_locked();
-  }
-  perform(std::move(actions));
-  return bson::Document{{"term", bson::V(resp.term)},
-                        {"voteGranted", bson::V(resp.vote_granted)},
-                        {"reason", bson::V(resp.reason)}};
-}
-
-bson::Document ReplicationCoordinator::handle_update_position(const bson::Document& body) {
-  if (!ensure_topology()) {
-    throw CommandError(code::kNotYetInitialized, "no replset config has been received");
-  }
-  int from = static_cast<int>(int_field(body, "fromIndex", -1));
-  Actions actions;
-  {
-    std::lock_guard lock(mutex_);
-    if (from < 0 || from >= topology_->config().member_count()) {
-      throw CommandError(code::kBadValue, "replSetUpdatePosition: fromIndex out of range");
-    }
-    topology_->on_position_update(now_ms(), from, optime_field(body, "appliedOpTime"),
-                                  optime_field(body, "durableOpTime"));
-    actions = drain_locked();
-  }
-  perform(std::move(actions));
-  return bson::Document{};
-}
-
-bson::Document ReplicationCoordinator::handle_fetch_oplog(const bson::Document& body) {
-  if (!ensure_topology()) {
-    throw CommandError(code::kNotYetInitialized, "no replset config has been received");
-  }
-  OpTime after = optime_field(body, "after");
-  int64_t limit =
-      std::clamp<int64_t>(int_field(body, "limit", 1), 1, static_cast<int64_t>(kFetchBatchEntries));
-  bool found = after.is_null() || hooks_.has_oplog_entry(after);
-  bson::Array entries;
-  if (found) {
-    for (auto& e : hooks_.oplog_after(after, static_cast<size_t>(limit)))
-      entries.push_back(bson::V(std::move(e)));
-  }
-  std::lock_guard lock(mutex_);
-  return bson::Document{
-      {"entries", bson::V(std::move(entries))},
-      {"found", bson::V(found)},
-      {"term", bson::V(topology_->term())},
-      {"lastCommittedOpTime", bson::V(topology_->last_committed().to_document())}};
 }
 
 void ReplicationCoordinator::await_outcome(std::optional<repl::Action>& slot, int64_t wait_ms) {
@@ -687,61 +418,6 @@ bson::Document ReplicationCoordinator::handle_step_up(const bson::Document& body
   return bson::Document{};
 }
 
-bson::Document ReplicationCoordinator::member_status_locked(int index, int64_t now) const {
-  const repl::Topology& t = *topology_;
-  const repl::MemberConfig& m = t.config().members[static_cast<size_t>(index)];
-  bool self = index == t.self_index();
-  bool up = t.member_is_up(now, index);
-  MemberState state = self ? t.state() : (up ? t.member(index).state : MemberState::kDown);
-  OpTime applied = self ? t.applied() : t.member(index).applied;
-  bson::Document out{
-      {"_id", bson::V(m.id)},
-      {"name", bson::V(m.host)},
-      {"health", bson::V(up ? 1.0 : 0.0)},
-      {"state", bson::V(static_cast<int32_t>(state))},
-      {"stateStr", bson::V(std::string(repl::member_state_name(state)))},
-      {"optime", bson::V(applied.to_document())},
-      {"optimeDate", bson::Value::date(static_cast<int64_t>(applied.ts.seconds) * 1000)}};
-  if (self) {
-    out.append("self", bson::V(true));
-  } else {
-    out.append("lastHeartbeatRecv", bson::Value::date(t.member(index).last_heartbeat_ms));
-  }
-  return out;
-}
-
-std::optional<bson::Document> ReplicationCoordinator::status() const {
-  std::lock_guard lock(mutex_);
-  if (!topology_) return std::nullopt;
-  const repl::Topology& t = *topology_;
-  int64_t now = now_ms();
-  int source = t.sync_source();
-  std::string source_host =
-      source >= 0 ? t.config().members[static_cast<size_t>(source)].host : std::string();
-  bson::Array members;
-  for (int i = 0; i < t.config().member_count(); ++i) {
-    members.push_back(bson::V(member_status_locked(i, now)));
-  }
-  bson::Document optimes{{"lastCommittedOpTime", bson::V(t.last_committed().to_document())},
-                         {"appliedOpTime", bson::V(t.applied().to_document())},
-                         {"durableOpTime", bson::V(t.durable().to_document())}};
-  return bson::Document{
-      {"set", bson::V(t.config().set_name)},
-      {"date", bson::Value::date(now)},
-      {"myState", bson::V(static_cast<int32_t>(t.state()))},
-      {"term", bson::V(t.term())},
-      {"syncSourceHost", bson::V(source_host)},
-      {"syncSourceId",
-       bson::V(source >= 0 ? t.config().members[static_cast<size_t>(source)].id : -1)},
-      {"heartbeatIntervalMillis", bson::V(t.config().settings.heartbeat_interval_ms)},
-      {"majorityVoteCount", bson::V(int32_t{t.config().majority_vote_count()})},
-      {"writeMajorityCount", bson::V(int32_t{t.config().write_majority_count()})},
-      {"votingMembersCount", bson::V(int32_t{t.config().voting_members_count()})},
-      {"writableVotingMembersCount", bson::V(int32_t{t.config().writable_voting_members_count()})},
-      {"optimes", bson::V(std::move(optimes))},
-      {"members", bson::V(std::move(members))}};
-}
-
 void ReplicationCoordinator::register_commands() {
   auto add = [this](std::string name, CommandHandler handler) {
     CommandSpec spec;
@@ -757,6 +433,10 @@ void ReplicationCoordinator::register_commands() {
   add("replSetUpdatePosition",
       [this](CommandContext& ctx) { return handle_update_position(ctx.body); });
   add("replSetFetchOplog", [this](CommandContext& ctx) { return handle_fetch_oplog(ctx.body); });
+  add("replSetRollbackOptimes",
+      [this](CommandContext& ctx) { return handle_rollback_optimes(ctx.body); });
+  add("replSetRollbackFetch",
+      [this](CommandContext& ctx) { return handle_rollback_fetch(ctx.body); });
   add("replSetStepDown", [this](CommandContext& ctx) { return handle_step_down(ctx.body); });
   add("replSetFreeze", [this](CommandContext& ctx) { return handle_freeze(ctx.body); });
   add("replSetStepUp", [this](CommandContext& ctx) { return handle_step_up(ctx.body); });

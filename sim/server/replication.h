@@ -31,8 +31,11 @@
 #include <thread>
 #include <vector>
 
+#include "data/store.h"
 #include "optime.h"
+#include "repl/rollback_plan.h"
 #include "repl/topology.h"
+#include "server/durability.h"
 #include "server/server_context.h"
 
 namespace mongosim::server {
@@ -44,6 +47,18 @@ struct ReplicationDataHooks {
   std::function<bool(OpTime)> has_oplog_entry;
   std::function<void(const bson::Document&)> apply_entry;
   std::function<OpTime(const std::string&, int64_t)> append_noop;
+  // Durability: the newest optime on disk and a wait (forcing a journal commit) for an optime
+  // to get there. Without --dbpath: last_applied, and true at once.
+  std::function<OpTime()> last_durable;
+  std::function<bool(OpTime)> wait_durable;
+  // Rollback (reference §6.6; see data::Store for each).
+  std::function<std::vector<bson::Document>(OpTime, size_t)> oplog_from;
+  std::function<std::optional<bson::Document>(const std::string&, const bson::Value&)> find_by_id;
+  std::function<bool(const std::string&)> collection_exists;
+  std::function<data::RollbackOutcome(const data::RollbackRequest&)> roll_back;
+  std::function<void(OpTime)> journal_truncation;
+  // Term, vote, config and rollback files (--dbpath); null keeps them in memory.
+  DbPath* dbpath = nullptr;
 };
 
 class ReplicationCoordinator {
@@ -66,6 +81,8 @@ class ReplicationCoordinator {
   // Adds the member-to-member and step-down/freeze/step-up commands, and installs the
   // write-concern waiter.
   void register_commands();
+  // Startup recovery (--dbpath): the persisted config, term and vote. Before start().
+  void restore(const PersistedReplicaState& state);
   void start();
   void stop();
 
@@ -75,6 +92,8 @@ class ReplicationCoordinator {
   // Write-concern wait on the topology (the waiter installed by register_commands()).
   std::optional<bson::Document> wait_for_write_concern(const WriteConcern& wc,
                                                        const std::optional<OpTime>& optime);
+  // j:true and majority writes: blocks until the journal holds `optime` (§4.1).
+  bool wait_durable(OpTime optime);
 
   // Read concern hooks (installed by register_commands(); replication_reads.cpp): the commit
   // point this member knows, and the linearizable-read barrier.
@@ -102,6 +121,24 @@ class ReplicationCoordinator {
   void fetch_loop();
   bool fetch_once();
   void report_position();
+
+  // Persistence (replication_persistence.cpp): writes the topology's term, vote and config to
+  // the dbpath; called for kPersistState before any message of the same event leaves.
+  void persist_state();
+  // A one-member set has no topology; its config is persisted from the tick loop.
+  void persist_one_member_config();
+
+  // Rollback (replication_rollback.cpp), run on the fetcher thread.
+  void run_rollback(int source);
+  std::optional<repl::RollbackPlan> plan_against(const std::string& host, OpTime& local_last);
+  std::optional<data::RollbackRequest> build_request(const std::string& host,
+                                                     const repl::RollbackPlan& plan,
+                                                     OpTime local_last);
+  void write_rollback_files(const data::RollbackOutcome& outcome);
+  void finish_rollback(OpTime common_point);
+  void enter_resync_state(const std::string& reason);
+  bson::Document handle_rollback_optimes(const bson::Document& body);
+  bson::Document handle_rollback_fetch(const bson::Document& body);
   bool sleep_ms(int64_t duration_ms);
 
   std::optional<bson::Document> status() const;
@@ -133,7 +170,13 @@ class ReplicationCoordinator {
   bool step_up_running_ = false;
   bool stopping_ = false;
   OpTime reported_applied_;
+  OpTime reported_durable_;
   int sends_in_flight_ = 0;
+  std::optional<repl::PersistentState> restored_election_;
+  int rollback_source_ = -1;   // set by kStartRollback, consumed by the fetcher
+  bool needs_resync_ = false;  // a rollback was impossible: shown as RECOVERING, no fetching
+  std::mutex persist_mu_;      // one replica-state write at a time
+  bool one_member_config_persisted_ = false;  // tick thread only (and restore() before it)
 
   std::thread tick_thread_;
   std::thread fetch_thread_;

@@ -1,0 +1,144 @@
+// The oplog fetcher of a secondary, and the sync-source side of fetching (replSetFetchOplog).
+#include <algorithm>
+#include <chrono>
+
+#include "error_codes.h"
+#include "server/log.h"
+#include "server/member_client.h"
+#include "server/replication.h"
+#include "server/replication_fields.h"
+
+namespace mongosim::server {
+
+using namespace replication_fields;
+
+namespace {
+
+constexpr int64_t kFetchIdleMs = 20;
+constexpr int64_t kFetchErrorBackoffMs = 200;
+
+}  // namespace
+
+void ReplicationCoordinator::fetch_loop() {
+  for (;;) {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+    }
+    bool fetched = false;
+    try {
+      fetched = fetch_once();
+    } catch (const std::exception& e) {  // a bad entry or reply: retry from the source
+      log_event(Severity::kWarning, "REPL", 21110, "replication", "Cannot apply oplog entry",
+                bson::Document{{"error", bson::V(std::string(e.what()))}});
+      if (!sleep_ms(kFetchErrorBackoffMs)) return;
+    }
+    if (!fetched && !sleep_ms(kFetchIdleMs)) return;
+  }
+}
+
+// One round: fetch a batch after our newest entry, apply it, report. Returns whether anything
+// was applied (then the next round starts at once).
+bool ReplicationCoordinator::fetch_once() {
+  int source = -1;
+  int rollback_source = -1;
+  std::string host;
+  {
+    std::lock_guard lock(mutex_);
+    if (!topology_ || needs_resync_) return false;
+    std::swap(rollback_source, rollback_source_);
+    if (rollback_source < 0 && topology_->state() != MemberState::kSecondary) return false;
+    source = topology_->sync_source();
+    if (rollback_source < 0 && source < 0) return false;
+  }
+  if (rollback_source >= 0) {
+    run_rollback(rollback_source);
+    return true;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    host = topology_->config().members[static_cast<size_t>(source)].host;
+  }
+  OpTime after = hooks_.last_applied();
+  bson::Document cmd{{"replSetFetchOplog", bson::V(int32_t{1})},
+                     {"after", bson::V(after.to_document())},
+                     {"limit", bson::V(static_cast<int64_t>(kFetchBatchEntries))}};
+  MemberReply reply = run_member_command(host, "admin", cmd, kFetchTimeoutMs);
+  if (!reply_ok(reply)) {
+    sleep_ms(kFetchErrorBackoffMs);
+    return false;
+  }
+  const bson::Document& b = *reply.body;
+  Actions actions;
+  if (!bool_field(b, "found")) {
+    std::lock_guard lock(mutex_);
+    topology_->on_oplog_diverged(now_ms(), source);
+    actions = drain_locked();
+  }
+  size_t applied_count = 0;
+  if (actions.empty()) {
+    if (const bson::Value* entries = b.get("entries"); entries != nullptr && entries->is_array()) {
+      for (const auto& e : entries->as_array()) {
+        if (!e.is_document()) continue;
+        hooks_.apply_entry(e.as_document());
+        ++applied_count;
+      }
+    }
+    OpTime now_applied = hooks_.last_applied();
+    // The batch is reported durable only once journaled: the primary's commit point counts
+    // durable optimes (§6.6), and one fsync covers the whole batch.
+    if (applied_count > 0) hooks_.wait_durable(now_applied);
+    OpTime now_durable = hooks_.last_durable();
+    std::lock_guard lock(mutex_);
+    if (reported_applied_ < now_applied || reported_durable_ < now_durable) {
+      reported_applied_ = std::max(reported_applied_, now_applied);
+      reported_durable_ = std::max(reported_durable_, now_durable);
+      topology_->on_my_optimes(now_ms(), now_applied, now_durable);
+    }
+    topology_->on_sync_source_progress(now_ms(), int_field(b, "term", 0),
+                                       optime_field(b, "lastCommittedOpTime"));
+    actions = drain_locked();
+  }
+  perform(std::move(actions));
+  if (applied_count > 0) report_position();
+  return applied_count > 0;
+}
+
+void ReplicationCoordinator::report_position() {
+  std::string host;
+  bson::Document cmd;
+  {
+    std::lock_guard lock(mutex_);
+    int primary = topology_->primary_index();
+    if (primary < 0 || primary == topology_->self_index()) return;
+    host = topology_->config().members[static_cast<size_t>(primary)].host;
+    cmd = bson::Document{{"replSetUpdatePosition", bson::V(int32_t{1})},
+                         {"fromIndex", bson::V(int32_t{topology_->self_index()})},
+                         {"appliedOpTime", bson::V(topology_->applied().to_document())},
+                         {"durableOpTime", bson::V(topology_->durable().to_document())}};
+  }
+  run_member_command(host, "admin", cmd, kMemberCommandTimeoutMs);
+}
+
+bson::Document ReplicationCoordinator::handle_fetch_oplog(const bson::Document& body) {
+  if (!ensure_topology()) {
+    throw CommandError(code::kNotYetInitialized, "no replset config has been received");
+  }
+  OpTime after = optime_field(body, "after");
+  int64_t limit =
+      std::clamp<int64_t>(int_field(body, "limit", 1), 1, static_cast<int64_t>(kFetchBatchEntries));
+  bool found = after.is_null() || hooks_.has_oplog_entry(after);
+  bson::Array entries;
+  if (found) {
+    for (auto& e : hooks_.oplog_after(after, static_cast<size_t>(limit)))
+      entries.push_back(bson::V(std::move(e)));
+  }
+  std::lock_guard lock(mutex_);
+  return bson::Document{
+      {"entries", bson::V(std::move(entries))},
+      {"found", bson::V(found)},
+      {"term", bson::V(topology_->term())},
+      {"lastCommittedOpTime", bson::V(topology_->last_committed().to_document())}};
+}
+
+}  // namespace mongosim::server

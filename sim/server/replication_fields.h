@@ -1,0 +1,47 @@
+// Small readers for member-to-member command documents, shared by the replication files.
+// Missing or mistyped fields read as the fallback: a peer's reply is never trusted to be
+// well-formed, and a bad one is treated like silence.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "bson/value.h"
+#include "optime.h"
+#include "server/member_client.h"
+
+namespace mongosim::server::replication_fields {
+
+inline int64_t int_field(const bson::Document& doc, const char* name, int64_t fallback) {
+  const bson::Value* v = doc.get(name);
+  return v != nullptr && v->is_number() ? static_cast<int64_t>(v->number_as_double()) : fallback;
+}
+
+inline bool bool_field(const bson::Document& doc, const char* name) {
+  const bson::Value* v = doc.get(name);
+  return v != nullptr && v->truthy();
+}
+
+inline std::string string_field(const bson::Document& doc, const char* name) {
+  const bson::Value* v = doc.get(name);
+  return v != nullptr && v->is_string() ? v->as_string() : std::string();
+}
+
+inline OpTime optime_field(const bson::Document& doc, const char* name) {
+  const bson::Value* v = doc.get(name);
+  if (v == nullptr || !v->is_document()) return OpTime{};
+  const bson::Document& d = v->as_document();
+  const bson::Value* ts = d.get("ts");
+  OpTime out;
+  if (ts != nullptr && ts->type() == bson::Type::kTimestamp) out.ts = ts->as_timestamp();
+  out.term = int_field(d, "t", -1);
+  return out;
+}
+
+inline bool reply_ok(const MemberReply& reply) {
+  if (!reply.body) return false;
+  const bson::Value* ok = reply.body->get("ok");
+  return ok != nullptr && ok->truthy();
+}
+
+}  // namespace mongosim::server::replication_fields

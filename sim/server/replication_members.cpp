@@ -1,0 +1,172 @@
+// Member-to-member protocol messages (reference §6.2): heartbeats and vote requests this member
+// sends, and the heartbeats, vote requests and position updates it answers.
+#include "error_codes.h"
+#include "server/member_client.h"
+#include "server/replication.h"
+#include "server/replication_fields.h"
+
+namespace mongosim::server {
+
+using namespace replication_fields;
+
+void ReplicationCoordinator::send_heartbeat(int target) {
+  bson::Document cmd;
+  std::string host;
+  {
+    std::lock_guard lock(mutex_);
+    repl::HeartbeatRequest req = topology_->make_heartbeat_request();
+    host = topology_->config().members[static_cast<size_t>(target)].host;
+    cmd = bson::Document{{"replSetHeartbeat", bson::V(req.set_name)},
+                         {"fromIndex", bson::V(int32_t{req.from_index})},
+                         {"term", bson::V(req.term)},
+                         {"configVersion", bson::V(req.config_version)},
+                         {"config", bson::V(topology_->config().to_document())}};
+  }
+  MemberReply reply = run_member_command(host, "admin", cmd, kMemberCommandTimeoutMs);
+  if (!reply_ok(reply)) return;
+  const bson::Document& b = *reply.body;
+  repl::HeartbeatResponse resp;
+  resp.set_name = string_field(b, "setName");
+  resp.term = int_field(b, "term", 0);
+  resp.state = static_cast<MemberState>(int_field(b, "state", 6));
+  resp.applied = optime_field(b, "appliedOpTime");
+  resp.durable = optime_field(b, "durableOpTime");
+  resp.last_committed = optime_field(b, "lastCommittedOpTime");
+  resp.config_version = int_field(b, "configVersion", 0);
+  resp.primary_index = static_cast<int>(int_field(b, "primaryIndex", -1));
+  resp.sync_source_index = static_cast<int>(int_field(b, "syncSourceIndex", -1));
+  const bson::Value* priority = b.get("priority");
+  resp.priority = priority != nullptr && priority->is_number() ? priority->number_as_double() : 0;
+  Actions actions;
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return;
+    topology_->on_heartbeat_response(now_ms(), target, resp);
+    actions = drain_locked();
+  }
+  perform(std::move(actions));
+}
+
+void ReplicationCoordinator::send_vote_request(int target, const repl::VoteRequest& request) {
+  std::string host;
+  {
+    std::lock_guard lock(mutex_);
+    host = topology_->config().members[static_cast<size_t>(target)].host;
+  }
+  bson::Document cmd{{"replSetRequestVotes", bson::V(int32_t{1})},
+                     {"setName", bson::V(request.set_name)},
+                     {"dryRun", bson::V(request.dry_run)},
+                     {"term", bson::V(request.term)},
+                     {"candidateIndex", bson::V(int32_t{request.candidate_index})},
+                     {"configVersion", bson::V(request.config_version)},
+                     {"configTerm", bson::V(request.config_term)},
+                     {"lastWrittenOpTime", bson::V(request.last_written.to_document())}};
+  MemberReply reply = run_member_command(host, "admin", cmd, kMemberCommandTimeoutMs);
+  if (!reply_ok(reply)) return;
+  repl::VoteResponse resp;
+  resp.term = int_field(*reply.body, "term", 0);
+  resp.vote_granted = bool_field(*reply.body, "voteGranted");
+  resp.reason = string_field(*reply.body, "reason");
+  Actions actions;
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return;
+    topology_->on_vote_response(now_ms(), target, request, resp);
+    actions = drain_locked();
+  }
+  perform(std::move(actions));
+}
+
+bson::Document ReplicationCoordinator::handle_heartbeat(const bson::Document& body) {
+  ReplicaSnapshot snap = server_.replica.snapshot();
+  if (!snap.replication_enabled) {
+    throw CommandError(code::kNoReplicationEnabled, "not running with --replSet");
+  }
+  if (!snap.config) {
+    if (const bson::Value* config = body.get("config");
+        config != nullptr && config->is_document()) {
+      server_.replica.install_config(repl::parse_repl_set_config(config->as_document()));
+    }
+  }
+  if (!ensure_topology()) {
+    throw CommandError(code::kNotYetInitialized, "no replset config has been received");
+  }
+  repl::HeartbeatRequest req;
+  req.set_name = string_field(body, "replSetHeartbeat");
+  req.from_index = static_cast<int>(int_field(body, "fromIndex", -1));
+  req.term = int_field(body, "term", 0);
+  req.config_version = int_field(body, "configVersion", 0);
+  repl::HeartbeatResponse resp;
+  Actions actions;
+  double priority = 0;
+  {
+    std::lock_guard lock(mutex_);
+    if (req.from_index < 0 || req.from_index >= topology_->config().member_count() ||
+        req.set_name != topology_->config().set_name) {
+      throw CommandError(code::kBadValue, "replSetHeartbeat: unknown sender or set name");
+    }
+    resp = topology_->on_heartbeat_request(now_ms(), req);
+    priority = resp.priority;
+    actions = drain_locked();
+  }
+  perform(std::move(actions));
+  return bson::Document{{"setName", bson::V(resp.set_name)},
+                        {"term", bson::V(resp.term)},
+                        {"state", bson::V(static_cast<int32_t>(resp.state))},
+                        {"appliedOpTime", bson::V(resp.applied.to_document())},
+                        {"durableOpTime", bson::V(resp.durable.to_document())},
+                        {"lastCommittedOpTime", bson::V(resp.last_committed.to_document())},
+                        {"configVersion", bson::V(resp.config_version)},
+                        {"primaryIndex", bson::V(int32_t{resp.primary_index})},
+                        {"syncSourceIndex", bson::V(int32_t{resp.sync_source_index})},
+                        {"priority", bson::V(priority)}};
+}
+
+bson::Document ReplicationCoordinator::handle_request_votes(const bson::Document& body) {
+  if (!ensure_topology()) {
+    throw CommandError(code::kNotYetInitialized, "no replset config has been received");
+  }
+  repl::VoteRequest req;
+  req.set_name = string_field(body, "setName");
+  req.dry_run = bool_field(body, "dryRun");
+  req.term = int_field(body, "term", 0);
+  req.candidate_index = static_cast<int>(int_field(body, "candidateIndex", -1));
+  req.config_version = int_field(body, "configVersion", 0);
+  req.config_term = int_field(body, "configTerm", -1);
+  req.last_written = optime_field(body, "lastWrittenOpTime");
+  repl::VoteResponse resp;
+  Actions actions;
+  {
+    std::lock_guard lock(mutex_);
+    if (req.candidate_index < 0 || req.candidate_index >= topology_->config().member_count()) {
+      throw CommandError(code::kBadValue, "replSetRequestVotes: candidateIndex out of range");
+    }
+    resp = topology_->on_vote_request(now_ms(), req);
+    actions = drain_locked();
+  }
+  perform(std::move(actions));
+  return bson::Document{{"term", bson::V(resp.term)},
+                        {"voteGranted", bson::V(resp.vote_granted)},
+                        {"reason", bson::V(resp.reason)}};
+}
+
+bson::Document ReplicationCoordinator::handle_update_position(const bson::Document& body) {
+  if (!ensure_topology()) {
+    throw CommandError(code::kNotYetInitialized, "no replset config has been received");
+  }
+  int from = static_cast<int>(int_field(body, "fromIndex", -1));
+  Actions actions;
+  {
+    std::lock_guard lock(mutex_);
+    if (from < 0 || from >= topology_->config().member_count()) {
+      throw CommandError(code::kBadValue, "replSetUpdatePosition: fromIndex out of range");
+    }
+    topology_->on_position_update(now_ms(), from, optime_field(body, "appliedOpTime"),
+                                  optime_field(body, "durableOpTime"));
+    actions = drain_locked();
+  }
+  perform(std::move(actions));
+  return bson::Document{};
+}
+
+}  // namespace mongosim::server

@@ -1,0 +1,97 @@
+// Persisting the replica-set state a member must not forget across a restart: the term, its
+// vote (mongod's local.replset.election) and the config (local.system.replset). Reference §6.2:
+// a member that forgot its vote could vote twice in one term and elect two primaries.
+#include <cstdlib>
+
+#include "server/log.h"
+#include "server/replication.h"
+
+namespace mongosim::server {
+
+void ReplicationCoordinator::persist_state() {
+  if (hooks_.dbpath == nullptr) return;
+  // Serialised, and the state is read inside the lock: whichever thread writes last writes
+  // the newest state, so concurrent events can never leave an older term or vote on disk.
+  std::lock_guard persist_lock(persist_mu_);
+  PersistedReplicaState state;
+  {
+    std::lock_guard lock(mutex_);
+    if (!topology_) return;
+    state.election = topology_->persistent_state();
+    state.config = topology_->config();
+  }
+  try {
+    hooks_.dbpath->save_replica_state(state);
+  } catch (const std::exception& e) {
+    // Acting on a vote or term that is not on disk would break the one-vote-per-term rule
+    // after a crash: stop instead (mongod fasserts here too).
+    log_event(Severity::kError, "REPL", 21212, "replication",
+              "Cannot persist the replica-set election state; terminating",
+              bson::Document{{"error", bson::V(std::string(e.what()))}});
+    std::abort();
+  }
+}
+
+bool ReplicationCoordinator::wait_durable(OpTime optime) {
+  return hooks_.wait_durable(optime);
+}
+
+void ReplicationCoordinator::persist_one_member_config() {
+  if (hooks_.dbpath == nullptr || one_member_config_persisted_) return;
+  ReplicaSnapshot snap = server_.replica.snapshot();
+  if (!snap.config || snap.config->members.size() != 1) return;
+  PersistedReplicaState state;
+  state.election.term = snap.term;
+  state.config = snap.config;
+  std::lock_guard persist_lock(persist_mu_);
+  try {
+    hooks_.dbpath->save_replica_state(state);
+    one_member_config_persisted_ = true;
+  } catch (const std::exception& e) {  // retried on the next tick
+    log_event(Severity::kWarning, "REPL", 21213, "replication",
+              "Cannot persist the replica-set config; will retry",
+              bson::Document{{"error", bson::V(std::string(e.what()))}});
+  }
+}
+
+void ReplicationCoordinator::restore(const PersistedReplicaState& state) {
+  if (state.config && state.config->members.size() == 1 && !server_.replica.snapshot().config) {
+    // A one-member set runs no topology: initiating it again makes it primary, as before.
+    try {
+      server_.replica.initiate(bson::V(state.config->to_document()), now_ms());
+    } catch (const std::exception& e) {
+      log_event(Severity::kWarning, "REPL", 21394, "initandlisten",
+                "The persisted one-member replica-set config cannot be used; ignoring it",
+                bson::Document{{"error", bson::V(std::string(e.what()))}});
+      return;
+    }
+    one_member_config_persisted_ = true;
+    log_event(Severity::kInfo, "REPL", 21311, "initandlisten",
+              "Restored the one-member replica-set config from the dbpath",
+              bson::Document{{"set", bson::V(state.config->set_name)}});
+    return;
+  }
+  if (state.config && !server_.replica.snapshot().config) {
+    if (!server_.replica.install_config(*state.config)) {
+      log_event(Severity::kWarning, "REPL", 21394, "initandlisten",
+                "The persisted replica-set config does not list this member or names another "
+                "set; ignoring it",
+                bson::Document{{"set", bson::V(state.config->set_name)}});
+      return;
+    }
+  }
+  ReplicaSnapshot snap = server_.replica.snapshot();
+  if (snap.config && state.election.term > snap.term) {
+    // hello and replSetGetStatus show the restored term before the topology starts.
+    server_.replica.set_state(snap.state, state.election.term, now_ms());
+  }
+  std::lock_guard lock(mutex_);
+  restored_election_ = state.election;
+  log_event(Severity::kInfo, "REPL", 21311, "initandlisten",
+            "Restored the replica-set state from the dbpath",
+            bson::Document{{"term", bson::V(state.election.term)},
+                           {"lastVoteTerm", bson::V(state.election.last_vote_term)},
+                           {"config", bson::V(state.config.has_value())}});
+}
+
+}  // namespace mongosim::server
