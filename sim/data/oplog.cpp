@@ -37,7 +37,7 @@ OpTime Oplog::next_optime(int64_t now_ms, int64_t term) const {
 
 void Oplog::append(OplogEntry entry) {
   assert(last_.is_null() || last_.ts < entry.optime.ts);
-  last_ = entry.optime;
+  set_last(entry.optime);
   last_wall_ms_ = entry.wall_ms;
   entries_.push_back(std::move(entry));
   while (entries_.size() > kMaxEntries) entries_.pop_front();
@@ -51,9 +51,9 @@ size_t Oplog::truncate_after(OpTime common_point) {
   }
   if (entries_.empty()) {
     // Everything up to the common point was capped away; the log still ends there.
-    last_ = common_point;
+    set_last(common_point);
   } else {
-    last_ = entries_.back().optime;
+    set_last(entries_.back().optime);
     last_wall_ms_ = entries_.back().wall_ms;
   }
   return removed;

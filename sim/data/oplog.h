@@ -10,6 +10,7 @@
 // under the same lock hold as the change it describes.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <optional>
@@ -55,12 +56,25 @@ class Oplog {
   size_t truncate_after(OpTime common_point);
 
   OpTime last_optime() const { return last_; }
+  // The newest entry's timestamp, readable without the store's mutex (for $$CLUSTER_TIME in
+  // evaluation contexts built before the mutex is taken).
+  bson::Timestamp last_timestamp() const {
+    uint64_t bits = last_ts_bits_.load(std::memory_order_acquire);
+    return bson::Timestamp{static_cast<uint32_t>(bits >> 32), static_cast<uint32_t>(bits)};
+  }
   int64_t last_wall_ms() const { return last_wall_ms_; }
   const std::deque<OplogEntry>& entries() const { return entries_; }
 
  private:
   std::deque<OplogEntry> entries_;
+  void set_last(OpTime optime) {
+    last_ = optime;
+    last_ts_bits_.store(uint64_t{optime.ts.seconds} << 32 | optime.ts.increment,
+                        std::memory_order_release);
+  }
+
   OpTime last_;
+  std::atomic<uint64_t> last_ts_bits_{0};
   int64_t last_wall_ms_ = 0;
 };
 

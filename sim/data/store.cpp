@@ -177,7 +177,7 @@ RetryScope Store::Impl::begin_retryable(const CommandContext& ctx, bool eligible
 query::EvalContext Store::Impl::eval_context(const CommandContext& ctx) const {
   query::EvalContext e;
   e.now_ms = ctx.now_ms != 0 ? ctx.now_ms : options.clock->now_ms();
-  e.cluster_time = oplog.last_optime().ts;
+  e.cluster_time = oplog.last_timestamp();  // callers may not hold mu
   return e;
 }
 

@@ -114,6 +114,7 @@ void ReplicationCoordinator::report_position() {
     host = topology_->config().members[static_cast<size_t>(primary)].host;
     cmd = bson::Document{{"replSetUpdatePosition", bson::V(int32_t{1})},
                          {"fromIndex", bson::V(int32_t{topology_->self_index()})},
+                         {"term", bson::V(topology_->term())},
                          {"appliedOpTime", bson::V(topology_->applied().to_document())},
                          {"durableOpTime", bson::V(topology_->durable().to_document())}};
   }

@@ -161,7 +161,10 @@ bson::Document ReplicationCoordinator::handle_update_position(const bson::Docume
     if (from < 0 || from >= topology_->config().member_count()) {
       throw CommandError(code::kBadValue, "replSetUpdatePosition: fromIndex out of range");
     }
-    topology_->on_position_update(now_ms(), from, optime_field(body, "appliedOpTime"),
+    // The reporter's term: a report from a member already in a newer term must not count
+    // toward this (stale) primary's commit point; it steps the primary down instead.
+    topology_->on_position_update(now_ms(), from, int_field(body, "term", 0),
+                                  optime_field(body, "appliedOpTime"),
                                   optime_field(body, "durableOpTime"));
     actions = drain_locked();
   }
