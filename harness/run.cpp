@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -51,10 +52,72 @@ void install_signal_handlers() {
   signal(SIGPIPE, SIG_IGN);
 }
 
-class Interrupted : public std::runtime_error {
+// A run that cannot be done with this member program (a mongosim without the clock command);
+// printed as "locklab: unsupported: ..." so a test runner can report it as skipped.
+class Unsupported : public std::runtime_error {
  public:
-  Interrupted() : std::runtime_error("interrupted by signal " + std::to_string(g_stop_signal)) {}
+  using std::runtime_error::runtime_error;
 };
+
+// Bound on finding the primary for the final reads (an election may still be running after
+// the last heal).
+constexpr int64_t kFinalPrimaryWaitMs = 30'000;
+
+bool needs_network(const std::string& fault) {
+  return fault == "isolate-worker" || fault == "isolate-member" ||
+         fault.starts_with("partition-") || fault == "primary-divergence";
+}
+
+// The scenario's fault kinds: fixed windows and the random mix.
+std::vector<std::string> scenario_faults(const Scenario& s) {
+  std::vector<std::string> out;
+  for (const FaultSpec& f : s.nemesis.schedule) out.push_back(f.fault);
+  if (s.nemesis.random) {
+    for (const auto& [kind, weight] : s.nemesis.random->weights) out.push_back(kind);
+  }
+  return out;
+}
+
+bool moves_clocks(const Scenario& s) {
+  for (const std::string& f : scenario_faults(s)) {
+    if (fault_moves_clock(f)) return true;
+  }
+  return false;
+}
+
+// An executable named `name` on $PATH, or "".
+std::string find_on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    const size_t colon = dirs.find(':', start);
+    const std::string dir = dirs.substr(start, colon == std::string::npos ? colon : colon - start);
+    if (!dir.empty()) {
+      const fs::path candidate = fs::path(dir) / name;
+      if (access(candidate.c_str(), X_OK) == 0) return candidate.string();
+    }
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  return "";
+}
+
+// Refuses, before anything starts, a run whose faults this setup cannot inject.
+void preflight(const Scenario& s, const std::string& backend, const RunOptions& o) {
+  for (const FaultSpec& f : s.nemesis.schedule) {
+    if (backend == "loopback" && needs_network(f.fault)) {
+      throw std::runtime_error(s.path + ":" + std::to_string(f.line) + ": " + f.fault +
+                               " needs the netns backend (run as root)");
+    }
+  }
+  if (!o.member_program.empty() && moves_clocks(s) && find_on_path("faketime").empty()) {
+    throw std::runtime_error(s.path +
+                             ": clock faults (clock-skew, clock-jump, primary-divergence) on "
+                             "--mongod members need the faketime program (libfaketime), and "
+                             "none is on PATH; install faketime or remove those faults");
+  }
+}
 
 int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -182,7 +245,8 @@ class Run {
   int64_t start_ms_ = 0;
 
   void check_interrupt() const {
-    if (g_stop_signal != 0) throw Interrupted();
+    if (g_stop_signal != 0)
+      throw Interrupted("interrupted by signal " + std::to_string(g_stop_signal));
   }
 
   void prepare() {
@@ -204,6 +268,9 @@ class Run {
     c.data_dir = temp_dir_;
     c.log_dir = (out_ / "members").string();
     c.election_timeout_ms = s_.cluster.election_timeout_ms;
+    c.real_mongod = !options_.member_program.empty();
+    if (c.real_mongod && moves_clocks(s_)) c.faketime = find_on_path("faketime");
+    c.interrupted = [] { return g_stop_signal != 0; };
     for (int m = 0; m < s_.cluster.members; ++m) {
       if (network_) {
         const Host& h = network_->host("m" + std::to_string(m));
@@ -216,6 +283,19 @@ class Run {
     cluster_ = std::make_unique<Cluster>(c, supervisor_);
     cluster_->start();
     check_interrupt();
+    if (!c.real_mongod && moves_clocks(s_)) probe_clock_command();
+  }
+
+  // The clock faults need mongosimSetClockOffset; a mongosim without it is refused here, before
+  // any worker starts, rather than producing a run whose clock faults silently did nothing.
+  void probe_clock_command() {
+    const nlohmann::json reply = cluster_->try_command(0, "admin", {{"mongosimSetClockOffset", 0}});
+    if (reply.value("ok", 0.0) != 1.0) {
+      throw Unsupported(
+          "clock faults need mongosim's mongosimSetClockOffset command, which this "
+          "member program refuses: " +
+          reply.value("errmsg", reply.dump()));
+    }
   }
 
   void start_workers() {
@@ -293,10 +373,18 @@ class Run {
     while (now_ms() < end && (s_.workload.duration_ms > 0 || workers_->running() > 0)) tick();
   }
 
+  // The final state as the current primary has it (majority-committed state may lag; the
+  // primary's is what the next client would build on).
   void final_reads() {
+    if (s_.workload.kind == WorkloadKind::kMutex) return;
+    const int primary = cluster_->wait_for_primary(kFinalPrimaryWaitMs);
+    if (primary < 0) {
+      throw std::runtime_error("no primary for the final reads within " +
+                               std::to_string(kFinalPrimaryWaitMs) + " ms");
+    }
     if (s_.workload.kind == WorkloadKind::kFenced) {
       const nlohmann::json reply = cluster_->command(
-          0, kDatabase, {{"find", kFencedCollection}, {"filter", nlohmann::json::object()}});
+          primary, kDatabase, {{"find", kFencedCollection}, {"filter", nlohmann::json::object()}});
       for (const auto& doc : reply["cursor"]["firstBatch"]) {
         history_->append({0,
                           "harness",
@@ -306,12 +394,14 @@ class Run {
                           std::nullopt,
                           {{"resource", doc.value("_id", "")},
                            {"token", doc.value("token", nlohmann::json(nullptr))},
-                           {"writes", doc.value("writes", nlohmann::json(nullptr))}}});
+                           // exclusion.fenced compares "count" with the accepted writes.
+                           {"count", doc.value("writes", nlohmann::json(nullptr))}}});
       }
     }
     if (s_.workload.kind == WorkloadKind::kCounter) {
       const nlohmann::json reply = cluster_->command(
-          0, kDatabase, {{"find", kCounterCollection}, {"filter", {{"_id", kCounterResource}}}});
+          primary, kDatabase,
+          {{"find", kCounterCollection}, {"filter", {{"_id", kCounterResource}}}});
       int64_t count = 0;
       for (const auto& doc : reply["cursor"]["firstBatch"]) count = doc.value("count", int64_t{0});
       history_->append({0,
@@ -375,12 +465,7 @@ int run_scenario(const RunOptions& options) {
             << out.string() << std::endl;
   try {
     const std::string backend = choose_backend(options, scenario);
-    for (const FaultSpec& f : scenario.nemesis.schedule) {
-      if (backend == "loopback" && f.fault == "isolate-worker") {
-        throw std::runtime_error(scenario.path + ":" + std::to_string(f.line) +
-                                 ": isolate-worker needs the netns backend (run as root)");
-      }
-    }
+    preflight(scenario, backend, options);
     fs::create_directories(out);
     // A reused directory starts a fresh history: appending to an old one would mix two runs.
     fs::remove(out / "history.jsonl");
@@ -399,6 +484,9 @@ int run_scenario(const RunOptions& options) {
     init_driver();
     Run run(options, scenario, seed, backend, out);
     run.execute();
+  } catch (const Unsupported& e) {
+    std::cerr << "\nlocklab: unsupported: " << e.what() << "\n";
+    return 2;
   } catch (const std::exception& e) {
     std::cerr << "\nlocklab: run failed: " << e.what() << "\n";
     return 2;
