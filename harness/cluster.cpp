@@ -170,6 +170,7 @@ Cluster::Cluster(ClusterOptions options, Supervisor& supervisor)
   if (options_.members.empty()) throw std::invalid_argument("a cluster needs at least 1 member");
   pids_.assign(options_.members.size(), 0);
   clock_offsets_ms_.assign(options_.members.size(), 0);
+  paused_.assign(options_.members.size(), false);
   init_driver();
 }
 
@@ -200,10 +201,12 @@ void Cluster::start_member(int member) {
   if (!options_.faketime.empty()) {
     // faketime preloads libfaketime and sets FAKETIME; `env -u FAKETIME` drops that spec so the
     // library reads the member's timestamp file instead, re-read on every call (NO_CACHE), which
-    // is what lets set_clock_offset() move a running member's clock.
+    // is what lets set_clock_offset() move a running member's clock. Only the wall clock moves
+    // (--exclude-monotonic): a member's timers, like mongod's, run on the monotonic clock.
     write_clock_file(clock_file(member), clock_offsets_ms_.at(member));
     spawn.argv = {options_.faketime,
                   "-m",
+                  "--exclude-monotonic",
                   "-f",
                   "+0s",
                   "env",
@@ -298,7 +301,7 @@ int Cluster::primary() const {
   int best = -1;
   std::string best_id;
   for (int i = 0; i < size(); ++i) {
-    if (!running(i) || process_state(pids_[i]) == 'T') continue;
+    if (!running(i) || paused_[i]) continue;
     const nlohmann::json hello = try_command(i, "admin", {{"hello", 1}});
     if (!reply_ok(hello) || !hello.value("isWritablePrimary", false)) continue;
     const std::string id = election_id(hello);
@@ -325,9 +328,10 @@ void Cluster::kill_member(int member) {
   const pid_t pid = pids_.at(member);
   if (!running(member))
     throw std::runtime_error("member m" + std::to_string(member) + " is not running");
-  supervisor_.signal(pid, SIGKILL);
+  signal_member(member, SIGKILL);
   supervisor_.wait_exit(pid, kAdminTimeoutMs * 5);
   pids_.at(member) = 0;
+  paused_.at(member) = false;
 }
 
 void Cluster::restart_member(int member) {
@@ -351,18 +355,40 @@ int64_t Cluster::set_clock_offset(int member, int64_t offset_ms) {
 }
 
 void Cluster::stop(int64_t grace_ms) {
-  for (pid_t pid : pids_) {
-    if (pid > 0 && supervisor_.running(pid)) {
-      supervisor_.signal(pid, SIGCONT);  // a paused member cannot act on SIGTERM
-      supervisor_.signal(pid, SIGTERM);
-    }
+  for (int m = 0; m < size(); ++m) {
+    signal_member(m, SIGCONT);  // a paused member cannot act on SIGTERM
+    signal_member(m, SIGTERM);
   }
-  for (pid_t& pid : pids_) {
+  for (int m = 0; m < size(); ++m) {
+    const pid_t pid = pids_[m];
     if (pid > 0 && supervisor_.running(pid) && !supervisor_.wait_exit(pid, grace_ms)) {
-      supervisor_.signal(pid, SIGKILL);
+      signal_member(m, SIGKILL);
       supervisor_.wait_exit(pid, grace_ms);
     }
+    signal_member(m, SIGKILL);  // whatever is left of its group (a wrapper's child)
   }
+}
+
+bool Cluster::signal_member(int member, int sig) {
+  const pid_t pid = pids_.at(member);
+  if (pid <= 0) return false;
+  // The member's process group: with faketime the member proper is the wrapper's child, and a
+  // signal must reach it too (every spawned child leads its own group, process.h).
+  const bool group = ::kill(-pid, sig) == 0;
+  const bool leader = supervisor_.running(pid) && supervisor_.signal(pid, sig);
+  return group || leader;
+}
+
+void Cluster::pause_member(int member) {
+  if (!running(member) || !signal_member(member, SIGSTOP)) {
+    throw std::runtime_error("member m" + std::to_string(member) + " is not running");
+  }
+  paused_.at(member) = true;
+}
+
+void Cluster::resume_member(int member) {
+  paused_.at(member) = false;
+  signal_member(member, SIGCONT);
 }
 
 nlohmann::json Cluster::try_command(int member, const std::string& database,

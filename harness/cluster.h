@@ -74,11 +74,14 @@ class Cluster {
 
   // SIGKILLs a member and reaps it (a crash: nothing flushed). Throws when it is not running.
   void kill_member(int member);
+  // SIGSTOP / SIGCONT to the member's process group.
+  void pause_member(int member);
+  void resume_member(int member);
   // Starts a member again with its first command line and dbpath; does not wait for it.
   void restart_member(int member);
   // The member that is writable primary now, or -1. When two claim it (a partition), the one
   // with the higher electionId (the newer term) wins, as a driver decides. Stopped (paused)
-  // members are not asked: they would hold the caller for the admin timeout.
+  // members (pause_member) are not asked: they would hold the caller for the admin timeout.
   int primary() const;
   // Waits (bounded by timeout_ms, interruptible) for a writable primary other than `except`.
   int wait_for_primary(int64_t timeout_ms, int except = -1) const;
@@ -108,7 +111,8 @@ class Cluster {
   ClusterOptions options_;
   Supervisor& supervisor_;
   std::vector<pid_t> pids_;
-  std::vector<int64_t> clock_offsets_ms_;  // faketime path: what each member's file says
+  std::vector<int64_t> clock_offsets_ms_;  // what each member's clock offset was last set to
+  std::vector<bool> paused_;
 
   void start_member(int member);
   void wait_until(int member, const std::string& what, int64_t deadline_ms,
@@ -117,6 +121,7 @@ class Cluster {
   std::string clock_file(int member) const;
   void check_interrupted() const;
   bool majority_write(int member) const;
+  bool signal_member(int member, int sig);
 };
 
 // Initializes libmongoc once per process and silences its log output (the harness reports

@@ -47,16 +47,12 @@ class PauseMember : public Fault {
   explicit PauseMember(const std::string& target) : members_(member_indices(target)) {}
   void begin(FaultContext& c) override {
     for (int m : members_) {
-      if (!c.cluster.running(m) || kill(c.cluster.pid(m), SIGSTOP) != 0) {
-        throw std::runtime_error("member m" + std::to_string(m) + " is not running");
-      }
+      c.cluster.pause_member(m);
       paused_.push_back(m);
     }
   }
   void heal(FaultContext& c) override {
-    for (int m : paused_) {
-      if (c.cluster.running(m)) kill(c.cluster.pid(m), SIGCONT);
-    }
+    for (int m : paused_) c.cluster.resume_member(m);
   }
 
  private:

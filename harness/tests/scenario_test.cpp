@@ -162,39 +162,39 @@ TEST(Scenario, ReplicaSetFaultErrors) {
     return error_of(three + "[[nemesis.fault]]\nduration_ms = 5\n" + body);
   };
   EXPECT_EQ(fault("fault = \"step-down\"\ncadence_ms = -1\n"),
-            "s.toml:7: nemesis.fault.cadence_ms: must be an integer in [0, 600000]");
+            "s.toml:8: nemesis.fault.cadence_ms: must be an integer in [0, 600000]");
   EXPECT_EQ(fault("fault = \"step-down\"\nstep_down_secs = 1\n"),
-            "s.toml:7: nemesis.fault.step_down_secs: must be an integer in [2, 3600]");
+            "s.toml:8: nemesis.fault.step_down_secs: must be an integer in [2, 3600]");
   EXPECT_EQ(fault("fault = \"step-down\"\nforce = \"yes\"\n"),
-            "s.toml:7: nemesis.fault.force: expected true or false");
+            "s.toml:8: nemesis.fault.force: expected true or false");
   EXPECT_EQ(fault("fault = \"step-down\"\ntarget = \"m1\"\n"),
-            "s.toml:7: nemesis.fault.target: \"m1\": step-down acts on the whole set; its target "
+            "s.toml:8: nemesis.fault.target: \"m1\": step-down acts on the whole set; its target "
             "can only be \"primary\"");
   EXPECT_EQ(fault("fault = \"clock-skew\"\ntarget = \"primary\"\n"),
             "s.toml:5: nemesis.fault.offset_ms: required (milliseconds, non-zero, at most "
             "86400000 either way)");
   EXPECT_EQ(fault("fault = \"clock-skew\"\noffset_ms = 0\n"),
-            "s.toml:7: nemesis.fault.offset_ms: must not be 0");
+            "s.toml:8: nemesis.fault.offset_ms: must not be 0");
   EXPECT_EQ(fault("fault = \"clock-jump\"\njump_ms = 90000000\n"),
-            "s.toml:7: nemesis.fault.jump_ms: must be an integer in [-86400000, 86400000]");
+            "s.toml:8: nemesis.fault.jump_ms: must be an integer in [-86400000, 86400000]");
   EXPECT_EQ(fault("fault = \"kill-member\"\ntarget = \"m3\"\n"),
-            "s.toml:7: nemesis.fault.target: \"m3\" is not a member (m0..) of this scenario, nor "
+            "s.toml:8: nemesis.fault.target: \"m3\" is not a member (m0..) of this scenario, nor "
             "\"random\", \"primary\" or \"secondaries\"");
   EXPECT_EQ(fault("fault = \"kill-member\"\nrestart = 1\n"),
-            "s.toml:7: nemesis.fault.restart: expected true or false");
+            "s.toml:8: nemesis.fault.restart: expected true or false");
   EXPECT_EQ(fault("fault = \"isolate-member\"\nfrom = \"workers\"\n"),
-            "s.toml:7: nemesis.fault.from: must be one of \"members\", \"everyone\"");
+            "s.toml:8: nemesis.fault.from: must be one of \"members\", \"everyone\"");
   EXPECT_EQ(fault("fault = \"partition-worker\"\ntarget = \"primary\"\n"),
-            "s.toml:7: nemesis.fault.target: \"primary\" is not a worker (w1.., holder) of this "
+            "s.toml:8: nemesis.fault.target: \"primary\" is not a worker (w1.., holder) of this "
             "scenario, nor \"random\"");
   EXPECT_EQ(fault("fault = \"partition-worker\"\nmembers = \"m1\"\n"),
-            "s.toml:7: nemesis.fault.members: must be one of \"primary\", \"secondaries\", "
+            "s.toml:8: nemesis.fault.members: must be one of \"primary\", \"secondaries\", "
             "\"all\"");
   EXPECT_EQ(fault("fault = \"partition-ring\"\n"),
             "s.toml:7: nemesis.fault.fault: partition-ring needs cluster.members >= 5 (the "
             "scenario has 3)");
   EXPECT_EQ(fault("fault = \"primary-divergence\"\nclock_ms = \"fast\"\n"),
-            "s.toml:7: nemesis.fault.clock_ms: must be an integer in [-86400000, 86400000]");
+            "s.toml:8: nemesis.fault.clock_ms: must be an integer in [-86400000, 86400000]");
   EXPECT_EQ(error_of("[workload]\nduration_ms = 10000\n[[nemesis.fault]]\nduration_ms = 5\n"
                      "fault = \"step-down\"\n"),
             "s.toml:5: nemesis.fault.fault: step-down needs cluster.members >= 3 (the scenario "
