@@ -230,5 +230,36 @@ TEST(CleanupDuringStart, CtrlCInTheClusterWait) {
   fs::remove(silent);
 }
 
+// With --mongod, clock faults go through faketime; without it on PATH the run is refused before
+// anything starts (no namespace, no member, no history), with a message saying why.
+TEST(RefusedRun, ClockFaultsOnMongodNeedFaketime) {
+  if (!netns_supported()) GTEST_SKIP() << "needs root with ip and nft to build namespaces";
+  if (!built(LOCKLAB_BIN_DIR)) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
+  // A PATH with the network tools and nothing else, so no faketime whatever is installed.
+  const std::string tools = testing::TempDir() + "/no-faketime-path";
+  fs::remove_all(tools);
+  fs::create_directories(tools);
+  for (const char* tool : {"ip", "nft"}) {
+    for (const char* dir : {"/usr/sbin", "/sbin", "/usr/bin", "/bin"}) {
+      const fs::path candidate = fs::path(dir) / tool;
+      if (fs::exists(candidate) && !fs::exists(fs::path(tools) / tool)) {
+        fs::create_symlink(candidate, fs::path(tools) / tool);
+      }
+    }
+  }
+  const std::string bin = LOCKLAB_BIN_DIR;
+  const std::string out = testing::TempDir() + "/refused-run";
+  fs::remove_all(out);
+  const ToolResult r = run_tool(
+      {"/usr/bin/env", "PATH=" + tools, bin + "/locklab", "run", scenario("replset-clock.toml"),
+       "--cluster", "netns", "--seed", "1", "--mongod", bin + "/mongosim", "--out", out},
+      "", "", 60'000);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("need the faketime program"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(out + "/history.jsonl"));
+  fs::remove_all(out);
+  fs::remove_all(tools);
+}
+
 }  // namespace
 }  // namespace locklab
