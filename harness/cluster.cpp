@@ -184,10 +184,19 @@ pid_t Cluster::pid(int member) const {
 }
 
 bool Cluster::running(int member) const {
+  if (external()) return true;  // not ours to know; commands to it will tell
   return pids_.at(member) > 0 && supervisor_.running(pids_.at(member));
 }
 
 std::string Cluster::uri(const std::string& app_name) const {
+  if (external()) {
+    const std::string& u = options_.external_uri;
+    const size_t scheme_end = u.find("://");
+    const bool has_path =
+        u.find('/', scheme_end == std::string::npos ? 0 : scheme_end + 3) != std::string::npos;
+    const std::string sep = u.find('?') != std::string::npos ? "&" : has_path ? "?" : "/?";
+    return u + sep + "appname=" + app_name;
+  }
   std::string hosts;
   for (int i = 0; i < size(); ++i) hosts += (i ? "," : "") + host(i);
   return "mongodb://" + hosts + "/?replicaSet=rs0&appname=" + app_name;
@@ -261,6 +270,14 @@ void Cluster::wait_until(int member, const std::string& what, int64_t deadline_m
 
 void Cluster::start() {
   const int64_t deadline = now_ms() + options_.ready_timeout_ms;
+  if (external()) {
+    // Someone else's set, already initiated: ready is the same test as for ours.
+    wait_until(0, "writable primary and a majority write", deadline, [&] {
+      const int p = primary();
+      return p >= 0 && majority_write(p);
+    });
+    return;
+  }
   for (int i = 0; i < size(); ++i) start_member(i);
   for (int i = 0; i < size(); ++i) {
     wait_until(i, "reply to hello", deadline, [&] {
@@ -324,7 +341,14 @@ int Cluster::wait_for_primary(int64_t timeout_ms, int except) const {
   }
 }
 
+void Cluster::refuse_external(const char* what) const {
+  if (external()) {
+    throw std::runtime_error(std::string(what) + " is not possible on an external cluster");
+  }
+}
+
 void Cluster::kill_member(int member) {
+  refuse_external("kill-member");
   const pid_t pid = pids_.at(member);
   if (!running(member))
     throw std::runtime_error("member m" + std::to_string(member) + " is not running");
@@ -335,11 +359,13 @@ void Cluster::kill_member(int member) {
 }
 
 void Cluster::restart_member(int member) {
+  refuse_external("restarting a member");
   if (running(member)) return;
   start_member(member);
 }
 
 int64_t Cluster::set_clock_offset(int member, int64_t offset_ms) {
+  refuse_external("moving a member's clock");
   if (options_.real_mongod) {
     if (options_.faketime.empty()) {
       throw std::runtime_error("clock faults on real mongod need faketime, which was not found");
@@ -380,6 +406,7 @@ bool Cluster::signal_member(int member, int sig) {
 }
 
 void Cluster::pause_member(int member) {
+  refuse_external("pause-member");
   if (!running(member) || !signal_member(member, SIGSTOP)) {
     throw std::runtime_error("member m" + std::to_string(member) + " is not running");
   }

@@ -50,6 +50,9 @@ struct ClusterOptions {
   bool real_mongod = false;
   // With real_mongod: the faketime program to wrap each member in (clock faults), or "".
   std::string faketime;
+  // Non-empty: an external, already-initiated set (e.g. docker/) reached at this URI; `members`
+  // name its hosts (admin commands, final reads). Nothing is started, stopped or signalled.
+  std::string external_uri;
   // Polled by every wait; when it returns true the wait throws Interrupted (Ctrl-C).
   std::function<bool()> interrupted;
 };
@@ -94,7 +97,8 @@ class Cluster {
   std::string host(int member) const;  // "address:port"
   pid_t pid(int member) const;
   bool running(int member) const;
-  // A connection string for a worker: every member, replicaSet=rs0, appname=<app_name>.
+  // A connection string for a worker: every member, replicaSet=rs0, appname=<app_name> (an
+  // external cluster: its URI plus appname).
   std::string uri(const std::string& app_name) const;
 
   // Runs one command against `database` on `member` and returns the reply (relaxed extended
@@ -122,6 +126,8 @@ class Cluster {
   void check_interrupted() const;
   bool majority_write(int member) const;
   bool signal_member(int member, int sig);
+  bool external() const { return !options_.external_uri.empty(); }
+  void refuse_external(const char* what) const;
 };
 
 // Initializes libmongoc once per process and silences its log output (the harness reports

@@ -103,8 +103,59 @@ std::string find_on_path(const std::string& name) {
   return "";
 }
 
+// "mongodb://h1:p1,h2/?x" -> {{h1, p1}, {h2, 27017}}. Throws std::runtime_error.
+std::vector<MemberPlacement> uri_hosts(const std::string& uri) {
+  const std::string scheme = "mongodb://";
+  if (!uri.starts_with(scheme)) {
+    throw std::runtime_error("--external-uri must start with mongodb:// (got " + uri + ")");
+  }
+  std::string list = uri.substr(scheme.size());
+  list = list.substr(0, list.find_first_of("/?"));
+  if (const size_t at = list.rfind('@'); at != std::string::npos) list = list.substr(at + 1);
+  std::vector<MemberPlacement> out;
+  size_t start = 0;
+  while (start <= list.size() && out.size() < 50) {
+    const size_t comma = list.find(',', start);
+    const std::string host = list.substr(start, comma == std::string::npos ? comma : comma - start);
+    const size_t colon = host.rfind(':');
+    MemberPlacement m;
+    m.address = host.substr(0, colon);
+    try {
+      m.port = colon == std::string::npos ? 27017 : std::stoi(host.substr(colon + 1));
+    } catch (const std::exception&) {
+      throw std::runtime_error("--external-uri: bad port in \"" + host + "\"");
+    }
+    if (m.address.empty()) throw std::runtime_error("--external-uri: empty host in " + uri);
+    out.push_back(m);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
 // Refuses, before anything starts, a run whose faults this setup cannot inject.
 void preflight(const Scenario& s, const std::string& backend, const RunOptions& o) {
+  if (!o.external_uri.empty()) {
+    const std::vector<MemberPlacement> hosts = uri_hosts(o.external_uri);
+    if (static_cast<int>(hosts.size()) != s.cluster.members) {
+      throw std::runtime_error(s.path + ": cluster.members is " +
+                               std::to_string(s.cluster.members) + " but --external-uri names " +
+                               std::to_string(hosts.size()) + " hosts");
+    }
+    for (const FaultSpec& f : s.nemesis.schedule) {
+      const bool possible = fault_target(f.fault) == FaultTarget::kWorker
+                                ? !needs_network(f.fault)
+                                : f.fault == "step-down" || f.fault == "freeze";
+      if (!possible) {
+        throw std::runtime_error(s.path + ":" + std::to_string(f.line) + ": " + f.fault +
+                                 " is not possible on an external cluster (only worker faults, "
+                                 "step-down and freeze)");
+      }
+    }
+    if (s.nemesis.random) {
+      throw std::runtime_error(s.path + ": [nemesis.random] is not supported with --external-uri");
+    }
+  }
   for (const FaultSpec& f : s.nemesis.schedule) {
     if (backend == "loopback" && needs_network(f.fault)) {
       throw std::runtime_error(s.path + ":" + std::to_string(f.line) + ": " + f.fault +
@@ -141,6 +192,13 @@ void write_file(const fs::path& path, const std::string& text) {
 }
 
 std::string choose_backend(const RunOptions& o, const Scenario& s) {
+  if (!o.external_uri.empty()) {
+    // The harness cannot put someone else's members into its namespaces; workers run beside it.
+    if (o.backend == "netns") throw std::runtime_error("--external-uri needs --cluster loopback");
+    if (!o.member_program.empty())
+      throw std::runtime_error("--external-uri and --mongod exclude each other");
+    return "loopback";
+  }
   std::string backend = !o.backend.empty() ? o.backend : s.cluster.backend;
   if (backend.empty()) backend = netns_supported() ? "netns" : "loopback";
   if (backend == "netns" && !netns_supported()) {
@@ -268,10 +326,12 @@ class Run {
     c.data_dir = temp_dir_;
     c.log_dir = (out_ / "members").string();
     c.election_timeout_ms = s_.cluster.election_timeout_ms;
-    c.real_mongod = !options_.member_program.empty();
+    c.real_mongod = !options_.member_program.empty() || !options_.external_uri.empty();
     if (c.real_mongod && moves_clocks(s_)) c.faketime = find_on_path("faketime");
     c.interrupted = [] { return g_stop_signal != 0; };
-    for (int m = 0; m < s_.cluster.members; ++m) {
+    c.external_uri = options_.external_uri;
+    if (!c.external_uri.empty()) c.members = uri_hosts(c.external_uri);
+    for (int m = 0; c.external_uri.empty() && m < s_.cluster.members; ++m) {
       if (network_) {
         const Host& h = network_->host("m" + std::to_string(m));
         c.members.push_back({h.netns, h.address, static_cast<int>(kMemberPort)});
@@ -283,7 +343,16 @@ class Run {
     cluster_ = std::make_unique<Cluster>(c, supervisor_);
     cluster_->start();
     check_interrupt();
-    if (!c.real_mongod && moves_clocks(s_)) probe_clock_command();
+    if (!c.real_mongod && c.external_uri.empty() && moves_clocks(s_)) probe_clock_command();
+    if (!c.external_uri.empty()) drop_database();
+  }
+
+  // An external set keeps what earlier runs wrote; the history must start from nothing.
+  void drop_database() {
+    const int primary = cluster_->wait_for_primary(kFinalPrimaryWaitMs);
+    if (primary < 0) throw std::runtime_error("no primary to drop the database on");
+    cluster_->command(primary, kDatabase,
+                      {{"dropDatabase", 1}, {"writeConcern", {{"w", "majority"}}}});
   }
 
   // The clock faults need mongosimSetClockOffset; a mongosim without it is refused here, before
@@ -473,8 +542,9 @@ int run_scenario(const RunOptions& options) {
                   fs::copy_options::overwrite_existing);
     write_file(out / "seed", std::to_string(seed) + "\n");
     write_file(out / "versions.json",
-               versions(options.member_program.empty() ? binary_dir() + "/mongosim"
-                                                       : options.member_program)
+               versions(!options.external_uri.empty()    ? "external " + options.external_uri
+                        : options.member_program.empty() ? binary_dir() + "/mongosim"
+                                                         : options.member_program)
                        .dump(2) +
                    "\n");
     sweep_stale_runs();
