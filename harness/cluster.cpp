@@ -253,6 +253,9 @@ void Cluster::wait_until(int member, const std::string& what, int64_t deadline_m
                          const std::function<bool()>& ready) const {
   for (;;) {
     check_interrupted();
+    // Reap, so a member that exited is seen as gone now rather than at the deadline. Only the
+    // start waits do this: no worker exists yet whose exit the run would need to hear about.
+    supervisor_.poll();
     if (!running(member)) {
       throw std::runtime_error("member m" + std::to_string(member) + " (" + host(member) +
                                ") exited while waiting for " + what + "; its log ends:\n" +

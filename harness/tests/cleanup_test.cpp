@@ -230,6 +230,79 @@ TEST(CleanupDuringStart, CtrlCInTheClusterWait) {
   fs::remove(silent);
 }
 
+// Leftovers of a run that is over (its process has exited).
+void expect_nothing_left(pid_t harness, const std::string& out) {
+  const std::string prefix = "ll-" + std::to_string(harness);
+  EXPECT_TRUE(list_namespaces(prefix + "-").empty());
+  EXPECT_TRUE(temp_dirs(prefix).empty());
+  EXPECT_TRUE(eventually([&] { return processes_mentioning(out).empty(); }, 20'000));
+  EXPECT_TRUE(eventually([&] { return processes_mentioning(prefix + "-").empty(); }, 20'000));
+}
+
+// A short 3-member run with member partitions, a member kill and step-downs, run to the end:
+// nothing of it remains once locklab has exited (success path).
+TEST(FinishedRun, ReplicaSetRunLeavesNothingBehind) {
+  if (!netns_supported()) GTEST_SKIP() << "needs root with ip and nft to build namespaces";
+  if (!built(LOCKLAB_BIN_DIR)) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
+  const std::string dir = testing::TempDir() + "/finished-run";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  {
+    std::ofstream toml(dir + "/s.toml");
+    toml << "[cluster]\nmembers = 3\nelection_timeout_ms = 1000\n"
+            "[workload]\nkind = \"fenced\"\nduration_ms = 2500\n"
+            "[nemesis]\nquiet_ms = 500\n"
+            "[[nemesis.fault]]\nat_ms = 100\nfault = \"partition-halves\"\nduration_ms = 600\n"
+            "[[nemesis.fault]]\nat_ms = 800\nfault = \"kill-member\"\ntarget = \"m1\"\n"
+            "duration_ms = 600\n"
+            "[[nemesis.fault]]\nat_ms = 1500\nfault = \"step-down\"\nduration_ms = 800\n"
+            "cadence_ms = 400\nstep_down_secs = 2\n"
+            "[[nemesis.fault]]\nat_ms = 1500\nfault = \"partition-worker\"\ntarget = \"w1\"\n"
+            "members = \"all\"\nduration_ms = 800\n"
+            "[check]\nproperties = [\"tokens.unique\"]\n";
+  }
+  Supervisor supervisor;
+  const std::string out = dir + "/run";
+  const pid_t harness =
+      supervisor.spawn({{std::string(LOCKLAB_BIN_DIR) + "/locklab", "run", dir + "/s.toml",
+                         "--cluster", "netns", "--seed", "3", "--out", out},
+                        "",
+                        dir + "/locklab.log"});
+  const auto status = supervisor.wait_exit(harness, 120'000);
+  ASSERT_TRUE(status.has_value()) << "locklab did not finish";
+  EXPECT_NE(status->code, 2) << read_text(dir + "/locklab.log");
+  // Every fault window opened (whether it could apply depends on the election of the moment;
+  // what is checked here is that whatever was applied is gone).
+  const std::string history = read_text(out + "/history.jsonl");
+  for (const char* fault : {"partition-halves", "kill-member", "step-down", "partition-worker"}) {
+    EXPECT_NE(history.find(std::string("\"f\":\"") + fault + "\""), std::string::npos) << fault;
+  }
+  expect_nothing_left(harness, out);
+  fs::remove_all(dir);
+}
+
+// A run that fails while starting (the member program exits at once): nothing remains.
+TEST(FailedRun, MemberProgramThatExitsLeavesNothingBehind) {
+  if (!netns_supported()) GTEST_SKIP() << "needs root with ip and nft to build namespaces";
+  if (!built(LOCKLAB_BIN_DIR)) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
+  const std::string dir = testing::TempDir() + "/failed-run";
+  fs::remove_all(dir);
+  Supervisor supervisor;
+  const pid_t harness = supervisor.spawn(
+      {{std::string(LOCKLAB_BIN_DIR) + "/locklab", "run", scenario("replset-step-down.toml"),
+        "--cluster", "netns", "--seed", "1", "--mongod", "/bin/false", "--out", dir},
+       "",
+       dir + ".log"});
+  const auto status = supervisor.wait_exit(harness, 60'000);
+  ASSERT_TRUE(status.has_value()) << "locklab did not finish";
+  EXPECT_EQ(status->code, 2);
+  EXPECT_NE(read_text(dir + ".log").find("exited while waiting"), std::string::npos)
+      << read_text(dir + ".log");
+  expect_nothing_left(harness, dir);
+  fs::remove_all(dir);
+  fs::remove(dir + ".log");
+}
+
 // With --mongod, clock faults go through faketime; without it on PATH the run is refused before
 // anything starts (no namespace, no member, no history), with a message saying why.
 TEST(RefusedRun, ClockFaultsOnMongodNeedFaketime) {
