@@ -84,11 +84,6 @@ nlohmann::json direct_command(const std::string& host, const std::string& databa
   return out;
 }
 
-bool reply_ok(const nlohmann::json& reply) {
-  return reply.is_object() && reply.contains("ok") && reply["ok"].is_number() &&
-         reply["ok"].get<double>() == 1.0;
-}
-
 // A primary that has heard from no majority within the election timeout steps down (reference
 // §6.3), so heartbeats must come several times per timeout: mongod's 2 s default would make a
 // set with a 1 s timeout step down for nothing.
@@ -116,6 +111,11 @@ std::string election_id(const nlohmann::json& hello) {
 }
 
 }  // namespace
+
+bool reply_ok(const nlohmann::json& reply) {
+  return reply.is_object() && reply.contains("ok") && reply["ok"].is_number() &&
+         reply["ok"].get<double>() == 1.0;
+}
 
 void init_driver() {
   static std::once_flag once;

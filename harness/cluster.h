@@ -130,6 +130,9 @@ class Cluster {
   void refuse_external(const char* what) const;
 };
 
+// True for a command reply with ok: 1.
+bool reply_ok(const nlohmann::json& reply);
+
 // Initializes libmongoc once per process and silences its log output (the harness reports
 // errors itself). Idempotent.
 void init_driver();

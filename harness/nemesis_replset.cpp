@@ -18,10 +18,6 @@ constexpr int64_t kNewPrimaryWaitMs = 20'000;
 // mongod's default secondaryCatchUpPeriodSecs; it must stay below stepDownSecs.
 constexpr int64_t kCatchUpSecsMax = 10;
 
-bool reply_ok(const nlohmann::json& reply) {
-  return reply.is_object() && reply.value("ok", 0.0) == 1.0;
-}
-
 // Lets every member stand for election again: replSetFreeze 0 also ends the wait a
 // replSetStepDown imposed on the member it stepped down. A primary refuses it; that is fine.
 void unfreeze_all(Cluster& cluster) {

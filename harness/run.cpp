@@ -359,7 +359,7 @@ class Run {
   // any worker starts, rather than producing a run whose clock faults silently did nothing.
   void probe_clock_command() {
     const nlohmann::json reply = cluster_->try_command(0, "admin", {{"mongosimSetClockOffset", 0}});
-    if (reply.value("ok", 0.0) != 1.0) {
+    if (!reply_ok(reply)) {
       throw Unsupported(
           "clock faults need mongosim's mongosimSetClockOffset command, which this "
           "member program refuses: " +

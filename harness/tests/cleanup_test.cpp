@@ -14,16 +14,13 @@
 
 #include "netns.h"
 #include "process.h"
+#include "programs.h"
 #include "run_cleanup.h"
 
 namespace locklab {
 namespace {
 
 namespace fs = std::filesystem;
-
-#ifndef LOCKLAB_BIN_DIR
-#define LOCKLAB_BIN_DIR ""
-#endif
 
 template <typename F>
 bool eventually(F done, int64_t deadline_ms) {
@@ -83,10 +80,7 @@ TEST(RunCleanup, SweepRemovesADeadRunsLeftovers) {
   EXPECT_FALSE(fs::exists(dir));
 }
 
-bool built(const std::string& bin) {
-  return !bin.empty() && fs::exists(bin + "/locklab") && fs::exists(bin + "/mongosim") &&
-         fs::exists(bin + "/locklab-worker");
-}
+using testing::programs_built;
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -140,14 +134,14 @@ std::string scenario(const std::string& name) {
   return std::string(LOCKLAB_SOURCE_DIR) + "/scenarios/" + name;
 }
 
-class KilledRun : public testing::TestWithParam<int> {};
+class KilledRun : public ::testing::TestWithParam<int> {};
 
 TEST_P(KilledRun, LeavesNothingBehind) {
   if (!netns_supported()) GTEST_SKIP() << "needs root with ip and nft to build namespaces";
-  if (!built(LOCKLAB_BIN_DIR)) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
+  if (!programs_built()) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
   SignalledRun r;
   r.sig = GetParam();
-  r.out = testing::TempDir() + "/cleanup-run-" + std::to_string(r.sig);
+  r.out = ::testing::TempDir() + "/cleanup-run-" + std::to_string(r.sig);
   r.args = {scenario("demo.toml"), "--cluster", "netns", "--seed", "7"};
   r.moment = history_mentions(r.out, "\"acquire\"");  // mid-run: the workers are going
   r.moment_name = "the workers' first acquire";
@@ -157,8 +151,8 @@ TEST_P(KilledRun, LeavesNothingBehind) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Signals, KilledRun, testing::Values(SIGINT, SIGKILL),
-                         [](const testing::TestParamInfo<int>& param) {
+INSTANTIATE_TEST_SUITE_P(Signals, KilledRun, ::testing::Values(SIGINT, SIGKILL),
+                         [](const ::testing::TestParamInfo<int>& param) {
                            return param.param == SIGINT ? std::string("SIGINT")
                                                         : std::string("SIGKILL");
                          });
@@ -172,15 +166,15 @@ struct ReplicaSetCase {
   int sig;
 };
 
-class KilledReplicaSetRun : public testing::TestWithParam<ReplicaSetCase> {};
+class KilledReplicaSetRun : public ::testing::TestWithParam<ReplicaSetCase> {};
 
 TEST_P(KilledReplicaSetRun, LeavesNothingBehind) {
   if (!netns_supported()) GTEST_SKIP() << "needs root with ip and nft to build namespaces";
-  if (!built(LOCKLAB_BIN_DIR)) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
+  if (!programs_built()) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
   const ReplicaSetCase& c = GetParam();
   SignalledRun r;
   r.sig = c.sig;
-  r.out = testing::TempDir() + "/cleanup-rs-" + c.fault + "-" + std::to_string(c.sig);
+  r.out = ::testing::TempDir() + "/cleanup-rs-" + c.fault + "-" + std::to_string(c.sig);
   r.args = {scenario(c.scenario), "--cluster", "netns", "--seed", "7"};
   r.moment = history_mentions(r.out, "\"f\":\"" + c.fault + "\"");
   r.moment_name = "the " + c.fault + " window";
@@ -192,11 +186,11 @@ TEST_P(KilledReplicaSetRun, LeavesNothingBehind) {
 
 INSTANTIATE_TEST_SUITE_P(
     Faults, KilledReplicaSetRun,
-    testing::Values(ReplicaSetCase{"replset-partitions.toml", "partition-halves", SIGINT},
+    ::testing::Values(ReplicaSetCase{"replset-partitions.toml", "partition-halves", SIGINT},
                     ReplicaSetCase{"replset-partitions.toml", "partition-worker", SIGKILL},
                     ReplicaSetCase{"replset-kill-member.toml", "kill-member", SIGINT},
                     ReplicaSetCase{"replset-step-down.toml", "step-down", SIGINT}),
-    [](const testing::TestParamInfo<ReplicaSetCase>& param) {
+    [](const ::testing::TestParamInfo<ReplicaSetCase>& param) {
       std::string name = param.param.fault + (param.param.sig == SIGINT ? "_SIGINT" : "_SIGKILL");
       for (char& ch : name) {
         if (ch == '-') ch = '_';
@@ -208,15 +202,15 @@ INSTANTIATE_TEST_SUITE_P(
 // the wait reacts to it, rather than running to its 30 s limit, and cleans up.
 TEST(CleanupDuringStart, CtrlCInTheClusterWait) {
   if (!netns_supported()) GTEST_SKIP() << "needs root with ip and nft to build namespaces";
-  if (!built(LOCKLAB_BIN_DIR)) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
-  const std::string silent = testing::TempDir() + "/silent-member.sh";
+  if (!programs_built()) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
+  const std::string silent = ::testing::TempDir() + "/silent-member.sh";
   {
     std::ofstream script(silent);
     script << "#!/bin/sh\nexec sleep 600\n";  // takes mongod's flags, never listens
   }
   fs::permissions(silent, fs::perms::owner_all);
   SignalledRun r;
-  r.out = testing::TempDir() + "/cleanup-start";
+  r.out = ::testing::TempDir() + "/cleanup-start";
   r.args = {
       scenario("replset-step-down.toml"), "--cluster", "netns", "--seed", "7", "--mongod", silent};
   const std::string last_member_log = r.out + "/members/m2.log";
@@ -243,8 +237,8 @@ void expect_nothing_left(pid_t harness, const std::string& out) {
 // nothing of it remains once locklab has exited (success path).
 TEST(FinishedRun, ReplicaSetRunLeavesNothingBehind) {
   if (!netns_supported()) GTEST_SKIP() << "needs root with ip and nft to build namespaces";
-  if (!built(LOCKLAB_BIN_DIR)) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
-  const std::string dir = testing::TempDir() + "/finished-run";
+  if (!programs_built()) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
+  const std::string dir = ::testing::TempDir() + "/finished-run";
   fs::remove_all(dir);
   fs::create_directories(dir);
   {
@@ -284,8 +278,8 @@ TEST(FinishedRun, ReplicaSetRunLeavesNothingBehind) {
 // A run that fails while starting (the member program exits at once): nothing remains.
 TEST(FailedRun, MemberProgramThatExitsLeavesNothingBehind) {
   if (!netns_supported()) GTEST_SKIP() << "needs root with ip and nft to build namespaces";
-  if (!built(LOCKLAB_BIN_DIR)) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
-  const std::string dir = testing::TempDir() + "/failed-run";
+  if (!programs_built()) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
+  const std::string dir = ::testing::TempDir() + "/failed-run";
   fs::remove_all(dir);
   Supervisor supervisor;
   const pid_t harness = supervisor.spawn(
@@ -307,9 +301,9 @@ TEST(FailedRun, MemberProgramThatExitsLeavesNothingBehind) {
 // anything starts (no namespace, no member, no history), with a message saying why.
 TEST(RefusedRun, ClockFaultsOnMongodNeedFaketime) {
   if (!netns_supported()) GTEST_SKIP() << "needs root with ip and nft to build namespaces";
-  if (!built(LOCKLAB_BIN_DIR)) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
+  if (!programs_built()) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
   // A PATH with the network tools and nothing else, so no faketime whatever is installed.
-  const std::string tools = testing::TempDir() + "/no-faketime-path";
+  const std::string tools = ::testing::TempDir() + "/no-faketime-path";
   fs::remove_all(tools);
   fs::create_directories(tools);
   for (const char* tool : {"ip", "nft"}) {
@@ -321,7 +315,7 @@ TEST(RefusedRun, ClockFaultsOnMongodNeedFaketime) {
     }
   }
   const std::string bin = LOCKLAB_BIN_DIR;
-  const std::string out = testing::TempDir() + "/refused-run";
+  const std::string out = ::testing::TempDir() + "/refused-run";
   fs::remove_all(out);
   const ToolResult r = run_tool(
       {"/usr/bin/env", "PATH=" + tools, bin + "/locklab", "run", scenario("replset-clock.toml"),

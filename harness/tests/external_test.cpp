@@ -7,22 +7,13 @@
 
 #include "cluster.h"
 #include "process.h"
+#include "programs.h"
 #include "temp_dir.h"
 
 namespace locklab {
 namespace {
 
 namespace fs = std::filesystem;
-
-#ifndef LOCKLAB_BIN_DIR
-#define LOCKLAB_BIN_DIR ""
-#endif
-
-bool built() {
-  const std::string bin = LOCKLAB_BIN_DIR;
-  return !bin.empty() && fs::exists(bin + "/locklab") && fs::exists(bin + "/mongosim") &&
-         fs::exists(bin + "/locklab-worker");
-}
 
 // Three members on 127.0.0.1, initiated and ready; stopped by the destructors.
 class ExternalSet {
@@ -59,7 +50,8 @@ ToolResult locklab_run(const std::string& scenario, const std::string& uri,
 }
 
 TEST(ExternalCluster, StepDownScenarioRunsAgainstAnExternalSet) {
-  if (!built()) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
+  if (!testing::programs_built())
+    GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
   testing::TempDir dir;
   ExternalSet set(dir.path());
   const ToolResult r = locklab_run("replset-step-down.toml", set.uri(), dir.file("run"));
@@ -70,7 +62,8 @@ TEST(ExternalCluster, StepDownScenarioRunsAgainstAnExternalSet) {
 }
 
 TEST(ExternalCluster, FaultsThatNeedMembersAreRefused) {
-  if (!built()) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
+  if (!testing::programs_built())
+    GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
   testing::TempDir dir;
   const ToolResult r =
       locklab_run("replset-kill-member.toml",
