@@ -164,6 +164,7 @@ struct ReplicaSetCase {
   std::string scenario;
   std::string fault;
   int sig;
+  bool faketime = false;  // --mongod mongosim with clocks through faketime (members wrapped)
 };
 
 class KilledReplicaSetRun : public ::testing::TestWithParam<ReplicaSetCase> {};
@@ -172,10 +173,16 @@ TEST_P(KilledReplicaSetRun, LeavesNothingBehind) {
   if (!netns_supported()) GTEST_SKIP() << "needs root with ip and nft to build namespaces";
   if (!programs_built()) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
   const ReplicaSetCase& c = GetParam();
+  if (c.faketime && run_tool({"sh", "-c", "command -v faketime"}).code != 0) {
+    GTEST_SKIP() << "needs faketime";
+  }
   SignalledRun r;
   r.sig = c.sig;
   r.out = ::testing::TempDir() + "/cleanup-rs-" + c.fault + "-" + std::to_string(c.sig);
   r.args = {scenario(c.scenario), "--cluster", "netns", "--seed", "7"};
+  if (c.faketime) {
+    r.args.insert(r.args.end(), {"--mongod", std::string(LOCKLAB_BIN_DIR) + "/mongosim"});
+  }
   r.moment = history_mentions(r.out, "\"f\":\"" + c.fault + "\"");
   r.moment_name = "the " + c.fault + " window";
   const auto [status, log] = r.run();
@@ -187,9 +194,10 @@ TEST_P(KilledReplicaSetRun, LeavesNothingBehind) {
 INSTANTIATE_TEST_SUITE_P(
     Faults, KilledReplicaSetRun,
     ::testing::Values(ReplicaSetCase{"replset-partitions.toml", "partition-halves", SIGINT},
-                    ReplicaSetCase{"replset-partitions.toml", "partition-worker", SIGKILL},
-                    ReplicaSetCase{"replset-kill-member.toml", "kill-member", SIGINT},
-                    ReplicaSetCase{"replset-step-down.toml", "step-down", SIGINT}),
+                      ReplicaSetCase{"replset-partitions.toml", "partition-worker", SIGKILL},
+                      ReplicaSetCase{"replset-kill-member.toml", "kill-member", SIGINT},
+                      ReplicaSetCase{"replset-step-down.toml", "step-down", SIGINT},
+                      ReplicaSetCase{"replset-clock.toml", "clock-skew", SIGKILL, true}),
     [](const ::testing::TestParamInfo<ReplicaSetCase>& param) {
       std::string name = param.param.fault + (param.param.sig == SIGINT ? "_SIGINT" : "_SIGKILL");
       for (char& ch : name) {
