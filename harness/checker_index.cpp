@@ -96,6 +96,9 @@ std::vector<FaultWindow> collect_windows(const std::vector<Event>& history) {
       open.erase(it);
       continue;
     }
+    // An event of a window that is already open (a fault acting again inside its window, e.g.
+    // a step-down at a cadence) is part of that window, not a new one.
+    if (!id.empty() && open.count(id)) continue;
     FaultWindow window;
     window.start_event = i;
     window.fault = event.f;

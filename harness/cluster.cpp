@@ -7,8 +7,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <filesystem>
@@ -81,12 +84,38 @@ nlohmann::json direct_command(const std::string& host, const std::string& databa
   return out;
 }
 
+// A primary that has heard from no majority within the election timeout steps down (reference
+// §6.3), so heartbeats must come several times per timeout: mongod's 2 s default would make a
+// set with a 1 s timeout step down for nothing.
+int64_t heartbeat_interval_ms(int64_t election_timeout_ms) {
+  return std::clamp<int64_t>(election_timeout_ms / 4, 100, 2000);
+}
+
+// libfaketime's "+N.NNNs" offset spec.
+void write_clock_file(const std::string& path, int64_t offset_ms) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%s%lld.%03llds\n", offset_ms < 0 ? "-" : "+",
+                static_cast<long long>(std::llabs(offset_ms) / 1000),
+                static_cast<long long>(std::llabs(offset_ms) % 1000));
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write the faketime file " + path);
+}
+
+// The electionId of a primary's hello as comparable text ("" when absent). ObjectId hex of one
+// length orders as the term it encodes.
+std::string election_id(const nlohmann::json& hello) {
+  if (!hello.contains("electionId")) return "";
+  const nlohmann::json& id = hello["electionId"];
+  return id.is_object() ? id.value("$oid", "") : id.dump();
+}
+
+}  // namespace
+
 bool reply_ok(const nlohmann::json& reply) {
   return reply.is_object() && reply.contains("ok") && reply["ok"].is_number() &&
          reply["ok"].get<double>() == 1.0;
 }
-
-}  // namespace
 
 void init_driver() {
   static std::once_flag once;
@@ -140,6 +169,8 @@ Cluster::Cluster(ClusterOptions options, Supervisor& supervisor)
     : options_(std::move(options)), supervisor_(supervisor) {
   if (options_.members.empty()) throw std::invalid_argument("a cluster needs at least 1 member");
   pids_.assign(options_.members.size(), 0);
+  clock_offsets_ms_.assign(options_.members.size(), 0);
+  paused_.assign(options_.members.size(), false);
   init_driver();
 }
 
@@ -153,10 +184,19 @@ pid_t Cluster::pid(int member) const {
 }
 
 bool Cluster::running(int member) const {
+  if (external()) return true;  // not ours to know; commands to it will tell
   return pids_.at(member) > 0 && supervisor_.running(pids_.at(member));
 }
 
 std::string Cluster::uri(const std::string& app_name) const {
+  if (external()) {
+    const std::string& u = options_.external_uri;
+    const size_t scheme_end = u.find("://");
+    const bool has_path =
+        u.find('/', scheme_end == std::string::npos ? 0 : scheme_end + 3) != std::string::npos;
+    const std::string sep = u.find('?') != std::string::npos ? "&" : has_path ? "?" : "/?";
+    return u + sep + "appname=" + app_name;
+  }
   std::string hosts;
   for (int i = 0; i < size(); ++i) hosts += (i ? "," : "") + host(i);
   return "mongodb://" + hosts + "/?replicaSet=rs0&appname=" + app_name;
@@ -167,17 +207,26 @@ void Cluster::start_member(int member) {
   const std::string dbpath = options_.data_dir + "/m" + std::to_string(member);
   std::filesystem::create_directories(dbpath);
   SpawnOptions spawn;
-  spawn.argv = {options_.program,
-                "--replSet",
-                "rs0",
-                "--bind_ip",
-                m.address,
-                "--port",
-                std::to_string(m.port),
-                "--dbpath",
-                dbpath,
-                "--setParameter",
-                "ttlMonitorSleepSecs=1"};
+  if (!options_.faketime.empty()) {
+    // faketime preloads libfaketime and sets FAKETIME; `env -u FAKETIME` drops that spec so the
+    // library reads the member's timestamp file instead, re-read on every call (NO_CACHE), which
+    // is what lets set_clock_offset() move a running member's clock. Only the wall clock moves
+    // (--exclude-monotonic): a member's timers, like mongod's, run on the monotonic clock.
+    write_clock_file(clock_file(member), clock_offsets_ms_.at(member));
+    spawn.argv = {options_.faketime,
+                  "-m",
+                  "--exclude-monotonic",
+                  "-f",
+                  "+0s",
+                  "env",
+                  "-u",
+                  "FAKETIME",
+                  "FAKETIME_TIMESTAMP_FILE=" + clock_file(member),
+                  "FAKETIME_NO_CACHE=1"};
+  }
+  spawn.argv.insert(spawn.argv.end(), {options_.program, "--replSet", "rs0", "--bind_ip", m.address,
+                                       "--port", std::to_string(m.port), "--dbpath", dbpath,
+                                       "--setParameter", "ttlMonitorSleepSecs=1"});
   spawn.netns = m.netns;
   spawn.log_path = options_.log_dir + "/m" + std::to_string(member) + ".log";
   pids_.at(member) = supervisor_.spawn(spawn);
@@ -190,9 +239,23 @@ std::string Cluster::log_tail(int member) const {
   return text;
 }
 
+std::string Cluster::clock_file(int member) const {
+  return options_.data_dir + "/m" + std::to_string(member) + ".faketime";
+}
+
+void Cluster::check_interrupted() const {
+  if (options_.interrupted && options_.interrupted()) {
+    throw Interrupted("interrupted while waiting for the cluster");
+  }
+}
+
 void Cluster::wait_until(int member, const std::string& what, int64_t deadline_ms,
                          const std::function<bool()>& ready) const {
   for (;;) {
+    check_interrupted();
+    // Reap, so a member that exited is seen as gone now rather than at the deadline. Only the
+    // start waits do this: no worker exists yet whose exit the run would need to hear about.
+    supervisor_.poll();
     if (!running(member)) {
       throw std::runtime_error("member m" + std::to_string(member) + " (" + host(member) +
                                ") exited while waiting for " + what + "; its log ends:\n" +
@@ -210,6 +273,14 @@ void Cluster::wait_until(int member, const std::string& what, int64_t deadline_m
 
 void Cluster::start() {
   const int64_t deadline = now_ms() + options_.ready_timeout_ms;
+  if (external()) {
+    // Someone else's set, already initiated: ready is the same test as for ours.
+    wait_until(0, "writable primary and a majority write", deadline, [&] {
+      const int p = primary();
+      return p >= 0 && majority_write(p);
+    });
+    return;
+  }
   for (int i = 0; i < size(); ++i) start_member(i);
   for (int i = 0; i < size(); ++i) {
     wait_until(i, "reply to hello", deadline, [&] {
@@ -221,35 +292,133 @@ void Cluster::start() {
   const nlohmann::json config = {
       {"_id", "rs0"},
       {"members", members},
-      {"settings", {{"electionTimeoutMillis", options_.election_timeout_ms}}}};
+      {"settings",
+       {{"electionTimeoutMillis", options_.election_timeout_ms},
+        {"heartbeatIntervalMillis", heartbeat_interval_ms(options_.election_timeout_ms)}}}};
   const nlohmann::json initiated = try_command(0, "admin", {{"replSetInitiate", config}});
   // 23 AlreadyInitialized: a restarted harness may find the set initiated; that is fine.
   if (!reply_ok(initiated) && initiated.value("code", 0) != 23) {
     throw std::runtime_error("replSetInitiate on " + host(0) + " failed: " + initiated.dump());
   }
-  wait_until(0, "writable primary", deadline, [&] {
-    bool primary = false;
-    for (int i = 0; i < size() && !primary; ++i) {
-      const nlohmann::json hello = try_command(i, "admin", {{"hello", 1}});
-      primary = reply_ok(hello) && hello.value("isWritablePrimary", false);
-    }
-    return primary;
+  // Ready = what a client needs: a primary, and a write a majority acknowledged (a primary
+  // that is still catching up, or whose secondaries have not started syncing, fails this).
+  wait_until(0, "writable primary and a majority write", deadline, [&] {
+    const int p = primary();
+    return p >= 0 && majority_write(p);
   });
 }
 
-void Cluster::stop(int64_t grace_ms) {
-  for (pid_t pid : pids_) {
-    if (pid > 0 && supervisor_.running(pid)) {
-      supervisor_.signal(pid, SIGCONT);  // a paused member cannot act on SIGTERM
-      supervisor_.signal(pid, SIGTERM);
+bool Cluster::majority_write(int member) const {
+  const nlohmann::ordered_json insert = {
+      {"insert", "ready"},
+      {"documents", nlohmann::json::array({{{"at_ms", now_ms()}}})},
+      {"writeConcern", {{"w", "majority"}, {"wtimeout", kAdminTimeoutMs}}}};
+  const nlohmann::json reply = try_command(member, "locklab_harness", insert);
+  return reply_ok(reply) && !reply.contains("writeConcernError") && !reply.contains("writeErrors");
+}
+
+int Cluster::primary() const {
+  int best = -1;
+  std::string best_id;
+  for (int i = 0; i < size(); ++i) {
+    if (!running(i) || paused_[i]) continue;
+    const nlohmann::json hello = try_command(i, "admin", {{"hello", 1}});
+    if (!reply_ok(hello) || !hello.value("isWritablePrimary", false)) continue;
+    const std::string id = election_id(hello);
+    if (best < 0 || id.size() > best_id.size() || (id.size() == best_id.size() && id > best_id)) {
+      best = i;
+      best_id = id;
     }
   }
-  for (pid_t& pid : pids_) {
+  return best;
+}
+
+int Cluster::wait_for_primary(int64_t timeout_ms, int except) const {
+  const int64_t deadline = now_ms() + timeout_ms;
+  for (;;) {
+    check_interrupted();
+    const int p = primary();
+    if (p >= 0 && p != except) return p;
+    if (now_ms() >= deadline) return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(kReadyPollMs));
+  }
+}
+
+void Cluster::refuse_external(const char* what) const {
+  if (external()) {
+    throw std::runtime_error(std::string(what) + " is not possible on an external cluster");
+  }
+}
+
+void Cluster::kill_member(int member) {
+  refuse_external("kill-member");
+  const pid_t pid = pids_.at(member);
+  if (!running(member))
+    throw std::runtime_error("member m" + std::to_string(member) + " is not running");
+  signal_member(member, SIGKILL);
+  supervisor_.wait_exit(pid, kAdminTimeoutMs * 5);
+  pids_.at(member) = 0;
+  paused_.at(member) = false;
+}
+
+void Cluster::restart_member(int member) {
+  refuse_external("restarting a member");
+  if (running(member)) return;
+  start_member(member);
+}
+
+int64_t Cluster::set_clock_offset(int member, int64_t offset_ms) {
+  refuse_external("moving a member's clock");
+  if (options_.real_mongod) {
+    if (options_.faketime.empty()) {
+      throw std::runtime_error("clock faults on real mongod need faketime, which was not found");
+    }
+    const int64_t previous = clock_offsets_ms_.at(member);
+    write_clock_file(clock_file(member), offset_ms);
+    clock_offsets_ms_.at(member) = offset_ms;
+    return previous;
+  }
+  const nlohmann::json reply = command(member, "admin", {{"mongosimSetClockOffset", offset_ms}});
+  clock_offsets_ms_.at(member) = offset_ms;
+  return reply.value("previousOffsetMillis", int64_t{0});
+}
+
+void Cluster::stop(int64_t grace_ms) {
+  for (int m = 0; m < size(); ++m) {
+    signal_member(m, SIGCONT);  // a paused member cannot act on SIGTERM
+    signal_member(m, SIGTERM);
+  }
+  for (int m = 0; m < size(); ++m) {
+    const pid_t pid = pids_[m];
     if (pid > 0 && supervisor_.running(pid) && !supervisor_.wait_exit(pid, grace_ms)) {
-      supervisor_.signal(pid, SIGKILL);
+      signal_member(m, SIGKILL);
       supervisor_.wait_exit(pid, grace_ms);
     }
+    signal_member(m, SIGKILL);  // whatever is left of its group (a wrapper's child)
   }
+}
+
+bool Cluster::signal_member(int member, int sig) {
+  const pid_t pid = pids_.at(member);
+  if (pid <= 0) return false;
+  // The member's process group: with faketime the member proper is the wrapper's child, and a
+  // signal must reach it too (every spawned child leads its own group, process.h).
+  const bool group = ::kill(-pid, sig) == 0;
+  const bool leader = supervisor_.running(pid) && supervisor_.signal(pid, sig);
+  return group || leader;
+}
+
+void Cluster::pause_member(int member) {
+  refuse_external("pause-member");
+  if (!running(member) || !signal_member(member, SIGSTOP)) {
+    throw std::runtime_error("member m" + std::to_string(member) + " is not running");
+  }
+  paused_.at(member) = true;
+}
+
+void Cluster::resume_member(int member) {
+  paused_.at(member) = false;
+  signal_member(member, SIGCONT);
 }
 
 nlohmann::json Cluster::try_command(int member, const std::string& database,

@@ -1,5 +1,6 @@
 // locklab: run a scenario against a cluster and check its history, or re-check a stored run.
-//   locklab run SCENARIO.toml [--cluster netns|loopback] [--mongod PATH] [--seed N] [--out DIR]
+//   locklab run SCENARIO.toml [--cluster netns|loopback] [--mongod PATH | --external-uri URI]
+//                             [--seed N] [--out DIR]
 //                             [--junit FILE] [--expectation-gate]
 //   locklab check RUN_DIR [--junit FILE]
 // Exit codes: 0 valid, 1 a property violated, 2 unknown or harness error.
@@ -20,6 +21,8 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--cluster", run.backend, "netns (default as root) or loopback")
       ->check(CLI::IsMember({"netns", "loopback"}));
   run_cmd->add_option("--mongod", run.member_program, "member program (default: mongosim)");
+  run_cmd->add_option("--external-uri", run.external_uri,
+                      "an already-initiated replica set to run against (e.g. docker/)");
   CLI::Option* seed_opt = run_cmd->add_option("--seed", seed, "seed for every random choice");
   run_cmd->add_option("--out", run.out_dir, "output directory");
   run_cmd->add_option("--junit", run.junit_path, "also write a JUnit XML report here");

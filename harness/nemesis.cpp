@@ -4,6 +4,7 @@
 #include <cassert>
 #include <iostream>
 
+#include "cluster.h"
 #include "run_workers.h"
 
 namespace locklab {
@@ -18,6 +19,7 @@ int64_t uniform(std::mt19937_64& rng, int64_t lo, int64_t hi) {
 }
 
 std::string random_target(std::mt19937_64& rng, const std::string& fault, const Scenario& s) {
+  if (fault_target(fault) == FaultTarget::kCluster) return "primary";
   if (fault_targets_member(fault)) {
     return "m" + std::to_string(uniform(rng, 0, s.cluster.members - 1));
   }
@@ -50,6 +52,18 @@ void add_random_windows(std::vector<PlannedFault>& plan, const RandomMixSpec& m,
                    : random_target(rng, f.fault, s);
     plan.push_back(f);
     t = f.at_ms + f.duration_ms + uniform(rng, m.gap_min_ms, m.gap_max_ms);
+  }
+}
+
+// "m1,m2" -> ["m1", "m2"]: the history lists each target.
+nlohmann::json split_targets(const std::string& target) {
+  nlohmann::json out = nlohmann::json::array();
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = target.find(',', start);
+    out.push_back(target.substr(start, comma - start));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
   }
 }
 
@@ -90,6 +104,21 @@ Nemesis::~Nemesis() {
 }
 
 std::string Nemesis::resolve_target(const PlannedFault& planned) {
+  if (fault_target(planned.fault) == FaultTarget::kMember) {
+    if (planned.target == "primary") {
+      const int p = context_.cluster.primary();
+      if (p < 0) throw std::runtime_error("no primary to target");
+      return "m" + std::to_string(p);
+    }
+    if (planned.target == "secondaries") {
+      const int p = context_.cluster.primary();
+      std::string list;
+      for (int m = 0; m < context_.cluster.size(); ++m) {
+        if (m != p) list += (list.empty() ? "m" : ",m") + std::to_string(m);
+      }
+      return list;
+    }
+  }
   if (planned.target != "holder") return planned.target;
   std::string holder = holder_ ? holder_() : "";
   if (!holder.empty()) return holder;
@@ -102,16 +131,19 @@ void Nemesis::open(const PlannedFault& planned, int64_t elapsed_ms) {
   Window w;
   w.id = next_window_id_++;
   w.planned = planned;
-  w.planned.target = resolve_target(planned);
+  w.start_ms = elapsed_ms;
   w.end_ms = elapsed_ms + planned.duration_ms;
-  nlohmann::json value = {{"window", w.id},
-                          {"targets", nlohmann::json::array({w.planned.target})},
-                          {"duration_ms", planned.duration_ms}};
+  nlohmann::json value = {{"window", w.id}, {"duration_ms", planned.duration_ms}};
   if (!planned.params.empty()) value["params"] = planned.params;
   try {
+    w.planned.target = resolve_target(planned);
+    value["targets"] = split_targets(w.planned.target);
     w.fault = make_fault(planned.fault, w.planned.target, planned.params);
     w.fault->begin(context_);
+    const nlohmann::json detail = w.fault->detail();
+    if (!detail.is_null()) value["detail"] = detail;
   } catch (const std::exception& e) {
+    if (!value.contains("targets")) value["targets"] = split_targets(w.planned.target);
     // A fault that could not be applied is still a window (so the history shows the attempt),
     // with nothing to heal.
     value["error"] = e.what();
@@ -124,9 +156,8 @@ void Nemesis::open(const PlannedFault& planned, int64_t elapsed_ms) {
 }
 
 void Nemesis::close(Window& w) {
-  nlohmann::json value = {{"window", w.id},
-                          {"fault", w.planned.fault},
-                          {"targets", nlohmann::json::array({w.planned.target})}};
+  nlohmann::json value = {
+      {"window", w.id}, {"fault", w.planned.fault}, {"targets", split_targets(w.planned.target)}};
   if (w.fault) {
     try {
       w.fault->heal(context_);
@@ -139,7 +170,23 @@ void Nemesis::close(Window& w) {
   history_.append({0, "nemesis", EventType::kInfo, "heal", "", std::nullopt, value});
 }
 
+void Nemesis::tick_window(Window& w, int64_t elapsed_ms) {
+  if (!w.fault) return;
+  nlohmann::json event;
+  try {
+    event = w.fault->tick(context_, elapsed_ms - w.start_ms);
+  } catch (const std::exception& e) {
+    event = {{"error", e.what()}};
+  }
+  if (event.is_null()) return;
+  event["window"] = w.id;
+  history_.append({0, "nemesis", EventType::kInfo, w.planned.fault, "", std::nullopt, event});
+}
+
 void Nemesis::tick(int64_t elapsed_ms) {
+  for (Window& w : active_) {
+    if (w.end_ms > elapsed_ms) tick_window(w, elapsed_ms);
+  }
   for (auto it = active_.begin(); it != active_.end();) {
     if (it->end_ms <= elapsed_ms) {
       close(*it);

@@ -3,10 +3,10 @@
 // f = the fault kind, value.window = its id, value.targets) and every heal one too (f "heal",
 // the same window id), so the checkers can attribute anomalies to the faults active then.
 //
-// Adding a fault (e.g. the replica-set faults step-down, member partitions, clock skew, kill
-// member) means: a Fault subclass in nemesis_faults.cpp, its name and parameter keys in
-// known_faults() (scenario.cpp), and, if it needs a new lever on the cluster, a member of
-// FaultContext. Nothing else changes.
+// Adding a fault means: a Fault subclass (nemesis_faults.cpp for worker and process faults,
+// nemesis_partitions.cpp for network partitions, nemesis_replset.cpp for step-down, freeze,
+// kill-member, clocks and the divergence sequence), its name, target kind and parameter keys in
+// scenario_faults.cpp, and, if it needs a new lever on the cluster, a member of FaultContext.
 //
 // Thread rules: the harness's main thread only.
 #pragma once
@@ -36,15 +36,23 @@ struct FaultContext {
 };
 
 // One fault: begin() applies it, heal() undoes it. Both throw std::runtime_error naming what
-// failed; heal() is called exactly once after a begin() that returned.
+// failed; heal() is called exactly once after a begin() that returned. tick() is called on
+// every nemesis tick in between (for faults that act repeatedly, e.g. continuous step-downs);
+// what it returns, unless null, is recorded as a history event of the window. detail() is
+// added to the window's start event (who the primary was, the sides of a partition...).
 class Fault {
  public:
   virtual ~Fault() = default;
   virtual void begin(FaultContext& context) = 0;
   virtual void heal(FaultContext& context) = 0;
+  virtual nlohmann::json tick(FaultContext& /*context*/, int64_t /*window_elapsed_ms*/) {
+    return nullptr;
+  }
+  virtual nlohmann::json detail() const { return nullptr; }
 };
 
-// Makes the fault for a kind from known_faults(). `target` is already resolved ("w2", "m0").
+// Makes the fault for a kind from known_faults(). `target` is already resolved: "w2", one or
+// more members "m0" / "m1,m2", or "primary" for the faults that act on the whole set.
 // Throws std::invalid_argument for an unknown kind.
 std::unique_ptr<Fault> make_fault(const std::string& kind, const std::string& target,
                                   const nlohmann::json& params);
@@ -84,6 +92,7 @@ class Nemesis {
   struct Window {
     int id = 0;
     PlannedFault planned;
+    int64_t start_ms = 0;
     int64_t end_ms = 0;
     std::unique_ptr<Fault> fault;
   };
@@ -99,6 +108,7 @@ class Nemesis {
   void open(const PlannedFault& planned, int64_t elapsed_ms);
   void close(Window& window);
   std::string resolve_target(const PlannedFault& planned);
+  void tick_window(Window& window, int64_t elapsed_ms);
 };
 
 }  // namespace locklab

@@ -1,19 +1,17 @@
-// The faults available without replication. Each is a small Fault with begin/heal.
+// Worker faults and member process pauses, and make_fault(), which dispatches to the other
+// fault families (nemesis_kinds.h). Each fault is a small Fault with begin/heal.
 #include <signal.h>
 
 #include <stdexcept>
 
 #include "cluster.h"
 #include "nemesis.h"
+#include "nemesis_kinds.h"
 #include "netns.h"
 #include "run_workers.h"
 
 namespace locklab {
 namespace {
-
-int member_index(const std::string& target) {
-  return std::stoi(target.substr(1));
-}
 
 // SIGSTOP past the lease, SIGCONT on heal: the process pause of Kleppmann's GC-pause argument.
 class PauseWorker : public Fault {
@@ -46,18 +44,20 @@ class KillWorker : public Fault {
 
 class PauseMember : public Fault {
  public:
-  explicit PauseMember(std::string target) : member_(member_index(target)) {}
+  explicit PauseMember(const std::string& target) : members_(member_indices(target)) {}
   void begin(FaultContext& c) override {
-    if (!c.cluster.running(member_) || kill(c.cluster.pid(member_), SIGSTOP) != 0) {
-      throw std::runtime_error("member m" + std::to_string(member_) + " is not running");
+    for (int m : members_) {
+      c.cluster.pause_member(m);
+      paused_.push_back(m);
     }
   }
   void heal(FaultContext& c) override {
-    if (c.cluster.running(member_)) kill(c.cluster.pid(member_), SIGCONT);
+    for (int m : paused_) c.cluster.resume_member(m);
   }
 
  private:
-  int member_;
+  std::vector<int> members_;
+  std::vector<int> paused_;
 };
 
 class IsolateWorker : public Fault {
@@ -118,6 +118,26 @@ class FailCommand : public Fault {
 
 }  // namespace
 
+std::vector<int> member_indices(const std::string& target) {
+  std::vector<int> out;
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = target.find(',', start);
+    const std::string one = target.substr(start, comma - start);
+    if (one.size() < 2 || one[0] != 'm' || one.size() > 3 ||
+        one.find_first_not_of("0123456789", 1) != std::string::npos) {
+      throw std::invalid_argument("not a member: \"" + one + "\"");
+    }
+    out.push_back(std::stoi(one.substr(1)));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
+std::string member_role(int member) {
+  return "m" + std::to_string(member);
+}
+
 std::unique_ptr<Fault> make_fault(const std::string& kind, const std::string& target,
                                   const nlohmann::json& params) {
   if (kind == "pause-worker") return std::make_unique<PauseWorker>(target);
@@ -131,6 +151,8 @@ std::unique_ptr<Fault> make_fault(const std::string& kind, const std::string& ta
                                                        : IsolationMode::kDrop);
   }
   if (kind == "fail-command") return std::make_unique<FailCommand>(target, params);
+  if (auto fault = make_partition_fault(kind, target, params)) return fault;
+  if (auto fault = make_replset_fault(kind, target, params)) return fault;
   throw std::invalid_argument("unknown fault kind " + kind);
 }
 

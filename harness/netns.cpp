@@ -4,6 +4,7 @@
 
 #include <cassert>
 #include <filesystem>
+#include <set>
 #include <stdexcept>
 
 #include "process.h"
@@ -28,6 +29,24 @@ std::string nft_isolation_script(const std::string& table, IsolationMode mode) {
          "  chain input { type filter hook input priority 0; policy accept; " + in + " drop; }\n" +
          "  chain output { type filter hook output priority 0; policy accept; " + out_rule +
          " }\n}\n";
+}
+
+// Replaces the partition table in one nft transaction: declaring an existing table is a no-op,
+// so "declare, delete, define" works whether or not it was there.
+std::string nft_partition_script(const std::string& table, const std::vector<std::string>& peers) {
+  std::string set;
+  for (const std::string& address : peers) set += (set.empty() ? "" : ", ") + address;
+  return "table inet " + table + " {}\ndelete table inet " + table + "\ntable inet " + table +
+         " {\n  chain input { type filter hook input priority 0; policy accept; iifname \"eth0\" "
+         "ip saddr { " +
+         set +
+         " } drop; }\n  chain output { type filter hook output priority 0; "
+         "policy accept; oifname \"eth0\" ip daddr { " +
+         set + " } drop; }\n}\n";
+}
+
+Network::Cut normalised(const Network::Cut& c) {
+  return c.first < c.second ? c : Network::Cut{c.second, c.first};
 }
 
 }  // namespace
@@ -89,6 +108,52 @@ bool Network::isolated(const std::string& role) const {
   return isolated_.count(role) > 0;
 }
 
+void Network::cut(const std::vector<Cut>& pairs) {
+  std::set<std::string> touched;
+  for (const Cut& raw : pairs) {
+    const Cut c = normalised(raw);
+    host(c.first);  // throws for an unknown role before anything changes
+    host(c.second);
+    assert(c.first != c.second);
+    ++cuts_[c];
+    touched.insert(c.first);
+    touched.insert(c.second);
+  }
+  for (const std::string& role : touched) rewrite_partition_table(role);
+}
+
+void Network::uncut(const std::vector<Cut>& pairs) {
+  std::set<std::string> touched;
+  for (const Cut& raw : pairs) {
+    const auto it = cuts_.find(normalised(raw));
+    if (it == cuts_.end()) continue;
+    if (--it->second == 0) cuts_.erase(it);
+    touched.insert(raw.first);
+    touched.insert(raw.second);
+  }
+  for (const std::string& role : touched) rewrite_partition_table(role);
+}
+
+std::vector<std::string> Network::cut_peers(const std::string& role) const {
+  std::vector<std::string> out;
+  for (const auto& [c, count] : cuts_) {
+    if (c.first == role) out.push_back(c.second);
+    if (c.second == role) out.push_back(c.first);
+  }
+  return out;
+}
+
+void Network::rewrite_partition_table(const std::string& role) {
+  const Host& h = host(role);
+  std::vector<std::string> addresses;
+  for (const std::string& peer : cut_peers(role)) addresses.push_back(host(peer).address);
+  if (addresses.empty()) {
+    run_tool({kNft, "delete", "table", "inet", partition_table()}, h.netns);  // absent is fine
+    return;
+  }
+  run_tool_checked({kNft, "-f", "-"}, h.netns, nft_partition_script(partition_table(), addresses));
+}
+
 void Network::teardown() {
   if (torn_down_) return;
   torn_down_ = true;
@@ -96,6 +161,7 @@ void Network::teardown() {
   delete_namespace(bridge_ns_);
   hosts_.clear();
   isolated_.clear();
+  cuts_.clear();
 }
 
 bool netns_supported() {

@@ -11,6 +11,12 @@
 // established TCP connections stay open until the driver's timeouts fire, which is what a real
 // partition does. Mode "reject" answers with a TCP reset, so connections fail at once.
 //
+// Partitions between hosts (the member partitions: isolate a member, halves, ring, bridge, a
+// worker cut from some members) are "cuts": unordered pairs of hosts that cannot reach each
+// other. Each host with at least one cut holds the table "<prefix>-part" dropping packets to and
+// from its cut peers' addresses (silently, both directions). Cuts are counted, so overlapping
+// fault windows compose and a heal removes only its own.
+//
 // Thread rules: one thread (the harness's main thread). Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN).
 #pragma once
 
@@ -48,12 +54,21 @@ class Network {
   void heal(const std::string& role);
   bool isolated(const std::string& role) const;
 
+  using Cut = std::pair<std::string, std::string>;  // two roles
+  // Adds (or removes) one count of every pair and rewrites the tables of the hosts concerned.
+  // Throws std::out_of_range for an unknown role, std::runtime_error when nft fails.
+  void cut(const std::vector<Cut>& pairs);
+  void uncut(const std::vector<Cut>& pairs);
+  // The roles `role` is cut from now.
+  std::vector<std::string> cut_peers(const std::string& role) const;
+
   // Deletes every namespace of this network (which removes veths, the bridge and nft tables).
   // Never throws; safe to call twice.
   void teardown();
 
   const std::string& prefix() const { return prefix_; }
   std::string isolate_table() const { return prefix_ + "-isolate"; }
+  std::string partition_table() const { return prefix_ + "-part"; }
 
   static constexpr int kHostsMax = 200;
   static constexpr std::string_view kSubnet = "10.77.0";
@@ -63,6 +78,8 @@ class Network {
   std::string bridge_ns_;
   std::map<std::string, Host> hosts_;
   std::map<std::string, IsolationMode> isolated_;
+  std::map<Cut, int> cuts_;  // normalised (first < second) -> how many windows cut it
+  void rewrite_partition_table(const std::string& role);
   int next_octet_ = 1;
   bool torn_down_ = false;
 };

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -51,10 +52,123 @@ void install_signal_handlers() {
   signal(SIGPIPE, SIG_IGN);
 }
 
-class Interrupted : public std::runtime_error {
+// A run that cannot be done with this member program (a mongosim without the clock command);
+// printed as "locklab: unsupported: ..." so a test runner can report it as skipped.
+class Unsupported : public std::runtime_error {
  public:
-  Interrupted() : std::runtime_error("interrupted by signal " + std::to_string(g_stop_signal)) {}
+  using std::runtime_error::runtime_error;
 };
+
+// Bound on finding the primary for the final reads (an election may still be running after
+// the last heal).
+constexpr int64_t kFinalPrimaryWaitMs = 30'000;
+
+bool needs_network(const std::string& fault) {
+  return fault == "isolate-worker" || fault == "isolate-member" ||
+         fault.starts_with("partition-") || fault == "primary-divergence";
+}
+
+// The scenario's fault kinds: fixed windows and the random mix.
+std::vector<std::string> scenario_faults(const Scenario& s) {
+  std::vector<std::string> out;
+  for (const FaultSpec& f : s.nemesis.schedule) out.push_back(f.fault);
+  if (s.nemesis.random) {
+    for (const auto& [kind, weight] : s.nemesis.random->weights) out.push_back(kind);
+  }
+  return out;
+}
+
+bool moves_clocks(const Scenario& s) {
+  for (const std::string& f : scenario_faults(s)) {
+    if (fault_moves_clock(f)) return true;
+  }
+  return false;
+}
+
+// An executable named `name` on $PATH, or "".
+std::string find_on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    const size_t colon = dirs.find(':', start);
+    const std::string dir = dirs.substr(start, colon == std::string::npos ? colon : colon - start);
+    if (!dir.empty()) {
+      const fs::path candidate = fs::path(dir) / name;
+      if (access(candidate.c_str(), X_OK) == 0) return candidate.string();
+    }
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  return "";
+}
+
+// "mongodb://h1:p1,h2/?x" -> {{h1, p1}, {h2, 27017}}. Throws std::runtime_error.
+std::vector<MemberPlacement> uri_hosts(const std::string& uri) {
+  const std::string scheme = "mongodb://";
+  if (!uri.starts_with(scheme)) {
+    throw std::runtime_error("--external-uri must start with mongodb:// (got " + uri + ")");
+  }
+  std::string list = uri.substr(scheme.size());
+  list = list.substr(0, list.find_first_of("/?"));
+  if (const size_t at = list.rfind('@'); at != std::string::npos) list = list.substr(at + 1);
+  std::vector<MemberPlacement> out;
+  size_t start = 0;
+  while (start <= list.size() && out.size() < 50) {
+    const size_t comma = list.find(',', start);
+    const std::string host = list.substr(start, comma == std::string::npos ? comma : comma - start);
+    const size_t colon = host.rfind(':');
+    MemberPlacement m;
+    m.address = host.substr(0, colon);
+    try {
+      m.port = colon == std::string::npos ? 27017 : std::stoi(host.substr(colon + 1));
+    } catch (const std::exception&) {
+      throw std::runtime_error("--external-uri: bad port in \"" + host + "\"");
+    }
+    if (m.address.empty()) throw std::runtime_error("--external-uri: empty host in " + uri);
+    out.push_back(m);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+// Refuses, before anything starts, a run whose faults this setup cannot inject.
+void preflight(const Scenario& s, const std::string& backend, const RunOptions& o) {
+  if (!o.external_uri.empty()) {
+    const std::vector<MemberPlacement> hosts = uri_hosts(o.external_uri);
+    if (static_cast<int>(hosts.size()) != s.cluster.members) {
+      throw std::runtime_error(s.path + ": cluster.members is " +
+                               std::to_string(s.cluster.members) + " but --external-uri names " +
+                               std::to_string(hosts.size()) + " hosts");
+    }
+    for (const FaultSpec& f : s.nemesis.schedule) {
+      const bool possible = fault_target(f.fault) == FaultTarget::kWorker
+                                ? !needs_network(f.fault)
+                                : f.fault == "step-down" || f.fault == "freeze";
+      if (!possible) {
+        throw std::runtime_error(s.path + ":" + std::to_string(f.line) + ": " + f.fault +
+                                 " is not possible on an external cluster (only worker faults, "
+                                 "step-down and freeze)");
+      }
+    }
+    if (s.nemesis.random) {
+      throw std::runtime_error(s.path + ": [nemesis.random] is not supported with --external-uri");
+    }
+  }
+  for (const FaultSpec& f : s.nemesis.schedule) {
+    if (backend == "loopback" && needs_network(f.fault)) {
+      throw std::runtime_error(s.path + ":" + std::to_string(f.line) + ": " + f.fault +
+                               " needs the netns backend (run as root)");
+    }
+  }
+  if (!o.member_program.empty() && moves_clocks(s) && find_on_path("faketime").empty()) {
+    throw std::runtime_error(s.path +
+                             ": clock faults (clock-skew, clock-jump, primary-divergence) on "
+                             "--mongod members need the faketime program (libfaketime), and "
+                             "none is on PATH; install faketime or remove those faults");
+  }
+}
 
 int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -78,6 +192,13 @@ void write_file(const fs::path& path, const std::string& text) {
 }
 
 std::string choose_backend(const RunOptions& o, const Scenario& s) {
+  if (!o.external_uri.empty()) {
+    // The harness cannot put someone else's members into its namespaces; workers run beside it.
+    if (o.backend == "netns") throw std::runtime_error("--external-uri needs --cluster loopback");
+    if (!o.member_program.empty())
+      throw std::runtime_error("--external-uri and --mongod exclude each other");
+    return "loopback";
+  }
   std::string backend = !o.backend.empty() ? o.backend : s.cluster.backend;
   if (backend.empty()) backend = netns_supported() ? "netns" : "loopback";
   if (backend == "netns" && !netns_supported()) {
@@ -182,7 +303,8 @@ class Run {
   int64_t start_ms_ = 0;
 
   void check_interrupt() const {
-    if (g_stop_signal != 0) throw Interrupted();
+    if (g_stop_signal != 0)
+      throw Interrupted("interrupted by signal " + std::to_string(g_stop_signal));
   }
 
   void prepare() {
@@ -204,7 +326,12 @@ class Run {
     c.data_dir = temp_dir_;
     c.log_dir = (out_ / "members").string();
     c.election_timeout_ms = s_.cluster.election_timeout_ms;
-    for (int m = 0; m < s_.cluster.members; ++m) {
+    c.real_mongod = !options_.member_program.empty() || !options_.external_uri.empty();
+    if (c.real_mongod && moves_clocks(s_)) c.faketime = find_on_path("faketime");
+    c.interrupted = [] { return g_stop_signal != 0; };
+    c.external_uri = options_.external_uri;
+    if (!c.external_uri.empty()) c.members = uri_hosts(c.external_uri);
+    for (int m = 0; c.external_uri.empty() && m < s_.cluster.members; ++m) {
       if (network_) {
         const Host& h = network_->host("m" + std::to_string(m));
         c.members.push_back({h.netns, h.address, static_cast<int>(kMemberPort)});
@@ -216,6 +343,28 @@ class Run {
     cluster_ = std::make_unique<Cluster>(c, supervisor_);
     cluster_->start();
     check_interrupt();
+    if (!c.real_mongod && c.external_uri.empty() && moves_clocks(s_)) probe_clock_command();
+    if (!c.external_uri.empty()) drop_database();
+  }
+
+  // An external set keeps what earlier runs wrote; the history must start from nothing.
+  void drop_database() {
+    const int primary = cluster_->wait_for_primary(kFinalPrimaryWaitMs);
+    if (primary < 0) throw std::runtime_error("no primary to drop the database on");
+    cluster_->command(primary, kDatabase,
+                      {{"dropDatabase", 1}, {"writeConcern", {{"w", "majority"}}}});
+  }
+
+  // The clock faults need mongosimSetClockOffset; a mongosim without it is refused here, before
+  // any worker starts, rather than producing a run whose clock faults silently did nothing.
+  void probe_clock_command() {
+    const nlohmann::json reply = cluster_->try_command(0, "admin", {{"mongosimSetClockOffset", 0}});
+    if (!reply_ok(reply)) {
+      throw Unsupported(
+          "clock faults need mongosim's mongosimSetClockOffset command, which this "
+          "member program refuses: " +
+          reply.value("errmsg", reply.dump()));
+    }
   }
 
   void start_workers() {
@@ -293,10 +442,18 @@ class Run {
     while (now_ms() < end && (s_.workload.duration_ms > 0 || workers_->running() > 0)) tick();
   }
 
+  // The final state as the current primary has it (majority-committed state may lag; the
+  // primary's is what the next client would build on).
   void final_reads() {
+    if (s_.workload.kind == WorkloadKind::kMutex) return;
+    const int primary = cluster_->wait_for_primary(kFinalPrimaryWaitMs);
+    if (primary < 0) {
+      throw std::runtime_error("no primary for the final reads within " +
+                               std::to_string(kFinalPrimaryWaitMs) + " ms");
+    }
     if (s_.workload.kind == WorkloadKind::kFenced) {
       const nlohmann::json reply = cluster_->command(
-          0, kDatabase, {{"find", kFencedCollection}, {"filter", nlohmann::json::object()}});
+          primary, kDatabase, {{"find", kFencedCollection}, {"filter", nlohmann::json::object()}});
       for (const auto& doc : reply["cursor"]["firstBatch"]) {
         history_->append({0,
                           "harness",
@@ -306,12 +463,14 @@ class Run {
                           std::nullopt,
                           {{"resource", doc.value("_id", "")},
                            {"token", doc.value("token", nlohmann::json(nullptr))},
-                           {"writes", doc.value("writes", nlohmann::json(nullptr))}}});
+                           // exclusion.fenced compares "count" with the accepted writes.
+                           {"count", doc.value("writes", nlohmann::json(nullptr))}}});
       }
     }
     if (s_.workload.kind == WorkloadKind::kCounter) {
       const nlohmann::json reply = cluster_->command(
-          0, kDatabase, {{"find", kCounterCollection}, {"filter", {{"_id", kCounterResource}}}});
+          primary, kDatabase,
+          {{"find", kCounterCollection}, {"filter", {{"_id", kCounterResource}}}});
       int64_t count = 0;
       for (const auto& doc : reply["cursor"]["firstBatch"]) count = doc.value("count", int64_t{0});
       history_->append({0,
@@ -375,12 +534,7 @@ int run_scenario(const RunOptions& options) {
             << out.string() << std::endl;
   try {
     const std::string backend = choose_backend(options, scenario);
-    for (const FaultSpec& f : scenario.nemesis.schedule) {
-      if (backend == "loopback" && f.fault == "isolate-worker") {
-        throw std::runtime_error(scenario.path + ":" + std::to_string(f.line) +
-                                 ": isolate-worker needs the netns backend (run as root)");
-      }
-    }
+    preflight(scenario, backend, options);
     fs::create_directories(out);
     // A reused directory starts a fresh history: appending to an old one would mix two runs.
     fs::remove(out / "history.jsonl");
@@ -388,8 +542,9 @@ int run_scenario(const RunOptions& options) {
                   fs::copy_options::overwrite_existing);
     write_file(out / "seed", std::to_string(seed) + "\n");
     write_file(out / "versions.json",
-               versions(options.member_program.empty() ? binary_dir() + "/mongosim"
-                                                       : options.member_program)
+               versions(!options.external_uri.empty()    ? "external " + options.external_uri
+                        : options.member_program.empty() ? binary_dir() + "/mongosim"
+                                                         : options.member_program)
                        .dump(2) +
                    "\n");
     sweep_stale_runs();
@@ -399,6 +554,9 @@ int run_scenario(const RunOptions& options) {
     init_driver();
     Run run(options, scenario, seed, backend, out);
     run.execute();
+  } catch (const Unsupported& e) {
+    std::cerr << "\nlocklab: unsupported: " << e.what() << "\n";
+    return 2;
   } catch (const std::exception& e) {
     std::cerr << "\nlocklab: run failed: " << e.what() << "\n";
     return 2;

@@ -26,6 +26,10 @@ struct RunOptions {
   std::string scenario_path;
   std::string backend;         // "" = the scenario's, else netns when root, else loopback
   std::string member_program;  // "" = mongosim next to the locklab binary
+  // Non-empty: run against this already-initiated replica set instead of starting members
+  // (loopback backend; only faults that need no member process or network: worker faults,
+  // step-down, freeze). Its database "locklab" is dropped at the start.
+  std::string external_uri;
   std::optional<uint64_t> seed;
   std::string out_dir;     // "" = results/runs/<UTC time>-<scenario>
   std::string junit_path;  // "" = none

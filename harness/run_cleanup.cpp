@@ -61,8 +61,31 @@ pid_t owner_of(const std::string& name) {
   return pid;
 }
 
+// SIGKILLs every process inside a namespace. Children of the harness die with it
+// (PDEATHSIG), but not their own children: a member under faketime is the wrapper's child.
+void kill_namespace_processes(const std::string& ns) {
+  try {
+    const ToolResult pids = run_tool({"ip", "netns", "pids", ns});
+    size_t start = 0;
+    for (int n = 0; n < 10'000 && start < pids.output.size(); ++n) {
+      const size_t end = pids.output.find('\n', start);
+      const std::string line = pids.output.substr(start, end - start);
+      if (!line.empty() && line.find_first_not_of("0123456789") == std::string::npos) {
+        kill(static_cast<pid_t>(std::stol(line)), SIGKILL);
+      }
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+  } catch (const std::exception&) {
+    // Best effort: deleting the namespace below still unbinds its name.
+  }
+}
+
 void cleanup_run(const std::string& prefix) {
-  for (const std::string& ns : list_namespaces(prefix + "-")) delete_namespace(ns);
+  for (const std::string& ns : list_namespaces(prefix + "-")) {
+    kill_namespace_processes(ns);
+    delete_namespace(ns);
+  }
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(kTempRoot, ec)) {
     if (entry.path().filename().string().starts_with(prefix + "-")) {

@@ -22,7 +22,8 @@ std::string run_prefix();
 // The owner pid encoded in a name "ll-<pid>-...", or 0 when the name is not of that shape.
 pid_t owner_of(const std::string& name);
 
-// Deletes the namespaces named "<prefix>-*" and the directories /tmp/<prefix>-*. Never throws.
+// Kills every process left inside the namespaces named "<prefix>-*", deletes those namespaces
+// and the directories /tmp/<prefix>-*. Never throws.
 void cleanup_run(const std::string& prefix);
 // cleanup_run for every "ll-<pid>" whose process is gone; returns the prefixes it cleaned.
 std::vector<std::string> sweep_stale_runs();

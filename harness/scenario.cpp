@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "checker.h"
+#include "scenario_faults.h"
 
 namespace locklab {
 namespace {
@@ -135,7 +136,6 @@ class TableReader {
 ClusterSpec read_cluster(TableReader& r) {
   ClusterSpec c;
   c.members = static_cast<int>(r.integer("members", 1, 1, kMaxMembers));
-  if (c.members != 1) r.fail(r.line_of("members"), "members", "only 1 member is supported yet");
   c.backend = r.choice("backend", "", {"", "netns", "loopback"});
   c.election_timeout_ms = r.integer("election_timeout_ms", 2000, 100, 60'000);
   r.reject_unknown();
@@ -202,17 +202,6 @@ std::string check_fault_kind(TableReader& r, std::string_view key, const std::st
   return kind;
 }
 
-bool valid_target(std::string_view fault, const std::string& target, const Scenario& s) {
-  if (target == "random") return true;
-  const bool member = fault_targets_member(fault);
-  if (!member && target == "holder") return true;
-  const char prefix = member ? 'm' : 'w';
-  if (target.size() < 2 || target[0] != prefix) return false;
-  if (!std::all_of(target.begin() + 1, target.end(), ::isdigit)) return false;
-  const int index = std::stoi(target.substr(1));
-  return member ? index < s.cluster.members : index >= 1 && index <= s.workload.workers;
-}
-
 // A fault's own parameters (e.g. fail-command's `mode`) become FaultSpec::params.
 nlohmann::json read_fault_params(TableReader& r, const toml::table& table,
                                  const std::string& fault) {
@@ -243,35 +232,10 @@ nlohmann::json read_fault_params(TableReader& r, const toml::table& table,
   return params;
 }
 
-void validate_fault_params(TableReader& r, const std::string& fault, const nlohmann::json& p) {
-  auto check_choice = [&](const char* key, std::vector<std::string> allowed) {
-    if (!p.contains(key)) return;
-    if (!p[key].is_string() ||
-        std::find(allowed.begin(), allowed.end(), p[key].get<std::string>()) == allowed.end()) {
-      std::string list;
-      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + ("\"" + a + "\"");
-      r.fail(r.line_of(key), key, "must be one of " + list);
-    }
-  };
-  auto check_int = [&](const char* key, int64_t min, int64_t max) {
-    if (!p.contains(key)) return;
-    if (!p[key].is_number_integer() || p[key].get<int64_t>() < min || p[key].get<int64_t>() > max) {
-      r.fail(r.line_of(key), key,
-             "must be an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
-    }
-  };
-  if (fault == "isolate-worker") check_choice("mode", {"drop", "reject"});
-  if (fault == "kill-worker" && p.contains("restart") && !p["restart"].is_boolean()) {
-    r.fail(r.line_of("restart"), "restart", "expected true or false");
-  }
-  if (fault == "fail-command") {
-    check_choice("mode", {"close-connection", "block", "error", "write-concern-error"});
-    check_int("error_code", 1, 1'000'000);
-    check_int("block_ms", 1, 600'000);
-    if (p.contains("commands") && (!p["commands"].is_array() || p["commands"].empty())) {
-      r.fail(r.line_of("commands"), "commands", "expected a non-empty array of command names");
-    }
-  }
+void validate_fault_params(TableReader& r, const std::string& fault, const nlohmann::json& p,
+                           const Scenario& s) {
+  if (auto e = fault_param_error(fault, p, s.cluster.members))
+    r.fail(r.line_of(e->key), e->key, e->what);
 }
 
 FaultSpec read_fault(TableReader& r, const toml::table& table, const Scenario& s) {
@@ -282,15 +246,12 @@ FaultSpec read_fault(TableReader& r, const toml::table& table, const Scenario& s
   f.at_ms = r.integer("at_ms", 0, 0, kMaxDurationMs);
   f.duration_ms = r.integer("duration_ms", 0, 1, kMaxDurationMs);
   if (f.duration_ms == 0) r.fail(f.line, "duration_ms", "required (how long the fault lasts)");
-  f.target = r.string("target", fault_targets_member(f.fault) ? "m0" : "random");
-  if (!valid_target(f.fault, f.target, s)) {
-    r.fail(r.line_of("target"), "target",
-           "\"" + f.target + "\" is not a " +
-               (fault_targets_member(f.fault) ? "member (m0..)" : "worker (w1.., holder)") +
-               " of this scenario, nor \"random\"");
+  f.target = r.string("target", default_target(f.fault));
+  if (auto e = target_error(f.fault, f.target, s.cluster.members, s.workload.workers)) {
+    r.fail(r.line_of("target"), "target", *e);
   }
   f.params = read_fault_params(r, table, f.fault);
-  validate_fault_params(r, f.fault, f.params);
+  validate_fault_params(r, f.fault, f.params, s);
   r.reject_unknown();
   return f;
 }
@@ -309,9 +270,13 @@ RandomMixSpec read_random(TableReader& r, const std::string& file, const Scenari
     m.weights[kind] = weights.number(key.str(), 0, 1e-9, 1e9);
   }
   m.target = r.string("target", "random");
+  if (m.target != "random" && m.target != "holder") {
+    r.fail(r.line_of("target"), "target", "must be \"random\" or \"holder\"");
+  }
   for (const auto& [kind, w] : m.weights) {
-    if (!valid_target(kind, m.target, s) && m.target != "holder") {
-      r.fail(r.line_of("target"), "target", "must be \"random\" or \"holder\"");
+    // Random windows carry no parameters: a kind that requires one cannot be drawn.
+    if (auto e = fault_param_error(kind, nlohmann::json::object(), s.cluster.members)) {
+      weights.fail(weights.line_of(kind), kind, e->key + ": " + e->what);
     }
   }
   m.start_ms = r.integer("start_ms", m.start_ms, 0, kMaxDurationMs);
@@ -420,21 +385,6 @@ std::string_view to_string(Expect expect) {
 }
 std::string_view to_string(Tier tier) {
   return tier == Tier::kQuick ? "quick" : "long";
-}
-
-const std::map<std::string, std::vector<std::string>>& known_faults() {
-  static const std::map<std::string, std::vector<std::string>> faults = {
-      {"isolate-worker", {"mode"}},
-      {"pause-worker", {}},
-      {"kill-worker", {"restart"}},
-      {"pause-member", {}},
-      {"fail-command", {"mode", "commands", "error_code", "block_ms"}},
-  };
-  return faults;
-}
-
-bool fault_targets_member(std::string_view fault) {
-  return fault.ends_with("-member");
 }
 
 Scenario parse_scenario(std::string_view text, const std::string& path) {

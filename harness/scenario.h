@@ -17,6 +17,8 @@
 #include <string_view>
 #include <vector>
 
+#include "scenario_faults.h"
+
 namespace locklab {
 
 // Thrown for an unreadable file, a TOML syntax error, an unknown key or a bad value. The message
@@ -65,7 +67,8 @@ struct WorkloadSpec {
 };
 
 // One fault window. `target` is a worker ("w1"...), a member ("m0"...), "random" (chosen with
-// the run's seed) or "holder" (a worker holding a lock when the fault starts, else random).
+// the run's seed), "holder" (a worker holding a lock when the fault starts, else random), or for
+// member faults "primary" / "secondaries" (whoever they are when the window opens).
 struct FaultSpec {
   int64_t at_ms = 0;
   std::string fault;
@@ -112,11 +115,6 @@ struct Scenario {
   NemesisSpec nemesis;
   CheckSpec check;
 };
-
-// The fault kinds the nemesis knows, each with the parameter keys it accepts.
-const std::map<std::string, std::vector<std::string>>& known_faults();
-// True when the fault kind targets a member ("m<N>") rather than a worker.
-bool fault_targets_member(std::string_view fault);
 
 Scenario load_scenario(const std::string& path);
 // Parses TOML text; `path` names the source in error messages and sets the default name.

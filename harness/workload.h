@@ -32,7 +32,7 @@ struct WorkerConfig {
   int locks = 1;
   int64_t critical_section_ms = 50;
   bool honour_lost = true;  // false: the critical section runs on after the lost notification
-  int64_t operations = 0;  // 0: until stopped
+  int64_t operations = 0;   // 0: until stopped
   LockSpec lock;
   uint64_t seed = 0;
 };

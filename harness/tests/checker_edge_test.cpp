@@ -177,6 +177,19 @@ TEST(CheckerEdge, LivenessAfterHeal) {
   EXPECT_EQ(outcome_of(refaulted, kLivenessRecovery), Outcome::kValid);
 }
 
+// A fault acting again inside its window (continuous step-downs) records more events with the
+// same window id: they belong to that window, whose heal is then judged like any other.
+TEST(CheckerEdge, EventsInsideAnOpenWindowAreNotNewWindows) {
+  HistoryBuilder stuck;
+  stuck.acquire(0, 1, "w1", "L", 1).release(5, "w1", "L", 1);
+  stuck.fault(10, "step-down", "1", "primary").ev(50, "w2", kInvoke, "acquire", "L");
+  stuck.ev(60, "nemesis", kInfo, "step-down", "", std::nullopt, {{"window", "1"}});
+  stuck.heal(100, "1", "step-down").ev(2000, "harness", kInfo, "end");
+  Verdict verdict = check(stuck.build(), config_for(kLivenessRecovery));
+  EXPECT_EQ(verdict.overall, Outcome::kInvalid);
+  EXPECT_EQ(first_violation(verdict, kLivenessRecovery).events, (std::vector<size_t>{5, 7}));
+}
+
 TEST(CheckerEdge, LivenessWithoutFaultsCountsFromTheFirstAttempt) {
   HistoryBuilder base;
   base.ev(0, "harness", kInfo, "start").ev(5000, "w1", kInvoke, "acquire", "L");

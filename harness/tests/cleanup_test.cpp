@@ -8,20 +8,19 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <optional>
 #include <thread>
 
 #include "netns.h"
 #include "process.h"
+#include "programs.h"
 #include "run_cleanup.h"
 
 namespace locklab {
 namespace {
 
 namespace fs = std::filesystem;
-
-#ifndef LOCKLAB_BIN_DIR
-#define LOCKLAB_BIN_DIR ""
-#endif
 
 template <typename F>
 bool eventually(F done, int64_t deadline_ms) {
@@ -81,56 +80,261 @@ TEST(RunCleanup, SweepRemovesADeadRunsLeftovers) {
   EXPECT_FALSE(fs::exists(dir));
 }
 
-class KilledRun : public testing::TestWithParam<int> {};
+using testing::programs_built;
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// One `locklab run` signalled at a chosen moment. Asserts that the run's namespaces (and with
+// them its nft tables), temporary directories (member dbpaths) and processes are all gone.
+struct SignalledRun {
+  std::vector<std::string> args;  // after "locklab run"
+  std::string out;                // the run's --out directory
+  int sig = SIGINT;
+  // When to send the signal; checked until true (bounded).
+  std::function<bool()> moment;
+  std::string moment_name;
+
+  // The harness's exit status and its output.
+  std::pair<std::optional<ExitStatus>, std::string> run() const {
+    const std::string bin = LOCKLAB_BIN_DIR;
+    fs::remove_all(out);
+    Supervisor supervisor;
+    std::vector<std::string> argv = {bin + "/locklab", "run"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {"--out", out});
+    const pid_t harness = supervisor.spawn({argv, "", out + ".log"});
+    const std::string prefix = "ll-" + std::to_string(harness);
+    EXPECT_TRUE(eventually(moment, 60'000))
+        << "the run never reached " << moment_name << "; see " << out << ".log";
+    EXPECT_FALSE(list_namespaces(prefix + "-").empty());
+    EXPECT_TRUE(supervisor.signal(harness, sig));
+    auto status = supervisor.wait_exit(harness, 60'000);
+    EXPECT_TRUE(status.has_value()) << "locklab did not exit after signal " << sig;
+    // The janitor finishes the job after a SIGKILL; give it a bounded moment.
+    EXPECT_TRUE(eventually([&] { return list_namespaces(prefix + "-").empty(); }, 20'000));
+    EXPECT_TRUE(eventually([&] { return temp_dirs(prefix).empty(); }, 20'000));
+    EXPECT_TRUE(eventually([&] { return processes_mentioning(out).empty(); }, 20'000))
+        << processes_mentioning(out).size() << " processes of the run remain";
+    EXPECT_TRUE(eventually([&] { return processes_mentioning(prefix + "-").empty(); }, 20'000));
+    const std::string log = read_text(out + ".log");
+    fs::remove_all(out);  // the run's output directory is the test's own temp data
+    fs::remove(out + ".log");
+    return {status, log};
+  }
+};
+
+std::function<bool()> history_mentions(const std::string& out, const std::string& needle) {
+  return [=] { return read_text(out + "/history.jsonl").find(needle) != std::string::npos; };
+}
+
+std::string scenario(const std::string& name) {
+  return std::string(LOCKLAB_SOURCE_DIR) + "/scenarios/" + name;
+}
+
+class KilledRun : public ::testing::TestWithParam<int> {};
 
 TEST_P(KilledRun, LeavesNothingBehind) {
   if (!netns_supported()) GTEST_SKIP() << "needs root with ip and nft to build namespaces";
-  const std::string bin = LOCKLAB_BIN_DIR;
-  if (bin.empty() || !fs::exists(bin + "/locklab") || !fs::exists(bin + "/mongosim") ||
-      !fs::exists(bin + "/locklab-worker")) {
-    GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built in " << bin;
-  }
-  const int sig = GetParam();
-  const std::string out = testing::TempDir() + "/cleanup-run-" + std::to_string(sig);
-  fs::remove_all(out);
-  Supervisor supervisor;
-  const pid_t harness = supervisor.spawn(
-      {{bin + "/locklab", "run", std::string(LOCKLAB_SOURCE_DIR) + "/scenarios/demo.toml",
-        "--cluster", "netns", "--seed", "7", "--out", out},
-       "",
-       out + ".log"});
-  const std::string prefix = "ll-" + std::to_string(harness);
-  // Mid-run: the workers have started appending to the history.
-  ASSERT_TRUE(eventually(
-      [&] {
-        std::ifstream in(out + "/history.jsonl");
-        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        return text.find("\"acquire\"") != std::string::npos;
-      },
-      60'000))
-      << "the run never got going; see " << out << ".log";
-  EXPECT_FALSE(list_namespaces(prefix + "-").empty());
-  ASSERT_TRUE(supervisor.signal(harness, sig));
-  auto status = supervisor.wait_exit(harness, 30'000);
-  ASSERT_TRUE(status.has_value()) << "locklab did not exit after signal " << sig;
-  if (sig == SIGINT) {
+  if (!programs_built()) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
+  SignalledRun r;
+  r.sig = GetParam();
+  r.out = ::testing::TempDir() + "/cleanup-run-" + std::to_string(r.sig);
+  r.args = {scenario("demo.toml"), "--cluster", "netns", "--seed", "7"};
+  r.moment = history_mentions(r.out, "\"acquire\"");  // mid-run: the workers are going
+  r.moment_name = "the workers' first acquire";
+  const auto [status, log] = r.run();
+  if (r.sig == SIGINT && status) {
     EXPECT_EQ(status->code, 2);
   }
-  // The janitor finishes the job after a SIGKILL; give it a bounded moment.
-  EXPECT_TRUE(eventually([&] { return list_namespaces(prefix + "-").empty(); }, 20'000));
-  EXPECT_TRUE(eventually([&] { return temp_dirs(prefix).empty(); }, 20'000));
-  EXPECT_TRUE(eventually([&] { return processes_mentioning(out).empty(); }, 20'000))
-      << processes_mentioning(out).size() << " processes of the run remain";
-  EXPECT_TRUE(eventually([&] { return processes_mentioning(prefix + "-").empty(); }, 20'000));
-  fs::remove_all(out);  // the run's output directory is the test's own temp data
-  fs::remove(out + ".log");
 }
 
-INSTANTIATE_TEST_SUITE_P(Signals, KilledRun, testing::Values(SIGINT, SIGKILL),
-                         [](const testing::TestParamInfo<int>& param) {
+INSTANTIATE_TEST_SUITE_P(Signals, KilledRun, ::testing::Values(SIGINT, SIGKILL),
+                         [](const ::testing::TestParamInfo<int>& param) {
                            return param.param == SIGINT ? std::string("SIGINT")
                                                         : std::string("SIGKILL");
                          });
+
+// A 3-member run stopped while a fault window is open: member partitions (nft tables inside the
+// members' namespaces), a killed member, continuous step-downs. Parameters: the scenario, the
+// fault whose start event marks the moment, the signal.
+struct ReplicaSetCase {
+  std::string scenario;
+  std::string fault;
+  int sig;
+  bool faketime = false;  // --mongod mongosim with clocks through faketime (members wrapped)
+};
+
+class KilledReplicaSetRun : public ::testing::TestWithParam<ReplicaSetCase> {};
+
+TEST_P(KilledReplicaSetRun, LeavesNothingBehind) {
+  if (!netns_supported()) GTEST_SKIP() << "needs root with ip and nft to build namespaces";
+  if (!programs_built()) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
+  const ReplicaSetCase& c = GetParam();
+  if (c.faketime && run_tool({"sh", "-c", "command -v faketime"}).code != 0) {
+    GTEST_SKIP() << "needs faketime";
+  }
+  SignalledRun r;
+  r.sig = c.sig;
+  r.out = ::testing::TempDir() + "/cleanup-rs-" + c.fault + "-" + std::to_string(c.sig);
+  r.args = {scenario(c.scenario), "--cluster", "netns", "--seed", "7"};
+  if (c.faketime) {
+    r.args.insert(r.args.end(), {"--mongod", std::string(LOCKLAB_BIN_DIR) + "/mongosim"});
+  }
+  r.moment = history_mentions(r.out, "\"f\":\"" + c.fault + "\"");
+  r.moment_name = "the " + c.fault + " window";
+  const auto [status, log] = r.run();
+  if (c.sig == SIGINT && status) {
+    EXPECT_EQ(status->code, 2) << log;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Faults, KilledReplicaSetRun,
+    ::testing::Values(ReplicaSetCase{"replset-partitions.toml", "partition-halves", SIGINT},
+                      ReplicaSetCase{"replset-partitions.toml", "partition-worker", SIGKILL},
+                      ReplicaSetCase{"replset-kill-member.toml", "kill-member", SIGINT},
+                      ReplicaSetCase{"replset-step-down.toml", "step-down", SIGINT},
+                      ReplicaSetCase{"replset-clock.toml", "clock-skew", SIGKILL, true}),
+    [](const ::testing::TestParamInfo<ReplicaSetCase>& param) {
+      std::string name = param.param.fault + (param.param.sig == SIGINT ? "_SIGINT" : "_SIGKILL");
+      for (char& ch : name) {
+        if (ch == '-') ch = '_';
+      }
+      return name;
+    });
+
+// Ctrl-C while the harness waits for the cluster to come up (the member program never answers):
+// the wait reacts to it, rather than running to its 30 s limit, and cleans up.
+TEST(CleanupDuringStart, CtrlCInTheClusterWait) {
+  if (!netns_supported()) GTEST_SKIP() << "needs root with ip and nft to build namespaces";
+  if (!programs_built()) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
+  const std::string silent = ::testing::TempDir() + "/silent-member.sh";
+  {
+    std::ofstream script(silent);
+    script << "#!/bin/sh\nexec sleep 600\n";  // takes mongod's flags, never listens
+  }
+  fs::permissions(silent, fs::perms::owner_all);
+  SignalledRun r;
+  r.out = ::testing::TempDir() + "/cleanup-start";
+  r.args = {
+      scenario("replset-step-down.toml"), "--cluster", "netns", "--seed", "7", "--mongod", silent};
+  const std::string last_member_log = r.out + "/members/m2.log";
+  r.moment = [last_member_log] { return fs::exists(last_member_log); };
+  r.moment_name = "the members' start";
+  const auto [status, log] = r.run();
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(status->code, 2);
+  EXPECT_NE(log.find("interrupted"), std::string::npos) << log;
+  EXPECT_EQ(log.find("within 30000 ms"), std::string::npos) << log;
+  fs::remove(silent);
+}
+
+// Leftovers of a run that is over (its process has exited).
+void expect_nothing_left(pid_t harness, const std::string& out) {
+  const std::string prefix = "ll-" + std::to_string(harness);
+  EXPECT_TRUE(list_namespaces(prefix + "-").empty());
+  EXPECT_TRUE(temp_dirs(prefix).empty());
+  EXPECT_TRUE(eventually([&] { return processes_mentioning(out).empty(); }, 20'000));
+  EXPECT_TRUE(eventually([&] { return processes_mentioning(prefix + "-").empty(); }, 20'000));
+}
+
+// A short 3-member run with member partitions, a member kill and step-downs, run to the end:
+// nothing of it remains once locklab has exited (success path).
+TEST(FinishedRun, ReplicaSetRunLeavesNothingBehind) {
+  if (!netns_supported()) GTEST_SKIP() << "needs root with ip and nft to build namespaces";
+  if (!programs_built()) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
+  const std::string dir = ::testing::TempDir() + "/finished-run";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  {
+    std::ofstream toml(dir + "/s.toml");
+    toml << "[cluster]\nmembers = 3\nelection_timeout_ms = 1000\n"
+            "[workload]\nkind = \"fenced\"\nduration_ms = 2500\n"
+            "[nemesis]\nquiet_ms = 500\n"
+            "[[nemesis.fault]]\nat_ms = 100\nfault = \"partition-halves\"\nduration_ms = 600\n"
+            "[[nemesis.fault]]\nat_ms = 800\nfault = \"kill-member\"\ntarget = \"m1\"\n"
+            "duration_ms = 600\n"
+            "[[nemesis.fault]]\nat_ms = 1500\nfault = \"step-down\"\nduration_ms = 800\n"
+            "cadence_ms = 400\nstep_down_secs = 2\n"
+            "[[nemesis.fault]]\nat_ms = 1500\nfault = \"partition-worker\"\ntarget = \"w1\"\n"
+            "members = \"all\"\nduration_ms = 800\n"
+            "[check]\nproperties = [\"tokens.unique\"]\n";
+  }
+  Supervisor supervisor;
+  const std::string out = dir + "/run";
+  const pid_t harness =
+      supervisor.spawn({{std::string(LOCKLAB_BIN_DIR) + "/locklab", "run", dir + "/s.toml",
+                         "--cluster", "netns", "--seed", "3", "--out", out},
+                        "",
+                        dir + "/locklab.log"});
+  const auto status = supervisor.wait_exit(harness, 120'000);
+  ASSERT_TRUE(status.has_value()) << "locklab did not finish";
+  EXPECT_NE(status->code, 2) << read_text(dir + "/locklab.log");
+  // Every fault window opened (whether it could apply depends on the election of the moment;
+  // what is checked here is that whatever was applied is gone).
+  const std::string history = read_text(out + "/history.jsonl");
+  for (const char* fault : {"partition-halves", "kill-member", "step-down", "partition-worker"}) {
+    EXPECT_NE(history.find(std::string("\"f\":\"") + fault + "\""), std::string::npos) << fault;
+  }
+  expect_nothing_left(harness, out);
+  fs::remove_all(dir);
+}
+
+// A run that fails while starting (the member program exits at once): nothing remains.
+TEST(FailedRun, MemberProgramThatExitsLeavesNothingBehind) {
+  if (!netns_supported()) GTEST_SKIP() << "needs root with ip and nft to build namespaces";
+  if (!programs_built()) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
+  const std::string dir = ::testing::TempDir() + "/failed-run";
+  fs::remove_all(dir);
+  Supervisor supervisor;
+  const pid_t harness = supervisor.spawn(
+      {{std::string(LOCKLAB_BIN_DIR) + "/locklab", "run", scenario("replset-step-down.toml"),
+        "--cluster", "netns", "--seed", "1", "--mongod", "/bin/false", "--out", dir},
+       "",
+       dir + ".log"});
+  const auto status = supervisor.wait_exit(harness, 60'000);
+  ASSERT_TRUE(status.has_value()) << "locklab did not finish";
+  EXPECT_EQ(status->code, 2);
+  EXPECT_NE(read_text(dir + ".log").find("exited while waiting"), std::string::npos)
+      << read_text(dir + ".log");
+  expect_nothing_left(harness, dir);
+  fs::remove_all(dir);
+  fs::remove(dir + ".log");
+}
+
+// With --mongod, clock faults go through faketime; without it on PATH the run is refused before
+// anything starts (no namespace, no member, no history), with a message saying why.
+TEST(RefusedRun, ClockFaultsOnMongodNeedFaketime) {
+  if (!netns_supported()) GTEST_SKIP() << "needs root with ip and nft to build namespaces";
+  if (!programs_built()) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
+  // A PATH with the network tools and nothing else, so no faketime whatever is installed.
+  const std::string tools = ::testing::TempDir() + "/no-faketime-path";
+  fs::remove_all(tools);
+  fs::create_directories(tools);
+  for (const char* tool : {"ip", "nft"}) {
+    for (const char* dir : {"/usr/sbin", "/sbin", "/usr/bin", "/bin"}) {
+      const fs::path candidate = fs::path(dir) / tool;
+      if (fs::exists(candidate) && !fs::exists(fs::path(tools) / tool)) {
+        fs::create_symlink(candidate, fs::path(tools) / tool);
+      }
+    }
+  }
+  const std::string bin = LOCKLAB_BIN_DIR;
+  const std::string out = ::testing::TempDir() + "/refused-run";
+  fs::remove_all(out);
+  const ToolResult r = run_tool(
+      {"/usr/bin/env", "PATH=" + tools, bin + "/locklab", "run", scenario("replset-clock.toml"),
+       "--cluster", "netns", "--seed", "1", "--mongod", bin + "/mongosim", "--out", out},
+      "", "", 60'000);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("need the faketime program"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(out + "/history.jsonl"));
+  fs::remove_all(out);
+  fs::remove_all(tools);
+}
 
 }  // namespace
 }  // namespace locklab

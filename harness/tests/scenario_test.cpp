@@ -135,8 +135,10 @@ TEST(Scenario, WorkloadNeedsExactlyOneBound) {
 TEST(Scenario, FaultErrors) {
   const std::string head = "[workload]\nduration_ms = 10000\nworkers = 2\n";
   EXPECT_EQ(error_of(head + "[[nemesis.fault]]\nfault = \"flood\"\nduration_ms = 5\n"),
-            "s.toml:5: nemesis.fault.fault: unknown fault \"flood\" (known: fail-command, "
-            "isolate-worker, kill-worker, pause-member, pause-worker)");
+            "s.toml:5: nemesis.fault.fault: unknown fault \"flood\" (known: clock-jump, "
+            "clock-skew, fail-command, freeze, isolate-member, isolate-worker, kill-member, "
+            "kill-worker, partition-bridge, partition-halves, partition-ring, partition-worker, "
+            "pause-member, pause-worker, primary-divergence, step-down)");
   EXPECT_EQ(error_of(head + "[[nemesis.fault]]\nfault = \"pause-worker\"\ntarget = \"w3\"\n"
                             "duration_ms = 5\n"),
             "s.toml:6: nemesis.fault.target: \"w3\" is not a worker (w1.., holder) of this "
@@ -150,6 +152,74 @@ TEST(Scenario, FaultErrors) {
   EXPECT_EQ(error_of(head + "[[nemesis.fault]]\nat_ms = 9000\nfault = \"pause-worker\"\n"
                             "duration_ms = 5000\n"),
             "s.toml:4: nemesis.fault: window ends after workload.duration_ms");
+}
+
+// The replica-set faults: targets, their own keys and the set sizes they need, each error
+// naming file, line and key.
+TEST(Scenario, ReplicaSetFaultErrors) {
+  const std::string three = "[cluster]\nmembers = 3\n[workload]\nduration_ms = 10000\n";
+  auto fault = [&](const std::string& body) {
+    return error_of(three + "[[nemesis.fault]]\nduration_ms = 5\n" + body);
+  };
+  EXPECT_EQ(fault("fault = \"step-down\"\ncadence_ms = -1\n"),
+            "s.toml:8: nemesis.fault.cadence_ms: must be an integer in [0, 600000]");
+  EXPECT_EQ(fault("fault = \"step-down\"\nstep_down_secs = 1\n"),
+            "s.toml:8: nemesis.fault.step_down_secs: must be an integer in [2, 3600]");
+  EXPECT_EQ(fault("fault = \"step-down\"\nforce = \"yes\"\n"),
+            "s.toml:8: nemesis.fault.force: expected true or false");
+  EXPECT_EQ(fault("fault = \"step-down\"\ntarget = \"m1\"\n"),
+            "s.toml:8: nemesis.fault.target: \"m1\": step-down acts on the whole set; its target "
+            "can only be \"primary\"");
+  EXPECT_EQ(fault("fault = \"clock-skew\"\ntarget = \"primary\"\n"),
+            "s.toml:5: nemesis.fault.offset_ms: required (milliseconds, non-zero, at most "
+            "86400000 either way)");
+  EXPECT_EQ(fault("fault = \"clock-skew\"\noffset_ms = 0\n"),
+            "s.toml:8: nemesis.fault.offset_ms: must not be 0");
+  EXPECT_EQ(fault("fault = \"clock-jump\"\njump_ms = 90000000\n"),
+            "s.toml:8: nemesis.fault.jump_ms: must be an integer in [-86400000, 86400000]");
+  EXPECT_EQ(fault("fault = \"kill-member\"\ntarget = \"m3\"\n"),
+            "s.toml:8: nemesis.fault.target: \"m3\" is not a member (m0..) of this scenario, nor "
+            "\"random\", \"primary\" or \"secondaries\"");
+  EXPECT_EQ(fault("fault = \"kill-member\"\nrestart = 1\n"),
+            "s.toml:8: nemesis.fault.restart: expected true or false");
+  EXPECT_EQ(fault("fault = \"isolate-member\"\nfrom = \"workers\"\n"),
+            "s.toml:8: nemesis.fault.from: must be one of \"members\", \"everyone\"");
+  EXPECT_EQ(fault("fault = \"partition-worker\"\ntarget = \"primary\"\n"),
+            "s.toml:8: nemesis.fault.target: \"primary\" is not a worker (w1.., holder) of this "
+            "scenario, nor \"random\"");
+  EXPECT_EQ(fault("fault = \"partition-worker\"\nmembers = \"m1\"\n"),
+            "s.toml:8: nemesis.fault.members: must be one of \"primary\", \"secondaries\", "
+            "\"all\"");
+  EXPECT_EQ(fault("fault = \"partition-ring\"\n"),
+            "s.toml:7: nemesis.fault.fault: partition-ring needs cluster.members >= 5 (the "
+            "scenario has 3)");
+  EXPECT_EQ(fault("fault = \"primary-divergence\"\nclock_ms = \"fast\"\n"),
+            "s.toml:8: nemesis.fault.clock_ms: must be an integer in [-86400000, 86400000]");
+  EXPECT_EQ(error_of("[workload]\nduration_ms = 10000\n[[nemesis.fault]]\nduration_ms = 5\n"
+                     "fault = \"step-down\"\n"),
+            "s.toml:5: nemesis.fault.fault: step-down needs cluster.members >= 3 (the scenario "
+            "has 1)");
+  EXPECT_EQ(error_of("[cluster]\nmembers = 8\n[workload]\nduration_ms = 1\n"),
+            "s.toml:2: cluster.members: must be in [1, 7], got 8");
+  EXPECT_EQ(error_of(three + "[nemesis.random]\nfaults = { \"clock-skew\" = 1 }\n"),
+            "s.toml:6: nemesis.random.faults.clock-skew: offset_ms: required (milliseconds, "
+            "non-zero, at most 86400000 either way)");
+}
+
+TEST(Scenario, ReplicaSetFaultsParse) {
+  const Scenario s = parse_scenario(
+      "[cluster]\nmembers = 5\nelection_timeout_ms = 1000\n[workload]\nduration_ms = 10000\n"
+      "[[nemesis.fault]]\nfault = \"step-down\"\nduration_ms = 4000\ncadence_ms = 1500\n"
+      "[[nemesis.fault]]\nfault = \"freeze\"\nduration_ms = 100\n"
+      "[[nemesis.fault]]\nfault = \"clock-skew\"\ntarget = \"primary\"\noffset_ms = -5000\n"
+      "duration_ms = 100\n",
+      "s.toml");
+  EXPECT_EQ(s.cluster.members, 5);
+  ASSERT_EQ(s.nemesis.schedule.size(), 3u);
+  EXPECT_EQ(s.nemesis.schedule[0].target, "primary");
+  EXPECT_EQ(s.nemesis.schedule[0].params["cadence_ms"], 1500);
+  EXPECT_EQ(s.nemesis.schedule[1].target, "secondaries");
+  EXPECT_EQ(s.nemesis.schedule[2].params["offset_ms"], -5000);
 }
 
 TEST(Scenario, ExpectationErrors) {

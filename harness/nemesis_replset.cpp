@@ -1,0 +1,211 @@
+// Replica-set faults that act through the members themselves: step-down (once, or again at a
+// cadence), freeze, kill and restart, clock skew and jumps, and the primary-divergence sequence.
+// Commands are mongod's own (replSetStepDown, replSetFreeze; reference §6.4), except the clock,
+// which goes through Cluster::set_clock_offset (mongosimSetClockOffset, or faketime with
+// --mongod).
+#include <algorithm>
+#include <stdexcept>
+
+#include "cluster.h"
+#include "nemesis_kinds.h"
+#include "netns.h"
+
+namespace locklab {
+namespace {
+
+// Bound on waiting for the majority side to elect a new primary in primary-divergence.
+constexpr int64_t kNewPrimaryWaitMs = 20'000;
+// mongod's default secondaryCatchUpPeriodSecs; it must stay below stepDownSecs.
+constexpr int64_t kCatchUpSecsMax = 10;
+
+// Lets every member stand for election again: replSetFreeze 0 also ends the wait a
+// replSetStepDown imposed on the member it stepped down. A primary refuses it; that is fine.
+void unfreeze_all(Cluster& cluster) {
+  for (int m = 0; m < cluster.size(); ++m) {
+    if (cluster.running(m)) cluster.try_command(m, "admin", {{"replSetFreeze", 0}});
+  }
+}
+
+class StepDown : public Fault {
+ public:
+  explicit StepDown(const nlohmann::json& params)
+      : secs_(params.value("step_down_secs", int64_t{5})),
+        cadence_ms_(params.value("cadence_ms", int64_t{0})),
+        force_(params.value("force", false)) {}
+  void begin(FaultContext& c) override {
+    const nlohmann::json event = step_down(c);
+    if (event.contains("error")) throw std::runtime_error(event["error"].get<std::string>());
+    detail_ = event;
+    next_ms_ = cadence_ms_;
+  }
+  nlohmann::json tick(FaultContext& c, int64_t window_elapsed_ms) override {
+    if (cadence_ms_ == 0 || window_elapsed_ms < next_ms_) return nullptr;
+    next_ms_ = window_elapsed_ms + cadence_ms_;
+    return step_down(c);
+  }
+  void heal(FaultContext& c) override { unfreeze_all(c.cluster); }
+  nlohmann::json detail() const override { return detail_; }
+
+ private:
+  int64_t secs_;
+  int64_t cadence_ms_;
+  bool force_;
+  int64_t next_ms_ = 0;
+  nlohmann::json detail_;
+
+  nlohmann::json step_down(FaultContext& c) {
+    const int p = c.cluster.primary();
+    if (p < 0) return {{"action", "step-down"}, {"error", "no primary to step down"}};
+    const nlohmann::ordered_json command = {
+        {"replSetStepDown", secs_},
+        {"secondaryCatchUpPeriodSecs", std::min(secs_ - 1, kCatchUpSecsMax)},
+        {"force", force_}};
+    const nlohmann::json reply = c.cluster.try_command(p, "admin", command);
+    nlohmann::json event = {{"action", "step-down"}, {"primary", member_role(p)}};
+    if (!reply_ok(reply)) event["error"] = reply.value("errmsg", reply.dump());
+    return event;
+  }
+};
+
+// replSetFreeze on secondaries for the window (they will not stand for election); 0 on heal.
+class Freeze : public Fault {
+ public:
+  explicit Freeze(const std::string& target) : members_(member_indices(target)) {}
+  void begin(FaultContext& c) override {
+    for (int m : members_) {
+      c.cluster.command(m, "admin", {{"replSetFreeze", freeze_secs_}});
+    }
+  }
+  void heal(FaultContext& c) override {
+    for (int m : members_) c.cluster.try_command(m, "admin", {{"replSetFreeze", 0}});
+  }
+
+ private:
+  std::vector<int> members_;
+  int64_t freeze_secs_ = 3600;  // longer than any window; heal lifts it
+};
+
+// SIGKILL (no shutdown, nothing flushed); heal restarts it on the same dbpath.
+class KillMember : public Fault {
+ public:
+  KillMember(const std::string& target, bool restart)
+      : members_(member_indices(target)), restart_(restart) {}
+  void begin(FaultContext& c) override {
+    for (int m : members_) {
+      c.cluster.kill_member(m);
+      killed_.push_back(m);
+    }
+  }
+  void heal(FaultContext& c) override {
+    if (!restart_) return;
+    for (int m : killed_) c.cluster.restart_member(m);
+  }
+
+ private:
+  std::vector<int> members_;
+  bool restart_;
+  std::vector<int> killed_;
+};
+
+// A member's wall clock off by offset_ms for the window (skew), or moved by jump_ms and left
+// there (jump: the clock does not come back on heal; a later jump moves it again).
+class Clock : public Fault {
+ public:
+  Clock(const std::string& target, int64_t delta_ms, bool jump)
+      : members_(member_indices(target)), delta_ms_(delta_ms), jump_(jump) {}
+  void begin(FaultContext& c) override {
+    for (int m : members_) {
+      const int64_t base = jump_ ? c.cluster.clock_offset(m) : 0;
+      previous_.push_back({m, c.cluster.set_clock_offset(m, base + delta_ms_)});
+      detail_[member_role(m)] = base + delta_ms_;
+    }
+  }
+  void heal(FaultContext& c) override {
+    if (jump_) return;
+    for (const auto& [m, offset_ms] : previous_) {
+      if (c.cluster.running(m)) c.cluster.set_clock_offset(m, offset_ms);
+    }
+  }
+  nlohmann::json detail() const override { return {{"offset_ms", detail_}}; }
+
+ private:
+  std::vector<int> members_;
+  int64_t delta_ms_;
+  bool jump_;
+  std::vector<std::pair<int, int64_t>> previous_;
+  nlohmann::json detail_ = nlohmann::json::object();
+};
+
+// The divergence sequence: cut the primary off from the other members (workers still reach
+// it), move its clock, wait for the majority side to elect a new primary, kill that one. On
+// heal: the partition goes, the killed member restarts, the old primary's clock comes back. Two
+// histories now exist for the same term range; what the set keeps is rollback's business.
+class PrimaryDivergence : public Fault {
+ public:
+  explicit PrimaryDivergence(const nlohmann::json& params)
+      : clock_ms_(params.value("clock_ms", int64_t{0})) {}
+  void begin(FaultContext& c) override {
+    if (!c.network) throw std::runtime_error("primary-divergence needs the netns backend");
+    old_ = c.cluster.primary();
+    if (old_ < 0) throw std::runtime_error("no primary to isolate");
+    try {
+      for (int m = 0; m < c.cluster.size(); ++m) {
+        if (m != old_) cuts_.push_back({member_role(old_), member_role(m)});
+      }
+      c.network->cut(cuts_);
+      if (clock_ms_ != 0) previous_offset_ms_ = c.cluster.set_clock_offset(old_, clock_ms_);
+      clock_moved_ = clock_ms_ != 0;
+      new_ = c.cluster.wait_for_primary(kNewPrimaryWaitMs, old_);
+      if (new_ < 0) {
+        throw std::runtime_error("the majority side elected no primary within " +
+                                 std::to_string(kNewPrimaryWaitMs) + " ms");
+      }
+      c.cluster.kill_member(new_);
+    } catch (...) {
+      heal(c);  // begin failed: leave nothing applied
+      throw;
+    }
+  }
+  void heal(FaultContext& c) override {
+    if (c.network) c.network->uncut(cuts_);
+    cuts_.clear();
+    if (new_ >= 0) c.cluster.restart_member(new_);
+    if (clock_moved_ && c.cluster.running(old_))
+      c.cluster.set_clock_offset(old_, previous_offset_ms_);
+    clock_moved_ = false;
+  }
+  nlohmann::json detail() const override {
+    return {{"old_primary", member_role(old_)},
+            {"new_primary", new_ >= 0 ? member_role(new_) : ""},
+            {"clock_ms", clock_ms_}};
+  }
+
+ private:
+  int64_t clock_ms_;
+  int old_ = -1;
+  int new_ = -1;
+  bool clock_moved_ = false;
+  int64_t previous_offset_ms_ = 0;
+  std::vector<Network::Cut> cuts_;
+};
+
+}  // namespace
+
+std::unique_ptr<Fault> make_replset_fault(const std::string& kind, const std::string& target,
+                                          const nlohmann::json& params) {
+  if (kind == "step-down") return std::make_unique<StepDown>(params);
+  if (kind == "freeze") return std::make_unique<Freeze>(target);
+  if (kind == "kill-member") {
+    return std::make_unique<KillMember>(target, params.value("restart", true));
+  }
+  if (kind == "clock-skew") {
+    return std::make_unique<Clock>(target, params.value("offset_ms", int64_t{0}), false);
+  }
+  if (kind == "clock-jump") {
+    return std::make_unique<Clock>(target, params.value("jump_ms", int64_t{0}), true);
+  }
+  if (kind == "primary-divergence") return std::make_unique<PrimaryDivergence>(params);
+  return nullptr;
+}
+
+}  // namespace locklab

@@ -1,0 +1,78 @@
+// `locklab run --external-uri`: a replica set the harness did not start (here three mongosim
+// members started by the test through Cluster, on loopback ports) is used as it is; faults that
+// need the members' processes or namespaces are refused before anything starts.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "cluster.h"
+#include "process.h"
+#include "programs.h"
+#include "temp_dir.h"
+
+namespace locklab {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Three members on 127.0.0.1, initiated and ready; stopped by the destructors.
+class ExternalSet {
+ public:
+  explicit ExternalSet(const std::string& dir) {
+    ClusterOptions o;
+    o.program = std::string(LOCKLAB_BIN_DIR) + "/mongosim";
+    o.data_dir = dir;
+    o.log_dir = dir;
+    o.election_timeout_ms = 1000;
+    for (int m = 0; m < 3; ++m) o.members.push_back({"", "127.0.0.1", pick_free_port()});
+    cluster_ = std::make_unique<Cluster>(o, supervisor_);
+    cluster_->start();
+    uri_ = "mongodb://";
+    for (int m = 0; m < 3; ++m) uri_ += (m ? "," : "") + cluster_->host(m);
+    uri_ += "/?replicaSet=rs0";
+  }
+  ~ExternalSet() { cluster_->stop(); }
+  const std::string& uri() const { return uri_; }
+
+ private:
+  Supervisor supervisor_;
+  std::unique_ptr<Cluster> cluster_;
+  std::string uri_;
+};
+
+ToolResult locklab_run(const std::string& scenario, const std::string& uri,
+                       const std::string& out) {
+  return run_tool(
+      {std::string(LOCKLAB_BIN_DIR) + "/locklab", "run",
+       std::string(LOCKLAB_SOURCE_DIR) + "/scenarios/" + scenario, "--cluster", "loopback",
+       "--external-uri", uri, "--seed", "1", "--out", out, "--expectation-gate"},
+      "", "", 170'000);
+}
+
+TEST(ExternalCluster, StepDownScenarioRunsAgainstAnExternalSet) {
+  if (!testing::programs_built())
+    GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
+  testing::TempDir dir;
+  ExternalSet set(dir.path());
+  const ToolResult r = locklab_run("replset-step-down.toml", set.uri(), dir.file("run"));
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("expectation (valid): met"), std::string::npos) << r.output;
+  // The set was not the harness's: it is still there, and nothing was started in its place.
+  EXPECT_FALSE(fs::exists(dir.file("run") + "/members/m0.log"));
+}
+
+TEST(ExternalCluster, FaultsThatNeedMembersAreRefused) {
+  if (!testing::programs_built())
+    GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
+  testing::TempDir dir;
+  const ToolResult r =
+      locklab_run("replset-kill-member.toml",
+                  "mongodb://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3/?replicaSet=rs0", dir.file("run"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("kill-member is not possible on an external cluster"), std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(dir.file("run") + "/history.jsonl"));
+}
+
+}  // namespace
+}  // namespace locklab
