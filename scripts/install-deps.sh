@@ -12,8 +12,8 @@ packages=(
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   # harness: scenario files, JSON, command line
   libtomlplusplus-dev nlohmann-json3-dev libcli11-dev
-  # harness: network namespaces and partitions
-  iproute2 nftables procps
+  # harness: network namespaces and partitions; clock faults on real mongod binaries
+  iproute2 nftables procps faketime
   # driver-fidelity smoke tests (pymongo talks to mongosim as it would to mongod)
   python3 python3-pymongo
 )
