@@ -68,7 +68,7 @@ GlueSim::GlueSim(const GlueOptions& options)
     m.topo.emplace(config_, t);
     members_.push_back(std::move(m));
   }
-  heal();
+  links_.assign(members_.size(), std::vector<bool>(members_.size(), true));
 }
 
 int64_t GlueSim::random(int64_t max_inclusive) {
@@ -88,8 +88,8 @@ void GlueSim::add_finding(FindingKind kind, const std::string& what) {
 
 void GlueSim::trace_event(int member, const std::string& what) {
   if (!options_.trace || trace_.size() >= kMaxTraceEvents) return;
-  trace_.push_back("t=" + std::to_string(elapsed_ms()) + " m" + std::to_string(member) + " " +
-                   what);
+  std::string who = member >= 0 ? " m" + std::to_string(member) + " " : " ";
+  trace_.push_back("t=" + std::to_string(elapsed_ms()) + who + what);
 }
 
 // --- the scheduler -----------------------------------------------------------------------------
@@ -272,10 +272,12 @@ void GlueSim::on_fetch_request(int member, int from, const FetchRequest& request
 
 void GlueSim::heal() {
   size_t n = members_.size();
+  trace_event(-1, "all links healed");
   links_.assign(n, std::vector<bool>(n, true));
 }
 
 void GlueSim::isolate(int member) {
+  trace_event(member, "isolated");
   for (int i = 0; i < member_count(); ++i) {
     if (i == member) continue;
     links_[static_cast<size_t>(i)][static_cast<size_t>(member)] = false;
@@ -284,6 +286,7 @@ void GlueSim::isolate(int member) {
 }
 
 void GlueSim::split(uint32_t group_mask) {
+  trace_event(-1, "split, mask " + std::to_string(group_mask));
   for (int i = 0; i < member_count(); ++i) {
     for (int j = 0; j < member_count(); ++j) {
       bool same = ((group_mask >> i) & 1u) == ((group_mask >> j) & 1u);
@@ -310,6 +313,7 @@ void GlueSim::stall(int member, ThreadKind thread, int64_t duration_ms) {
 
 void GlueSim::set_clock_offset(int member, int64_t offset_ms) {
   at(member).clock_offset_ms = offset_ms;
+  trace_event(member, "clock offset " + std::to_string(offset_ms) + "ms");
 }
 
 // SIGKILL: the page cache is lost with the process in this model (the journal's unsynced tail

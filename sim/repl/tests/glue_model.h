@@ -281,7 +281,7 @@ class GlueSim {
   void rollback(int member);
   void on_fetch_request(int member, int from, const FetchRequest& request, int64_t sent_ms);
   void note_removed_writes(int member, const std::vector<int64_t>& removed);
-  void trace_event(int member, const std::string& what);
+  void trace_event(int member, const std::string& what);  // member -1: the whole set
 
   GlueOptions options_;
   ReplSetConfig config_;

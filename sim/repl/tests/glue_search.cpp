@@ -83,22 +83,33 @@ void apply(GlueSim& sim, const Fault& f) {
 
 std::string describe(const Fault& f) {
   std::string out = "+" + std::to_string(f.wait_ms) + "ms " + kind_name(f.kind);
+  std::string member = " m" + std::to_string(f.member);
+  std::string or_member = " (the writable primary, else m" + std::to_string(f.member) + ")";
+  std::string duration = " " + std::to_string(f.duration_ms) + "ms";
   switch (f.kind) {
     case FaultKind::kSplit:
       return out + " mask=" + std::to_string(f.mask);
     case FaultKind::kHeal:
       return out;
     case FaultKind::kStall:
-      return out + " m" + std::to_string(f.member) + " " + thread_name(f.thread) + " " +
-             std::to_string(f.duration_ms) + "ms";
+      return out + member + " " + thread_name(f.thread) + duration;
     case FaultKind::kClockOffset:
-      return out + " m" + std::to_string(f.member) + " " + std::to_string(f.offset_ms) + "ms";
+      return out + member + " " + std::to_string(f.offset_ms) + "ms";
     case FaultKind::kIsolate:
+      return out + member;
     case FaultKind::kIsolatePrimary:
-      return out + " m" + std::to_string(f.member);
-    default:
-      return out + " m" + std::to_string(f.member) + " " + std::to_string(f.duration_ms) + "ms";
+      return out + or_member;
+    case FaultKind::kPausePrimary:
+    case FaultKind::kCrashPrimary:
+      return out + or_member + duration;
+    case FaultKind::kStepDown:
+      return out + " (the writable primary, if any) for " +
+             std::to_string(std::max<int64_t>(1, f.duration_ms / 1000)) + "s";
+    case FaultKind::kPause:
+    case FaultKind::kCrash:
+      return out + member + duration;
   }
+  return out;
 }
 
 std::string describe(const std::vector<Fault>& faults) {

@@ -26,6 +26,7 @@ namespace {
 constexpr int kDefaultSchedules = 300;
 constexpr int kOldBudget = 1000;  // how many schedules kOld may take to show each bug
 constexpr uint64_t kFirstSeed = 1;
+constexpr size_t kMaxTraceLinesShown = 40;
 
 int schedules_from_env() {
   const char* v = std::getenv("GLUE_SIM_SCHEDULES");
@@ -48,12 +49,17 @@ std::string report(const char* what, GlueVariant glue, const SearchResult& r) {
          " at t=" + std::to_string(r.finding.at_ms) + "ms: " + r.finding.what + "\n  schedule (" +
          std::to_string(r.faults.size()) + " faults):\n" + describe(r.faults) +
          "  shrunk schedule (" + std::to_string(minimal.size()) + " faults):\n" + describe(minimal);
-  RunResult again = run_schedule(glue, r.seed, minimal);
+  RunResult again = run_schedule(glue, r.seed, minimal, /*trace=*/true);
   for (const Finding& f : again.findings) {
     if (f.kind == r.finding.kind) {
-      out += "  shrunk run: " + f.what + "\n";
+      out += "  shrunk run: " + f.what + "\n  shrunk run's events (acknowledgements left out):\n";
       break;
     }
+  }
+  size_t shown = 0;
+  for (const std::string& line : again.trace) {
+    if (line.find("acknowledges") != std::string::npos || ++shown > kMaxTraceLinesShown) continue;
+    out += "    " + line + "\n";
   }
   return out;
 }

@@ -240,6 +240,13 @@ void GlueSim::fetcher_apply(int member) {
     return;
   }
   int source = m.fetcher.source;
+  if (m.fetcher.term != m.topo->term() || m.topo->state() != MemberState::kSecondary) {
+    trace_event(member,
+                "fetcher applies a batch fetched from m" + std::to_string(source) + " in term " +
+                    std::to_string(m.fetcher.term) + " after " + describe(m.fetcher.after) +
+                    "; now " + std::string(member_state_name(m.topo->state())) + " in term " +
+                    std::to_string(m.topo->term()) + ", log ends " + describe(m.log.back().optime));
+  }
   m.fetcher = Fetcher{};
   if (!reply.found) {
     m.topo->on_oplog_diverged(now_ms_, source);
