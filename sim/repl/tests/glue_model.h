@@ -33,6 +33,7 @@
 //   SECONDARY or a catching-up primary, in the same term, with the same source, and its oplog
 //   still ends where the fetch started; "already applied" compares full optimes; a primary in
 //   catch-up fetches; the new-primary no-op is written under the exclusive lock.
+//   GlueFix names these parts; a kFixed run can leave any out (left_out_fixes).
 //
 // Properties (Finding kinds): a majority-acknowledged write rolled back or absent from a
 // majority of logs at the end (A); an oplog append that does not increase the optime, term
@@ -45,7 +46,12 @@
 // (the same split as the writer's, not modelled separately); the new-primary no-op's own
 // read-term/append split in kOld (written atomically here); torn journal records; reconfig;
 // indeterminate client writes (a write whose member crashes is simply not acknowledged);
-// message reordering beyond a uniform delay; lost messages other than by partition.
+// message reordering beyond a uniform delay; lost messages other than by partition; rollback
+// is one atomic step that reads the source's oplog directly (the real one pages it over the
+// network and refetches documents); the fetch request carries no term (as in the real code);
+// replies addressed to a crashed member's previous incarnation are still delivered; the
+// smaller glue bugs (step-down against a lagging applied optime) are not targeted. Searches
+// run 3-member sets; the model itself takes any size.
 //
 // Thread rules: single-threaded; same options and fault calls give the same run.
 #pragma once
@@ -65,6 +71,14 @@
 namespace mongosim::repl::glue {
 
 enum class GlueVariant { kOld, kFixed };
+// The fixed design's parts; a kFixed run may leave some out (GlueOptions::left_out_fixes) to
+// show which property each one guards. kOld has none of them.
+enum GlueFix : uint32_t {
+  kFixWriteUnderLock = 1,   // captured-term stamping, interrupt on state change, waiter's term
+  kFixRevalidateBatch = 2,  // fetched batch re-validated before it is applied
+  kFixFullOptimeCheck = 4,  // "already applied" compares full optimes
+  kFixCatchUpFetch = 8,     // a primary in catch-up fetches
+};
 enum class FindingKind { kLostMajorityWrite, kOplogOrder, kNoWritablePrimary };
 enum class ThreadKind { kWriter, kTicker, kFlusher, kFetcher };
 inline constexpr int kThreadKinds = 4;
@@ -87,8 +101,9 @@ struct GlueOptions {
   int max_appends_per_write = 3;
   int run_percent = 60;  // chance that a runnable thread step runs in a slot (preemption)
   int64_t slot_ms = 10;
-  int64_t max_delay_ms = 5;  // one-way message delay, uniform in [1, max_delay_ms]
-  bool trace = false;        // record the run's events (elections, stale appends, acks...)
+  int64_t max_delay_ms = 5;     // one-way message delay, uniform in [1, max_delay_ms]
+  bool trace = false;           // record the run's events (elections, stale appends, acks...)
+  uint32_t left_out_fixes = 0;  // kFixed only: GlueFix bits not applied
 };
 
 struct Finding {
@@ -249,6 +264,9 @@ class GlueSim {
   bool running(int member) const;
   bool writable(int member) const;
   bool catching_up(int member) const;
+  bool has_fix(uint32_t fix) const {
+    return options_.glue == GlueVariant::kFixed && (options_.left_out_fixes & fix) == 0;
+  }
   OpTime durable_optime(const Member& m) const { return m.log[m.durable_count - 1].optime; }
   int64_t random(int64_t max_inclusive);
 

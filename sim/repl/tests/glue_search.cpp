@@ -155,9 +155,10 @@ int64_t liveness_bound_ms(const GlueOptions& options) {
 }
 
 RunResult run_schedule(GlueVariant glue, uint64_t seed, const std::vector<Fault>& faults,
-                       bool trace) {
+                       bool trace, uint32_t left_out_fixes) {
   GlueOptions options = options_for(glue, seed);
   options.trace = trace;
+  options.left_out_fixes = left_out_fixes;
   GlueSim sim(options);
   sim.run_for(kFirstElectionMs);
   for (const Fault& f : faults) {
@@ -242,12 +243,12 @@ void add(GlueCounters& total, const GlueCounters& c) {
 }  // namespace
 
 SearchResult search(GlueVariant glue, std::optional<FindingKind> wanted, int budget,
-                    uint64_t first_seed) {
+                    uint64_t first_seed, uint32_t left_out_fixes) {
   SearchResult result;
   for (int i = 0; i < budget; ++i) {
     uint64_t seed = first_seed + static_cast<uint64_t>(i);
     std::vector<Fault> faults = random_schedule(seed, options_for(glue, seed).members);
-    RunResult run = run_schedule(glue, seed, faults);
+    RunResult run = run_schedule(glue, seed, faults, false, left_out_fixes);
     ++result.schedules_run;
     add(result.totals, run.counters);
     if (auto f = first_of(run, wanted)) {

@@ -64,7 +64,7 @@ struct RunResult {
 GlueOptions options_for(GlueVariant glue, uint64_t seed);
 int64_t liveness_bound_ms(const GlueOptions& options);
 RunResult run_schedule(GlueVariant glue, uint64_t seed, const std::vector<Fault>& faults,
-                       bool trace = false);
+                       bool trace = false, uint32_t left_out_fixes = 0);
 
 // Bug A's schedule as the issue tells it, scripted (glue_search.cpp says each step). The
 // result's findings are empty when no acknowledged write was lost; counters.acked_writes
@@ -83,7 +83,7 @@ struct SearchResult {
 // Runs schedules first_seed, first_seed+1, ... until one shows `wanted` (any finding when
 // empty) or `budget` schedules have run.
 SearchResult search(GlueVariant glue, std::optional<FindingKind> wanted, int budget,
-                    uint64_t first_seed);
+                    uint64_t first_seed, uint32_t left_out_fixes = 0);
 
 // Greedily drops faults (and shortens waits) while the run still shows a finding of `kind`.
 std::vector<Fault> shrink(GlueVariant glue, uint64_t seed, std::vector<Fault> faults,

@@ -112,6 +112,29 @@ TEST(GlueSimulation, DeposedPrimaryScheduleLosesAcknowledgedWritesOnlyWithTheOld
   EXPECT_GT(fixed_run.counters.rollbacks, 0);
 }
 
+// Each part of the fixed design guards something: leaving it out of kFixed brings its bug back
+// within the same budget as kOld. The two batch checks (re-validation, full-optime "already
+// applied") each stop bug B alone, so only leaving out both brings it back.
+TEST(GlueSimulation, EachPartOfTheFixedGlueIsNeeded) {
+  struct Case {
+    uint32_t left_out;
+    FindingKind expected;
+    const char* what;
+  };
+  const Case cases[] = {
+      {kFixWriteUnderLock, FindingKind::kLostMajorityWrite, "kFixed without the write lock"},
+      {kFixRevalidateBatch | kFixFullOptimeCheck, FindingKind::kOplogOrder,
+       "kFixed without either batch check"},
+      {kFixCatchUpFetch, FindingKind::kNoWritablePrimary, "kFixed without catch-up fetching"},
+  };
+  for (const Case& c : cases) {
+    SearchResult r = search(GlueVariant::kFixed, c.expected, kOldBudget, kFirstSeed, c.left_out);
+    std::cout << c.what << ": " << (r.found ? "found" : "not found") << " after " << r.schedules_run
+              << " schedules (seed " << r.seed << ")\n";
+    EXPECT_TRUE(r.found) << c.what;
+  }
+}
+
 // The fixed design must show none of the three, and the search must not be vacuous: the
 // schedules acknowledge writes, roll back, crash, and make the fix's mechanisms act.
 TEST(GlueSimulation, FixedGlueFindsNoCounterexample) {

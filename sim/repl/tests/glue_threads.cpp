@@ -86,7 +86,7 @@ void GlueSim::perform(int member, const Action& action) {
 // kOld: nothing stops it; its next append reads whatever term is current.
 void GlueSim::interrupt_writes_if_state_changed(int member) {
   Member& m = at(member);
-  if (options_.glue != GlueVariant::kFixed || m.writer.phase != WriterPhase::kAppending) return;
+  if (!has_fix(kFixWriteUnderLock) || m.writer.phase != WriterPhase::kAppending) return;
   if (m.topo->term() == m.writer.check_term && writable(member)) return;
   m.writer = Writer{};
   ++counters_.interrupted_writes;
@@ -126,7 +126,7 @@ OpTime GlueSim::append(int member, int64_t term, int64_t write_id) {
   int64_t clock_ms = now_ms_ + m.clock_offset_ms;
   auto secs = static_cast<uint32_t>(std::max<int64_t>(clock_ms / 1000, 0));
   OpTime next;
-  next.term = options_.glue == GlueVariant::kOld ? std::max(term, last.term) : term;
+  next.term = has_fix(kFixWriteUnderLock) ? term : std::max(term, last.term);
   next.ts = secs > last.ts.seconds ? bson::Timestamp{secs, 1}
                                    : bson::Timestamp{last.ts.seconds, last.ts.increment + 1};
   append_entry(member, GlueEntry{next, write_id});
@@ -163,7 +163,7 @@ void GlueSim::writer_check(int member) {
 void GlueSim::writer_append(int member) {
   Member& m = at(member);
   Writer& w = m.writer;
-  int64_t term = options_.glue == GlueVariant::kOld ? m.topo->term() : w.check_term;
+  int64_t term = has_fix(kFixWriteUnderLock) ? w.check_term : m.topo->term();
   int64_t id = next_write_id_++;
   w.last = append(member, term, id);
   w.ids.push_back(id);
@@ -185,7 +185,7 @@ void GlueSim::writer_wait(int member) {
     w.wait_started = true;
     m.durable_count = m.log.size();
     note_local_optimes(member);
-    w.wait_term = options_.glue == GlueVariant::kOld ? m.topo->term() : w.check_term;
+    w.wait_term = has_fix(kFixWriteUnderLock) ? w.check_term : m.topo->term();
     w.wait_deadline_ms = now_ms_ + kWriteConcernTimeoutMs;
   }
   if (m.topo->term() != w.wait_term || !writable(member) || now_ms_ > w.wait_deadline_ms) {
@@ -210,8 +210,8 @@ void GlueSim::fetcher_start(int member) {
   Member& m = at(member);
   m.next_fetch_ms = now_ms_ + kFetchIdleMs;
   const Topology& t = *m.topo;
-  bool may_fetch = t.state() == MemberState::kSecondary ||
-                   (options_.glue == GlueVariant::kFixed && catching_up(member));
+  bool may_fetch =
+      t.state() == MemberState::kSecondary || (has_fix(kFixCatchUpFetch) && catching_up(member));
   int source = t.sync_source();
   if (!may_fetch || source < 0) return;
   Fetcher& f = m.fetcher;
@@ -233,7 +233,7 @@ void GlueSim::fetcher_apply(int member) {
     return;
   }
   FetchReply reply = std::move(*m.fetcher.reply);
-  if (options_.glue == GlueVariant::kFixed && !batch_still_valid(member)) {
+  if (has_fix(kFixRevalidateBatch) && !batch_still_valid(member)) {
     ++counters_.dropped_batches;
     trace_event(member, "drops a batch fetched after " + describe(m.fetcher.after));
     m.fetcher = Fetcher{};
@@ -273,8 +273,7 @@ void GlueSim::apply_batch(int member, const FetchReply& reply) {
   size_t applied = 0;
   for (const GlueEntry& e : reply.entries) {
     OpTime last = m.log.back().optime;
-    bool already =
-        options_.glue == GlueVariant::kOld ? !(last.ts < e.optime.ts) : !(last < e.optime);
+    bool already = has_fix(kFixFullOptimeCheck) ? !(last < e.optime) : !(last.ts < e.optime.ts);
     if (already) continue;
     append_entry(member, e);
     ++applied;
