@@ -50,7 +50,8 @@
 // is one atomic step that reads the source's oplog directly (the real one pages it over the
 // network and refetches documents); the fetch request carries no term (as in the real code);
 // replies addressed to a crashed member's previous incarnation are still delivered; the
-// smaller glue bugs (step-down against a lagging applied optime) are not targeted. Searches
+// smaller glue bugs (step-down against a lagging applied optime) are not targeted; message
+// handlers run when their message arrives and are not themselves preempted. Searches
 // run 3-member sets; the model itself takes any size.
 //
 // Thread rules: single-threaded; same options and fault calls give the same run.

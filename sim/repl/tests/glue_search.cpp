@@ -168,10 +168,12 @@ RunResult run_schedule(GlueVariant glue, uint64_t seed, const std::vector<Fault>
   sim.heal();
   int64_t quiet_in_ms = std::max<int64_t>(0, sim.faults_end_ms() - sim.elapsed_ms());
   sim.run_for(quiet_in_ms + liveness_bound_ms(options));
-  if (sim.writable_primary() < 0) {
-    sim.add_finding(FindingKind::kNoWritablePrimary,
-                    "no writable primary " + std::to_string(liveness_bound_ms(options)) +
-                        "ms after the faults ended: " + sim.describe_states());
+  if (int primary = sim.writable_primary(); primary < 0) {
+    sim.add_finding(
+        FindingKind::kNoWritablePrimary,
+        std::string(primary == -1 ? "no writable primary " : "several writable primaries ") +
+            std::to_string(liveness_bound_ms(options)) +
+            "ms after the faults ended: " + sim.describe_states());
   }
   sim.stop_writes(true);
   sim.run_for(kSettleMs);

@@ -66,7 +66,7 @@ int64_t liveness_bound_ms(const GlueOptions& options);
 RunResult run_schedule(GlueVariant glue, uint64_t seed, const std::vector<Fault>& faults,
                        bool trace = false, uint32_t left_out_fixes = 0);
 
-// Bug A's schedule as the issue tells it, scripted (glue_search.cpp says each step). The
+// Bug A's deposed-primary schedule, scripted (glue_search.cpp says each step). The
 // result's findings are empty when no acknowledged write was lost; counters.acked_writes
 // counts what the new primary acknowledged while the deposed one was back.
 RunResult run_deposed_primary_schedule(GlueVariant glue, uint64_t seed);

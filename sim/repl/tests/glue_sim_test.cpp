@@ -91,7 +91,7 @@ bool has_rollback_loss(const RunResult& run) {
   return false;
 }
 
-// Bug A's schedule as the issue tells it, scripted (run_deposed_primary_schedule says each
+// Bug A's deposed-primary schedule, scripted (run_deposed_primary_schedule says each
 // step): with the old glue the deposed primary appends in the new term, the new primary counts
 // its durable optime and acknowledges writes only it has, and they are rolled back after it is
 // killed; with the fixed glue the deposed primary's write is interrupted and nothing is lost.
