@@ -3,6 +3,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <random>
+#include <system_error>
 #include <thread>
 
 #include "backoff.h"
@@ -38,19 +39,72 @@ Clock::time_point deadline_after(std::chrono::milliseconds timeout) {
   return now + timeout;
 }
 
-// Removes a hold that attempt `id` may have been granted. True once the server confirmed that
-// no hold with that id remains.
-bool resolve_by_release(Context& context, const HoldSpec& spec, const std::string& id) {
+// Sleeps until `wake` or a stop request. Returns false if stopped.
+bool sleep_until(Clock::time_point wake, const std::stop_token& stop) {
+  std::mutex mutex;
+  std::condition_variable_any cv;
+  std::unique_lock lock(mutex);
+  cv.wait_until(lock, stop, wake, [] { return false; });
+  return !stop.stop_requested();
+}
+
+// Makes sure attempt `id` holds nothing, now or later: one tombstone upsert (resolve_for),
+// retried on transient failures. True once the server acknowledged it (with the write concern).
+// A stop request ends the retries (the outcome then stays unknown).
+bool resolve_by_tombstone(Context& context, const HoldSpec& spec, const std::string& id,
+                          const std::stop_token& stop) {
+  const auto pause = std::chrono::milliseconds(context.options().busy_wait_min_ms);
   for (int attempt = 0; attempt < kResolveAttemptsMax; ++attempt) {
-    Reply reply = context.write(*release_for(spec, id, context.options()));
+    if (attempt > 0 && !sleep_until(Clock::now() + pause, stop)) return false;
+    Reply reply = context.write(*resolve_for(spec, id, context.options()));
     if (reply.outcome == Outcome::kOk) return true;
     if (reply.outcome == Outcome::kRefused && !reply.transient) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(context.options().busy_wait_min_ms));
   }
   return false;
 }
 
-AttemptResult attempt_once(const std::shared_ptr<Context>& context, const HoldSpec& spec) {
+// What an acquire reply proves. Only two things prove that nothing was written: a reply that
+// says so, and a request that never left the client (server selection failed before the first
+// send; the driver's retry reports the first error when its own selection fails). Everything
+// else -- a network error, a timeout, a write-concern error, and ANY server error, since
+// libmongoc retries findAndModify once and the error may be the retry's while the first try
+// ran -- may hide a grant.
+bool proves_nothing_written(const Reply& reply) {
+  return reply.outcome == Outcome::kNotSent;
+}
+
+[[noreturn]] void throw_unresolved(const HoldSpec& spec, const Options& options,
+                                   Clock::time_point sent_at, const std::string& cause) {
+  throw UnknownOutcome("mongolock: acquire of " + describe(spec) +
+                           " has an unknown outcome and could not be resolved: " + cause,
+                       sent_at + std::chrono::milliseconds(options.expiry_ms));
+}
+
+// A granted hold becomes a Handle; if its threads cannot start, the hold is given back
+// (tombstone) and the caller gets Error, never a hold nobody extends or watches.
+// `slot_handed_over` is set once the Lease owns the caller's hold slot.
+Handle start_lease(const std::shared_ptr<Context>& context, const HoldSpec& spec,
+                   const std::string& id, int64_t token, Clock::time_point sent_at,
+                   const std::stop_token& stop, bool& slot_handed_over) {
+  auto lease = std::make_shared<Lease>(context, spec, id, token, sent_at);
+  slot_handed_over = true;
+  try {
+    lease->start();
+  } catch (const std::system_error& error) {
+    lease.reset();  // gives the hold slot back
+    if (!resolve_by_tombstone(*context, spec, id, stop)) {
+      throw_unresolved(spec, context->options(), sent_at,
+                       std::string("lease threads not started: ") + error.what());
+    }
+    throw Error("mongolock: acquire of " + describe(spec) +
+                " was granted but its lease threads could not start (" + error.what() +
+                "); the hold was given back");
+  }
+  return Handle(std::move(lease));
+}
+
+AttemptResult attempt_once(const std::shared_ptr<Context>& context, const HoldSpec& spec,
+                           const std::stop_token& stop, bool& slot_handed_over) {
   const Options& options = context->options();
   const std::string id = new_acquisition_id();
   const Clock::time_point sent_at = Clock::now();  // the lease clock starts before sending
@@ -61,36 +115,40 @@ AttemptResult attempt_once(const std::shared_ptr<Context>& context, const HoldSp
     std::optional<int64_t> token = granted_token(spec, *reply.doc, id);
     if (!token) return {};
     if (Clock::now() < lease_end) {
-      auto lease = std::make_shared<Lease>(context, spec, id, *token, sent_at);
-      lease->start();
-      return {Attempt::kGranted, Handle(std::move(lease))};
+      return {Attempt::kGranted,
+              start_lease(context, spec, id, *token, sent_at, stop, slot_handed_over)};
     }
     // The reply came back after the client-side lease ended: hand it back rather than return a
     // hold that is already lost.
-  } else if (reply.outcome == Outcome::kRefused) {
-    if (!reply.transient) {
-      throw ServerError("mongolock: acquire of " + describe(spec) + " refused: " + reply.message,
-                        reply.domain, reply.code);
-    }
-    return {};
-  } else if (reply.outcome == Outcome::kNotSent) {
+  } else if (proves_nothing_written(reply)) {
     return {};
   }
-  if (!resolve_by_release(*context, spec, id)) {
-    throw UnknownOutcome("mongolock: acquire of " + describe(spec) +
-                             " has an unknown outcome and could not be resolved: " + reply.message,
-                         sent_at + std::chrono::milliseconds(options.expiry_ms));
+  if (!resolve_by_tombstone(*context, spec, id, stop)) {
+    throw_unresolved(spec, options, sent_at, reply.message);
+  }
+  if (reply.outcome == Outcome::kRefused && !reply.transient) {
+    throw ServerError("mongolock: acquire of " + describe(spec) + " refused: " + reply.message,
+                      reply.domain, reply.code);
   }
   return {};
 }
 
-// Sleeps until `wake` or a stop request. Returns false if stopped.
-bool sleep_until(Clock::time_point wake, const std::stop_token& stop) {
-  std::mutex mutex;
-  std::condition_variable_any cv;
-  std::unique_lock lock(mutex);
-  cv.wait_until(lock, stop, wake, [] { return false; });
-  return !stop.stop_requested();
+// attempt_once within one reserved hold slot (the Lease keeps it when granted).
+AttemptResult attempt_in_slot(const std::shared_ptr<Context>& context, const HoldSpec& spec,
+                              const std::stop_token& stop) {
+  if (!context->try_reserve_hold()) {
+    throw Error("mongolock: acquire of " + describe(spec) + " refused: this Provider already has " +
+                std::to_string(kHoldsPerProviderMax) + " holds (the limit)");
+  }
+  bool slot_handed_over = false;
+  try {
+    AttemptResult result = attempt_once(context, spec, stop, slot_handed_over);
+    if (!slot_handed_over) context->release_hold();
+    return result;
+  } catch (...) {
+    if (!slot_handed_over) context->release_hold();
+    throw;
+  }
 }
 
 }  // namespace
@@ -98,6 +156,10 @@ bool sleep_until(Clock::time_point wake, const std::stop_token& stop) {
 std::optional<Handle> acquire_loop(const std::shared_ptr<Context>& context, const HoldSpec& spec,
                                    std::chrono::milliseconds timeout, std::stop_token stop) {
   check_timeout(timeout);
+  if (context->in_forked_child()) {
+    throw InvalidArgument("mongolock: acquire of " + describe(spec) +
+                          " through a Provider made before fork(); make a new Provider here");
+  }
   const Options& options = context->options();
   const Clock::time_point deadline = deadline_after(timeout);
   BackoffPolicy backoff(options.backoff, options.busy_wait_min_ms, options.busy_wait_max_ms,
@@ -105,7 +167,7 @@ std::optional<Handle> acquire_loop(const std::shared_ptr<Context>& context, cons
   while (true) {
     if (stop.stop_requested())
       throw Cancelled("mongolock: acquire of " + describe(spec) + " cancelled");
-    AttemptResult result = attempt_once(context, spec);
+    AttemptResult result = attempt_in_slot(context, spec, stop);
     if (result.kind == Attempt::kGranted) return std::move(result.handle);
     const Clock::time_point now = Clock::now();
     if (now >= deadline) return std::nullopt;

@@ -30,6 +30,19 @@ Bson next_token_expr() {
                        "]"));
 }
 
+// {$not: [{$in: [ID, {$ifNull: ["$abandoned", []]}]}]}: ID was not given up by a resolution.
+Bson not_abandoned_expr(std::string_view id) {
+  const std::string id_text(id);
+  return Bson(BCON_NEW("$not", "[", "{", "$in", "[", BCON_UTF8(id_text.c_str()), "{", "$ifNull",
+                       "[", BCON_UTF8("$abandoned"), "[", "]", "]", "}", "]", "}", "]"));
+}
+
+// A plain lock grants when it is free AND this acquisition id carries no tombstone.
+Bson plain_grant_expr(std::string_view id) {
+  return Bson(BCON_NEW("$and", "[", BCON_DOCUMENT(free_expr().get()),
+                       BCON_DOCUMENT(not_abandoned_expr(id).get()), "]"));
+}
+
 Bson lease_end_expr(int64_t expiry_ms) {
   return Bson(BCON_NEW("$add", "[", BCON_UTF8("$$NOW"), BCON_INT64(expiry_ms), "]"));
 }
@@ -87,7 +100,8 @@ Bson find_and_modify(std::string_view collection, std::string_view name, const b
 }
 
 // {update: C, updates: [{q: query, u: pipeline}]}
-Bson update_one(std::string_view collection, const bson_t& query, const bson_t& pipeline) {
+Bson update_one(std::string_view collection, const bson_t& query, const bson_t& pipeline,
+                bool upsert = false) {
   Bson cmd = make_bson();
   append_utf8(cmd.get(), "update", collection);
   bson_t updates;
@@ -96,6 +110,7 @@ Bson update_one(std::string_view collection, const bson_t& query, const bson_t& 
   bson_append_document_begin(&updates, "0", -1, &statement);
   bson_append_document(&statement, "q", -1, &query);
   bson_append_array(&statement, "u", -1, &pipeline);
+  if (upsert) bson_append_bool(&statement, "upsert", -1, true);
   bson_append_document_end(&updates, &statement);
   bson_append_array_end(cmd.get(), &updates);
   return cmd;
@@ -142,30 +157,30 @@ Bson shared_entry_live(std::string_view id) {
 
 Bson acquire_command(const HoldRequest& request) {
   Bson set = make_bson();
-  append_exclusive_grant(set.get(), *free_expr(), request, *next_token_expr());
+  Bson granted = plain_grant_expr(request.id);
+  append_cond_doc(set.get(), "reapAt", *granted, *reap_at_expr(request.expiry_ms));
+  append_exclusive_grant(set.get(), *granted, request, *next_token_expr());
   return find_and_modify(request.collection, request.name, *single_set_pipeline(*set),
                          /*upsert=*/true, /*return_new=*/true);
 }
 
 namespace {
 
-// raise_reap_at: RwLock documents are reaped on reapAt, which must stay >= every live expiry.
-Bson extend_exclusive(const HoldRequest& request, bool raise_reap_at) {
+// Both kinds of document are reaped on reapAt, which must stay >= every expiry ever granted.
+Bson extend_exclusive(const HoldRequest& request) {
   Bson query = holder_query(request.name, request.id);
   Bson alive(BCON_NEW("$gt", "[", BCON_UTF8("$expiresAt"), BCON_UTF8("$$NOW"), "]"));
   bson_append_document(query.get(), "$expr", -1, alive.get());
   Bson set = make_bson();
   bson_append_document(set.get(), "expiresAt", -1, lease_end_expr(request.expiry_ms).get());
-  if (raise_reap_at) {
-    bson_append_document(set.get(), "reapAt", -1, reap_at_expr(request.expiry_ms).get());
-  }
+  bson_append_document(set.get(), "reapAt", -1, reap_at_expr(request.expiry_ms).get());
   return update_one(request.collection, *query, *single_set_pipeline(*set));
 }
 
 }  // namespace
 
 Bson extend_command(const HoldRequest& request) {
-  return extend_exclusive(request, false);
+  return extend_exclusive(request);
 }
 
 Bson release_command(const HoldRequest& request) {
@@ -184,19 +199,27 @@ Bson rw_acquire_command(const HoldRequest& request, bool exclusive, int32_t max_
           ? Bson(BCON_NEW("$eq", "[", "{", "$size", BCON_UTF8("$_live"), "}", BCON_INT64(0), "]"))
           : Bson(BCON_NEW("$lt", "[", "{", "$size", BCON_UTF8("$_live"), "}", BCON_INT64(limit),
                           "]"));
+  // Exclusive grants mint a new token; a shared grant joins the epoch of the live readers
+  // (their common token) or, with none live, mints a new epoch (see mongolock.h "Fencing").
+  Bson next = exclusive
+                  ? next_token_expr()
+                  : Bson(BCON_NEW("$cond", "[", "{", "$gt", "[", "{", "$size", BCON_UTF8("$_live"),
+                                  "}", BCON_INT64(0), "]", "}", BCON_UTF8("$token"),
+                                  BCON_DOCUMENT(next_token_expr().get()), "]"));
   Bson stage2(BCON_NEW("$set", "{", "_grant", "{", "$and", "[", BCON_UTF8("$_xfree"),
-                       BCON_DOCUMENT(shared_ok.get()), "]", "}", "_next",
-                       BCON_DOCUMENT(next_token_expr().get()), "}"));
+                       BCON_DOCUMENT(shared_ok.get()),
+                       BCON_DOCUMENT(not_abandoned_expr(request.id).get()), "]", "}", "_next",
+                       BCON_DOCUMENT(next.get()), "}"));
   Bson granted(BCON_NEW("$and", "[", BCON_UTF8("$_grant"), "]"));
-  Bson next(BCON_NEW("$add", "[", BCON_UTF8("$_next"), BCON_INT64(0), "]"));
+  Bson next_value(BCON_NEW("$add", "[", BCON_UTF8("$_next"), BCON_INT64(0), "]"));
   Bson set = make_bson();
   append_cond_doc(set.get(), "reapAt", *granted, *reap_at_expr(request.expiry_ms));
   if (exclusive) {
-    append_exclusive_grant(set.get(), *granted, request, *next);
+    append_exclusive_grant(set.get(), *granted, request, *next_value);
     Bson empty(BCON_NEW("$literal", "[", "]"));
     append_cond_doc(set.get(), "shared", *granted, *empty);
   } else {
-    append_cond_doc(set.get(), "token", *granted, *next);
+    append_cond_doc(set.get(), "token", *granted, *next_value);
     Bson owner = owner_doc(*request.owner);
     const std::string id_text(request.id);
     Bson entries(BCON_NEW("$concatArrays", "[", BCON_UTF8("$_live"), "[", "{", "id",
@@ -214,7 +237,7 @@ Bson rw_acquire_command(const HoldRequest& request, bool exclusive, int32_t max_
 }
 
 Bson rw_extend_command(const HoldRequest& request, bool exclusive) {
-  if (exclusive) return extend_exclusive(request, true);
+  if (exclusive) return extend_exclusive(request);
   Bson query = make_bson();
   append_utf8(query.get(), "_id", request.name);
   Bson matching = shared_filter(*shared_entry_live(request.id));
@@ -246,6 +269,49 @@ Bson rw_release_command(const HoldRequest& request, bool exclusive) {
   return update_one(request.collection, *query, *single_set_pipeline(*set));
 }
 
+namespace {
+
+// {abandoned: ID appended unless listed}, at most kAbandonedIdsMax ids: when full, the oldest
+// (the first; ids are unique) is dropped. Uses only operators of MongoDB 4.2+ and mongosim.
+Bson tombstone_expr(std::string_view id) {
+  const std::string id_text(id);
+  Bson listed(BCON_NEW("$ifNull", "[", BCON_UTF8("$abandoned"), "[", "]", "]"));
+  Bson full(BCON_NEW("$gte", "[", "{", "$size", BCON_DOCUMENT(listed.get()), "}",
+                     BCON_INT64(kAbandonedIdsMax), "]"));
+  Bson not_first(BCON_NEW("$ne", "[", BCON_UTF8("$$this"), "{", "$arrayElemAt", "[",
+                          BCON_DOCUMENT(listed.get()), BCON_INT64(0), "]", "}", "]"));
+  Bson without_oldest(BCON_NEW("$filter", "{", "input", BCON_DOCUMENT(listed.get()), "cond",
+                               BCON_DOCUMENT(not_first.get()), "}"));
+  Bson kept(BCON_NEW("$cond", "[", BCON_DOCUMENT(full.get()), BCON_DOCUMENT(without_oldest.get()),
+                     BCON_DOCUMENT(listed.get()), "]"));
+  Bson appended(BCON_NEW("$concatArrays", "[", BCON_DOCUMENT(kept.get()), "[",
+                         BCON_UTF8(id_text.c_str()), "]", "]"));
+  return Bson(BCON_NEW("$cond", "[", BCON_DOCUMENT(not_abandoned_expr(id).get()),
+                       BCON_DOCUMENT(appended.get()), BCON_DOCUMENT(listed.get()), "]"));
+}
+
+}  // namespace
+
+Bson resolve_command(const HoldRequest& request, bool rw) {
+  const std::string id_text(request.id);
+  Bson mine(BCON_NEW("$eq", "[", BCON_UTF8("$holder"), BCON_UTF8(id_text.c_str()), "]"));
+  Bson null_value(BCON_NEW("$literal", BCON_NULL));
+  Bson now(BCON_NEW("$add", "[", BCON_UTF8("$$NOW"), BCON_INT64(0), "]"));
+  Bson set = make_bson();
+  append_cond_doc(set.get(), "holder", *mine, *null_value);
+  append_cond_doc(set.get(), "owner", *mine, *null_value);
+  append_cond_doc(set.get(), "expiresAt", *mine, *now);
+  if (rw) {
+    Bson others(BCON_NEW("$ne", "[", BCON_UTF8("$$this.id"), BCON_UTF8(id_text.c_str()), "]"));
+    bson_append_document(set.get(), "shared", -1, shared_filter(*others).get());
+  }
+  bson_append_document(set.get(), "abandoned", -1, tombstone_expr(request.id).get());
+  bson_append_document(set.get(), "reapAt", -1, reap_at_expr(request.expiry_ms).get());
+  Bson query = make_bson();
+  append_utf8(query.get(), "_id", request.name);
+  return update_one(request.collection, *query, *single_set_pipeline(*set), /*upsert=*/true);
+}
+
 Bson force_release_command(std::string_view collection, std::string_view name, bool rw) {
   Bson set = free_pipeline_set();
   if (rw) {
@@ -269,12 +335,12 @@ Bson inspect_command(std::string_view collection, std::string_view name) {
   return cmd;
 }
 
-Bson index_command(std::string_view collection, const char* field, int64_t reap_after_s) {
+Bson index_command(std::string_view collection, const char* field, const char* name,
+                   int64_t reap_after_s) {
   Bson cmd = make_bson();
   append_utf8(cmd.get(), "createIndexes", collection);
-  Bson indexes(BCON_NEW("0", "{", "key", "{", field, BCON_INT32(1), "}", "name",
-                        BCON_UTF8(kTtlIndexName), "expireAfterSeconds", BCON_INT64(reap_after_s),
-                        "}"));
+  Bson indexes(BCON_NEW("0", "{", "key", "{", field, BCON_INT32(1), "}", "name", BCON_UTF8(name),
+                        "expireAfterSeconds", BCON_INT64(reap_after_s), "}"));
   bson_append_array(cmd.get(), "indexes", -1, indexes.get());
   return cmd;
 }

@@ -1,11 +1,14 @@
 #include "context.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "commands.h"
 #include "mongolock/errors.h"
@@ -34,7 +37,7 @@ void init_driver_once() {
 }
 
 bool is_transient_code(int code) {
-  static constexpr std::array<int, 16> kCodes = {
+  static constexpr std::array<int, 15> kCodes = {
       6,      // HostUnreachable
       7,      // HostNotFound
       89,     // NetworkTimeout
@@ -50,17 +53,20 @@ bool is_transient_code(int code) {
       13435,  // NotPrimaryNoSecondaryOk
       13436,  // NotPrimaryOrSecondary
       10058,  // LegacyNotPrimary
-      64,     // WriteConcernFailed reported as a command error before writing
   };
   return std::find(kCodes.begin(), kCodes.end(), code) != kCodes.end();
 }
+
+// WriteConcernFailed: the write was applied but not replicated in time (mongos and some
+// drivers report it as a top-level command error): the write may stand.
+constexpr int kWriteConcernFailed = 64;
 
 Outcome classify_error(const bson_error_t& error) {
   switch (error.domain) {
     case MONGOC_ERROR_SERVER_SELECTION:
       return Outcome::kNotSent;
     case MONGOC_ERROR_SERVER:
-      return Outcome::kRefused;
+      return error.code == kWriteConcernFailed ? Outcome::kUnknown : Outcome::kRefused;
     case MONGOC_ERROR_WRITE_CONCERN:
       return Outcome::kUnknown;
     case MONGOC_ERROR_COMMAND:
@@ -160,7 +166,10 @@ std::set<std::string>& index_registry() {
 }  // namespace
 
 Context::Context(const std::string& uri_text, std::string database, Options options)
-    : options_(options.validated()), database_(std::move(database)) {
+    : options_(options.validated()),
+      database_(std::move(database)),
+      pool_wait_ms_(std::min(options_.expiry_ms / 2, kPoolWaitMsMax)),
+      creator_pid_(getpid()) {
   check_utf8_text("database name", database_, 63);
   if (database_.empty()) throw InvalidArgument("mongolock: database name is empty");
   init_driver_once();
@@ -186,7 +195,11 @@ Context::Context(const std::string& uri_text, std::string database, Options opti
 }
 
 Context::Context(mongoc_client_pool_t* pool, std::string database, Options options)
-    : options_(options.validated()), database_(std::move(database)), pool_(pool) {
+    : options_(options.validated()),
+      database_(std::move(database)),
+      pool_(pool),
+      pool_wait_ms_(std::min(options_.expiry_ms / 2, kPoolWaitMsMax)),
+      creator_pid_(getpid()) {
   if (pool_ == nullptr) throw InvalidArgument("mongolock: client pool is null");
   if (database_.empty()) throw InvalidArgument("mongolock: database name is empty");
   check_utf8_text("database name", database_, 63);
@@ -198,9 +211,44 @@ Context::Context(mongoc_client_pool_t* pool, std::string database, Options optio
 }
 
 Context::~Context() {
+  if (in_forked_child()) {
+    // A forked child: the index threads and the pool's sockets are the parent's. Leave both.
+    for (std::jthread& thread : index_threads_) new std::jthread(std::move(thread));
+    return;
+  }
   index_threads_.clear();  // requests stop and joins before the pool goes away
   if (owns_pool_) mongoc_client_pool_destroy(pool_);
 }
+
+bool Context::in_forked_child() const {
+  return getpid() != creator_pid_;
+}
+
+bool Context::try_reserve_hold() {
+  if (holds_.fetch_add(1) < kHoldsPerProviderMax) return true;
+  holds_.fetch_sub(1);
+  return false;
+}
+
+void Context::release_hold() {
+  holds_.fetch_sub(1);
+}
+
+namespace {
+
+// mongoc_client_pool_pop waits without a bound when every client is in use.
+mongoc_client_t* pop_within(mongoc_client_pool_t* pool, int64_t wait_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+  auto pause = std::chrono::milliseconds(1);
+  while (true) {
+    if (mongoc_client_t* client = mongoc_client_pool_try_pop(pool)) return client;
+    if (std::chrono::steady_clock::now() >= deadline) return nullptr;
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(20));
+  }
+}
+
+}  // namespace
 
 Reply Context::write(const bson_t& command) {
   return run(command, true);
@@ -210,7 +258,23 @@ Reply Context::read(const bson_t& command) {
 }
 
 Reply Context::run(const bson_t& command, bool is_write) {
-  mongoc_client_t* client = mongoc_client_pool_pop(pool_);
+  if (in_forked_child()) {
+    // The pool's sockets are shared with the parent: one request from here would interleave
+    // with the parent's on the same connection.
+    Reply reply;
+    reply.outcome = Outcome::kRefused;
+    reply.doc = make_bson();
+    reply.message = "this Provider was made in another process (fork); make a new one here";
+    return reply;
+  }
+  mongoc_client_t* client = pop_within(pool_, pool_wait_ms_);
+  if (client == nullptr) {
+    Reply reply;
+    reply.outcome = Outcome::kNotSent;
+    reply.doc = make_bson();
+    reply.message = "no pooled client became free within " + std::to_string(pool_wait_ms_) + " ms";
+    return reply;
+  }
   bson_t raw_reply;
   bson_error_t error;
   const bool ok =
@@ -237,29 +301,37 @@ Reply Context::run(const bson_t& command, bool is_write) {
 
 void Context::start_index_creation(const std::string& cluster_key) {
   if (!options_.create_index) return;
-  const std::array<std::pair<std::string, const char*>, 2> targets = {
-      std::pair{options_.collection, "expiresAt"}, std::pair{options_.rw_collection, "reapAt"}};
-  for (const auto& [collection, field] : targets) {
-    const std::string key = cluster_key + "/" + database_ + "/" + collection;
+  const std::array<IndexTarget, 2> targets = {IndexTarget{options_.collection, kReapIndexName},
+                                              IndexTarget{options_.rw_collection, kTtlIndexName}};
+  for (const IndexTarget& target : targets) {
+    const std::string key = cluster_key + "/" + database_ + "/" + target.collection;
     {
       std::lock_guard guard(index_registry_mutex());
       if (!index_registry().insert(key).second) continue;
     }
-    index_threads_.emplace_back([this, key, collection, field](std::stop_token stop) {
-      create_index(key, collection, field, stop);
-    });
+    index_threads_.emplace_back(
+        [this, key, target](std::stop_token stop) { create_index(key, target, stop); });
   }
 }
 
-void Context::create_index(const std::string& key, const std::string& collection, const char* field,
+void Context::create_index(const std::string& key, const IndexTarget& target,
                            std::stop_token stop) {
-  constexpr std::array<int, 3> kAlreadyThere = {68, 85, 86};  // exists / options / key specs
+  constexpr int kIndexExists = 68;
+  constexpr int kOptionsConflict = 85;
+  constexpr int kKeySpecsConflict = 86;
   std::string last_error;
   for (int attempt = 0; attempt < kIndexAttemptsMax && !stop.stop_requested(); ++attempt) {
-    Reply reply = write(*index_command(collection, field, options_.reap_after_s));
-    const bool exists =
-        std::find(kAlreadyThere.begin(), kAlreadyThere.end(), reply.code) != kAlreadyThere.end();
-    if (reply.outcome == Outcome::kOk || exists) return;
+    Reply reply =
+        write(*index_command(target.collection, "reapAt", target.name, options_.reap_after_s));
+    if (reply.outcome == Outcome::kOk || reply.code == kIndexExists) return;
+    if (reply.code == kOptionsConflict || reply.code == kKeySpecsConflict) {
+      // Another Provider made it with another reap_after_s (or key): it stays as it is, and
+      // the fencing margin is the one that index gives.
+      std::fprintf(stderr, "mongolock: TTL index %s on %s.%s exists with other options: %s\n",
+                   target.name, database_.c_str(), target.collection.c_str(),
+                   reply.message.c_str());
+      return;
+    }
     last_error = reply.message;
     std::mutex mutex;
     std::condition_variable_any wake;
@@ -272,7 +344,7 @@ void Context::create_index(const std::string& key, const std::string& collection
   }
   if (!stop.stop_requested()) {
     std::fprintf(stderr, "mongolock: TTL index on %s.%s not created (locks work without it): %s\n",
-                 database_.c_str(), collection.c_str(), last_error.c_str());
+                 database_.c_str(), target.collection.c_str(), last_error.c_str());
   }
 }
 

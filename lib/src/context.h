@@ -4,15 +4,23 @@
 // Every round trip of the library goes through write() or read(), which classify the result:
 //   kOk       the server ran the command (for writes: acknowledged with the write concern).
 //   kNotSent  it provably never reached a server (server selection failed).
-//   kRefused  the server answered with an error; nothing was written. `transient` marks errors a
-//             retry may cure (not primary, stepping down, shutting down, write conflict, E11000).
-//   kUnknown  it may have run: network error after sending, socket timeout, write concern error.
+//   kRefused  the server answered with an error. For a single attempt that means nothing was
+//             written, but libmongoc retries retryable writes (findAndModify, single updates)
+//             once, and the error may be the retry's while the first try ran: callers that need
+//             certainty (the acquire) treat kRefused as possibly written. `transient` marks
+//             errors a retry may cure (not primary, stepping down, shutting down, write
+//             conflict, E11000).
+//   kNotSent also when no pooled client became free within pool_wait_ms_.
+//   kUnknown  it may have run: network error after sending, socket timeout, write concern error
+//             (in writeConcernError or as a top-level code 64).
 // Invariant: a kUnknown is never turned into "not done" here; callers resolve it.
 // Thread rules: all methods are safe from any thread; the pool hands one client per call.
 #pragma once
 
 #include <mongoc/mongoc.h>
+#include <sys/types.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
@@ -34,6 +42,17 @@ struct Reply {
   std::string message;
 };
 
+// One TTL index the Context creates: on reapAt in `collection`, named `name`.
+struct IndexTarget {
+  std::string collection;
+  const char* name;
+};
+
+// Each hold runs up to two threads; beyond this many holds a Provider refuses to acquire.
+inline constexpr int64_t kHoldsPerProviderMax = 1000;
+// How long a round trip waits for a pooled client when every one is in use (then: kNotSent).
+inline constexpr int64_t kPoolWaitMsMax = 30'000;
+
 class Context {
  public:
   // Owns a pool built from `uri`. Throws InvalidArgument for a bad URI.
@@ -49,12 +68,19 @@ class Context {
 
   Reply write(const bson_t& command);
   Reply read(const bson_t& command);
+  // True in a process forked after this Context was made: its pool is the parent's.
+  bool in_forked_child() const;
+
+  // Holds (Leases) alive on this Provider, at most kHoldsPerProviderMax. try_reserve_hold()
+  // takes a slot before an acquire attempt; the Lease that the attempt creates owns it and
+  // gives it back in its destructor; a failed attempt gives it back with release_hold().
+  bool try_reserve_hold();
+  void release_hold();
 
  private:
   Reply run(const bson_t& command, bool is_write);
   void start_index_creation(const std::string& cluster_key);
-  void create_index(const std::string& key, const std::string& collection, const char* field,
-                    std::stop_token stop);
+  void create_index(const std::string& key, const IndexTarget& target, std::stop_token stop);
 
   Options options_;
   std::string database_;
@@ -63,6 +89,9 @@ class Context {
   Bson write_opts_;
   Bson read_opts_;
   std::vector<std::jthread> index_threads_;  // at most 2 (plain and rw collection)
+  std::atomic<int64_t> holds_{0};
+  int64_t pool_wait_ms_ = 0;  // derived from the options: min(expiry_ms / 2, kPoolWaitMsMax)
+  pid_t creator_pid_ = 0;
 };
 
 }  // namespace mongolock::detail

@@ -37,7 +37,9 @@ bool Handle::release() noexcept {
 
 bool Handle::extend() {
   checked(lease_);
-  return lease_->extend();
+  // A lost callback run by this extension may release or reassign this Handle.
+  const std::shared_ptr<detail::Lease> lease = lease_;
+  return lease->extend();
 }
 
 int64_t Handle::fencing_token() const {
@@ -58,7 +60,8 @@ std::stop_token Handle::lost_token() const {
 
 void Handle::on_lost(std::function<void()> callback) {
   checked(lease_);
-  lease_->on_lost(std::move(callback));
+  const std::shared_ptr<detail::Lease> lease = lease_;  // the callback may run here, at once
+  lease->on_lost(std::move(callback));
 }
 
 bool Handle::wait_lost(std::chrono::milliseconds timeout) const {

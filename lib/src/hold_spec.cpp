@@ -43,6 +43,10 @@ Bson release_for(const HoldSpec& spec, const std::string& id, const Options& opt
   return rw_release_command(request, spec.exclusive);
 }
 
+Bson resolve_for(const HoldSpec& spec, const std::string& id, const Options& options) {
+  return resolve_command(request_for(spec, id, options), spec.rw);
+}
+
 std::optional<int64_t> granted_token(const HoldSpec& spec, const bson_t& reply,
                                      const std::string& id) {
   std::optional<Bson> value = find_document(reply, "value");

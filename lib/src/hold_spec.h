@@ -25,6 +25,7 @@ struct HoldSpec {
 Bson acquire_for(const HoldSpec& spec, const std::string& id, const Options& options);
 Bson extend_for(const HoldSpec& spec, const std::string& id, const Options& options);
 Bson release_for(const HoldSpec& spec, const std::string& id, const Options& options);
+Bson resolve_for(const HoldSpec& spec, const std::string& id, const Options& options);
 
 // The fencing token of hold `id` in an acquire reply, if the reply says it was granted.
 std::optional<int64_t> granted_token(const HoldSpec& spec, const bson_t& reply,

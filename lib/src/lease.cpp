@@ -1,14 +1,45 @@
 #include "lease.h"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <cassert>
+#include <system_error>
 
 #include "mongolock/errors.h"
 
 namespace mongolock::detail {
 
+namespace {
+
+std::atomic<int> g_failing_thread_starts{0};
+
+// std::thread, unless the test hook says this creation fails.
+template <typename Function>
+std::thread start_thread(Function&& function) {
+  int left = g_failing_thread_starts.load();
+  while (left > 0 && !g_failing_thread_starts.compare_exchange_weak(left, left - 1)) {
+  }
+  if (left > 0) {
+    throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again),
+                            "thread creation failed (test hook)");
+  }
+  return std::thread(std::forward<Function>(function));
+}
+
+}  // namespace
+
+void fail_next_thread_starts_for_testing(int count) {
+  g_failing_thread_starts = count;
+}
+
 Lease::Lease(std::shared_ptr<Context> context, HoldSpec spec, std::string id, int64_t token,
              SteadyTime acquire_sent_at)
-    : context_(std::move(context)), spec_(std::move(spec)), id_(std::move(id)), token_(token) {
+    : context_(std::move(context)),
+      spec_(std::move(spec)),
+      id_(std::move(id)),
+      token_(token),
+      creator_pid_(getpid()) {
   deadline_ = acquire_sent_at + lease_span();
   next_extend_at_ =
       acquire_sent_at + std::chrono::milliseconds(context_->options().extension_cadence_ms);
@@ -16,6 +47,11 @@ Lease::Lease(std::shared_ptr<Context> context, HoldSpec spec, std::string id, in
 
 Lease::~Lease() {
   stop_threads();
+  context_->release_hold();
+}
+
+bool Lease::in_forked_child() const {
+  return getpid() != creator_pid_;
 }
 
 std::chrono::milliseconds Lease::lease_span() const {
@@ -24,8 +60,15 @@ std::chrono::milliseconds Lease::lease_span() const {
 }
 
 void Lease::start() {
-  watchdog_ = std::thread([this] { watchdog_loop(); });
-  if (context_->options().auto_extend) extender_ = std::thread([this] { extender_loop(); });
+  try {
+    watchdog_ = start_thread([self = shared_from_this()] { self->watchdog_loop(); });
+    if (context_->options().auto_extend) {
+      extender_ = start_thread([self = shared_from_this()] { self->extender_loop(); });
+    }
+  } catch (...) {
+    stop_threads();
+    throw;
+  }
 }
 
 void Lease::stop_threads() {
@@ -36,12 +79,26 @@ void Lease::stop_threads() {
   changed_.notify_all();
   for (std::thread* thread : {&extender_, &watchdog_}) {
     if (!thread->joinable()) continue;
-    assert(thread->get_id() != std::this_thread::get_id() && "release() from a lost callback");
-    thread->join();
+    if (in_forked_child()) {
+      // The parent's threads do not exist here; joining or detaching them would act on the
+      // parent's thread descriptors. Leak the handle (a few bytes) instead.
+      new std::thread(std::move(*thread));
+    } else if (thread->get_id() == std::this_thread::get_id()) {
+      thread->detach();  // release() from a lost callback, or the last reference dropped here
+    } else {
+      thread->join();
+    }
   }
 }
 
 bool Lease::release() noexcept {
+  if (in_forked_child()) {
+    // The hold, the threads and the client pool are the parent's; the mutex may have been held
+    // by a parent thread at fork(). Touch none of them. Keeping the Context alive for the rest
+    // of the child's life means dropping this Lease never tears the parent's pool down here.
+    new std::shared_ptr<Context>(context_);
+    return false;
+  }
   {
     std::lock_guard guard(mutex_);
     if (released_) return false;
@@ -57,6 +114,7 @@ bool Lease::release() noexcept {
 }
 
 bool Lease::extend() {
+  const std::shared_ptr<Lease> keep_alive = shared_from_this();  // a callback may drop the Handle
   {
     std::lock_guard guard(mutex_);
     if (released_)
@@ -77,9 +135,16 @@ Lease::ExtendResult Lease::extend_once() {
     mark_lost("the server refused the extension: the hold expired, was taken or force-released");
     return ExtendResult::kRefused;
   }
+  bool too_late = false;
   {
     std::lock_guard guard(mutex_);
-    if (!lost_) deadline_ = std::max(deadline_, sent_at + lease_span());
+    // lost() already reads true once the deadline passed; it must stay true.
+    too_late = lost_ || std::chrono::steady_clock::now() >= deadline_;
+    if (!too_late) deadline_ = std::max(deadline_, sent_at + lease_span());
+  }
+  if (too_late) {
+    mark_lost("the lease deadline passed before the extension's reply arrived");
+    return ExtendResult::kRefused;
   }
   changed_.notify_all();
   emit(EventKind::kExtended, "");
@@ -132,7 +197,8 @@ void Lease::mark_lost(const std::string& cause) {
 
 bool Lease::lost() const {
   std::lock_guard guard(mutex_);
-  return lost_;
+  // The watchdog may be late (scheduling, a stopped process): the deadline decides as well.
+  return lost_ || std::chrono::steady_clock::now() >= deadline_;
 }
 
 void Lease::on_lost(std::function<void()> callback) {
@@ -153,7 +219,7 @@ void Lease::on_lost(std::function<void()> callback) {
 bool Lease::wait_lost(std::chrono::milliseconds timeout) const {
   std::unique_lock lock(mutex_);
   changed_.wait_for(lock, timeout, [this] { return lost_signalled_ || released_; });
-  return lost_;
+  return lost_ || std::chrono::steady_clock::now() >= deadline_;
 }
 
 SteadyTime Lease::deadline() const {

@@ -8,10 +8,18 @@
 //   * the watchdog fires the lost notification at deadline_ on its own thread, whatever the
 //     extender is blocked on.
 //   * after release() returns, no background thread runs and no event is emitted.
+//   * the background threads and extend() keep the Lease alive (shared_from_this) while they
+//     run, so a callback that releases or drops the Handle never destroys a Lease in use; a
+//     thread that ends up running the destructor or release() itself is detached, not joined.
+//   * in a forked child (getpid() differs from the creator's) release() and the destructor
+//     touch neither the server nor the parent's threads: the hold stays the parent's.
 // Thread rules: release()/extend() from the owning Handle's thread; the accessors from any
-// thread. Callbacks registered with on_lost run on the watchdog or extender thread and must not
-// call release() on the same hold.
+// thread. Callbacks registered with on_lost run on whichever thread noticed the loss (the
+// watchdog, the extender, a caller of extend(), or the caller of on_lost() if already lost) and
+// may call release() on the same hold.
 #pragma once
+
+#include <sys/types.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -33,15 +41,22 @@ using SteadyTime = std::chrono::steady_clock::time_point;
 
 inline constexpr size_t kLostCallbacksMax = 64;
 
-class Lease {
+// Test hook: the next `count` thread creations of Lease::start() fail as if the system had no
+// threads left (std::system_error). 0 in production.
+void fail_next_thread_starts_for_testing(int count);
+
+class Lease : public std::enable_shared_from_this<Lease> {
  public:
+  // Takes over one hold slot the caller reserved with Context::try_reserve_hold().
   Lease(std::shared_ptr<Context> context, HoldSpec spec, std::string id, int64_t token,
         SteadyTime acquire_sent_at);
   ~Lease();
   Lease(const Lease&) = delete;
   Lease& operator=(const Lease&) = delete;
 
-  // Starts the watchdog and (if auto_extend) the extender. Call once, right after construction.
+  // Starts the watchdog and (if auto_extend) the extender. Call once, right after construction
+  // into a shared_ptr. Throws std::system_error if a thread cannot be created; then no thread
+  // of this Lease runs.
   void start();
   bool release() noexcept;
   bool extend();
@@ -63,6 +78,7 @@ class Lease {
   void watchdog_loop();
   void mark_lost(const std::string& cause);
   void stop_threads();
+  bool in_forked_child() const;
   void emit(EventKind kind, std::string_view detail) const;
   std::chrono::milliseconds lease_span() const;
 
@@ -83,6 +99,7 @@ class Lease {
   std::vector<std::unique_ptr<std::stop_callback<std::function<void()>>>> callbacks_;
   std::thread extender_;
   std::thread watchdog_;
+  const pid_t creator_pid_;
 };
 
 }  // namespace mongolock::detail

@@ -68,10 +68,50 @@ TEST(Commands, SharedExtendAndReleaseAreOwnerChecked) {
 }
 
 TEST(Commands, TtlIndexUsesTheConfiguredGrace) {
-  Bson cmd = index_command("locks", "expiresAt", 60);
+  Bson cmd = index_command("locks", "reapAt", kReapIndexName, 60);
   EXPECT_EQ(find_utf8(*cmd, "createIndexes"), "locks");
-  EXPECT_EQ(find_int64(*cmd, "indexes.0.key.expiresAt"), 1);
+  EXPECT_EQ(find_int64(*cmd, "indexes.0.key.reapAt"), 1);
+  EXPECT_EQ(find_utf8(*cmd, "indexes.0.name"), kReapIndexName);
   EXPECT_EQ(find_int64(*cmd, "indexes.0.expireAfterSeconds"), 60);
+}
+
+// Issue 16 item 3: release and force_release set expiresAt to NOW; the document's reap time
+// (reapAt) must only ever be raised by grants and extensions, never by a release.
+TEST(Commands, ReleaseNeverMovesTheReapTimeAndGrantsRaiseIt) {
+  for (const Bson& cmd :
+       {release_command(request("id4")), rw_release_command(request("id4"), true),
+        rw_release_command(request("id4"), false), force_release_command("locks", "n", false),
+        force_release_command("locks", "n", true)}) {
+    const std::string json = to_json(*cmd);
+    EXPECT_EQ(json.find("reapAt"), std::string::npos) << json;
+  }
+  EXPECT_EQ(find_utf8(*acquire_command(request()), "update.0.$set.reapAt.$cond.1.$max.0.$ifNull.0"),
+            "$reapAt");
+  EXPECT_EQ(find_utf8(*extend_command(request()), "updates.0.u.0.$set.reapAt.$max.0.$ifNull.0"),
+            "$reapAt");
+}
+
+// Issue 16 item 1: the acquire grants only if its id carries no tombstone, and the resolution
+// is an upsert that both frees a hold with that id and records the tombstone.
+TEST(Commands, AcquireHonoursTombstonesAndResolutionWritesOne) {
+  const std::string id = "0123456789abcdef0123456789abcdef";
+  const std::string acquire = to_json(*acquire_command(request(id)));
+  EXPECT_NE(acquire.find("\"$in\" : [ \"" + id + "\", { \"$ifNull\" : [ \"$abandoned\""),
+            std::string::npos)
+      << acquire;
+  const std::string rw = to_json(*rw_acquire_command(request(id), false, 0));
+  EXPECT_NE(rw.find("\"$abandoned\""), std::string::npos) << rw;
+  for (bool is_rw : {false, true}) {
+    Bson resolve = resolve_command(request(id), is_rw);
+    EXPECT_EQ(find_utf8(*resolve, "updates.0.q._id"), "a.b$c");
+    EXPECT_EQ(key_count(**find_document(*resolve, "updates.0.q")), 1u) << "must not filter";
+    const std::string json = to_json(*resolve);
+    EXPECT_NE(json.find("\"upsert\" : true"), std::string::npos) << json;
+    EXPECT_NE(json.find("\"abandoned\" : { \"$cond\""), std::string::npos) << json;
+    EXPECT_EQ(
+        find_int64(*resolve, "updates.0.u.0.$set.abandoned.$cond.1.$concatArrays.0.$cond.0.$gte.1"),
+        kAbandonedIdsMax);
+  }
 }
 
 }  // namespace

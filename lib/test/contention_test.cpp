@@ -117,8 +117,17 @@ TEST_F(ContentionTest, KilledHolderIsTakenOverAfterItsLeaseWithAHigherToken) {
   EXPECT_FALSE(lock.try_acquire().has_value()) << "the other process's hold was ignored";
   kill(child, SIGKILL);
   waitpid(child, nullptr, 0);
+  // The dead holder's last lease end on the server clock (no extension can move it now).
+  auto before = provider.inspect("abandoned");
+  ASSERT_TRUE(before && before->exclusive) << "the dead holder's hold vanished";
+  const auto dead_lease_end = before->exclusive->expires_at;
   Handle held = lock.acquire(seconds(20));
   EXPECT_GT(held.fencing_token(), child_token);
+  auto after = provider.inspect("abandoned");
+  ASSERT_TRUE(after && after->exclusive);
+  EXPECT_EQ(after->exclusive->acquisition_id, held.acquisition_id());
+  EXPECT_GE(after->exclusive->acquired_at, dead_lease_end)
+      << "the lock was taken over before the dead holder's lease ended";
 }
 
 // Its own server: it is stopped with SIGSTOP, which would stall every other test.

@@ -3,10 +3,11 @@
 //
 // Outcome: the holder KEEPS the lock, and is not told it lost it. Why: the acquire was
 // acknowledged with w:"majority", so the lock document (holder = this hold's id, its expiresAt,
-// its token) is on the new primary (reference §6.2: a new primary holds every majority-committed
-// write). mongolock sends its commands through libmongoc's generic command API, which does not
-// retry, so an extension sent to the old primary before the driver noticed the step-down fails
-// with 10107 NotWritablePrimary: the library counts it as a failed extension (the client lease
+// its token) is on the new primary: a new primary holds every majority-committed write.
+// mongolock's extension is a single-statement update, which libmongoc sends as a retryable
+// write (lsid + txnNumber) and retries once on a retryable error such as 10107
+// NotWritablePrimary. If the retry still meets the old primary (the driver has not yet seen the
+// new one) the extension fails: the library counts it as a failed extension (the client lease
 // deadline stays where it was; no lost notification, which only a refusal or the deadline fires).
 // That error makes libmongoc rescan the set, and the next extension goes to the new primary,
 // where the owner check matches and the lease is extended. So the holder keeps the lock as long

@@ -96,23 +96,6 @@ TEST_F(LockTest, ForceReleaseKeepsTokensIncreasingAndTheHolderLearnsOfIt) {
   EXPECT_FALSE(provider.force_release("no-such-lock"));
 }
 
-TEST_F(LockTest, TokenAfterTtlReapIsHigher) {
-  Options options = test_options();
-  options.create_index = true;
-  options.reap_after_s = 0;
-  options.expiry_ms = 200;
-  const std::string db = fresh_database();
-  Provider provider(server_->uri(), db, options);
-  Lock lock = provider.create_lock("reaped");
-  Handle first = lock.acquire(seconds(5));
-  const int64_t first_token = first.fencing_token();
-  ASSERT_TRUE(first.release());
-  ASSERT_TRUE(eventually([&] { return !provider.inspect("reaped").has_value(); }, seconds(20)))
-      << "the TTL monitor never reaped the released lock document";
-  Handle second = lock.acquire(seconds(5));
-  EXPECT_GT(second.fencing_token(), first_token) << "token went back after a TTL reap";
-}
-
 TEST_F(LockTest, ExpiredButUntakenLeaseCannotBeExtendedBack) {
   Options options = test_options();
   options.expiry_ms = 300;
@@ -210,26 +193,6 @@ TEST_F(LockTest, AcquireWhoseWriteConcernFailedIsResolvedNotLeftAsAPhantomHolder
   EXPECT_FALSE(info && info->exclusive && info->exclusive->live)
       << "the uncertain grant was left in place: a phantom holder";
   EXPECT_TRUE(lock.try_acquire().has_value());
-}
-
-TEST_F(LockTest, AcquireWhoseConnectionClosedIsResolvedBeforeReportingNotAcquired) {
-  Options options = test_options();
-  options.app_name = "closed-client";
-  Provider provider(server_->uri(), fresh_database(), options);
-  server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
-      "data": {"failCommands": ["findAndModify"], "appName": "closed-client",
-               "closeConnection": true}})");
-  Lock lock = provider.create_lock("closed");
-  std::optional<Handle> first = lock.try_acquire();
-  auto info = provider.inspect("closed");
-  if (first) {
-    ASSERT_TRUE(info && info->exclusive);
-    EXPECT_EQ(info->exclusive->acquisition_id, first->acquisition_id());
-  } else {
-    EXPECT_FALSE(info && info->exclusive && info->exclusive->live)
-        << "reported not acquired while a hold of ours may remain";
-    EXPECT_TRUE(lock.try_acquire().has_value());
-  }
 }
 
 TEST_F(LockTest, ObserverSeesExtensionsAndTheLoss) {

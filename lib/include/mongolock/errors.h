@@ -5,13 +5,20 @@
 // Timeout          acquire() waited `timeout` without obtaining the lock. The lock is NOT held by
 //                  the caller: every attempt whose outcome was uncertain was resolved first.
 // Cancelled        the caller's std::stop_token was requested while waiting. Not held.
-// UnknownOutcome   a request was sent but its outcome could not be learned (reply lost, write
-//                  concern timed out) and resolving it failed too. The caller may or may not hold
-//                  the lock on the server; if it does, nobody extends the hold, so it lapses
-//                  expiry_ms after the server ran the request: `lease_expires_by` is that
-//                  instant on the client's steady clock if the server ran it when it was sent.
+// UnknownOutcome   an acquire was sent but its outcome could not be learned (reply lost, write
+//                  concern timed out, an error that may be the driver's retry's) and resolving
+//                  it failed too. The caller may or may not hold the lock on the server, now or
+//                  later (the request may still be queued). A hold, if any, is extended by
+//                  nobody and lapses expiry_ms after the server RAN the request.
+//                  `lease_expires_by` = send time + expiry_ms on the client's steady clock: the
+//                  lapse instant only if the server ran it at once; a request held up in the
+//                  network or the server lapses later by that delay. It is a lower bound on the
+//                  lapse, not an upper one; no upper bound exists without one on the delay.
 // ServerError      the server or driver refused a request in a way that is neither contention
-//                  nor uncertainty (authorization, bad collection, unsupported command).
+//                  nor uncertainty (authorization, bad collection, unsupported command). For an
+//                  acquire it is thrown only after the attempt was resolved: not held.
+// Error (itself)   also: a Provider at its hold limit, or a granted hold whose lease threads
+//                  could not start (the hold was given back first). Not held.
 //
 // Thread rules: plain value types.
 #pragma once

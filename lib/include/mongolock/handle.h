@@ -1,15 +1,17 @@
 // mongolock::Handle: proof of one hold of one lock (exclusive, or a shared hold of an RwLock).
 //
 // A Handle is move-only. While it is valid (acquired, not yet released or moved from):
-//   * fencing_token() is the token the server minted for this hold; pass it to every resource
-//     you modify under the lock and let the resource refuse tokens lower than the highest it
-//     has seen. The token is the only protection against a holder that was paused or partitioned
+//   * fencing_token() is the token the server minted for this hold (for a shared hold: its
+//     epoch's token, common to every reader live with it); pass it to every resource you
+//     access under the lock and let the resource refuse tokens lower than the highest it has
+//     seen. The token is the only protection against a holder that was paused or partitioned
 //     past its lease (no lease lock can prevent that; see mongolock.h "Fencing").
 //   * a background thread extends the lease every extension_cadence_ms (if auto_extend);
 //   * a separate watchdog thread fires the lost notification at lease_deadline(), whatever the
 //     extender is doing (it may be blocked in a request during a partition).
 // Once lost, a Handle stays lost (lost() never goes back to false). release() and the destructor
-// send one owner-checked release and never throw.
+// send one owner-checked release and never throw. In a process forked after the acquire they
+// do nothing (the hold is the parent's; see mongolock.h [fork]).
 //
 // Thread rules: release(), extend() and move/destruction from one thread at a time.
 // fencing_token(), lost(), lost_token(), wait_lost(), lease_deadline(), on_lost() may be called
@@ -58,18 +60,21 @@ class Handle {
   // Random 128-bit id (32 hex chars) of this hold, stored in the lock document.
   const std::string& acquisition_id() const;
 
-  // True once the lost notification has fired: the client can no longer be sure it holds the
-  // lock. Sticky.
+  // True once the lost notification has fired or lease_deadline() has passed: the client can
+  // no longer be sure it holds the lock. Sticky.
   bool lost() const;
   // Requested when the hold is lost (not on a normal release).
   std::stop_token lost_token() const;
-  // Calls `callback` once, from the watchdog thread, when the hold is lost; immediately on the
-  // calling thread if it already is. Not called on a normal release. At most 64 callbacks.
+  // Calls `callback` once when the hold is lost, on the thread that noticed: the watchdog (the
+  // deadline passed), the extender (a refused extension), the caller of extend() (refused
+  // there), or this caller at once if the hold is already lost. Not called on a normal
+  // release. The callback may call release() or drop this Handle. At most 64 callbacks.
   void on_lost(std::function<void()> callback);
   // Waits until lost or `timeout` passed; returns lost().
   bool wait_lost(std::chrono::milliseconds timeout) const;
   // The client's view of the lease end: send time of the last successful acquire/extend request
-  // + expiry_ms - lost_safety_margin_ms. The lost notification fires at this instant.
+  // + expiry_ms - lost_safety_margin_ms. The lost notification fires at this instant (see
+  // mongolock.h "Assumptions" for when the server's lease may end earlier).
   std::chrono::steady_clock::time_point lease_deadline() const;
 
  private:

@@ -7,8 +7,10 @@
 //
 // Waiting: one attempt immediately; while the lock is held by someone else, sleep per
 // Options::backoff and retry; when `timeout` passes during a sleep, one last attempt is made.
-// An attempt whose reply is lost is resolved (see mongolock.h "Unknown outcomes") before the
-// call returns, so "not acquired" is only reported when the caller does not hold the lock.
+// An attempt whose outcome is unknown is resolved with a tombstone (see mongolock.h "Unknown
+// outcomes") before the call goes on, so "not acquired" (std::nullopt, Timeout, Cancelled,
+// ServerError) is only reported when the caller does not hold the lock and the attempt can
+// never take effect later. The whole call is bounded (mongolock.h "Bounds").
 //
 // Thread rules: all methods may be called from any thread concurrently.
 #pragma once

@@ -13,100 +13,184 @@
 //
 // ## Plain lock document (collection Options::collection, default "mongolock_locks")
 //   { _id: <name>, token: Int64, holder: ID | null, owner: {host, pid, description} | null,
-//     acquiredAt: Date, expiresAt: Date }
+//     acquiredAt: Date, expiresAt: Date,
+//     reapAt: Date,          -- max(NOW + EXP) over every grant and extension; never lowered
+//     abandoned: [ID, ...] } -- tombstones: ids whose acquire was given up (at most 32)
 // The document is never deleted by the library. A lock is free when holder is null or
 // expiresAt <= NOW; the client clock never takes part in that decision.
 //
 //   FREE = {$or: [{$eq: [{$ifNull: ["$holder", null]}, null]},
 //                 {$lte: [{$ifNull: ["$expiresAt", Date(0)]}, "$$NOW"]}]}
+//   OK   = {$not: [{$in: [ID, {$ifNull: ["$abandoned", []]}]}]}
 //   NEXT = {$max: [{$add: [{$ifNull: ["$token", 0]}, 1]},
 //                  {$multiply: [{$toLong: "$$NOW"}, 1048576]}]}
+//   REAP = {$max: [{$ifNull: ["$reapAt", Date(0)]}, {$add: ["$$NOW", EXP]}]}
 //
-// acquire (one round trip):
+// acquire (one round trip; G = {$and: [FREE, OK]}):
 //   {findAndModify: C, query: {_id: N}, upsert: true, new: true, writeConcern: WC,
-//    update: [{$set: {token: {$cond: [FREE, NEXT, "$token"]},
-//                     holder: {$cond: [FREE, ID, "$holder"]},
-//                     owner: {$cond: [FREE, {$literal: OWNER}, "$owner"]},
-//                     acquiredAt: {$cond: [FREE, "$$NOW", "$acquiredAt"]},
-//                     expiresAt: {$cond: [FREE, {$add: ["$$NOW", EXP]}, "$expiresAt"]}}}]}
+//    update: [{$set: {reapAt: {$cond: [G, REAP, "$reapAt"]},
+//                     token: {$cond: [G, NEXT, "$token"]},
+//                     holder: {$cond: [G, ID, "$holder"]},
+//                     owner: {$cond: [G, {$literal: OWNER}, "$owner"]},
+//                     acquiredAt: {$cond: [G, "$$NOW", "$acquiredAt"]},
+//                     expiresAt: {$cond: [G, {$add: ["$$NOW", EXP]}, "$expiresAt"]}}}]}
 //   Held iff the returned document's holder == ID; the token is its `token`. The query is a
 //   pure equality on _id, so two concurrent upserts of a missing document are resolved by the
 //   server's duplicate-key retry, and no $expr is needed in an upsert query (error 224).
 // extend (one round trip; never revives an expired lease):
 //   {update: C, updates: [{q: {_id: N, holder: ID, $expr: {$gt: ["$expiresAt", "$$NOW"]}},
-//                          u: [{$set: {expiresAt: {$add: ["$$NOW", EXP]}}}]}], writeConcern: WC}
+//                          u: [{$set: {expiresAt: {$add: ["$$NOW", EXP]}, reapAt: REAP}}]}]}
 //   Extended iff n == 1.
-// release (one round trip; owner-checked, keeps the document and its token):
+// release (one round trip; owner-checked, keeps the document, its token and its reapAt):
 //   {update: C, updates: [{q: {_id: N, holder: ID},
 //                          u: [{$set: {holder: null, owner: null, expiresAt: "$$NOW"}}]}], ...}
+// resolve (after an acquire with an unknown outcome; one upsert, see "Unknown outcomes"):
+//   {update: C, updates: [{q: {_id: N}, upsert: true, u: [{$set: {
+//      holder/owner: {$cond: [{$eq: ["$holder", ID]}, null, <kept>]},
+//      expiresAt: {$cond: [{$eq: ["$holder", ID]}, NOW, "$expiresAt"]},
+//      abandoned: ID appended unless listed, the oldest dropped beyond 32,
+//      reapAt: REAP}}]}]}      (RwLock: also drops a shared entry with id ID)
 // force_release: {findAndModify: C, query: {_id: N}, new: false,
 //                 update: [{$set: {holder: null, owner: null, expiresAt: "$$NOW"}}], ...}
 // inspect: {aggregate: C, pipeline: [{$match: {_id: N}}, {$set: {_now: "$$NOW"}}], cursor: {},
 //           readConcern: {level: RC}}
 // index (once per cluster+database+collection per process, in the background):
-//   {createIndexes: C, indexes: [{key: {expiresAt: 1}, name: "mongolock_ttl",
+//   {createIndexes: C, indexes: [{key: {reapAt: 1}, name: "mongolock_reap",
 //                                 expireAfterSeconds: Options::reap_after_s}]}
-//   Its failure (e.g. no privilege, conflicting options) is logged and ignored.
+//   Versions before reapAt had "mongolock_ttl" on expiresAt here, which reaps a released
+//   document reap_after_s after the release (tokens can then go backwards within the clock
+//   tolerance): drop it when upgrading ({dropIndexes: C, index: "mongolock_ttl"}).
+//   Failures are written to stderr and otherwise ignored (locks work without the index);
+//   an index of that name with other options (85, 86) is kept as it is and reported.
+//   A Provider constructed after a failed creation tries again. create_index = false creates
+//   nothing and drops nothing: an index made earlier keeps reaping until an operator drops it.
 //
 // ## Reader/writer lock document (collection Options::rw_collection, "mongolock_rwlocks")
 //   { _id, token, holder, owner, acquiredAt, expiresAt   -- the exclusive hold, as above
 //     shared: [{id: ID, owner, acquiredAt, expiresAt, token}],
-//     reapAt: Date }  -- max expiry over every hold ever granted; the TTL index is on reapAt
+//     reapAt, abandoned }  -- as above; the TTL index "mongolock_ttl" is on reapAt
 // acquire_shared / acquire_exclusive: one findAndModify upsert on {_id: N} with the pipeline
 //   {$set: {_live: {$filter: {input: {$ifNull: ["$shared", []]}, as: "s",
 //                             cond: {$gt: ["$$s.expiresAt", "$$NOW"]}}}, _xfree: FREE}}
-//   {$set: {_grant: G, _next: NEXT}}
-//     shared:    G = {$and: ["$_xfree", {$lt: [{$size: "$_live"}, MAX]}]}
-//     exclusive: G = {$and: ["$_xfree", {$eq: [{$size: "$_live"}, 0]}]}
+//   {$set: {_grant: G, _next: T}}
+//     shared:    G = {$and: ["$_xfree", {$lt: [{$size: "$_live"}, MAX]}, OK]}
+//                T = {$cond: [{$gt: [{$size: "$_live"}, 0]}, "$token", NEXT]}   (epochs)
+//     exclusive: G = {$and: ["$_xfree", {$eq: [{$size: "$_live"}, 0]}, OK]},  T = NEXT
 //   {$set: {token: {$cond: ["$_grant", "$_next", "$token"]},
-//           reapAt: {$cond: ["$_grant", {$max: [{$ifNull: ["$reapAt", Date(0)]}, NOW+EXP]},
-//                            "$reapAt"]},
+//           reapAt: {$cond: ["$_grant", REAP, "$reapAt"]},
 //     shared:    shared: {$cond: ["$_grant", {$concatArrays: ["$_live",
 //                   [{id: ID, owner: OWNER, acquiredAt: NOW, expiresAt: NOW+EXP,
 //                     token: "$_next"}]]}, "$shared"]}
-//     exclusive: holder/owner/acquiredAt/expiresAt as for a plain lock, with "$_grant" for FREE,
+//     exclusive: holder/owner/acquiredAt/expiresAt as for a plain lock, with "$_grant" for G,
 //                and shared: {$cond: ["$_grant", [], "$shared"]}}}
 //   {$unset: ["_live", "_xfree", "_grant", "_next"]}
 //   Held iff the returned document has holder == ID (exclusive) or a shared entry with id == ID.
 // extend_shared: update q {_id: N, $expr: <a shared entry has id ID and expiresAt > NOW>},
-//   u: [{$set: {shared: {$map: ... expiresAt of entry ID := NOW+EXP}, reapAt: max(reapAt, ..)}}]
+//   u: [{$set: {shared: {$map: ... expiresAt of entry ID := NOW+EXP}, reapAt: REAP}}]
 // release_shared: update q {_id: N, "shared.id": ID},
 //   u: [{$set: {shared: {$filter: {input: "$shared", cond: {$ne: ["$$this.id", ID]}}}}}]
-// exclusive extend/release as for a plain lock (extend also raises reapAt).
+// exclusive extend/release as for a plain lock.
 //
 // ## Fencing
-// Tokens are strictly increasing per lock name across release, expiry, force-release, TTL reaping
-// and (with majority write concern) failover:
-//  * The document is never deleted by the library, and every grant sets token to at least the
-//    stored token + 1 in the same atomic findAndModify that grants the hold.
-//  * If the document disappears (the TTL index reaps it reap_after_s after its last expiry, or an
-//    operator deletes it), the next grant starts from the server time floor NOW_ms * 2^20. Every
-//    token ever minted at server time t is below (t+1) * 2^20 (that needs fewer than 2^20 grants
-//    of one name within one millisecond, which one round trip per grant rules out), and a reaped
-//    document's last grant was at least expiry_ms before the reap. So the floor exceeds every
-//    earlier token ASSUMING the servers' wall clocks (across failovers) never step back by more
-//    than expiry_ms + reap_after_s. Raise reap_after_s, or set create_index = false, to widen
-//    that margin.
-//  * A grant acknowledged with w:"majority" survives failover, so its token is never re-issued.
-//    With w:1 a rolled-back grant's token can be issued again to another holder.
+// A resource protected by a lock keeps the highest token it has seen and refuses a lower one
+// (an equal one is accepted). Per lock name:
+//  * Exclusive holds (Lock, RwLock exclusive) get strictly increasing tokens across release,
+//    expiry, force-release, TTL reaping and failover (under the assumptions below): every
+//    grant sets token >= stored token + 1 in the same atomic findAndModify that grants it.
+//  * Shared holds get the token of their EPOCH: a shared grant made while other shared holds
+//    are live joins their token; one made with none live starts a new epoch with NEXT. So all
+//    readers that can be live together carry the same token and never refuse each other; an
+//    epoch's token is above every exclusive token granted before it (a stale writer is refused
+//    once a reader was seen) and below every later exclusive token (a stale reader is refused
+//    once a later writer was seen). Readers of one epoch are not fenced from each other.
+//  * If the document disappears (TTL reaping, an operator), the next grant starts from the
+//    server time floor NOW_ms * 2^20. Every token minted at server time t is below
+//    (t+1) * 2^20 (fewer than 2^20 grants of one name per millisecond: one round trip each).
+//    The TTL monitor removes a document only after reapAt + reap_after_s, and reapAt is at
+//    least the last grant + expiry_ms (release and force-release never lower it). So the floor
+//    exceeds every earlier token under assumption [clock-steps] below.
 // Tokens are not consecutive (they jump to the time floor). Valid tokens are > 0.
 // A lease lock cannot stop a holder that is paused or partitioned past its lease from acting;
 // the fenced resource must compare tokens.
 //
-// ## Lease timing
-// The client starts its lease clock BEFORE sending each acquire or extend request, so the server
-// lease (starting when the server runs the request) always ends after the client's view of it.
-// The lost notification fires at send_time + expiry_ms - lost_safety_margin_ms from a watchdog
-// thread per Handle, independently of any request blocked in a partition. A refused extension
-// fires it at once. The margin covers client/server clock-rate differences.
+// ## Lease timing and the lost notification
+// The client starts its lease clock BEFORE sending each acquire or extend request, and the
+// server starts the lease when it runs the request, so the server's lease ends after the
+// client's view of it under assumptions [clock-rate], [failover-clock] and [suspend].
+// lease_deadline() = send time of the last successful acquire/extend + expiry_ms -
+// lost_safety_margin_ms. lost() is true once the lost notification fired OR that deadline
+// passed (whichever the caller sees first; it never goes back to false). The notification
+// fires from a watchdog thread per Handle at the deadline, independently of any request
+// blocked in a partition, and at once when the server refuses an extension. Callbacks
+// (on_lost) run on the thread that noticed the loss: the watchdog, the extender, a caller of
+// extend(), or the caller of on_lost() if the hold is already lost. They may call release()
+// and may drop the Handle.
 //
 // ## Unknown outcomes
-// A request that may have reached the server but whose reply was lost (network error after send,
-// socket timeout, write-concern timeout) is an unknown outcome. For an acquire the library then
-// sends an owner-checked release of its own ID (up to 3 tries, within the remaining lease); only
-// when that succeeds does it report "not acquired" or keep waiting. Otherwise it throws
-// UnknownOutcome, whose lease_expires_by says when a possible hold lapses at the latest.
+// An acquire request that may have been executed without the client seeing the result is an
+// unknown outcome: a network error or socket timeout after sending, a write-concern error (as
+// writeConcernError or a top-level code 64), and every server error too, because libmongoc
+// retries findAndModify once as a retryable write and an error may be the retry's while the
+// first try ran (e.g. the retry is refused with NotWritablePrimary). Only a server-selection
+// failure (nothing was sent; the driver also reports the first error when its retry cannot
+// select a server) proves nothing was written.
+// An unknown outcome is resolved with a TOMBSTONE: one upsert on the lock document that frees
+// any hold with the attempt's id and adds the id to `abandoned`; every acquire pipeline grants
+// only when its id is not in `abandoned`. Once the resolution is acknowledged (with the write
+// concern), the attempt holds nothing and never will: if it ran earlier its hold was freed, if
+// it runs later (held in a network queue, a blockConnection, a lagging thread) it is not
+// granted. Only then does acquire report "not acquired" or keep waiting. A resolution that
+// fails (up to 3 tries, none after a stop request) throws UnknownOutcome.
+// Why a tombstone and not a retry with the same lsid/txnNumber: libmongoc's generic command
+// API chooses the session and txnNumber itself and exposes no way to resend a statement under
+// the same ones, and a same-session retry protects only while the server keeps the session's
+// transaction record; the tombstone is a plain majority write the acquire pipeline checks in
+// the same atomic step that would grant, on any server.
 // A failed extension never moves the client's lease deadline.
+//
+// ## Bounds
+//  * Holds: at most 1000 live holds per Provider (each runs up to two threads); an acquire
+//    beyond that throws Error before any round trip.
+//  * One round trip takes at most W = P + 2 * (S + T): P = the wait for a pooled client
+//    (min(expiry_ms / 2, 30 s); then it fails as "not sent"), S = serverSelectionTimeoutMS,
+//    T = socketTimeoutMS (the driver's try plus its one retry). A Provider that builds its
+//    own pool sets T = expiry_ms and S = clamp(expiry_ms / 2, 100 ms, 30 s) unless the URI
+//    sets them.
+//  * acquire / try_acquire with timeout D returns within D + 4 * W + 2 * busy_wait_min_ms: the
+//    last attempt starts before D has passed, and it and its resolution (3 tries) are W each.
+//    timeout 0 is one attempt: 4 * W + 2 * busy_wait_min_ms.
+//  * Cancellation (std::stop_token) is checked before every attempt, during every backoff
+//    sleep and between resolution tries; a round trip in flight is not interrupted.
+//
+// ## Assumptions (every guarantee above holds under these; each names what breaks otherwise)
+//  [write-concern] Options::write_concern = kMajority. With w:1 an acknowledged grant or
+//    tombstone can be rolled back on failover: a token can be issued twice and a resolved
+//    acquire can take effect.
+//  [journaling] A majority acknowledgement survives crashes only if those members journal it
+//    (writeConcernMajorityJournalDefault true, the default, with journaling on). Otherwise a
+//    simultaneous crash of a majority can lose a grant, and its token can be issued again.
+//  [clock-steps] No server's wall clock (across failovers) steps back by more than
+//    expiry_ms + reap_after_s, or tokens after a TTL reap can go backwards. Raise
+//    reap_after_s (or drop the TTL index) to widen that.
+//  [clock-rate] Client and server clocks run at rates that differ by less than
+//    lost_safety_margin_ms over one lease (expiry_ms).
+//  [failover-clock] A member that becomes primary while a lease runs has a wall clock at most
+//    lost_safety_margin_ms (minus the rate error) ahead of the member that granted it. A new
+//    primary whose clock is further ahead ends the lease early on the server while the Handle
+//    still reads held: the notification lags the real loss by the excess.
+//  [suspend] The client's lease clock is std::chrono::steady_clock (CLOCK_MONOTONIC on Linux),
+//    which stops while the client host is suspended, while the server's lease runs on. A
+//    client suspended while holding learns of the loss up to the suspension's length late.
+//    (CLOCK_BOOTTIME would count the suspension; the public API uses steady_clock time points,
+//    so the library does not switch.) Do not suspend hosts that hold locks.
+//  [tombstone] A resolved acquire request executes, if ever, while its tombstone lives: the
+//    document stays until at least reapAt + reap_after_s (reapAt >= resolution + expiry_ms),
+//    nobody deletes it, and fewer than 32 other resolutions on the same lock happen meanwhile.
+//  [fork] A Provider, Lock, RwLock or Handle made before fork() is the parent's: in the child,
+//    release() and destruction of a Handle do nothing (the hold stays the parent's; it learns
+//    nothing), acquire throws InvalidArgument and other requests fail; make a new Provider in
+//    the child.
+
 #pragma once
 
 #include "mongolock/errors.h"

@@ -33,7 +33,7 @@ enum class WriteConcern {
 };
 
 enum class ReadConcern {
-  kMajority,      // inspect() and acquisition read-back see only majority-committed state
+  kMajority,      // inspect() sees only majority-committed state
   kLocal,         // the primary's latest state, possibly rolled back later
   kLinearizable,  // majority + confirms the primary is still primary (slowest)
 };
@@ -85,10 +85,13 @@ struct Options {
   std::string app_name;
   // Extend held locks in the background. Off only for tests and manual extend() callers.
   bool auto_extend = true;
-  // Create the TTL index {expiresAt: 1} (expireAfterSeconds = reap_after_s) once per
+  // Create the TTL indexes {reapAt: 1} (expireAfterSeconds = reap_after_s) once per
   // (cluster, database, collection) per process, in the background. Never on the acquire path;
-  // its failure is reported through on_event-less logging only and never blocks acquisition.
+  // a failure is written to stderr and never blocks acquisition. false creates and drops
+  // nothing: an index made earlier keeps reaping (see mongolock.h "index").
   bool create_index = true;
+  // A document is reaped reap_after_s after its reapAt (the end of the last lease ever granted
+  // on it). expiry_ms + reap_after_s is the server clock step back that tokens survive.
   int64_t reap_after_s = 60;
   // Called from background threads; must be quick and must not call into the same Handle.
   std::function<void(const Event&)> on_event;

@@ -13,6 +13,10 @@
 // mongoc allows only before the first client is popped).
 //
 // Lifetime: Locks and Handles keep the shared state alive; destroying the Provider first is fine.
+// Limits: at most 1000 live holds per Provider; every round trip waits at most
+// min(expiry_ms / 2, 30 s) for a pooled client (mongolock.h "Bounds").
+// fork(): a Provider is the process's that made it; a child must make its own (mongolock.h
+// [fork]).
 // Thread rules: all methods may be called from any thread concurrently.
 #pragma once
 

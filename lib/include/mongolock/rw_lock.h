@@ -5,9 +5,12 @@
 // `max_shared` (0 = unlimited, i.e. a plain reader lock; N > 0 makes it a counting semaphore);
 // exclusive and shared never coexist. An expired hold of either kind blocks nobody: the acquire
 // pipeline drops expired shared entries and ignores an expired exclusive hold, deciding on the
-// server clock ($$NOW). Every hold, shared or exclusive, gets its own fencing token from the
-// same per-name counter, with the same expiry, extension and lost-notification guarantees as
-// Lock. No fairness: a steady stream of readers can starve a writer.
+// server clock ($$NOW). Tokens come from one per-name counter: each exclusive hold gets a new
+// one; shared holds get their epoch's token (shared by every reader live at the same time, above
+// every earlier writer's, below every later writer's), so a resource applies the same rule to
+// both kinds: refuse a token lower than the highest seen (mongolock.h "Fencing"). Same expiry,
+// extension and lost-notification guarantees as Lock. No fairness: a steady stream of readers
+// can starve a writer (and keeps one epoch alive).
 // RwLock documents live in Options::rw_collection, separate from plain locks, so a name used
 // for both a Lock and an RwLock denotes two unrelated locks.
 //
