@@ -26,6 +26,7 @@
 
 #include "context.h"
 #include "hold_spec.h"
+#include "mongolock/handle.h"
 
 namespace mongolock::detail {
 
@@ -43,7 +44,7 @@ class Lease {
 
   // Starts the watchdog and (if auto_extend) the extender. Call once, right after construction.
   void start();
-  bool release() noexcept;
+  ReleaseResult release() noexcept;
   bool extend();
 
   int64_t token() const { return token_; }
