@@ -87,7 +87,13 @@ std::vector<FaultWindow> collect_windows(const std::vector<Event>& history) {
     const Event& event = history[i];
     if (event.process != kNemesis) continue;
     std::string id = field_text(event, "window");
-    if (event.f == "heal") {
+    // Vocabulary 2: a window closes at its heal's completion (ok; a failed heal never closes
+    // it), or at its fault's fail (begin undone, no heal follows); a heal invoke does not.
+    const bool heal_done =
+        event.f == "heal" && (event.type == EventType::kOk || event.type == EventType::kInfo);
+    const bool begin_undone = event.f != "heal" && event.type == EventType::kFail;
+    if (event.f == "heal" && !heal_done) continue;
+    if (heal_done || (begin_undone && !id.empty() && open.count(id))) {
       if (id.empty()) id = field_text(event, "fault");
       auto it = open.find(id);
       if (it == open.end()) continue;  // a heal of nothing: harmless, nothing to pair
@@ -187,7 +193,8 @@ std::vector<Hold> reconstruct_holds(const std::vector<Event>& history,
       tracker.close_matching(e.process, e.lock, e.token, i, e.t_ns, HoldEnd::kRelease);
     } else if (e.f == "lost" && e.type != EventType::kInvoke) {
       tracker.close_matching(e.process, e.lock, e.token, i, e.t_ns, HoldEnd::kLost);
-    } else if (e.process == kNemesis && e.f == "kill-worker") {
+    } else if (e.process == kNemesis && e.f == "kill-worker" &&
+               (e.type == EventType::kOk || e.type == EventType::kInfo)) {
       for (const std::string& target : targets_of(e))
         tracker.close_all(target, i, e.t_ns, HoldEnd::kKilled);
     } else if (e.process == kHarness && e.f == "exit") {

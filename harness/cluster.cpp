@@ -16,6 +16,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -82,6 +83,67 @@ nlohmann::json direct_command(const std::string& host, const std::string& databa
     if (!out.contains("code")) out["code"] = error.code;
   }
   return out;
+}
+
+// Runs one command on an open client; the reply, with ok 0 and errmsg on failure.
+nlohmann::json client_command(mongoc_client_t* client, const std::string& database,
+                              const nlohmann::ordered_json& command) {
+  bson_error_t error;
+  const std::string text = command.dump();
+  bson_t* cmd = bson_new_from_json(reinterpret_cast<const uint8_t*>(text.data()),
+                                   static_cast<ssize_t>(text.size()), &error);
+  if (!cmd) throw std::runtime_error("bad command " + text + ": " + error.message);
+  BsonDoc reply;
+  const bool ok =
+      mongoc_client_command_simple(client, database.c_str(), cmd, nullptr, &reply.doc, &error);
+  bson_destroy(cmd);
+  nlohmann::json out = to_json(&reply.doc);
+  if (!ok) {
+    if (!out.is_object()) out = nlohmann::json::object();
+    out["ok"] = 0;
+    if (!out.contains("errmsg")) out["errmsg"] = error.message;
+  }
+  return out;
+}
+
+std::string election_id(const nlohmann::json& hello);
+
+// hello, find at majority, hello, all on one single-threaded client with a direct connection
+// (one socket): the member answered the read as writable primary in one term.
+nlohmann::json confirmed_find(const std::string& host, const std::string& database,
+                              const std::string& collection, const std::string& id) {
+  const std::string uri = "mongodb://" + host +
+                          "/?directConnection=true&appname=" + kHarnessAppName +
+                          "&serverSelectionTimeoutMS=" + std::to_string(kAdminTimeoutMs) +
+                          "&connectTimeoutMS=" + std::to_string(kAdminTimeoutMs) +
+                          "&socketTimeoutMS=" + std::to_string(kAdminTimeoutMs * 5);
+  mongoc_client_t* client = mongoc_client_new(uri.c_str());
+  if (!client) throw std::runtime_error("bad admin URI " + uri);
+  mongoc_client_set_error_api(client, MONGOC_ERROR_API_VERSION_2);
+  std::unique_ptr<mongoc_client_t, void (*)(mongoc_client_t*)> owned(client, mongoc_client_destroy);
+  auto primary_term = [&](const char* when) {
+    const nlohmann::json hello = client_command(client, "admin", {{"hello", 1}});
+    if (!reply_ok(hello) || !hello.value("isWritablePrimary", false)) {
+      throw std::runtime_error(host + " is not writable primary " + when + " the read");
+    }
+    return election_id(hello);
+  };
+  const std::string before = primary_term("before");
+  const nlohmann::json found = client_command(client, database,
+                                              {{"find", collection},
+                                               {"filter", {{"_id", id}}},
+                                               {"limit", 1},
+                                               {"readConcern", {{"level", "majority"}}}});
+  if (!reply_ok(found)) {
+    throw std::runtime_error("find on " + host + " failed: " + found.value("errmsg", found.dump()));
+  }
+  const std::string after = primary_term("after");
+  if (after != before) {
+    throw std::runtime_error(host + " changed term during the read (" + before + " -> " + after +
+                             ")");
+  }
+  const nlohmann::json& batch = found["cursor"]["firstBatch"];
+  return batch.empty() ? nlohmann::json(nullptr) : batch[0];
 }
 
 // A primary that has heard from no majority within the election timeout steps down (reference
@@ -418,7 +480,37 @@ void Cluster::pause_member(int member) {
 
 void Cluster::resume_member(int member) {
   paused_.at(member) = false;
-  signal_member(member, SIGCONT);
+  if (!signal_member(member, SIGCONT)) {
+    throw std::runtime_error("member m" + std::to_string(member) +
+                             " is not running: SIGCONT not delivered");
+  }
+}
+
+std::string Cluster::member_state(int member) const {
+  if (!running(member) || paused_.at(member)) return "other";
+  const nlohmann::json hello = try_command(member, "admin", {{"hello", 1}});
+  if (!reply_ok(hello)) return "other";
+  if (hello.value("isWritablePrimary", false)) return "primary";
+  if (hello.value("secondary", false)) return "secondary";
+  return "other";
+}
+
+bool Cluster::wait_answering(int member, int64_t timeout_ms) const {
+  const int64_t deadline = now_ms() + timeout_ms;
+  for (;;) {
+    check_interrupted();
+    if (running(member) && reply_ok(try_command(member, "admin", {{"hello", 1}}))) return true;
+    if (now_ms() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(kReadyPollMs));
+  }
+}
+
+nlohmann::json Cluster::read_confirmed(int member, const std::string& database,
+                                       const std::string& collection, const std::string& id) const {
+  nlohmann::json out;
+  run_in_netns(options_.admin_netns,
+               [&] { out = confirmed_find(host(member), database, collection, id); });
+  return out;
 }
 
 nlohmann::json Cluster::try_command(int member, const std::string& database,

@@ -79,6 +79,7 @@ class Cluster {
   void kill_member(int member);
   // SIGSTOP / SIGCONT to the member's process group.
   void pause_member(int member);
+  // Throws when the member is not running (SIGCONT could not be delivered).
   void resume_member(int member);
   // Starts a member again with its first command line and dbpath; does not wait for it.
   void restart_member(int member);
@@ -88,6 +89,17 @@ class Cluster {
   int primary() const;
   // Waits (bounded by timeout_ms, interruptible) for a writable primary other than `except`.
   int wait_for_primary(int64_t timeout_ms, int except = -1) const;
+  // "primary", "secondary" or "other" (down, paused, starting, recovering, not answering).
+  std::string member_state(int member) const;
+  // Waits (bounded, interruptible) until the member runs and answers hello; false at timeout.
+  bool wait_answering(int member, int64_t timeout_ms) const;
+
+  // One document read at majority read concern from `member` as primary: hello, find, hello
+  // on one connection; confirmed only when both hellos say writable primary with the same
+  // electionId, so the member was primary in one term for the whole read. Returns the
+  // document (null when there is none) or throws std::runtime_error saying why not.
+  nlohmann::json read_confirmed(int member, const std::string& database,
+                                const std::string& collection, const std::string& id) const;
   // Sets a member's clock offset from the machine's clock; returns the previous offset.
   int64_t set_clock_offset(int member, int64_t offset_ms);
   // The offset last set through set_clock_offset (0 at start).

@@ -2,33 +2,67 @@
 // the nemesis and the harness. It is the only input of the checkers (`locklab check` reads
 // nothing else), so this header is the contract between everything that writes and reads it.
 //
-// Line format (ARCHITECTURE.md "History"):
+// Line format:
 //   {"t": <CLOCK_MONOTONIC ns>, "process": "w3", "type": "invoke", "f": "acquire",
 //    "lock": "L1", "token": 17, "value": {...}}
 // `t` comes from CLOCK_MONOTONIC, which every process on the machine shares. `lock`, `token`
 // and `value` are omitted when absent.
 //
-// Vocabulary (what each writer emits; checkers rely on exactly this):
+// Vocabulary, version 2 (kHistoryVocabulary; what each writer emits, checkers rely on exactly
+// this). Every operation that can take effect has its invoke written before its request can
+// reach the server; `fail` means definitely not applied, `info` means the outcome is unknown,
+// and an invoke with no completion (a killed worker) is unknown too.
 //   process "w<N>" (a worker):
 //     acquire  invoke -> ok {token, value.lease_ms} | fail {value.reason} | info {value.error}
-//              (info = outcome unknown: the lock may or may not have been granted)
-//     release  invoke {token} -> ok | fail | info
-//     extend   invoke {token} -> ok {value.lease_ms} | fail | info
-//     lost     ok {token}                  the lost notification reached the worker; it has
-//                                          stopped its critical section
-//     write    invoke {token, value.resource} -> ok (accepted) | fail (rejected: stale token)
-//              | info; the fenced resource's server-side check decides accept/reject
-//     read     ok {value.resource, value.count}   counter workload: the value read
-//     write    ok {value.resource = "counter", value.count}: the value written back
+//     extend   invoke {token} -> ok {value.lease_ms} | fail {value.reason} | info {value.error}
+//              background extensions; an extension in flight when the hold is released may
+//              have no completion
+//     release  invoke {token} -> ok | fail {value.reason} (not applied: not held)
+//              | info {value.error} (unknown: the release may have been applied)
+//     lost     ok {token}            the lost notification fired AND the worker stopped its
+//                                    critical section: nothing more is written with that token
+//     lost-ignored ok {token}        the notification fired but the worker goes on
+//                                    (honour_lost = false); the hold ends at the release invoke
+//     write    (fenced) invoke {token, value.resource, value.id} -> ok | fail {value.reason}
+//              (rejected: stale token) | info {value.error}; value.id "<process>-<n>" is
+//              unique in the run; the resource keeps its accepted writes as [{id, token}...]
+//     read     (counter) ok {value.resource, value.count}   the version read
+//     write    (counter) invoke {value.resource, value.count (the value written), value.read
+//              (the version read)} -> ok | fail {value.reason} | info {value.error}
 //   process "nemesis":
-//     <fault>  info {value.window, value.targets, ...}   a fault starts (e.g. "pause-worker",
-//              "isolate-worker", "kill-worker", "pause-member", "fail-command", "step-down")
-//     heal     info {value.window, value.fault}          the fault with that window id ends
+//     <fault>  invoke {value.window, value.targets, value.selection, value.planned_ms,
+//              value.planned_at_ms, value.params}      intent, before any action
+//     <fault>  ok {value.window, value.targets, value.selection, value.roles, value.detail}
+//              the fault is in force; roles: each target's role just before the action
+//              (workers "holder" | "waiting" | "idle"; members "primary" | "secondary" |
+//              "other"; a fault on the whole set maps the primary member to "primary");
+//              selection: "fixed", "random", "holder", "random-fallback" (no holder found),
+//              "primary", "secondaries". A repeated action inside the window (a step-down at
+//              a cadence) is another ok with the same window, or info when it failed.
+//     <fault>  fail {value.window, value.error, value.undone: true}   begin failed and what it
+//              applied was undone: no heal follows
+//     <fault>  info {value.window, value.error, value.undone: false, value.undo_error}
+//              begin failed and could not be undone: a heal is still attempted
+//     heal     invoke {value.window, value.fault, value.targets} -> ok (the fault is really
+//              over: member back and answering, rule deleted, process continued)
+//              | fail {..., value.error} (the window never heals)
 //   process "harness":
-//     start    info {value.scenario, value.seed}         first event of a run
+//     start    info {value.scenario, value.seed, value.backend, value.check,
+//              value.vocabulary = 2, value.workload, value.write_concern ("majority" or w),
+//              value.fencing, value.honour_lost}        first event of a run
 //     spawn / exit   info {value.worker, value.pid, value.status}   worker lifecycle
-//     final    ok {value.resource, value.count | value.token}        end-of-run reads
+//     stop     info {value.reason}   the harness starts stopping the workers
+//     final    ok {value.resource, value.count}                          counter
+//              ok {value.resource, value.token, value.count, value.writes: [{id, token}...]}
+//                 fenced; writes keeps the last kFencedWritesKept, count counts them all
+//              ok {value.resource, value.missing: true, value.count: 0}  no document
+//              info {value.resource, value.error}                        could not read
+//              one per resource the workload used, read at majority from a member confirmed
+//              primary in one term for the whole read
 //     end      info                                      last event of a run
+// A history without value.vocabulary in its start event is version 1: faults were one info
+// event after begin() and heals one info event after heal(); lost was written even when
+// ignored; counter writes had no invoke.
 //
 // Crash safety: each event is written with a single write(2) on an O_APPEND descriptor, never
 // buffered in user space, so a process killed with SIGKILL loses no event it finished writing
@@ -47,6 +81,9 @@
 #include <vector>
 
 namespace locklab {
+
+// The vocabulary version this build writes (the start event's value.vocabulary).
+inline constexpr int kHistoryVocabulary = 2;
 
 enum class EventType { kInvoke, kOk, kFail, kInfo };
 

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cassert>
 #include <iostream>
+#include <tuple>
 
 #include "cluster.h"
+#include "nemesis_kinds.h"
 #include "run_workers.h"
 
 namespace locklab {
@@ -50,6 +52,7 @@ void add_random_windows(std::vector<PlannedFault>& plan, const RandomMixSpec& m,
     f.target = m.target == "holder" && !fault_targets_member(f.fault)
                    ? "holder"
                    : random_target(rng, f.fault, s);
+    f.selection = f.target == "holder" || f.target == "primary" ? f.target : "random";
     plan.push_back(f);
     t = f.at_ms + f.duration_ms + uniform(rng, m.gap_min_ms, m.gap_max_ms);
   }
@@ -74,7 +77,12 @@ std::vector<PlannedFault> plan_faults(const Scenario& s, int64_t run_ms, uint64_
   std::vector<PlannedFault> plan;
   for (const FaultSpec& spec : s.nemesis.schedule) {
     PlannedFault f{spec.at_ms, spec.duration_ms, spec.fault, spec.target, spec.params};
-    if (f.target == "random") f.target = random_target(rng, f.fault, s);
+    if (f.target == "holder" || f.target == "primary" || f.target == "secondaries")
+      f.selection = f.target;
+    if (f.target == "random") {
+      f.target = random_target(rng, f.fault, s);
+      f.selection = f.target == "primary" ? "primary" : "random";
+    }
     plan.push_back(f);
   }
   if (s.nemesis.random) add_random_windows(plan, *s.nemesis.random, s, run_ms, rng);
@@ -92,23 +100,27 @@ nlohmann::json to_json(const PlannedFault& f) {
 }
 
 Nemesis::Nemesis(std::vector<PlannedFault> plan, FaultContext context, HistoryWriter& history,
-                 std::function<std::string()> holder, uint64_t seed)
+                 WorkerView workers, uint64_t seed)
     : plan_(std::move(plan)),
       context_(context),
       history_(history),
-      holder_(std::move(holder)),
+      view_(std::move(workers)),
       rng_(seed ^ 0x9e3779b97f4a7c15ULL) {}
 
 Nemesis::~Nemesis() {
   heal_all();
 }
 
-std::string Nemesis::resolve_target(const PlannedFault& planned) {
+void Nemesis::record(EventType type, const std::string& f, nlohmann::json value) {
+  history_.append({0, "nemesis", type, f, "", std::nullopt, std::move(value)});
+}
+
+std::pair<std::string, std::string> Nemesis::resolve_target(const PlannedFault& planned) {
   if (fault_target(planned.fault) == FaultTarget::kMember) {
     if (planned.target == "primary") {
       const int p = context_.cluster.primary();
       if (p < 0) throw std::runtime_error("no primary to target");
-      return "m" + std::to_string(p);
+      return {"m" + std::to_string(p), "primary"};
     }
     if (planned.target == "secondaries") {
       const int p = context_.cluster.primary();
@@ -116,15 +128,36 @@ std::string Nemesis::resolve_target(const PlannedFault& planned) {
       for (int m = 0; m < context_.cluster.size(); ++m) {
         if (m != p) list += (list.empty() ? "m" : ",m") + std::to_string(m);
       }
-      return list;
+      return {list, "secondaries"};
     }
   }
-  if (planned.target != "holder") return planned.target;
-  std::string holder = holder_ ? holder_() : "";
-  if (!holder.empty()) return holder;
+  if (planned.target != "holder") return {planned.target, planned.selection};
+  std::string holder = view_.holder ? view_.holder() : "";
+  if (!holder.empty()) return {holder, "holder"};
   // Nobody holds a lock right now: any worker is as good a target as another.
   const auto& ids = context_.workers.ids();
-  return ids.at(static_cast<size_t>(uniform(rng_, 0, static_cast<int64_t>(ids.size()) - 1)));
+  return {ids.at(static_cast<size_t>(uniform(rng_, 0, static_cast<int64_t>(ids.size()) - 1))),
+          "random-fallback"};
+}
+
+// Each target's role now: workers from the history, members from their hello. A fault on the
+// whole set ("primary") names the member that is primary now.
+nlohmann::json Nemesis::roles(const std::string& fault, const std::string& target) const {
+  nlohmann::json out = nlohmann::json::object();
+  if (fault_target(fault) == FaultTarget::kCluster) {
+    const int p = context_.cluster.primary();
+    if (p >= 0) out[member_role(p)] = "primary";
+    return out;
+  }
+  for (const auto& one : split_targets(target)) {
+    const std::string name = one.get<std::string>();
+    if (fault_targets_member(fault)) {
+      out[name] = context_.cluster.member_state(member_indices(name).at(0));
+    } else {
+      out[name] = view_.role ? view_.role(name) : "idle";
+    }
+  }
+  return out;
 }
 
 void Nemesis::open(const PlannedFault& planned, int64_t elapsed_ms) {
@@ -133,43 +166,83 @@ void Nemesis::open(const PlannedFault& planned, int64_t elapsed_ms) {
   w.planned = planned;
   w.start_ms = elapsed_ms;
   w.end_ms = elapsed_ms + planned.duration_ms;
-  nlohmann::json value = {{"window", w.id}, {"duration_ms", planned.duration_ms}};
-  if (!planned.params.empty()) value["params"] = planned.params;
+  nlohmann::json intent = {
+      {"window", w.id}, {"planned_ms", planned.duration_ms}, {"planned_at_ms", planned.at_ms}};
+  if (!planned.params.empty()) intent["params"] = planned.params;
+  std::string selection = planned.selection;
   try {
-    w.planned.target = resolve_target(planned);
-    value["targets"] = split_targets(w.planned.target);
+    std::tie(w.planned.target, selection) = resolve_target(planned);
+  } catch (const std::exception& e) {
+    intent["targets"] = split_targets(planned.target);
+    record(EventType::kInvoke, planned.fault, intent);
+    record(EventType::kFail, planned.fault,
+           {{"window", w.id}, {"error", e.what()}, {"undone", true}});
+    return;
+  }
+  intent["targets"] = split_targets(w.planned.target);
+  intent["selection"] = selection;
+  record(EventType::kInvoke, planned.fault, intent);
+  nlohmann::json done = {
+      {"window", w.id}, {"targets", intent["targets"]}, {"selection", selection}};
+  try {
+    done["roles"] = roles(planned.fault, w.planned.target);
     w.fault = make_fault(planned.fault, w.planned.target, planned.params);
     w.fault->begin(context_);
-    const nlohmann::json detail = w.fault->detail();
-    if (!detail.is_null()) value["detail"] = detail;
   } catch (const std::exception& e) {
-    if (!value.contains("targets")) value["targets"] = split_targets(w.planned.target);
-    // A fault that could not be applied is still a window (so the history shows the attempt),
-    // with nothing to heal.
-    value["error"] = e.what();
-    w.fault.reset();
     std::cerr << "locklab: " << planned.fault << " " << w.planned.target << ": " << e.what()
               << std::endl;
+    nlohmann::json failed = {{"window", w.id}, {"error", e.what()}};
+    if (undo(w, failed)) {
+      record(EventType::kFail, planned.fault, failed);
+      return;
+    }
+    record(EventType::kInfo, planned.fault, failed);  // the heal at the window's end retries
+    active_.push_back(std::move(w));
+    return;
   }
-  history_.append({0, "nemesis", EventType::kInfo, planned.fault, "", std::nullopt, value});
+  const nlohmann::json detail = w.fault->detail();
+  if (!detail.is_null()) done["detail"] = detail;
+  record(EventType::kOk, planned.fault, done);
   active_.push_back(std::move(w));
 }
 
+bool Nemesis::undo(Window& w, nlohmann::json& value) {
+  if (!w.fault) {
+    value["undone"] = true;  // nothing was made, nothing applied
+    return true;
+  }
+  try {
+    w.fault->heal(context_);
+  } catch (const std::exception& e) {
+    value["undone"] = false;
+    value["undo_error"] = e.what();
+    return false;
+  }
+  value["undone"] = true;
+  w.fault.reset();
+  return true;
+}
+
 void Nemesis::close(Window& w) {
-  nlohmann::json value = {
+  const nlohmann::json value = {
       {"window", w.id}, {"fault", w.planned.fault}, {"targets", split_targets(w.planned.target)}};
+  record(EventType::kInvoke, "heal", value);
   if (w.fault) {
     try {
       w.fault->heal(context_);
     } catch (const std::exception& e) {
-      value["error"] = e.what();
+      nlohmann::json failed = value;
+      failed["error"] = e.what();
+      record(EventType::kFail, "heal", failed);
       std::cerr << "locklab: heal " << w.planned.fault << " " << w.planned.target << ": "
                 << e.what() << std::endl;
+      return;
     }
   }
-  history_.append({0, "nemesis", EventType::kInfo, "heal", "", std::nullopt, value});
+  record(EventType::kOk, "heal", value);
 }
 
+// A repeated action inside the window: ok when it was applied again, info when it failed.
 void Nemesis::tick_window(Window& w, int64_t elapsed_ms) {
   if (!w.fault) return;
   nlohmann::json event;
@@ -180,7 +253,8 @@ void Nemesis::tick_window(Window& w, int64_t elapsed_ms) {
   }
   if (event.is_null()) return;
   event["window"] = w.id;
-  history_.append({0, "nemesis", EventType::kInfo, w.planned.fault, "", std::nullopt, event});
+  event["targets"] = split_targets(w.planned.target);
+  record(event.contains("error") ? EventType::kInfo : EventType::kOk, w.planned.fault, event);
 }
 
 void Nemesis::tick(int64_t elapsed_ms) {

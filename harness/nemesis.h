@@ -1,7 +1,15 @@
 // The nemesis: a plan of fault windows (fixed in the scenario, or drawn from a seeded random
-// mix) and the faults themselves. Every fault start is a history event (process "nemesis",
-// f = the fault kind, value.window = its id, value.targets) and every heal one too (f "heal",
-// the same window id), so the checkers can attribute anomalies to the faults active then.
+// mix) and the faults themselves. Each window is recorded as it happens (process "nemesis",
+// value.window = its id; vocabulary in history.h):
+//   <fault> invoke  the intent, written before any action (targets, planned duration);
+//   <fault> ok      the fault is in force (begin() returned): targets, each target's role seen
+//                   just before the action, how the target was selected, detail();
+//   <fault> fail    begin() failed and what it had applied was undone (undone: true, no heal
+//                   follows) or could not be resolved at all;
+//   <fault> info    begin() failed and undoing failed too: the window stays, a heal follows;
+//                   also a repeated action inside the window that failed (tick);
+//   heal invoke / ok / fail   the heal, ok only once the fault is really over.
+// So the checkers can attribute anomalies to the faults active then.
 //
 // Adding a fault means: a Fault subclass (nemesis_faults.cpp for worker and process faults,
 // nemesis_partitions.cpp for network partitions, nemesis_replset.cpp for step-down, freeze,
@@ -17,6 +25,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "history.h"
@@ -36,10 +45,13 @@ struct FaultContext {
 };
 
 // One fault: begin() applies it, heal() undoes it. Both throw std::runtime_error naming what
-// failed; heal() is called exactly once after a begin() that returned. tick() is called on
-// every nemesis tick in between (for faults that act repeatedly, e.g. continuous step-downs);
-// what it returns, unless null, is recorded as a history event of the window. detail() is
-// added to the window's start event (who the primary was, the sides of a partition...).
+// failed. heal() undoes exactly what begin() applied, even when begin() threw part-way, and
+// throws when the fault is not over afterwards; it is called once after a begin() that
+// returned, and once after one that threw (to undo), and again later only if that undo threw.
+// tick() is called on every nemesis tick in between (for faults that act repeatedly, e.g.
+// continuous step-downs); what it returns, unless null, is recorded as a history event of the
+// window. detail() is added to the window's start event (who the primary was, the sides of a
+// partition...).
 class Fault {
  public:
   virtual ~Fault() = default;
@@ -64,6 +76,9 @@ struct PlannedFault {
   std::string fault;
   std::string target;  // "w2", "m0", or "holder" (resolved when the window opens)
   nlohmann::json params = nlohmann::json::object();
+  // How the target is chosen: "fixed" (named in the scenario), "random" (drawn with the seed
+  // when planning), "holder", "primary", "secondaries" (resolved when the window opens).
+  std::string selection = "fixed";
 };
 
 // The plan: the scenario's fixed windows plus the random mix drawn with `seed`, ordered by
@@ -73,11 +88,18 @@ std::vector<PlannedFault> plan_faults(const Scenario& scenario, int64_t run_ms, 
 
 nlohmann::json to_json(const PlannedFault& fault);
 
+// What the nemesis asks the run about the workers, from the history as it is now.
+struct WorkerView {
+  // A worker currently holding a lock, or "" when none is known.
+  std::function<std::string()> holder;
+  // "holder", "waiting" (an acquire pending) or "idle".
+  std::function<std::string(const std::string& worker)> role;
+};
+
 class Nemesis {
  public:
-  // `holder` returns a worker currently holding a lock, or "" when none is known.
   Nemesis(std::vector<PlannedFault> plan, FaultContext context, HistoryWriter& history,
-          std::function<std::string()> holder, uint64_t seed);
+          WorkerView workers, uint64_t seed);
   ~Nemesis();
 
   // Opens the windows due at `elapsed_ms` and heals the ones that have ended.
@@ -99,16 +121,21 @@ class Nemesis {
   std::vector<PlannedFault> plan_;
   FaultContext context_;
   HistoryWriter& history_;
-  std::function<std::string()> holder_;
+  WorkerView view_;
   std::mt19937_64 rng_;
   size_t next_ = 0;
   int next_window_id_ = 1;
   std::vector<Window> active_;
 
   void open(const PlannedFault& planned, int64_t elapsed_ms);
+  // Undoes a begin() that threw; true when nothing of it is left (no heal will follow).
+  bool undo(Window& window, nlohmann::json& value);
   void close(Window& window);
-  std::string resolve_target(const PlannedFault& planned);
+  // The resolved target and how it was chosen.
+  std::pair<std::string, std::string> resolve_target(const PlannedFault& planned);
+  nlohmann::json roles(const std::string& fault, const std::string& target) const;
   void tick_window(Window& window, int64_t elapsed_ms);
+  void record(EventType type, const std::string& f, nlohmann::json value);
 };
 
 }  // namespace locklab

@@ -19,11 +19,19 @@ class PauseWorker : public Fault {
   explicit PauseWorker(std::string target) : target_(std::move(target)) {}
   void begin(FaultContext& c) override {
     if (!c.workers.signal(target_, SIGSTOP)) throw std::runtime_error(target_ + " is not running");
+    paused_ = true;
   }
-  void heal(FaultContext& c) override { c.workers.signal(target_, SIGCONT); }
+  void heal(FaultContext& c) override {
+    if (!paused_) return;
+    if (!c.workers.signal(target_, SIGCONT)) {
+      throw std::runtime_error(target_ + " is not running: SIGCONT not delivered");
+    }
+    paused_ = false;
+  }
 
  private:
   std::string target_;
+  bool paused_ = false;
 };
 
 // SIGKILL (a crash: no release, the lease must lapse); heal restarts it under the same id.
@@ -32,14 +40,17 @@ class KillWorker : public Fault {
   KillWorker(std::string target, bool restart) : target_(std::move(target)), restart_(restart) {}
   void begin(FaultContext& c) override {
     if (!c.workers.signal(target_, SIGKILL)) throw std::runtime_error(target_ + " is not running");
+    killed_ = true;
   }
   void heal(FaultContext& c) override {
-    if (restart_) c.workers.start(target_);
+    if (killed_ && restart_) c.workers.start(target_);
+    killed_ = false;
   }
 
  private:
   std::string target_;
   bool restart_;
+  bool killed_ = false;
 };
 
 class PauseMember : public Fault {
@@ -52,7 +63,16 @@ class PauseMember : public Fault {
     }
   }
   void heal(FaultContext& c) override {
-    for (int m : paused_) c.cluster.resume_member(m);
+    std::string errors;
+    for (int m : paused_) {
+      try {
+        c.cluster.resume_member(m);
+      } catch (const std::exception& e) {
+        errors += (errors.empty() ? "" : "; ") + std::string(e.what());
+      }
+    }
+    paused_.clear();
+    if (!errors.empty()) throw std::runtime_error(errors);
   }
 
  private:
@@ -103,17 +123,30 @@ class FailCommand : public Fault {
       c.cluster.command(
           m, "admin",
           {{"configureFailPoint", "failCommand"}, {"mode", "alwaysOn"}, {"data", data_}});
+      set_.push_back(m);
     }
   }
+  // Turns the fail point off where it was set; a member that refuses (or cannot be reached)
+  // keeps failing the target's commands, so that is a failed heal.
   void heal(FaultContext& c) override {
-    for (int m = 0; m < c.cluster.size(); ++m) {
-      c.cluster.try_command(m, "admin", {{"configureFailPoint", "failCommand"}, {"mode", "off"}});
+    std::string errors;
+    std::vector<int> still_set;
+    for (int m : set_) {
+      const nlohmann::json reply = c.cluster.try_command(
+          m, "admin", {{"configureFailPoint", "failCommand"}, {"mode", "off"}});
+      if (reply_ok(reply)) continue;
+      still_set.push_back(m);
+      errors += (errors.empty() ? "" : "; ") + member_role(m) + ": " +
+                reply.value("errmsg", reply.dump());
     }
+    set_ = still_set;
+    if (!errors.empty()) throw std::runtime_error("fail point not turned off on " + errors);
   }
 
  private:
   std::string target_;
   nlohmann::json data_;
+  std::vector<int> set_;  // members where the fail point is on
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 // isolated former primary go on acknowledging w:1 writes from the workers still connected to
 // it while the majority side elects a new primary (reference §6.3).
 #include <stdexcept>
+#include <utility>
 
 #include "cluster.h"
 #include "nemesis_kinds.h"
@@ -49,8 +50,11 @@ class Partition : public Fault {
     cuts_ = shape(c);
     c.network->cut(cuts_);
   }
+  // The cut counts drop once even if rewriting a table fails (that failure fails the heal;
+  // a second heal must not drop another window's counts).
   void heal(FaultContext& c) override {
-    if (c.network) c.network->uncut(cuts_);
+    const Cuts cuts = std::exchange(cuts_, {});
+    if (c.network) c.network->uncut(cuts);
   }
   nlohmann::json detail() const override {
     nlohmann::json out = detail_;

@@ -5,6 +5,7 @@
 // --mongod).
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 #include "cluster.h"
 #include "nemesis_kinds.h"
@@ -15,11 +16,41 @@ namespace {
 
 // Bound on waiting for the majority side to elect a new primary in primary-divergence.
 constexpr int64_t kNewPrimaryWaitMs = 20'000;
+// Bound on waiting for a restarted member to answer before its heal is called failed.
+constexpr int64_t kMemberBackWaitMs = 20'000;
 // mongod's default secondaryCatchUpPeriodSecs; it must stay below stepDownSecs.
 constexpr int64_t kCatchUpSecsMax = 10;
 
 // Lets every member stand for election again: replSetFreeze 0 also ends the wait a
 // replSetStepDown imposed on the member it stepped down. A primary refuses it; that is fine.
+// Restarts a killed member and waits until it answers: the kill is over only then.
+void restart_and_wait(Cluster& cluster, int member) {
+  cluster.restart_member(member);
+  if (!cluster.wait_answering(member, kMemberBackWaitMs)) {
+    throw std::runtime_error(member_role(member) + " restarted but did not answer within " +
+                             std::to_string(kMemberBackWaitMs) + " ms");
+  }
+}
+
+// Runs each step of a heal even when an earlier one failed; throws every failure together.
+class HealErrors {
+ public:
+  template <typename Step>
+  void attempt(Step step) {
+    try {
+      step();
+    } catch (const std::exception& e) {
+      text_ += (text_.empty() ? "" : "; ") + std::string(e.what());
+    }
+  }
+  void throw_if_any() const {
+    if (!text_.empty()) throw std::runtime_error(text_);
+  }
+
+ private:
+  std::string text_;
+};
+
 void unfreeze_all(Cluster& cluster) {
   for (int m = 0; m < cluster.size(); ++m) {
     if (cluster.running(m)) cluster.try_command(m, "admin", {{"replSetFreeze", 0}});
@@ -74,14 +105,23 @@ class Freeze : public Fault {
   void begin(FaultContext& c) override {
     for (int m : members_) {
       c.cluster.command(m, "admin", {{"replSetFreeze", freeze_secs_}});
+      frozen_.push_back(m);
     }
   }
   void heal(FaultContext& c) override {
-    for (int m : members_) c.cluster.try_command(m, "admin", {{"replSetFreeze", 0}});
+    HealErrors errors;
+    for (int m : frozen_) {
+      if (c.cluster.running(m)) {
+        errors.attempt([&] { c.cluster.command(m, "admin", {{"replSetFreeze", 0}}); });
+      }
+    }
+    frozen_.clear();
+    errors.throw_if_any();
   }
 
  private:
   std::vector<int> members_;
+  std::vector<int> frozen_;
   int64_t freeze_secs_ = 3600;  // longer than any window; heal lifts it
 };
 
@@ -98,7 +138,10 @@ class KillMember : public Fault {
   }
   void heal(FaultContext& c) override {
     if (!restart_) return;
-    for (int m : killed_) c.cluster.restart_member(m);
+    HealErrors errors;
+    for (int m : killed_) errors.attempt([&] { restart_and_wait(c.cluster, m); });
+    killed_.clear();
+    errors.throw_if_any();
   }
 
  private:
@@ -122,9 +165,12 @@ class Clock : public Fault {
   }
   void heal(FaultContext& c) override {
     if (jump_) return;
+    HealErrors errors;
     for (const auto& [m, offset_ms] : previous_) {
-      if (c.cluster.running(m)) c.cluster.set_clock_offset(m, offset_ms);
+      if (c.cluster.running(m)) errors.attempt([&] { c.cluster.set_clock_offset(m, offset_ms); });
     }
+    previous_.clear();
+    errors.throw_if_any();
   }
   nlohmann::json detail() const override { return {{"offset_ms", detail_}}; }
 
@@ -144,35 +190,40 @@ class PrimaryDivergence : public Fault {
  public:
   explicit PrimaryDivergence(const nlohmann::json& params)
       : clock_ms_(params.value("clock_ms", int64_t{0})) {}
+  // A failure part-way leaves what was applied; the nemesis undoes it with heal().
   void begin(FaultContext& c) override {
     if (!c.network) throw std::runtime_error("primary-divergence needs the netns backend");
     old_ = c.cluster.primary();
     if (old_ < 0) throw std::runtime_error("no primary to isolate");
-    try {
-      for (int m = 0; m < c.cluster.size(); ++m) {
-        if (m != old_) cuts_.push_back({member_role(old_), member_role(m)});
-      }
-      c.network->cut(cuts_);
-      if (clock_ms_ != 0) previous_offset_ms_ = c.cluster.set_clock_offset(old_, clock_ms_);
-      clock_moved_ = clock_ms_ != 0;
-      new_ = c.cluster.wait_for_primary(kNewPrimaryWaitMs, old_);
-      if (new_ < 0) {
-        throw std::runtime_error("the majority side elected no primary within " +
-                                 std::to_string(kNewPrimaryWaitMs) + " ms");
-      }
-      c.cluster.kill_member(new_);
-    } catch (...) {
-      heal(c);  // begin failed: leave nothing applied
-      throw;
+    for (int m = 0; m < c.cluster.size(); ++m) {
+      if (m != old_) cuts_.push_back({member_role(old_), member_role(m)});
     }
+    c.network->cut(cuts_);
+    if (clock_ms_ != 0) previous_offset_ms_ = c.cluster.set_clock_offset(old_, clock_ms_);
+    clock_moved_ = clock_ms_ != 0;
+    new_ = c.cluster.wait_for_primary(kNewPrimaryWaitMs, old_);
+    if (new_ < 0) {
+      throw std::runtime_error("the majority side elected no primary within " +
+                               std::to_string(kNewPrimaryWaitMs) + " ms");
+    }
+    c.cluster.kill_member(new_);
+    killed_ = true;
   }
+  // Over only when the partition is gone, the killed member answers again and the old
+  // primary's clock is back; every step is tried, and any failure fails the heal.
   void heal(FaultContext& c) override {
-    if (c.network) c.network->uncut(cuts_);
-    cuts_.clear();
-    if (new_ >= 0) c.cluster.restart_member(new_);
-    if (clock_moved_ && c.cluster.running(old_))
-      c.cluster.set_clock_offset(old_, previous_offset_ms_);
+    HealErrors errors;
+    errors.attempt([&] {
+      const std::vector<Network::Cut> cuts = std::exchange(cuts_, {});
+      if (c.network) c.network->uncut(cuts);
+    });
+    if (killed_) errors.attempt([&] { restart_and_wait(c.cluster, new_); });
+    killed_ = false;
+    if (clock_moved_ && c.cluster.running(old_)) {
+      errors.attempt([&] { c.cluster.set_clock_offset(old_, previous_offset_ms_); });
+    }
     clock_moved_ = false;
+    errors.throw_if_any();
   }
   nlohmann::json detail() const override {
     return {{"old_primary", member_role(old_)},
@@ -184,6 +235,7 @@ class PrimaryDivergence : public Fault {
   int64_t clock_ms_;
   int old_ = -1;
   int new_ = -1;
+  bool killed_ = false;
   bool clock_moved_ = false;
   int64_t previous_offset_ms_ = 0;
   std::vector<Network::Cut> cuts_;

@@ -5,6 +5,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -62,6 +63,10 @@ class Unsupported : public std::runtime_error {
 // Bound on finding the primary for the final reads (an election may still be running after
 // the last heal).
 constexpr int64_t kFinalPrimaryWaitMs = 30'000;
+// Attempts at one confirmed final read (a primary that steps down during the read is asked
+// again), and the bound on all final reads together; past either the read is `final info`.
+constexpr int kFinalReadAttempts = 5;
+constexpr int64_t kFinalReadsMaxMs = 90'000;
 
 bool needs_network(const std::string& fault) {
   return fault == "isolate-worker" || fault == "isolate-member" ||
@@ -249,20 +254,12 @@ class Run {
   void execute() {
     prepare();
     history_ = std::make_unique<HistoryWriter>((out_ / "history.jsonl").string());
-    history_->append({0,
-                      "harness",
-                      EventType::kInfo,
-                      "start",
-                      "",
-                      std::nullopt,
-                      {{"scenario", s_.name},
-                       {"seed", seed_},
-                       {"backend", backend_},
-                       {"check", check_config(s_).to_json()}}});
+    history_->append({0, "harness", EventType::kInfo, "start", "", std::nullopt, start_value()});
     start_cluster();
     start_workers();
     fault_phase();
     quiet_phase();
+    record_stop("end of run");
     workers_->stop_all(s_.lock.expiry_ms + 3000);
     reap();
     final_reads();
@@ -273,7 +270,10 @@ class Run {
   void teardown() {
     display_.finish();
     nemesis_.reset();  // heals what is still active
-    if (workers_) workers_->stop_all(1000);
+    if (workers_) {
+      record_stop("teardown");
+      workers_->stop_all(1000);
+    }
     if (cluster_) cluster_->stop();
     supervisor_.stop_all(1000);
     if (network_) network_->teardown();
@@ -301,6 +301,35 @@ class Run {
   std::unique_ptr<ProgressTracker> progress_;
   ProgressDisplay display_;
   int64_t start_ms_ = 0;
+  bool stop_recorded_ = false;
+
+  // The start event: what the run is and what its `ok`s mean (write concern, fencing).
+  nlohmann::json start_value() const {
+    return {
+        {"scenario", s_.name},
+        {"seed", seed_},
+        {"backend", backend_},
+        {"check", check_config(s_).to_json()},
+        {"vocabulary", kHistoryVocabulary},
+        {"workload", to_string(s_.workload.kind)},
+        {"write_concern", s_.lock.write_concern_w == 0 ? nlohmann::json("majority")
+                                                       : nlohmann::json(s_.lock.write_concern_w)},
+        {"fencing", s_.lock.fencing},
+        {"honour_lost", s_.workload.honour_lost}};
+  }
+
+  // Written once, when the harness starts stopping the workers: acquires pending then were
+  // stopped, not starved. Never throws (teardown calls it).
+  void record_stop(const std::string& reason) {
+    if (stop_recorded_ || !history_) return;
+    stop_recorded_ = true;
+    try {
+      history_->append(
+          {0, "harness", EventType::kInfo, "stop", "", std::nullopt, {{"reason", reason}}});
+    } catch (const std::exception& e) {
+      std::cerr << "locklab: cannot record the stop: " << e.what() << std::endl;
+    }
+  }
 
   void check_interrupt() const {
     if (g_stop_signal != 0)
@@ -392,9 +421,17 @@ class Run {
     nlohmann::json plan_json = nlohmann::json::array();
     for (const PlannedFault& f : plan) plan_json.push_back(to_json(f));
     write_file(out_ / "plan.json", plan_json.dump(2) + "\n");
-    nemesis_ = std::make_unique<Nemesis>(
-        plan, FaultContext{*cluster_, *workers_, network_.get()}, *history_,
-        [this] { return progress_->current_holder(); }, seed_);
+    WorkerView view;
+    view.holder = [this] {
+      progress_->poll();  // the holder now, not as of the last tick
+      return progress_->current_holder();
+    };
+    view.role = [this](const std::string& worker) {
+      progress_->poll();
+      return progress_->role(worker);
+    };
+    nemesis_ = std::make_unique<Nemesis>(plan, FaultContext{*cluster_, *workers_, network_.get()},
+                                         *history_, view, seed_);
     workers_->start_all();
     start_ms_ = now_ms();
   }
@@ -442,45 +479,63 @@ class Run {
     while (now_ms() < end && (s_.workload.duration_ms > 0 || workers_->running() > 0)) tick();
   }
 
-  // The final state as the current primary has it (majority-committed state may lag; the
-  // primary's is what the next client would build on).
+  // One `final` per resource the workload used, read at majority from a member confirmed
+  // primary for the whole read (Cluster::read_confirmed); a missing document is a final read
+  // too; a read that cannot be confirmed is `final info`.
   void final_reads() {
     if (s_.workload.kind == WorkloadKind::kMutex) return;
-    const int primary = cluster_->wait_for_primary(kFinalPrimaryWaitMs);
-    if (primary < 0) {
-      throw std::runtime_error("no primary for the final reads within " +
-                               std::to_string(kFinalPrimaryWaitMs) + " ms");
+    const int64_t deadline = now_ms() + kFinalReadsMaxMs;
+    if (s_.workload.kind == WorkloadKind::kCounter) {
+      final_read(kCounterCollection, kCounterResource, deadline);
+      return;
     }
-    if (s_.workload.kind == WorkloadKind::kFenced) {
-      const nlohmann::json reply = cluster_->command(
-          primary, kDatabase, {{"find", kFencedCollection}, {"filter", nlohmann::json::object()}});
-      for (const auto& doc : reply["cursor"]["firstBatch"]) {
-        history_->append({0,
-                          "harness",
-                          EventType::kOk,
-                          "final",
-                          "",
-                          std::nullopt,
-                          {{"resource", doc.value("_id", "")},
-                           {"token", doc.value("token", nlohmann::json(nullptr))},
-                           // exclusion.fenced compares "count" with the accepted writes.
-                           {"count", doc.value("writes", nlohmann::json(nullptr))}}});
+    for (int l = 0; l < s_.workload.locks; ++l) {
+      final_read(kFencedCollection, resource_name(lock_name(l)), deadline);
+    }
+  }
+
+  void final_read(const std::string& collection, const std::string& resource, int64_t deadline) {
+    std::string error = "no time left for the final reads";
+    for (int attempt = 0; attempt < kFinalReadAttempts && now_ms() < deadline; ++attempt) {
+      const int primary =
+          cluster_->wait_for_primary(std::min(kFinalPrimaryWaitMs, deadline - now_ms()));
+      if (primary < 0) {
+        error = "no primary within the final-read bound";
+        continue;
+      }
+      try {
+        const nlohmann::json doc =
+            cluster_->read_confirmed(primary, kDatabase, collection, resource);
+        history_->append(
+            {0, "harness", EventType::kOk, "final", "", std::nullopt, final_value(resource, doc)});
+        return;
+      } catch (const std::exception& e) {
+        error = e.what();
       }
     }
+    history_->append({0,
+                      "harness",
+                      EventType::kInfo,
+                      "final",
+                      "",
+                      std::nullopt,
+                      {{"resource", resource}, {"error", error}}});
+  }
+
+  // count is kept beside missing so that a reader counting writes sees 0 for no document.
+  nlohmann::json final_value(const std::string& resource, const nlohmann::json& doc) const {
+    if (doc.is_null()) return {{"resource", resource}, {"missing", true}, {"count", 0}};
     if (s_.workload.kind == WorkloadKind::kCounter) {
-      const nlohmann::json reply = cluster_->command(
-          primary, kDatabase,
-          {{"find", kCounterCollection}, {"filter", {{"_id", kCounterResource}}}});
-      int64_t count = 0;
-      for (const auto& doc : reply["cursor"]["firstBatch"]) count = doc.value("count", int64_t{0});
-      history_->append({0,
-                        "harness",
-                        EventType::kOk,
-                        "final",
-                        "",
-                        std::nullopt,
-                        {{"resource", kCounterResource}, {"count", count}}});
+      return {{"resource", resource}, {"count", doc.value("count", int64_t{0})}};
     }
+    nlohmann::json writes = nlohmann::json::array();
+    for (const auto& w : doc.value("writes", nlohmann::json::array())) {
+      writes.push_back({{"id", w.value("id", "")}, {"token", w.value("token", nlohmann::json())}});
+    }
+    return {{"resource", resource},
+            {"token", doc.value("token", nlohmann::json(nullptr))},
+            {"count", doc.value("count", nlohmann::json(nullptr))},
+            {"writes", writes}};
   }
 };
 

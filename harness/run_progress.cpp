@@ -27,6 +27,13 @@ void ProgressTracker::poll() {
     std::optional<Event> e =
         parse_json_line(std::string_view(partial_).substr(start, end - start), &error);
     if (!e) continue;  // the checkers report malformed lines; the live view skips them
+    if (e->f == "acquire") {
+      if (e->type == EventType::kInvoke) {
+        waiting_[e->process] = e->t_ns;
+      } else {
+        waiting_.erase(e->process);
+      }
+    }
     if (e->f == "acquire" && e->type == EventType::kOk) {
       ++operations_;
       holders_[e->process] = e->t_ns;
@@ -34,6 +41,7 @@ void ProgressTracker::poll() {
       holders_.erase(e->process);
     } else if (e->process == "harness" && e->f == "exit" && e->value.is_object()) {
       holders_.erase(e->value.value("worker", ""));
+      waiting_.erase(e->value.value("worker", ""));
     }
   }
   partial_.erase(0, start);
@@ -49,6 +57,12 @@ std::string ProgressTracker::current_holder() const {
     }
   }
   return best;
+}
+
+std::string ProgressTracker::role(const std::string& worker) const {
+  if (holders_.count(worker)) return "holder";
+  if (waiting_.count(worker)) return "waiting";
+  return "idle";
 }
 
 std::string ProgressTracker::line(int64_t elapsed_ms, int active_faults) const {

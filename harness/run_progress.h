@@ -22,6 +22,9 @@ class ProgressTracker {
   int holds() const { return static_cast<int>(holders_.size()); }
   // A worker holding a lock now (the most recent acquirer), or "" when none.
   std::string current_holder() const;
+  // "holder" (holds a lock), "waiting" (an acquire invoked, not completed) or "idle", as far
+  // as the history read so far says.
+  std::string role(const std::string& worker) const;
   // "12.3s ops 120 holds 1 faults 1" (no newline).
   std::string line(int64_t elapsed_ms, int active_faults) const;
 
@@ -32,6 +35,7 @@ class ProgressTracker {
   int64_t offset_ = 0;
   int64_t operations_ = 0;
   std::map<std::string, int64_t> holders_;  // worker -> time of its acquire ok
+  std::map<std::string, int64_t> waiting_;  // worker -> time of its pending acquire invoke
   std::string partial_;
 };
 

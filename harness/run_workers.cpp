@@ -18,7 +18,8 @@ void WorkerPool::start_all() {
   for (const std::string& id : ids_) start(id);
 }
 
-std::vector<std::string> WorkerPool::argv_for(const std::string& id, int index) const {
+std::vector<std::string> WorkerPool::argv_for(const std::string& id, int index,
+                                              int64_t incarnation) const {
   const WorkerConfig& b = launch_.base;
   std::vector<std::string> argv = {launch_.program,
                                    "--id",
@@ -52,7 +53,9 @@ std::vector<std::string> WorkerPool::argv_for(const std::string& id, int index) 
                                    "--write-concern",
                                    b.lock.write_concern_w == 0 ? "majority" : "1",
                                    "--seed",
-                                   std::to_string(launch_.seed + static_cast<uint64_t>(index))};
+                                   std::to_string(launch_.seed + static_cast<uint64_t>(index)),
+                                   "--incarnation",
+                                   std::to_string(incarnation)};
   if (!b.lock.fencing) argv.push_back("--no-fencing");
   return argv;
 }
@@ -62,7 +65,7 @@ void WorkerPool::start(const std::string& id) {
   const auto at = std::find(ids_.begin(), ids_.end(), id);
   if (at == ids_.end()) throw std::invalid_argument("no worker " + id);
   SpawnOptions options;
-  options.argv = argv_for(id, static_cast<int>(at - ids_.begin()));
+  options.argv = argv_for(id, static_cast<int>(at - ids_.begin()), starts_[id]++);
   options.netns = launch_.netns_for(id);
   options.log_path = launch_.log_dir + "/" + id + ".log";
   const pid_t pid = supervisor_.spawn(options);

@@ -54,8 +54,9 @@ class WorkerPool {
   WorkerLaunch launch_;
   std::vector<std::string> ids_;
   std::map<std::string, pid_t> pids_;
+  std::map<std::string, int64_t> starts_;  // per id: how many times it was spawned
 
-  std::vector<std::string> argv_for(const std::string& id, int index) const;
+  std::vector<std::string> argv_for(const std::string& id, int index, int64_t incarnation) const;
 };
 
 }  // namespace locklab

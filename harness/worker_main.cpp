@@ -59,6 +59,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"majority", "1"}));
   app.add_flag("--no-fencing", no_fencing, "the fenced resource skips its token check");
   app.add_option("--seed", c.seed, "seed for the worker's random choices");
+  app.add_option("--incarnation", c.incarnation,
+                 "how many times this worker id was started before (keeps write ids unique)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1'000'000}));
   CLI11_PARSE(app, argc, argv);
 
   c.kind = kind == "mutex"    ? locklab::WorkloadKind::kMutex

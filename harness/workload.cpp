@@ -5,6 +5,7 @@
 #include <cassert>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <iostream>
 #include <mutex>
 #include <optional>
@@ -57,8 +58,10 @@ struct BsonPtr {
   BsonPtr& operator=(const BsonPtr&) = delete;
 };
 
-mongolock::Options lock_options(const WorkerConfig& c) {
+mongolock::Options lock_options(const WorkerConfig& c,
+                                std::function<void(const mongolock::Event&)> on_event) {
   mongolock::Options o;
+  o.on_event = std::move(on_event);
   o.expiry_ms = c.lock.expiry_ms;
   o.extension_cadence_ms = c.lock.extension_cadence_ms;
   o.busy_wait_min_ms = c.lock.busy_wait_min_ms;
@@ -94,12 +97,18 @@ class ResourceClient {
 
   // updateOne with upsert. A duplicate-key error means the token check refused the write: the
   // document exists with a higher token, so the filter missed and the upsert collided on _id.
-  WriteOutcome fenced_write(const std::string& resource, int64_t token, std::string* error) {
+  // An accepted write sets the token, counts itself in `count` and appends {id, token} to
+  // `writes` (apply order), which keeps the last kFencedWritesKept entries: when count exceeds
+  // the list's length the oldest entries were dropped.
+  WriteOutcome fenced_write(const std::string& resource, int64_t token, const std::string& id,
+                            std::string* error) {
     BsonPtr filter(config_.lock.fencing ? BCON_NEW("_id", BCON_UTF8(resource.c_str()), "token", "{",
                                                    "$lte", BCON_INT64(token), "}")
                                         : BCON_NEW("_id", BCON_UTF8(resource.c_str())));
-    BsonPtr update(BCON_NEW("$set", "{", "token", BCON_INT64(token), "}", "$inc", "{", "writes",
-                            BCON_INT64(1), "}"));
+    BsonPtr update(BCON_NEW("$set", "{", "token", BCON_INT64(token), "}", "$inc", "{", "count",
+                            BCON_INT64(1), "}", "$push", "{", "writes", "{", "$each", "[", "{",
+                            "id", BCON_UTF8(id.c_str()), "token", BCON_INT64(token), "}", "]",
+                            "$slice", BCON_INT32(-kFencedWritesKept), "}", "}"));
     return update_one(kFencedCollection, filter.doc, update.doc, error);
   }
 
@@ -158,13 +167,48 @@ class ResourceClient {
   }
 };
 
+// Records the lock library's background events (extensions) in the history. Called on the
+// library's extender thread, concurrently with the workload thread: it only appends.
+void record_lock_event(HistoryWriter& history, const WorkerConfig& config,
+                       const mongolock::Event& event) {
+  Event e;
+  e.process = config.id;
+  e.f = "extend";
+  e.lock = std::string(event.lock);
+  e.token = event.fencing_token;
+  switch (event.kind) {
+    case mongolock::EventKind::kExtendSent:
+      e.type = EventType::kInvoke;
+      break;
+    case mongolock::EventKind::kExtended:
+      e.type = EventType::kOk;
+      e.value = {{"lease_ms", config.lock.expiry_ms}};
+      break;
+    case mongolock::EventKind::kExtendRefused:
+      e.type = EventType::kFail;
+      e.value = {{"reason", std::string(event.detail)}};
+      break;
+    case mongolock::EventKind::kExtendUnknown:
+      e.type = EventType::kInfo;
+      e.value = {{"error", std::string(event.detail)}};
+      break;
+    case mongolock::EventKind::kLost:
+      return;  // recorded by the workload itself (lost / lost-ignored)
+  }
+  history.append(std::move(e));
+}
+
 // One worker's loop state and its history.
 class Worker {
  public:
   Worker(const WorkerConfig& config, HistoryWriter& history)
       : config_(config),
         history_(history),
-        provider_(config.uri, config.database, lock_options(config)),
+        provider_(config.uri, config.database,
+                  lock_options(config,
+                               [this](const mongolock::Event& event) {
+                                 record_lock_event(history_, config_, event);
+                               })),
         resources_(config),
         rng_(config.seed) {}
 
@@ -175,13 +219,19 @@ class Worker {
     if (!held) return !stop.stop_requested();
     const int64_t token = held->fencing_token();
     auto signal = std::make_shared<LostSignal>();
-    held->on_lost([this, signal, lock, token] {
+    const bool honour = config_.honour_lost;
+    held->on_lost([this, signal, lock, token, honour] {
       signal->fire();
-      record("lost", EventType::kOk, lock, token, {{"detail", "lost notification"}});
+      // A worker that honours the notification records `lost` itself once its critical
+      // section has stopped (a write may still be in flight now).
+      if (!honour) record("lost-ignored", EventType::kOk, lock, token, nullptr);
     });
     critical_section(lock, token, *signal, stop);
+    if (honour && signal->lost()) {
+      record("lost", EventType::kOk, lock, token, {{"detail", "lost notification"}});
+    }
     release(lock, token, *held);
-    return true;
+    return next_write_ < kWriteIdsPerIncarnation;
   }
 
  private:
@@ -190,6 +240,7 @@ class Worker {
   mongolock::Provider provider_;
   ResourceClient resources_;
   std::mt19937_64 rng_;
+  int64_t next_write_ = 1;  // sequence of this incarnation's fenced write ids
 
   void record(const std::string& f, EventType type, const std::string& lock,
               std::optional<int64_t> token, nlohmann::json value) {
@@ -243,20 +294,29 @@ class Worker {
     }
   }
 
+  // "<process>-<n>", unique across the worker's incarnations (n = incarnation * 10^6 + seq).
+  std::string next_write_id() {
+    assert(next_write_ < kWriteIdsPerIncarnation);
+    const int64_t n = config_.incarnation * kWriteIdsPerIncarnation + next_write_++;
+    return config_.id + "-" + std::to_string(n);
+  }
+
   void fenced_write(const std::string& lock, int64_t token) {
     const std::string resource = resource_name(lock);
-    record("write", EventType::kInvoke, lock, token, {{"resource", resource}});
+    const std::string id = next_write_id();
+    record("write", EventType::kInvoke, lock, token, {{"resource", resource}, {"id", id}});
     std::string error;
-    switch (resources_.fenced_write(resource, token, &error)) {
+    switch (resources_.fenced_write(resource, token, id, &error)) {
       case WriteOutcome::kAccepted:
-        record("write", EventType::kOk, lock, token, {{"resource", resource}});
+        record("write", EventType::kOk, lock, token, {{"resource", resource}, {"id", id}});
         return;
       case WriteOutcome::kRejected:
         record("write", EventType::kFail, lock, token,
-               {{"resource", resource}, {"reason", "stale token"}});
+               {{"resource", resource}, {"id", id}, {"reason", "stale token"}});
         return;
       case WriteOutcome::kUnknown:
-        record("write", EventType::kInfo, lock, token, {{"resource", resource}, {"error", error}});
+        record("write", EventType::kInfo, lock, token,
+               {{"resource", resource}, {"id", id}, {"error", error}});
         return;
     }
   }
@@ -269,6 +329,8 @@ class Worker {
     return never_fired.hold_for(config_.critical_section_ms, stop);
   }
 
+  // Read, hold, write read + 1. The write's invoke is recorded before the update is sent, so
+  // a worker killed with the update in flight leaves a pending (indeterminate) write.
   void counter_increment(const std::string& lock, int64_t token, LostSignal& signal,
                          std::stop_token stop) {
     std::string error;
@@ -282,12 +344,14 @@ class Worker {
            {{"resource", kCounterResource}, {"count", *count}});
     if (!hold(signal, stop)) return;
     const int64_t next = *count + 1;
-    const nlohmann::json value = {{"resource", kCounterResource}, {"count", next}};
+    const nlohmann::json value = {
+        {"resource", kCounterResource}, {"count", next}, {"read", *count}};
+    record("write", EventType::kInvoke, lock, token, value);
     switch (resources_.write_counter(next, &error)) {
       case WriteOutcome::kAccepted:
         record("write", EventType::kOk, lock, token, value);
         return;
-      case WriteOutcome::kRejected:
+      case WriteOutcome::kRejected:  // no unique key can collide here: treated as unknown
       case WriteOutcome::kUnknown:
         record("write", EventType::kInfo, lock, token,
                {{"resource", kCounterResource}, {"count", next}, {"error", error}});
@@ -297,11 +361,18 @@ class Worker {
 
   void release(const std::string& lock, int64_t token, mongolock::Handle& held) {
     record("release", EventType::kInvoke, lock, token, nullptr);
-    if (held.release()) {
-      record("release", EventType::kOk, lock, token, nullptr);
-    } else {
-      record("release", EventType::kFail, lock, token,
-             {{"reason", "not held (expired, taken over, or outcome unknown)"}});
+    switch (held.release_result()) {
+      case mongolock::ReleaseResult::kReleased:
+        record("release", EventType::kOk, lock, token, nullptr);
+        return;
+      case mongolock::ReleaseResult::kNotHeld:
+        record("release", EventType::kFail, lock, token,
+               {{"reason", "not held (expired, taken over or force-released)"}});
+        return;
+      case mongolock::ReleaseResult::kUnknown:
+        record("release", EventType::kInfo, lock, token,
+               {{"error", "outcome unknown: the release may have been applied"}});
+        return;
     }
   }
 };

@@ -8,8 +8,13 @@
 //   counter  acquire, read the counter document, hold, write the value read plus one: a
 //            read-modify-write guarded only by the lock, so a lost update shows as a count
 //            below the number of completed critical sections.
-// Every workload honours the lost notification: when it fires the critical section stops at
-// once, nothing more is written, and `lost` is recorded.
+// With honour_lost (the default) the lost notification stops the critical section: `lost` is
+// recorded once it has stopped (after a write already in flight completes), and nothing more is
+// written with that token. Without it, `lost-ignored` is recorded when the notification fires
+// and the critical section runs on to its release.
+// Every operation that can take effect (acquire, fenced and counter writes, release, background
+// extensions) is recorded as `invoke` before its request is sent, and completes with ok, fail
+// (definitely not applied) or info (unknown).
 //
 // Thread rules: run_workload runs on one thread; the lost notification arrives on the lock
 // library's watchdog thread and only sets a flag and appends one event.
@@ -35,12 +40,19 @@ struct WorkerConfig {
   int64_t operations = 0;   // 0: until stopped
   LockSpec lock;
   uint64_t seed = 0;
+  int64_t incarnation = 0;  // how many times this worker id was started before (kill-worker)
 };
 
 // Collections the workloads use in WorkerConfig::database.
 inline constexpr const char* kFencedCollection = "fenced";
 inline constexpr const char* kCounterCollection = "counter";
 inline constexpr const char* kCounterResource = "counter";
+// A fenced resource document keeps the last this many accepted writes in its `writes` list
+// (its `count` keeps counting); a final read beyond it cannot name the oldest writes.
+inline constexpr int kFencedWritesKept = 10'000;
+// Fenced write ids are "<worker>-<incarnation * this + sequence>"; an incarnation stops after
+// this many operations minus one, so ids never collide.
+inline constexpr int64_t kWriteIdsPerIncarnation = 1'000'000;
 
 // The name of lock i (0-based): "L1", "L2"...
 std::string lock_name(int index);

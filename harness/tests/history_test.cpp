@@ -10,8 +10,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <limits>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <thread>
 

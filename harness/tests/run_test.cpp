@@ -88,5 +88,65 @@ TEST(Progress, TracksHoldersAndOperations) {
   EXPECT_EQ(tracker.line(12345, 1), "12.3s  ops 2  holds 0  faults 1");
 }
 
+// The role a fault's target had (recorded with the fault): holder, waiting (acquire pending)
+// or idle; a lost-ignored holder still holds.
+TEST(Progress, KnowsEachWorkersRole) {
+  const std::string path = testing::TempDir() + "/progress_roles.jsonl";
+  std::filesystem::remove(path);
+  HistoryWriter history(path);
+  ProgressTracker tracker(path);
+  history.append({100, "w1", EventType::kInvoke, "acquire", "L1", std::nullopt, nullptr});
+  history.append({110, "w2", EventType::kInvoke, "acquire", "L1", std::nullopt, nullptr});
+  history.append({120, "w1", EventType::kOk, "acquire", "L1", 5, nullptr});
+  history.append({130, "w1", EventType::kOk, "lost-ignored", "L1", 5, nullptr});
+  tracker.poll();
+  EXPECT_EQ(tracker.role("w1"), "holder");
+  EXPECT_EQ(tracker.role("w2"), "waiting");
+  EXPECT_EQ(tracker.role("w3"), "idle");
+  history.append({140, "w1", EventType::kInvoke, "release", "L1", 5, nullptr});
+  history.append({150, "w2", EventType::kFail, "acquire", "L1", std::nullopt, nullptr});
+  tracker.poll();
+  EXPECT_EQ(tracker.role("w1"), "idle");
+  EXPECT_EQ(tracker.role("w2"), "idle");
+}
+
+// Each planned window says how its target is chosen, so the history can record it.
+TEST(FaultPlan, WindowsSayHowTheirTargetIsChosen) {
+  const Scenario s = parse_scenario(R"(
+[cluster]
+members = 3
+[workload]
+workers = 2
+duration_ms = 10000
+[[nemesis.fault]]
+at_ms = 100
+fault = "pause-worker"
+target = "holder"
+duration_ms = 100
+[[nemesis.fault]]
+at_ms = 200
+fault = "kill-member"
+target = "primary"
+duration_ms = 100
+[[nemesis.fault]]
+at_ms = 300
+fault = "pause-worker"
+target = "random"
+duration_ms = 100
+[[nemesis.fault]]
+at_ms = 400
+fault = "pause-worker"
+target = "w2"
+duration_ms = 100
+)",
+                                    "selection.toml");
+  const std::vector<PlannedFault> plan = plan_faults(s, 10000, 3);
+  ASSERT_EQ(plan.size(), 4u);
+  EXPECT_EQ(plan[0].selection, "holder");
+  EXPECT_EQ(plan[1].selection, "primary");
+  EXPECT_EQ(plan[2].selection, "random");
+  EXPECT_EQ(plan[3].selection, "fixed");
+}
+
 }  // namespace
 }  // namespace locklab

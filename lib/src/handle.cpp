@@ -29,10 +29,14 @@ Handle::~Handle() {
 }
 
 bool Handle::release() noexcept {
-  if (!lease_) return false;
-  const bool released = lease_->release();
+  return release_result() == ReleaseResult::kReleased;
+}
+
+ReleaseResult Handle::release_result() noexcept {
+  if (!lease_) return ReleaseResult::kNotHeld;
+  const ReleaseResult result = lease_->release();
   lease_.reset();
-  return released;
+  return result;
 }
 
 bool Handle::extend() {

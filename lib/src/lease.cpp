@@ -91,25 +91,31 @@ void Lease::stop_threads() {
   }
 }
 
-bool Lease::release() noexcept {
+ReleaseResult Lease::release() noexcept {
   if (in_forked_child()) {
     // The hold, the threads and the client pool are the parent's; the mutex may have been held
     // by a parent thread at fork(). Touch none of them. Keeping the Context alive for the rest
     // of the child's life means dropping this Lease never tears the parent's pool down here.
     new std::shared_ptr<Context>(context_);
-    return false;
+    return ReleaseResult::kNotHeld;
   }
   {
     std::lock_guard guard(mutex_);
-    if (released_) return false;
+    if (released_) return ReleaseResult::kNotHeld;
     released_ = true;
   }
   stop_threads();
   try {
     Reply reply = context_->write(*release_for(spec_, id_, context_->options()));
-    return reply.outcome == Outcome::kOk && find_int64(*reply.doc, "n").value_or(0) == 1;
+    // Only a reply the server definitely sent for a request it did not apply (kRefused, or ok
+    // with n = 0) proves the release changed nothing; kNotSent never left the client.
+    if (reply.outcome == Outcome::kOk) {
+      return find_int64(*reply.doc, "n").value_or(0) == 1 ? ReleaseResult::kReleased
+                                                          : ReleaseResult::kNotHeld;
+    }
+    return reply.outcome == Outcome::kUnknown ? ReleaseResult::kUnknown : ReleaseResult::kNotHeld;
   } catch (...) {
-    return false;  // allocation failure: the hold lapses at its deadline by itself
+    return ReleaseResult::kUnknown;  // allocation failure: the hold lapses at its deadline
   }
 }
 
@@ -125,6 +131,7 @@ bool Lease::extend() {
 
 Lease::ExtendResult Lease::extend_once() {
   const SteadyTime sent_at = std::chrono::steady_clock::now();  // before the request: see header
+  emit(EventKind::kExtendSent, "");
   Reply reply = context_->write(*extend_for(spec_, id_, context_->options()));
   if (reply.outcome != Outcome::kOk) {
     emit(EventKind::kExtendUnknown, reply.message);

@@ -34,6 +34,7 @@
 
 #include "context.h"
 #include "hold_spec.h"
+#include "mongolock/handle.h"
 
 namespace mongolock::detail {
 
@@ -58,7 +59,7 @@ class Lease : public std::enable_shared_from_this<Lease> {
   // into a shared_ptr. Throws std::system_error if a thread cannot be created; then no thread
   // of this Lease runs.
   void start();
-  bool release() noexcept;
+  ReleaseResult release() noexcept;
   bool extend();
 
   int64_t token() const { return token_; }

@@ -219,3 +219,63 @@ TEST_F(LockTest, ObserverSeesExtensionsAndTheLoss) {
 
 }  // namespace
 }  // namespace mongolock::test
+
+namespace mongolock::test {
+namespace {
+
+// kExtendSent comes before the extension request reaches the server: the server's update
+// count, read inside the callback, has not yet moved, and has moved by kExtended. Model: one
+// holder, no faults; what it leaves out is a request that never arrives (then kExtendUnknown).
+TEST_F(LockTest, ExtendSentIsReportedBeforeTheRequestReachesTheServer) {
+  std::mutex mutex;
+  std::vector<std::pair<EventKind, int64_t>> seen;  // kind, server update total then
+  Options options = test_options();
+  options.expiry_ms = 600;
+  options.on_event = [&](const Event& event) {
+    if (event.kind != EventKind::kExtendSent && event.kind != EventKind::kExtended) return;
+    const int64_t updates = server_->command_total("update");
+    std::lock_guard guard(mutex);
+    if (seen.size() < 8) seen.emplace_back(event.kind, updates);
+  };
+  Provider provider(server_->uri(), fresh_database(), options);
+  Handle held = provider.create_lock("sent").acquire(seconds(5));
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard guard(mutex);
+    return seen.size() >= 4;
+  }));
+  held.release();
+  std::lock_guard guard(mutex);
+  ASSERT_EQ(seen[0].first, EventKind::kExtendSent);
+  for (size_t i = 0; i + 1 < seen.size(); i += 2) {
+    ASSERT_EQ(seen[i].first, EventKind::kExtendSent) << i;
+    ASSERT_EQ(seen[i + 1].first, EventKind::kExtended) << i;
+    EXPECT_GT(seen[i + 1].second, seen[i].second) << "the request reached the server before "
+                                                     "kExtendSent was reported";
+  }
+}
+
+// A release whose connection closes may have been applied: release_result says kUnknown, not
+// kNotHeld; a release of a hold another client took says kNotHeld. Model: single client per
+// hold; a release that reaches the server twice is left out.
+TEST_F(LockTest, ReleaseResultTellsUnknownFromNotHeld) {
+  Options options = test_options();
+  options.auto_extend = false;
+  options.app_name = "release-result";
+  Provider provider(server_->uri(), fresh_database(), options);
+  Handle plain = provider.create_lock("rr-plain").acquire(seconds(5));
+  EXPECT_EQ(plain.release_result(), ReleaseResult::kReleased);
+  EXPECT_EQ(plain.release_result(), ReleaseResult::kNotHeld) << "an invalid handle";
+
+  Handle taken = provider.create_lock("rr-taken").acquire(seconds(5));
+  ASSERT_TRUE(provider.force_release("rr-taken"));
+  EXPECT_EQ(taken.release_result(), ReleaseResult::kNotHeld);
+
+  Handle unknown = provider.create_lock("rr-unknown").acquire(seconds(5));
+  server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
+      "data": {"failCommands": ["update"], "appName": "release-result",
+               "closeConnection": true}})");
+  EXPECT_EQ(unknown.release_result(), ReleaseResult::kUnknown);
+}
+
+}  // namespace
+}  // namespace mongolock::test

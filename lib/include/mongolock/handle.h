@@ -31,6 +31,11 @@ namespace detail {
 class Lease;
 }
 
+// What a release did: removed this hold (kReleased), found it already gone (kNotHeld: expired
+// and taken, force-released, or already released), or cannot say (kUnknown: the request failed
+// or timed out; it may have been applied, and otherwise the hold lapses at its deadline).
+enum class ReleaseResult { kReleased, kNotHeld, kUnknown };
+
 class Handle {
  public:
   Handle() = default;  // an invalid handle (valid() == false)
@@ -48,6 +53,9 @@ class Handle {
   // was already gone (expired and taken, force-released), or the outcome is unknown (then the
   // hold lapses by itself at the lease deadline). Never throws. The handle becomes invalid.
   bool release() noexcept;
+  // release() that tells a refused release from one whose outcome is unknown. An invalid
+  // handle gives kNotHeld. release() == (release_result() == ReleaseResult::kReleased).
+  ReleaseResult release_result() noexcept;
 
   // Extends the lease now (one round trip), as the background extender does. Returns true iff
   // the server extended it; a refused or failed extension never moves lease_deadline(). An

@@ -47,6 +47,7 @@ struct Owner {
 
 // What the background machinery of a Handle reports (for histories and metrics).
 enum class EventKind {
+  kExtendSent,     // an extension request is about to be sent (before it can reach the server)
   kExtended,       // the server extended the lease; token unchanged
   kExtendRefused,  // the server says the lease is gone (expired, force-released or taken)
   kExtendUnknown,  // the extension request failed or timed out; lease NOT extended client-side

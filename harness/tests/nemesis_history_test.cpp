@@ -1,0 +1,114 @@
+// What the nemesis writes for a fault window, against a real mongosim set (one member, on
+// loopback): the intent before any action, the activation with each target's actual role and
+// how it was chosen, a begin that failed undone and never healed, and a kill-member heal
+// recorded only once the member answers again.
+//
+// Model left out: worker processes (the pool has none running), network faults (no netns),
+// heals that fail (nothing here makes a member refuse).
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "cluster.h"
+#include "history.h"
+#include "nemesis.h"
+#include "process.h"
+#include "programs.h"
+#include "run_workers.h"
+#include "temp_dir.h"
+
+namespace locklab {
+namespace {
+
+class NemesisHistoryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!testing::programs_built()) GTEST_SKIP() << "needs mongosim built";
+    dir_ = std::make_unique<testing::TempDir>();
+    ClusterOptions o;
+    o.program = std::string(LOCKLAB_BIN_DIR) + "/mongosim";
+    o.data_dir = dir_->path();
+    o.log_dir = dir_->path();
+    o.election_timeout_ms = 1000;
+    o.members.push_back({"", "127.0.0.1", pick_free_port()});
+    cluster_ = std::make_unique<Cluster>(o, supervisor_);
+    cluster_->start();
+    history_ = std::make_unique<HistoryWriter>(dir_->file("history.jsonl"));
+    WorkerLaunch launch;
+    launch.uri_for = [](const std::string&) { return ""; };
+    launch.netns_for = [](const std::string&) { return ""; };
+    workers_ = std::make_unique<WorkerPool>(supervisor_, *history_, launch, 1);
+  }
+  void TearDown() override {
+    if (cluster_) cluster_->stop();
+  }
+
+  // Runs the plan: opens at tick 0, heals at the window's end.
+  std::vector<Event> run(const PlannedFault& fault) {
+    {
+      Nemesis nemesis({fault}, FaultContext{*cluster_, *workers_, nullptr}, *history_, WorkerView{},
+                      1);
+      nemesis.tick(0);
+      after_open_ = read_history(dir_->file("history.jsonl")).size();
+      nemesis.tick(fault.duration_ms);
+      EXPECT_TRUE(nemesis.finished());
+    }
+    return read_history(dir_->file("history.jsonl"));
+  }
+
+  std::unique_ptr<testing::TempDir> dir_;
+  Supervisor supervisor_;
+  std::unique_ptr<Cluster> cluster_;
+  std::unique_ptr<HistoryWriter> history_;
+  std::unique_ptr<WorkerPool> workers_;
+  size_t after_open_ = 0;
+};
+
+// A begin that fails (the worker is not running) is an invoke and a fail {undone: true}, and no
+// heal follows: no window of a fault that never was in force.
+TEST_F(NemesisHistoryTest, FailedBeginIsRecordedUndoneAndNeverHealed) {
+  PlannedFault fault;
+  fault.fault = "pause-worker";
+  fault.target = "w1";
+  fault.duration_ms = 100;
+  const std::vector<Event> events = run(fault);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].f, "pause-worker");
+  EXPECT_EQ(events[0].type, EventType::kInvoke);
+  EXPECT_EQ(events[0].value.value("planned_ms", int64_t{0}), 100);
+  EXPECT_EQ(events[1].type, EventType::kFail);
+  EXPECT_EQ(events[1].value.value("window", 0), events[0].value.value("window", -1));
+  EXPECT_TRUE(events[1].value.value("undone", false));
+  EXPECT_NE(events[1].value.value("error", "").find("not running"), std::string::npos);
+}
+
+// kill-member on the primary: invoke (intent), ok with the target's role seen before the kill
+// ("primary") and how it was chosen, then heal invoke and heal ok only once the member is back
+// and answering.
+TEST_F(NemesisHistoryTest, KillMemberRecordsRoleAndHealsOnlyWhenTheMemberAnswers) {
+  PlannedFault fault;
+  fault.fault = "kill-member";
+  fault.target = "primary";
+  fault.selection = "primary";
+  fault.duration_ms = 100;
+  const std::vector<Event> events = run(fault);
+  // The heal's ok was written when the member answered: it answers now, with no wait.
+  EXPECT_TRUE(reply_ok(cluster_->try_command(0, "admin", {{"hello", 1}})))
+      << "heal recorded before the member was back";
+  ASSERT_EQ(after_open_, 2u);
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[0].type, EventType::kInvoke);
+  EXPECT_EQ(events[0].value["targets"], nlohmann::json::array({"m0"}));
+  EXPECT_EQ(events[1].type, EventType::kOk);
+  EXPECT_EQ(events[1].f, "kill-member");
+  EXPECT_EQ(events[1].value["roles"], nlohmann::json({{"m0", "primary"}}));
+  EXPECT_EQ(events[1].value.value("selection", ""), "primary");
+  EXPECT_EQ(events[2].f, "heal");
+  EXPECT_EQ(events[2].type, EventType::kInvoke);
+  EXPECT_EQ(events[3].f, "heal");
+  EXPECT_EQ(events[3].type, EventType::kOk);
+  EXPECT_EQ(events[3].value.value("window", 0), events[0].value.value("window", -1));
+}
+
+}  // namespace
+}  // namespace locklab
