@@ -217,12 +217,22 @@ class PrimaryDivergence : public Fault {
       const std::vector<Network::Cut> cuts = std::exchange(cuts_, {});
       if (c.network) c.network->uncut(cuts);
     });
-    if (killed_) errors.attempt([&] { restart_and_wait(c.cluster, new_); });
-    killed_ = false;
+    // The clock comes back before waiting for the killed member: the old primary must not
+    // run with its moved clock any longer than the partition lasted.
+    if (killed_) errors.attempt([&] { c.cluster.restart_member(new_); });
     if (clock_moved_ && c.cluster.running(old_)) {
       errors.attempt([&] { c.cluster.set_clock_offset(old_, previous_offset_ms_); });
     }
     clock_moved_ = false;
+    if (killed_) {
+      errors.attempt([&] {
+        if (!c.cluster.wait_answering(new_, kMemberBackWaitMs)) {
+          throw std::runtime_error(member_role(new_) + " restarted but did not answer within " +
+                                   std::to_string(kMemberBackWaitMs) + " ms");
+        }
+      });
+    }
+    killed_ = false;
     errors.throw_if_any();
   }
   nlohmann::json detail() const override {

@@ -230,7 +230,8 @@ TEST_F(LockTest, ExtendSentIsReportedBeforeTheRequestReachesTheServer) {
   std::mutex mutex;
   std::vector<std::pair<EventKind, int64_t>> seen;  // kind, server update total then
   Options options = test_options();
-  options.expiry_ms = 600;
+  options.expiry_ms = 3000;  // a lease that outlives slow callbacks on a loaded machine
+  options.extension_cadence_ms = 300;
   options.on_event = [&](const Event& event) {
     if (event.kind != EventKind::kExtendSent && event.kind != EventKind::kExtended) return;
     const int64_t updates = server_->command_total("update");
