@@ -7,11 +7,12 @@
 //   no-op (the member used to abort on the journal's optime-order assertion);
 // - a write that changes nothing, under w:"majority", waits for the member's newest optime;
 // - a primary in catch-up fetches from its catch-up target and becomes writable;
-// - replSetStepDown compares the secondaries against the oplog's newest entry.
+// - replSetStepDown compares the secondaries against the oplog's newest entry;
+// - after a rollback, a member below its minValid refuses majority reads.
 //
 // What these tests leave out: each drives one interleaving chosen with fail points and pauses,
-// not a search over interleavings; clocks are the machine's (one member's is moved with
-// mongosimSetClockOffset where a larger timestamp is needed); no disk faults.
+// not a search over interleavings; clocks are the machine's (the fetch test sets one member's back
+// a few seconds with mongosimSetClockOffset); no disk faults; no member crash mid-write.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -147,9 +148,10 @@ TEST(ReplState, DeposedPrimarysPausedWriteCannotCountTowardTheNewPrimarysMajorit
 // writes an entry nobody else has, in a later second than everything before. X, its clock set
 // back a few seconds, wins the next term with the third member's vote and, with no catch-up,
 // writes its new-primary no-op: a newer optime with an older timestamp. The held fetch then
-// returns S's entry. X must drop that batch (and say so in its log), not apply it: applying it
-// made X abort on the journal's optime-order assertion (with no --dbpath the oplog silently
-// went out of order).
+// returns S's entry. X must drop that batch (and say so in its log), not apply it. Applying such
+// a batch is what aborted members on the journal's optime-order assertion (scenario
+// replset-random-mix at seed 3221192417); this schedule checks the drop, and that every member
+// survives and a new primary takes majority writes.
 TEST(ReplState, FetchBatchInFlightAcrossAnElectionIsDroppedNotApplied) {
   DurableSet set(3, Document{{"catchUpTimeoutMillis", V(int32_t{0})}});
   int s = set.primary();
