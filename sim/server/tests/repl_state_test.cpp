@@ -313,14 +313,15 @@ TEST(ReplState, RolledBackMemberRefusesMajorityReadsUntilItReachesMinValid) {
   int old_primary = set.primary();
   ASSERT_GE(old_primary, 0);
   ASSERT_TRUE(write_ok(set.insert(old_primary, Document{{"_id", V("base")}}, kW3)));
+  // No fetch in flight can carry the w:1 write to a secondary: their fetchers are stopped first.
   for (int i = 0; i < 3; ++i) {
-    if (i != old_primary) set.pause(i);
+    if (i != old_primary) stop_fetcher(set, i);
   }
   ASSERT_TRUE(write_ok(set.insert(old_primary, Document{{"_id", V("lost")}}, kW1)));
   fail_point(set, old_primary, "stopReplProducer", V(Document{{"skip", V(1)}}));
   set.pause(old_primary);
   for (int i = 0; i < 3; ++i) {
-    if (i != old_primary) set.resume(i);
+    if (i != old_primary) fail_point(set, i, "stopReplProducer", V("off"));
   }
   int next = -1;
   ASSERT_TRUE(set.wait_for([&] {
