@@ -212,7 +212,7 @@ query::EvalContext Store::Impl::eval_context(const CommandContext& ctx) const {
 // non-date values never expire.
 size_t Store::Impl::ttl_pass(int64_t now_ms) {
   WriteScope scope(*this);
-  if (!scope.writable()) return 0;  // only the primary deletes (reference §7.3)
+  if (!scope.writable()) return 0;  // only the writable primary deletes
   size_t deleted = 0;
   for (auto& [db_name, db] : dbs) {
     for (auto& [coll_name, coll] : db) {

@@ -1,18 +1,13 @@
 // What --dbpath DIR holds, and startup recovery from it:
 //   DIR/mongod.lock                       held (flock) while a server uses DIR
 //   DIR/journal/oplog.journal             every oplog entry, see data/journal.h
-//   DIR/replset.election.bson             term, LastVote and the replica-set
-//   config (mongod's
-//                                         local.replset.election +
-//                                         local.system.replset), replaced
-//                                         atomically: temp file + fsync +
-//                                         rename
-//   DIR/rollback/<uuid>/removed.<time>.bson  documents a rollback removed
-//   (reference §6.6) DIR/minvalid.bson                     {ts, t}: after a
-//   rollback, the optime this member
-//                                         must apply through before it may
-//                                         stand for election or serve majority
-//                                         reads (mongod's minValid)
+//   DIR/replset.election.bson             term, LastVote and the replica-set config (mongod's
+//                                         local.replset.election + local.system.replset),
+//                                         replaced atomically: temp file + fsync + rename
+//   DIR/rollback/<uuid>/removed.<time>.bson  documents a rollback removed (reference §6.6)
+//   DIR/minvalid.bson                     {ts, t}: after a rollback, the optime this member must
+//                                         apply through before it may stand for election or
+//                                         serve majority reads (mongod's minValid)
 //
 // Without --dbpath nothing is written and everything lives in memory, as before.
 //
