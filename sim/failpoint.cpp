@@ -1,11 +1,15 @@
 #include "failpoint.h"
 
 #include <algorithm>
+#include <chrono>
+#include <map>
 #include <mutex>
 #include <random>
+#include <thread>
 
 #include "command.h"
 #include "error_codes.h"
+#include "server/log.h"
 
 namespace mongosim {
 
@@ -110,6 +114,7 @@ struct FailPoints::State {
   std::mutex mutex;
   FailPointEntry fail_command;
   FailPointEntry primary_transactional_write;
+  std::map<std::string, FailPointEntry, std::less<>> plain;
   std::mt19937_64 rng{std::random_device{}()};
 
   // Consumes one activation if the mode allows it now.
@@ -156,6 +161,9 @@ bson::Document FailPoints::configure(const bson::Document& command) {
     fp = &state_->fail_command;
   } else if (name.as_string() == "onPrimaryTransactionalWrite") {
     fp = &state_->primary_transactional_write;
+  } else if (std::find(std::begin(kPlainFailPoints), std::end(kPlainFailPoints),
+                       name.as_string()) != std::end(kPlainFailPoints)) {
+    fp = &state_->plain[name.as_string()];
   } else {
     bad("Cannot find failpoint: " + name.as_string());
   }
@@ -214,6 +222,29 @@ std::optional<TransactionalWriteFault> FailPoints::match_primary_transactional_w
       fault.fail_before_commit_code = static_cast<int32_t>(code->number_as_double());
   }
   return fault;
+}
+
+bool FailPoints::fires(std::string_view name) {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  auto it = state_->plain.find(name);
+  return it != state_->plain.end() && state_->activate(it->second);
+}
+
+bool FailPoints::pause_while_set(std::string_view name, const std::function<bool()>& interrupted) {
+  if (!fires(name)) return false;
+  // Tests wait for this line to know the operation is held.
+  server::log_event(server::Severity::kInfo, "CONTROL", 20406, "failpoint",
+                    "Fail point enabled: pausing",
+                    bson::Document{{"failPoint", bson::V(std::string(name))}});
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(state_->mutex);
+      auto it = state_->plain.find(name);
+      if (it == state_->plain.end() || it->second.mode.kind == Mode::Kind::kOff) return true;
+    }
+    if (interrupted()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(kPausePollMs));
+  }
 }
 
 }  // namespace mongosim

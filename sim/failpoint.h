@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,8 +21,8 @@ namespace mongosim {
 // close connection, write-concern error or error code).
 struct FailCommandAction {
   bool close_connection = false;
-  int64_t block_ms = 0;                       // blockConnection + blockTimeMS
-  std::optional<int32_t> error_code;          // errorCode
+  int64_t block_ms = 0;                                  // blockConnection + blockTimeMS
+  std::optional<int32_t> error_code;                     // errorCode
   std::optional<std::vector<std::string>> error_labels;  // errorLabels override (may be empty)
   std::optional<bson::Document> write_concern_error;     // writeConcernError
 };
@@ -32,8 +33,19 @@ struct TransactionalWriteFault {
   std::optional<int32_t> fail_before_commit_code;  // failBeforeCommitExceptionCode
 };
 
+// Fail points without data, named as mongod names them:
+// - hangBeforeOplogAppend: a client write (or TTL delete) pauses after its writability check,
+//   just before it takes the optime of its next oplog entry, holding what the
+//   write holds;
+// - stopReplProducer: the oplog fetcher sends no fetch while it is enabled (a rollback it has
+//   already started still runs).
+inline constexpr std::string_view kPlainFailPoints[] = {"hangBeforeOplogAppend",
+                                                        "stopReplProducer"};
+
 class FailPoints {
  public:
+  static constexpr int64_t kPausePollMs = 10;
+
   FailPoints();
   ~FailPoints();
 
@@ -46,6 +58,13 @@ class FailPoints {
 
   // onPrimaryTransactionalWrite: consulted by the retryable-write path; consumes one use.
   std::optional<TransactionalWriteFault> match_primary_transactional_write();
+
+  // The plain named fail points (kPlainFailPoints): whether `name` fires now (consumes one use).
+  bool fires(std::string_view name);
+  // mongod's pauseWhileSet: if `name` fires, blocks while it stays enabled, polling every
+  // kPausePollMs, unless `interrupted()` turns true (a paused operation stays interruptible, like
+  // an operation context's). Returns whether it paused.
+  bool pause_while_set(std::string_view name, const std::function<bool()>& interrupted);
 
  private:
   struct State;

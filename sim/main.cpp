@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "data/store.h"
+#include "repl_state_lock.h"
 #include "server/durability.h"
 #include "server/log.h"
 #include "server/options.h"
@@ -65,12 +66,21 @@ int main(int argc, char** argv) {
   }
   server::ServerContext& ctx = srv->context();
 
+  // Every write and every fetched batch goes through this lock (repl_state_lock.h). Until the
+  // replication layer manages it (a set of two or more members), the member's ReplicaState says
+  // whether it is writable and in which term.
+  ReplStateLock repl_state_lock;
+  repl_state_lock.set_unmanaged_source([&ctx] {
+    server::ReplicaSnapshot snap = ctx.replica.snapshot();
+    return WriteState{snap.is_writable_primary(), snap.term};
+  });
   data::StoreOptions store_options;
   store_options.clock = &ctx.clock;
   store_options.failpoints = &ctx.failpoints;
   store_options.ttl_monitor_sleep_secs = [&ctx] { return ctx.parameters.ttl_monitor_sleep_secs(); };
   store_options.current_term = [&ctx] { return ctx.replica.term(); };
   store_options.can_accept_writes = [&ctx] { return ctx.replica.snapshot().is_writable_primary(); };
+  store_options.repl_state_lock = &repl_state_lock;
   data::Store store(store_options);
   store.register_commands(ctx.registry);
   ctx.last_applied = [&store] { return store.last_applied(); };
@@ -106,6 +116,7 @@ int main(int argc, char** argv) {
   hooks.roll_back = [&store](const data::RollbackRequest& r) { return store.roll_back(r); };
   hooks.journal_truncation = [&store](OpTime t) { store.journal_truncation(t); };
   hooks.dbpath = dbpath.get();
+  hooks.repl_state_lock = &repl_state_lock;
   server::ReplicationCoordinator replication(ctx, std::move(hooks));
   replication.register_commands();
   if (persisted) replication.restore(*persisted);

@@ -135,7 +135,8 @@ bson::Document cmd_create_indexes(Store::Impl& impl, CommandContext& ctx) {
   if (raw.empty()) throw CommandError(code::kBadValue, "Must specify at least one index to create");
   std::vector<IndexSpec> specs;
   for (const auto& r : raw) specs.push_back(parse_index_spec(r));
-  std::lock_guard lock(impl.mu);
+  WriteScope scope(impl);
+  scope.require_writable();
   bool created = false;
   Collection& c = impl.collection_for_write(ctx.db, coll, ctx.now_ms, &created);
   auto before = static_cast<int32_t>(c.indexes().size());
@@ -153,6 +154,7 @@ bson::Document cmd_create_indexes(Store::Impl& impl, CommandContext& ctx) {
   for (auto& spec : fresh) {
     bson::Document o{{"createIndexes", bson::V(coll)}};
     for (const auto& [k, v] : spec.to_document()) o.append(k, v);
+    impl.before_write_change();
     c.add_index(std::move(spec));  // throws DuplicateKey over existing duplicates
     ctx.last_write_optime = impl.log_command(ctx.db, c.uuid(), std::move(o), ctx.now_ms);
   }
@@ -250,7 +252,8 @@ bson::Document cmd_list_databases(Store::Impl& impl, CommandContext& ctx) {
 
 bson::Document cmd_create(Store::Impl& impl, CommandContext& ctx) {
   std::string coll = collection_argument(ctx);
-  std::lock_guard lock(impl.mu);
+  WriteScope scope(impl);
+  scope.require_writable();
   bool created = false;
   impl.collection_for_write(ctx.db, coll, ctx.now_ms, &created);
   if (created) ctx.last_write_optime = impl.oplog.last_optime();
@@ -261,10 +264,12 @@ bson::Document cmd_drop(Store::Impl& impl, CommandContext& ctx) {
   std::string coll = collection_argument(ctx);
   bson::Document reply;
   {
-    std::lock_guard lock(impl.mu);
+    WriteScope scope(impl);
+    scope.require_writable();
     Collection* c = impl.find_collection(ctx.db, coll);
     // §3.7: since 7.0 dropping a missing collection succeeds.
     if (c == nullptr) return reply;
+    impl.before_write_change();
     reply.append("nIndexesWas", bson::V(static_cast<int32_t>(c->indexes().size())));
     reply.append("ns", bson::V(c->ns()));
     bson::Value ui = c->uuid();
@@ -282,9 +287,11 @@ bson::Document cmd_drop_database(Store::Impl& impl, CommandContext& ctx) {
   validate_db_name(ctx.db);
   bson::Document reply;
   {
-    std::lock_guard lock(impl.mu);
+    WriteScope scope(impl);
+    scope.require_writable();
     auto db = impl.dbs.find(ctx.db);
     if (db == impl.dbs.end()) return reply;
+    impl.before_write_change();
     impl.dbs.erase(db);
     ctx.last_write_optime =
         impl.log_command(ctx.db, bson::Value::null(),

@@ -181,8 +181,8 @@ bson::Document execute(Store::Impl& impl, CommandContext& ctx, const FamRequest&
 bson::Document cmd_find_and_modify(Store::Impl& impl, CommandContext& ctx) {
   FamRequest r = parse_request(ctx);
   RetryScope retry = impl.begin_retryable(ctx, true);
-  std::lock_guard lock(impl.mu);
-  impl.interrupt_if_stepped_down();
+  WriteScope scope(impl);
+  scope.require_writable();
   auto stmt = retry.statement(0);  // findAndModify is statement 0 (§5.3)
   if (retry.active()) {
     impl.sessions.begin(*retry.session_key, retry.txn_number);

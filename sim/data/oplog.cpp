@@ -36,9 +36,10 @@ OpTime Oplog::next_optime(int64_t now_ms, int64_t term) const {
 }
 
 void Oplog::append(OplogEntry entry) {
-  assert(last_.is_null() || last_.ts < entry.optime.ts);
+  assert(last_.is_null() || (last_ < entry.optime && last_.ts < entry.optime.ts));
   set_last(entry.optime);
   last_wall_ms_ = entry.wall_ms;
+  publish();
   entries_.push_back(std::move(entry));
   while (entries_.size() > kMaxEntries) entries_.pop_front();
 }
@@ -56,6 +57,7 @@ size_t Oplog::truncate_after(OpTime common_point) {
     set_last(entries_.back().optime);
     last_wall_ms_ = entries_.back().wall_ms;
   }
+  publish();
   return removed;
 }
 

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -64,6 +65,17 @@ class Oplog {
   }
   int64_t last_wall_ms() const { return last_wall_ms_; }
   const std::deque<OplogEntry>& entries() const { return entries_; }
+  // The newest optime and wall time, readable without the store's mutex: replication's heartbeat,
+  // vote and tick paths and every reply's cluster time read them while a write may hold that
+  // mutex for as long as it runs.
+  OpTime published_last() const {
+    std::lock_guard lock(published_mu_);
+    return published_last_;
+  }
+  int64_t published_wall_ms() const {
+    std::lock_guard lock(published_mu_);
+    return published_wall_ms_;
+  }
 
  private:
   std::deque<OplogEntry> entries_;
@@ -73,9 +85,18 @@ class Oplog {
                         std::memory_order_release);
   }
 
+  void publish() {
+    std::lock_guard lock(published_mu_);
+    published_last_ = last_;
+    published_wall_ms_ = last_wall_ms_;
+  }
+
   OpTime last_;
   std::atomic<uint64_t> last_ts_bits_{0};
   int64_t last_wall_ms_ = 0;
+  mutable std::mutex published_mu_;  // a leaf lock: nothing is taken while holding it
+  OpTime published_last_;
+  int64_t published_wall_ms_ = 0;
 };
 
 }  // namespace mongosim::data

@@ -1,6 +1,7 @@
 // Applying fetched oplog entries on a secondary, and the new primary's no-op. Entries arrive in
 // the shape OplogEntry::to_document() produces on the sync source.
 #include <cassert>
+#include <stdexcept>
 
 #include "data/store.h"
 #include "data/store_impl.h"
@@ -161,7 +162,8 @@ bool Store::has_oplog_entry(OpTime optime) const {
 void Store::apply_oplog_entry(const bson::Document& doc) {
   OplogEntry e = parse_entry(doc);
   std::lock_guard lock(impl_->mu);
-  if (!impl_->oplog.last_optime().is_null() && !(impl_->oplog.last_optime().ts < e.optime.ts)) {
+  // Full optimes, term first: an entry of an older term with a larger timestamp is not newer.
+  if (!impl_->oplog.last_optime().is_null() && !(impl_->oplog.last_optime() < e.optime)) {
     return;  // already applied
   }
   impl_->check_journal_capacity();
@@ -186,6 +188,11 @@ void Store::apply_oplog_entry(const bson::Document& doc) {
 OpTime Store::append_noop(const std::string& message, int64_t term) {
   std::lock_guard lock(impl_->mu);
   int64_t now_ms = impl_->options.clock->now_ms();
+  if (impl_->oplog.last_optime().term > term) {
+    throw std::logic_error("the oplog already ends in term " +
+                           std::to_string(impl_->oplog.last_optime().term) +
+                           ", after the no-op's term " + std::to_string(term));
+  }
   OplogEntry e;
   e.op = 'n';
   e.ns = "";
@@ -195,7 +202,7 @@ OpTime Store::append_noop(const std::string& message, int64_t term) {
   OpTime optime = e.optime;
   impl_->check_journal_capacity();
   impl_->oplog_append(std::move(e));
-  assert(optime.term == term || optime.term > term);
+  assert(optime.term == term);
   return optime;
 }
 

@@ -30,6 +30,25 @@ std::optional<RetryableStatement> RetryScope::statement(int32_t stmt_id) const {
 
 Store::Impl::Impl(StoreOptions opts) : options(std::move(opts)) {
   assert(options.clock != nullptr && options.failpoints != nullptr);
+  repl_lock = options.repl_state_lock != nullptr ? options.repl_state_lock : &own_repl_lock;
+  own_repl_lock.set_unmanaged_source([this] {
+    return WriteState{options.can_accept_writes(), options.current_term()};
+  });
+}
+
+WriteScope::WriteScope(Store::Impl& impl) : impl_(impl), rstl_(*impl.repl_lock), lock_(impl.mu) {
+  assert(impl_.write_hold == nullptr);
+  impl_.write_hold = &rstl_;
+}
+
+WriteScope::~WriteScope() {
+  impl_.write_hold = nullptr;
+}
+
+void WriteScope::require_writable() const {
+  if (!rstl_.state().writable) {
+    throw CommandError(code::kInterruptedDueToReplStateChange, "operation was interrupted");
+  }
 }
 
 Collection* Store::Impl::find_collection(const std::string& db, const std::string& coll) {
@@ -43,7 +62,7 @@ Collection& Store::Impl::collection_for_write(const std::string& db, const std::
                                               int64_t now_ms, bool* created) {
   if (created != nullptr) *created = false;
   if (Collection* c = find_collection(db, coll)) return *c;
-  check_journal_capacity();
+  before_write_change();
   auto owned = std::make_unique<Collection>(db, coll, new_uuid());
   Collection& c = *owned;
   dbs[db].emplace(coll, std::move(owned));
@@ -55,9 +74,14 @@ Collection& Store::Impl::collection_for_write(const std::string& db, const std::
   return c;
 }
 
-void Store::Impl::interrupt_if_stepped_down() const {
-  if (!options.can_accept_writes()) {
-    throw CommandError(code::kInterruptedDueToReplStateChange, "operation was interrupted");
+void Store::Impl::before_write_change() {
+  assert(write_hold != nullptr && write_hold->state().writable);
+  check_journal_capacity();
+  auto interrupted = [this] { return write_hold->interrupt_requested(); };
+  options.failpoints->pause_while_set("hangBeforeOplogAppend", interrupted);
+  if (interrupted()) {
+    throw CommandError(code::kInterruptedDueToReplStateChange,
+                       "operation was interrupted by a replication state change");
   }
 }
 
@@ -78,7 +102,10 @@ std::optional<TransactionalWriteFault> Store::Impl::before_commit(const Retryabl
 
 OpTime Store::Impl::append(OplogEntry entry, const RetryableStatement* stmt,
                            ExecutedStatement record, int64_t now_ms) {
-  entry.optime = oplog.next_optime(now_ms, options.current_term());
+  // The term captured under the ReplStateLock, never re-read: see store_impl.h.
+  assert(write_hold != nullptr && write_hold->state().writable);
+  int64_t term = write_hold->state().term;
+  entry.optime = oplog.next_optime(now_ms, term);
   entry.wall_ms = now_ms;
   if (stmt != nullptr) {
     entry.statement = stmt->id;
@@ -101,7 +128,7 @@ void Store::Impl::oplog_append(OplogEntry entry) {
 
 OpTime Store::Impl::apply_insert(Collection& c, bson::Document doc, const RetryableStatement* stmt,
                                  ExecutedStatement record, int64_t now_ms) {
-  check_journal_capacity();
+  before_write_change();
   c.check_unique(doc, std::nullopt);
   auto fault = before_commit(stmt);
   OplogEntry entry;
@@ -119,7 +146,7 @@ OpTime Store::Impl::apply_insert(Collection& c, bson::Document doc, const Retrya
 OpTime Store::Impl::apply_update(Collection& c, RecordId rid, bson::Document doc,
                                  const RetryableStatement* stmt, ExecutedStatement record,
                                  int64_t now_ms) {
-  check_journal_capacity();
+  before_write_change();
   c.check_unique(doc, rid);
   auto fault = before_commit(stmt);
   OplogEntry entry;
@@ -138,7 +165,7 @@ OpTime Store::Impl::apply_update(Collection& c, RecordId rid, bson::Document doc
 
 OpTime Store::Impl::apply_delete(Collection& c, RecordId rid, const RetryableStatement* stmt,
                                  ExecutedStatement record, int64_t now_ms) {
-  check_journal_capacity();
+  before_write_change();
   auto fault = before_commit(stmt);
   OplogEntry entry;
   entry.op = 'd';
@@ -184,7 +211,8 @@ query::EvalContext Store::Impl::eval_context(const CommandContext& ctx) const {
 // §7.3: a document expires when any Date at the indexed path is <= now - expireAfterSeconds;
 // non-date values never expire.
 size_t Store::Impl::ttl_pass(int64_t now_ms) {
-  std::lock_guard lock(mu);
+  WriteScope scope(*this);
+  if (!scope.writable()) return 0;  // only the writable primary deletes
   size_t deleted = 0;
   for (auto& [db_name, db] : dbs) {
     for (auto& [coll_name, coll] : db) {
@@ -208,7 +236,13 @@ size_t Store::Impl::ttl_pass(int64_t now_ms) {
         }
         for (RecordId rid : expired) {
           if (!coll->records().contains(rid)) continue;  // removed by an earlier TTL index
-          apply_delete(*coll, rid, nullptr, ExecutedStatement{}, now_ms);
+          try {
+            apply_delete(*coll, rid, nullptr, ExecutedStatement{}, now_ms);
+          } catch (const CommandError& e) {
+            // A step-down interrupts the pass like any write; the next primary finishes it.
+            if (e.code() == code::kInterruptedDueToReplStateChange) return deleted;
+            throw;
+          }
           ++deleted;
         }
       }
@@ -335,13 +369,11 @@ void Store::stop() {
 }
 
 OpTime Store::last_applied() const {
-  std::lock_guard lock(impl_->mu);
-  return impl_->oplog.last_optime();
+  return impl_->oplog.published_last();  // without mu: see Oplog::published_last()
 }
 
 int64_t Store::last_write_date_ms() const {
-  std::lock_guard lock(impl_->mu);
-  return impl_->oplog.last_wall_ms();
+  return impl_->oplog.published_wall_ms();
 }
 
 std::vector<bson::Document> Store::oplog_after(OpTime after, size_t max_entries) const {

@@ -23,6 +23,7 @@
 #include "command.h"
 #include "failpoint.h"
 #include "optime.h"
+#include "repl_state_lock.h"
 
 namespace mongosim::data {
 
@@ -65,6 +66,9 @@ struct StoreOptions {
   std::function<int64_t()> current_term = [] { return int64_t{1}; };
   // False on a secondary: the TTL monitor then skips its pass (reference §7.3).
   std::function<bool()> can_accept_writes = [] { return true; };
+  // The member's replication-state lock (repl_state_lock.h), shared with the replication layer.
+  // Null: the store uses its own, unmanaged, answering from current_term and can_accept_writes.
+  ReplStateLock* repl_state_lock = nullptr;
 };
 
 class Store {
@@ -91,11 +95,15 @@ class Store {
   bool has_oplog_entry(OpTime optime) const;
 
   // Replication (sim/data/oplog_apply.cpp). A secondary applies an entry fetched from its sync
-  // source: the change, and the same entry (same optime) in its own oplog. Entries at or below
-  // last_applied() are skipped, so a re-fetched batch is harmless. Throws CommandError 2
-  // (BadValue) naming the field for an entry it cannot read.
+  // source: the change, and the same entry (same optime) in its own oplog. Entries whose full
+  // optime (term, timestamp) is at or below last_applied() are skipped, so a re-fetched batch is
+  // harmless. Throws CommandError 2 (BadValue) naming the field for an entry it cannot read. The
+  // caller holds the ReplStateLock shared with a non-writable published state (the fetcher), or
+  // runs before anything else does (journal replay at startup).
   void apply_oplog_entry(const bson::Document& entry);
-  // A new primary's {op: "n"} entry in `term`; returns its optime.
+  // An {op: "n"} entry in `term` (the new primary's, a linearizable read's); returns its optime.
+  // The caller holds the ReplStateLock exclusive, or shared with "writable in `term`" published.
+  // Throws std::logic_error if the oplog already ends in a newer term.
   OpTime append_noop(const std::string& message, int64_t term);
 
   // Durability (--dbpath). Replay the journal with apply_oplog_entry() first, then attach it:

@@ -56,11 +56,13 @@ void restore_document(Store::Impl& impl, const RollbackDocument& d,
 void Store::attach_journal(Journal* journal) {
   std::lock_guard lock(impl_->mu);
   impl_->journal = journal;
+  impl_->journal_for_readers.store(journal);
 }
 
 OpTime Store::last_durable() const {
-  std::lock_guard lock(impl_->mu);
-  return impl_->journal != nullptr ? impl_->journal->durable() : impl_->oplog.last_optime();
+  // Without mu, like last_applied(): the journal's durable() has its own lock.
+  Journal* journal = impl_->journal_for_readers.load();
+  return journal != nullptr ? journal->durable() : impl_->oplog.published_last();
 }
 
 bool Store::wait_durable(OpTime optime) const {

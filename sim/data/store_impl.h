@@ -3,15 +3,22 @@
 //
 // Invariants:
 // - every change to a collection happens in apply_insert/apply_update/apply_delete/
-//   log_command, which append the oplog entry (and, for retryable writes, the session record)
-//   under the same hold of `mu` as the change;
+//   log_command, which append the oplog entry (and, for retryable writes, the
+//   session record) under the same hold of `mu` as the change;
 // - a collection exists in `dbs` iff it was created and not dropped; empty databases are
-//   removed.
+//   removed;
+// - a client write appends only inside a WriteScope: the ReplStateLock held shared (taken
+//   before `mu`) with a writable published state; each entry is stamped with
+//   that state's term, and each change first passes before_write_change(),
+//   where a pending step-down interrupts it (11602) before anything of that
+//   change is done.
 //
-// Thread rules: `mu` guards dbs, oplog and sessions. Session check-out is taken before `mu`.
-// The cursor manager has its own lock and is never called while holding `mu` for long.
+// Thread rules: `mu` guards dbs, oplog and sessions. Session check-out is taken before the
+// ReplStateLock, which is taken before `mu`. The cursor manager has its own lock and is never
+// called while holding `mu` for long.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -28,6 +35,7 @@
 #include "data/session_table.h"
 #include "data/store.h"
 #include "query/query.h"
+#include "repl_state_lock.h"
 
 namespace mongosim::data {
 
@@ -59,13 +67,18 @@ struct Store::Impl {
   explicit Impl(StoreOptions opts);
 
   StoreOptions options;
+  ReplStateLock own_repl_lock;  // used when options.repl_state_lock is null
+  ReplStateLock* repl_lock = nullptr;
+  // The shared hold of the write that holds `mu` through a WriteScope (null otherwise).
+  const ReplStateLock::Shared* write_hold = nullptr;
   mutable std::mutex mu;
   std::map<std::string, Database> dbs;
   Oplog oplog;
   SessionTable sessions;
   SessionCheckout checkout;
   CursorManager cursors;
-  Journal* journal = nullptr;  // --dbpath only
+  Journal* journal = nullptr;                          // --dbpath only
+  std::atomic<Journal*> journal_for_readers{nullptr};  // the same, for readers without mu
 
   // TTL monitor.
   std::mutex ttl_mu;
@@ -93,11 +106,10 @@ struct Store::Impl {
   // Appends to the journal (when attached), then to the oplog.
   void oplog_append(OplogEntry entry);
 
-  // A write command that got past the dispatcher's not-primary check but reaches the data under
-  // mu after this member stopped being a writable primary was "in flight" at the step-down:
-  // mongod kills it with InterruptedDueToReplStateChange (11602, reference §6.4, §6.7). Throws
-  // that; callers hold mu, so a write either commits before the step-down or not at all.
-  void interrupt_if_stepped_down() const;
+  // A client write calls this before each change (callers hold a WriteScope): journal capacity, the
+  // hangBeforeOplogAppend fail point, and the step-down interruption (11602), so an interrupted
+  // write has done nothing of the change it was about to make.
+  void before_write_change();
 
   // Begins the retryable-write bookkeeping for a command (check-out, txnNumber check).
   RetryScope begin_retryable(const CommandContext& ctx, bool eligible);
@@ -112,6 +124,25 @@ struct Store::Impl {
   OpTime append(OplogEntry entry, const RetryableStatement* stmt, ExecutedStatement record,
                 int64_t now_ms);
   std::optional<TransactionalWriteFault> before_commit(const RetryableStatement* stmt);
+};
+
+// A client write's hold (see the invariants above): the ReplStateLock shared, then `mu`. A write
+// command that got past the dispatcher's not-primary check but finds this member no longer the
+// published writable primary was "in flight" at the step-down: require_writable() throws
+// InterruptedDueToReplStateChange (11602) as mongod does.
+class WriteScope {
+ public:
+  explicit WriteScope(Store::Impl& impl);
+  ~WriteScope();
+  WriteScope(const WriteScope&) = delete;
+  WriteScope& operator=(const WriteScope&) = delete;
+  bool writable() const { return rstl_.state().writable; }
+  void require_writable() const;
+
+ private:
+  Store::Impl& impl_;
+  ReplStateLock::Shared rstl_;
+  std::unique_lock<std::mutex> lock_;
 };
 
 // Document helpers shared by the command files.

@@ -109,8 +109,8 @@ bson::Document cmd_insert(Store::Impl& impl, CommandContext& ctx) {
   for (size_t i = 0; i < docs.size(); ++i) statement_document(docs, i, "insert", "documents");
   bool ordered = bool_field(ctx.body, "insert", "ordered").value_or(true);
   RetryScope retry = impl.begin_retryable(ctx, true);
-  std::lock_guard lock(impl.mu);
-  impl.interrupt_if_stepped_down();
+  WriteScope scope(impl);
+  scope.require_writable();
   if (retry.active()) impl.sessions.begin(*retry.session_key, retry.txn_number);
   BatchResult r;
   for (size_t i = 0; i < docs.size(); ++i) {
@@ -123,6 +123,7 @@ bson::Document cmd_insert(Store::Impl& impl, CommandContext& ctx) {
       insert_one(impl, ctx, coll, docs[i], retry, stmt_id);
       r.n += 1;
     } catch (const CommandError& e) {
+      if (e.code() == code::kInterruptedDueToReplStateChange) throw;  // the whole command fails
       r.write_errors.push_back(bson::V(write_error(i, e)));
       if (ordered) break;
     }
@@ -210,8 +211,8 @@ bson::Document cmd_update(Store::Impl& impl, CommandContext& ctx) {
   }
   bool ordered = bool_field(ctx.body, "update", "ordered").value_or(true);
   RetryScope retry = impl.begin_retryable(ctx, true);
-  std::lock_guard lock(impl.mu);
-  impl.interrupt_if_stepped_down();
+  WriteScope scope(impl);
+  scope.require_writable();
   if (retry.active()) impl.sessions.begin(*retry.session_key, retry.txn_number);
   BatchResult r;
   for (size_t i = 0; i < updates.size(); ++i) {
@@ -223,6 +224,7 @@ bson::Document cmd_update(Store::Impl& impl, CommandContext& ctx) {
     try {
       update_one_statement(impl, ctx, coll, updates[i].as_document(), i, retry, stmt_id, r);
     } catch (const CommandError& e) {
+      if (e.code() == code::kInterruptedDueToReplStateChange) throw;  // the whole command fails
       r.write_errors.push_back(bson::V(write_error(i, e)));
       if (ordered) break;
     }
@@ -275,8 +277,8 @@ bson::Document cmd_delete(Store::Impl& impl, CommandContext& ctx) {
   }
   bool ordered = bool_field(ctx.body, "delete", "ordered").value_or(true);
   RetryScope retry = impl.begin_retryable(ctx, true);
-  std::lock_guard lock(impl.mu);
-  impl.interrupt_if_stepped_down();
+  WriteScope scope(impl);
+  scope.require_writable();
   if (retry.active()) impl.sessions.begin(*retry.session_key, retry.txn_number);
   BatchResult r;
   for (size_t i = 0; i < deletes.size(); ++i) {
@@ -288,6 +290,7 @@ bson::Document cmd_delete(Store::Impl& impl, CommandContext& ctx) {
     try {
       delete_one_statement(impl, ctx, coll, deletes[i].as_document(), retry, stmt_id, r);
     } catch (const CommandError& e) {
+      if (e.code() == code::kInterruptedDueToReplStateChange) throw;  // the whole command fails
       r.write_errors.push_back(bson::V(write_error(i, e)));
       if (ordered) break;
     }

@@ -121,6 +121,7 @@ std::string Topology::unelectable_reason(int64_t now_ms) const {
   if (me.priority <= 0) return "NoPriority";
   if (!me.is_voter()) return "NotVoter";
   if (state_ != MemberState::kSecondary) return "NotSecondary";
+  if (applied_ < min_valid_) return "NotCaughtUpToMinValid";
   if (frozen_until_ms_ > now_ms) return "StepDownPeriodActive";
   if (!sees_majority(now_ms)) return "CannotSeeMajority";
   return "";

@@ -152,8 +152,14 @@ class Topology {
   void on_oplog_diverged(int64_t now_ms, int source);
   void on_rollback_complete(int64_t now_ms, OpTime applied, OpTime durable);
 
-  // replSetStepDown after argument parsing. Throws CommandError 10107 when not primary; the
-  // outcome arrives later as kStepDownFinished.
+  // minValid: after a rollback refetched documents, this member's data is consistent only once it
+  // has applied through `optime` (the sync source's newest entry at refetch time); until then it
+  // does not stand for election (NotCaughtUpToMinValid).
+  void set_min_valid(OpTime optime) { min_valid_ = optime; }
+  OpTime min_valid() const { return min_valid_; }
+
+  // replSetStepDown after argument parsing. Throws CommandError 10107 when not primary; the outcome
+  // arrives later as kStepDownFinished.
   void step_down(int64_t now_ms, const StepDownRequest& request);
   // replSetFreeze: returns the reply fields. Throws 95 on a primary or a candidate.
   bson::Document freeze(int64_t now_ms, int64_t secs);
@@ -250,6 +256,7 @@ class Topology {
   OpTime applied_;
   OpTime durable_;
   OpTime committed_;
+  OpTime min_valid_;
   std::vector<MemberView> members_;
   std::vector<int64_t> next_heartbeat_ms_;
   int64_t election_deadline_ms_ = 0;

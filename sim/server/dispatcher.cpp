@@ -222,7 +222,12 @@ DispatchOutcome Dispatcher::execute(ConnectionState& connection, Prepared& p) {
       wce = p.fail_action->write_concern_error;  // replaces the real wait (§8)
     } else if (!(ctx.write_concern.mode == WriteConcern::Mode::kNumber &&
                  ctx.write_concern.w == 0)) {
-      wce = server_.write_concern_waiter->wait(ctx.write_concern, ctx.last_write_optime);
+      // A write that changed nothing (no match, identical document) waits for this member's newest
+      // optime, as mongod waits for the client's last op set to the system's: else a deposed
+      // primary could answer "no match" at majority from data that is rolled back.
+      std::optional<OpTime> wait_optime = ctx.last_write_optime;
+      if (!wait_optime && replica.config) wait_optime = server_.effective_last_applied();
+      wce = server_.write_concern_waiter->wait(ctx.write_concern, wait_optime);
     }
     if (wce) out.reply.append("writeConcernError", bson::V(std::move(*wce)));
   }

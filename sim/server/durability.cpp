@@ -20,6 +20,7 @@ namespace mongosim::server {
 namespace {
 
 constexpr const char* kJournalDir = "journal";
+constexpr const char* kMinValidFile = "minvalid.bson";
 constexpr const char* kJournalFile = "oplog.journal";
 constexpr const char* kReplicaStateFile = "replset.election.bson";
 constexpr const char* kRollbackDir = "rollback";
@@ -111,6 +112,8 @@ DbPath::DbPath(std::string dir) : dir_(std::move(dir)) {
   while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
   make_dir(dir_);
   make_dir(dir_ + "/" + kJournalDir);
+  // A new directory entry is durable only once its parent directory is synced.
+  fsync_path(dir_, O_RDONLY | O_DIRECTORY);
   std::string lock_path = dir_ + "/mongod.lock";
   lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (lock_fd_ < 0) throw std::runtime_error("cannot open " + lock_path + ": " + errno_text());
@@ -148,6 +151,8 @@ void DbPath::recover(data::Store& store) {
                            {"entries", bson::V(static_cast<int64_t>(contents.entries.size()))},
                            {"lastOpTime", bson::V(last.to_document())}});
   journal_ = std::make_unique<data::Journal>(path, contents.valid_bytes, last);
+  fsync_path(dir_ + "/" + kJournalDir,
+             O_RDONLY | O_DIRECTORY);  // the journal file's entry
   store.attach_journal(journal_.get());
 }
 
@@ -176,6 +181,7 @@ std::optional<PersistedReplicaState> DbPath::load_replica_state() const {
       throw std::runtime_error("cannot read the replica-set config in " + path + ": " + e.what());
     }
   }
+  state.min_valid = load_min_valid();
   return state;
 }
 
@@ -186,6 +192,25 @@ void DbPath::save_replica_state(const PersistedReplicaState& state) {
   if (state.config) d.append("config", bson::V(state.config->to_document()));
   std::lock_guard lock(save_mu_);
   write_file_atomically(dir_, kReplicaStateFile, bson::encode_document(d));
+}
+
+OpTime DbPath::load_min_valid() const {
+  std::string path = dir_ + "/" + kMinValidFile;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return OpTime{};
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  bson::DecodeResult decoded =
+      bson::decode_document(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  const bson::Value* ts = decoded.doc ? decoded.doc->get("ts") : nullptr;
+  if (ts == nullptr || ts->type() != bson::Type::kTimestamp) {
+    throw std::runtime_error("cannot read " + path + ": no timestamp 'ts'");
+  }
+  return OpTime{ts->as_timestamp(), int_of(*decoded.doc, "t", -1)};
+}
+
+void DbPath::save_min_valid(OpTime optime) {
+  std::lock_guard lock(save_mu_);
+  write_file_atomically(dir_, kMinValidFile, bson::encode_document(optime.to_document()));
 }
 
 std::string DbPath::write_rollback_file(const data::RemovedDocuments& removed, int64_t now_ms) {

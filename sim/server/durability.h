@@ -5,6 +5,9 @@
 //                                         local.replset.election + local.system.replset),
 //                                         replaced atomically: temp file + fsync + rename
 //   DIR/rollback/<uuid>/removed.<time>.bson  documents a rollback removed (reference §6.6)
+//   DIR/minvalid.bson                     {ts, t}: after a rollback, the optime this member must
+//                                         apply through before it may stand for election or
+//                                         serve majority reads (mongod's minValid)
 //
 // Without --dbpath nothing is written and everything lives in memory, as before.
 //
@@ -30,6 +33,7 @@ namespace mongosim::server {
 struct PersistedReplicaState {
   repl::PersistentState election;
   std::optional<repl::ReplSetConfig> config;
+  OpTime min_valid;  // DIR/minvalid.bson; null when absent
 };
 
 class DbPath {
@@ -57,8 +61,12 @@ class DbPath {
   // Writes it durably before returning (temp + fsync + rename + fsync of the directory).
   void save_replica_state(const PersistedReplicaState& state);
 
-  // Writes one collection's removed documents to rollback/<uuid>/removed.<time>.bson and
-  // fsyncs it; returns the file's path.
+  // minValid (see above): null when never written. Saved like the replica state.
+  OpTime load_min_valid() const;
+  void save_min_valid(OpTime optime);
+
+  // Writes one collection's removed documents to rollback/<uuid>/removed.<time>.bson and fsyncs it;
+  // returns the file's path.
   std::string write_rollback_file(const data::RemovedDocuments& removed, int64_t now_ms);
 
  private:

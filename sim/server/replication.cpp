@@ -47,7 +47,9 @@ class TopologyWriteConcernWaiter final : public WriteConcernWaiter {
 }  // namespace
 
 ReplicationCoordinator::ReplicationCoordinator(ServerContext& server, ReplicationDataHooks hooks)
-    : server_(server), hooks_(std::move(hooks)) {}
+    : server_(server), hooks_(std::move(hooks)) {
+  assert(hooks_.repl_state_lock != nullptr);
+}
 
 ReplicationCoordinator::~ReplicationCoordinator() {
   stop();
@@ -87,6 +89,7 @@ bool ReplicationCoordinator::ensure_topology() {
     }
     if (!topology_) {
       topology_.emplace(*snap.config, options);
+      topology_->set_min_valid(restored_min_valid_);
       reported_applied_ = applied;
       reported_durable_ = durable;
       created = true;
@@ -113,10 +116,38 @@ ReplicationCoordinator::Actions ReplicationCoordinator::drain_locked() {
   return actions;
 }
 
+WriteState ReplicationCoordinator::desired_write_state_locked() const {
+  const repl::Topology& t = *topology_;
+  return WriteState{t.is_writable_primary() && !step_down_attempt_ && !needs_resync_, t.term()};
+}
+
+void ReplicationCoordinator::sync_write_state() {
+  ReplStateLock& rstl = *hooks_.repl_state_lock;
+  auto same = [](const WriteState& a, const WriteState& b) {
+    // While not writable the term is not used by anyone holding the lock: no need to stop writes.
+    return a.writable == b.writable && (!a.writable || a.term == b.term);
+  };
+  {
+    std::lock_guard lock(mutex_);
+    if (!topology_ || (rstl.managed() && same(rstl.published(), desired_write_state_locked()))) {
+      return;
+    }
+  }
+  ReplStateLock::Exclusive exclusive(rstl);  // interrupts running writes
+  std::lock_guard lock(mutex_);
+  exclusive.publish(desired_write_state_locked());
+  mirror_state_locked();
+  changed_.notify_all();
+}
+
 void ReplicationCoordinator::mirror_state_locked() {
   const repl::Topology& t = *topology_;
   MemberState state = t.state();
-  if (state == MemberState::kPrimary && (!t.is_writable_primary() || step_down_attempt_)) {
+  WriteState published = hooks_.repl_state_lock->published();
+  bool published_writable =
+      hooks_.repl_state_lock->managed() && published.writable && published.term == t.term();
+  if (state == MemberState::kPrimary &&
+      (!t.is_writable_primary() || step_down_attempt_ || !published_writable)) {
     state = MemberState::kSecondary;  // not writable yet (catch-up) or stepping down
   }
   if (needs_resync_) state = MemberState::kRecovering;  // a rollback was impossible
@@ -176,24 +207,40 @@ void ReplicationCoordinator::perform(Actions actions) {
         break;
     }
   }
+  sync_write_state();
 }
 
+// Under the exclusive ReplStateLock: no write and no fetched batch can append meanwhile, so the
+// no-op is the first entry of the term and nothing of an older term lands after it.
 void ReplicationCoordinator::write_new_primary_noop() {
-  int64_t term = 0;
-  {
-    std::lock_guard lock(mutex_);
-    term = topology_->term();
-  }
-  OpTime optime = hooks_.append_noop("new primary", term);
-  OpTime durable = hooks_.last_durable();
   Actions actions;
   {
+    ReplStateLock::Exclusive exclusive(*hooks_.repl_state_lock);
+    int64_t term = 0;
+    {
+      std::lock_guard lock(mutex_);
+      if (topology_->state() != MemberState::kPrimary || topology_->is_writable_primary()) return;
+      term = topology_->term();
+      exclusive.publish(WriteState{false, term});  // writes of an older term end here
+    }
+    OpTime optime;
+    try {
+      optime = hooks_.append_noop("new primary", term);
+    } catch (const std::exception& e) {
+      log_event(Severity::kWarning, "REPL", 21331, "replication",
+                "Cannot write the new primary's no-op",
+                bson::Document{{"error", bson::V(std::string(e.what()))}});
+      return;
+    }
+    OpTime durable = hooks_.last_durable();
     std::lock_guard lock(mutex_);
     if (topology_->term() != term || topology_->state() != MemberState::kPrimary) return;
     topology_->on_my_optimes(now_ms(), optime, durable);
     topology_->on_new_primary_noop_written(now_ms(), optime);
     reported_applied_ = optime;
     actions = drain_locked();
+    exclusive.publish(desired_write_state_locked());
+    mirror_state_locked();
   }
   perform(std::move(actions));
 }
@@ -286,7 +333,8 @@ std::optional<bson::Document> ReplicationCoordinator::wait_for_write_concern(
     return write_concern_error(code::kUnsatisfiableWriteConcern, "Not enough data-bearing nodes",
                                wc);
   }
-  int64_t term = topology_->term();
+  // The write's own term: once the member has moved past it, the write may be rolled back.
+  int64_t term = optime->term;
   auto satisfied = [&] {
     if (wc.mode == WriteConcern::Mode::kMajority) return *optime <= topology_->last_committed();
     int count = 0;
@@ -349,14 +397,26 @@ bson::Document ReplicationCoordinator::handle_step_down(const bson::Document& bo
   }
   Actions actions;
   {
+    // Writes stop here (interrupted), so the oplog's newest entry is final: the attempt compares
+    // the secondaries with it, not with an applied optime that lags it by a tick.
+    ReplStateLock::Exclusive exclusive(*hooks_.repl_state_lock);
+    OpTime last = hooks_.last_applied();
+    OpTime durable = hooks_.last_durable();
     std::lock_guard lock(mutex_);
     if (step_down_running_) {
       throw CommandError(code::kConflictingOperationInProgress, "a step-down is already running");
+    }
+    if (topology_->state() == MemberState::kPrimary) {
+      reported_applied_ = std::max(reported_applied_, last);
+      reported_durable_ = std::max(reported_durable_, durable);
+      topology_->on_my_optimes(now_ms(), last, durable);
     }
     step_down_outcome_.reset();
     topology_->step_down(now_ms(), request);  // throws 10107 when not primary
     step_down_running_ = true;
     actions = drain_locked();
+    exclusive.publish(desired_write_state_locked());
+    mirror_state_locked();
   }
   perform(std::move(actions));
   struct Done {
@@ -442,7 +502,8 @@ void ReplicationCoordinator::register_commands() {
   add("replSetStepUp", [this](CommandContext& ctx) { return handle_step_up(ctx.body); });
   server_.write_concern_waiter = std::make_unique<TopologyWriteConcernWaiter>(*this);
   server_.repl_set_status = [this] { return status(); };
-  server_.last_committed = [this] { return last_committed(); };
+  // Majority and snapshot reads read the commit point through this hook.
+  server_.last_committed = [this] { return majority_read_point(); };
   server_.linearizable_barrier = [this](int64_t max_time_ms) { linearizable_barrier(max_time_ms); };
 }
 

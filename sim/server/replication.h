@@ -15,9 +15,28 @@
 // Heartbeats carry the sender's config, so a member started with the same --replSet learns the
 // config from the first heartbeat that reaches it (reconfig is not supported yet).
 //
-// Thread rules: one mutex guards the topology; it is never held while sending, while waiting,
-// or while calling the data layer. register_commands() before the listener starts; start()
-// after; stop() after the server has stopped (it joins every thread it started).
+// The replication-state lock (repl_state_lock.h, shared with the data layer) makes the glue's
+// threads safe for the state machine:
+// - writability is what the lock publishes, not what the topology says: after every topology
+//   event, sync_write_state() compares the topology's wish (writable primary,
+//   not stepping down, in term T) with the published state and, if they differ,
+//   takes the lock EXCLUSIVE (which interrupts running writes with 11602) and
+//   publishes the wish. hello shows a writable primary only once it is
+//   published. replSetStepDown takes it exclusive before the attempt starts, so
+//   the attempt compares the secondaries with the oplog's final newest entry;
+// - the new primary's no-op is appended under the exclusive hold, then writability published;
+// - a fetched batch is applied under a SHARED hold, and only after re-validating: this member
+//   is still SECONDARY (or a primary in catch-up), in the term and with the
+//   sync source the fetch started with, nothing is published writable, no
+//   rollback is pending, and the oplog still ends at the optime the fetch asked
+//   after. Otherwise the batch is dropped (logged). Rollback's data changes run
+//   under a shared hold too;
+// - write-concern waits fail with 189 once the term moves past the write's own term.
+//
+// Thread rules: lock order ReplStateLock, then `mutex_`, then the data layer's lock. `mutex_`
+// guards the topology; it is never held while sending, while waiting, while asking for the
+// ReplStateLock or while calling the data layer. register_commands() before the listener starts;
+// start() after; stop() after the server has stopped (it joins every thread it started).
 #pragma once
 
 #include <atomic>
@@ -35,6 +54,7 @@
 #include "optime.h"
 #include "repl/rollback_plan.h"
 #include "repl/topology.h"
+#include "repl_state_lock.h"
 #include "server/durability.h"
 #include "server/server_context.h"
 
@@ -59,6 +79,8 @@ struct ReplicationDataHooks {
   std::function<void(OpTime)> journal_truncation;
   // Term, vote, config and rollback files (--dbpath); null keeps them in memory.
   DbPath* dbpath = nullptr;
+  // The member's replication-state lock, shared with the data layer. Required.
+  ReplStateLock* repl_state_lock = nullptr;
 };
 
 class ReplicationCoordinator {
@@ -98,6 +120,9 @@ class ReplicationCoordinator {
   // Read concern hooks (installed by register_commands(); replication_reads.cpp): the commit
   // point this member knows, and the linearizable-read barrier.
   OpTime last_committed() const;
+  // The same for a majority or snapshot read; throws 134 while below minValid (after a rollback,
+  // until the member has applied through it).
+  OpTime majority_read_point() const;
   void linearizable_barrier(int64_t max_time_ms);
 
  private:
@@ -108,6 +133,17 @@ class ReplicationCoordinator {
   // Drains the topology's actions and mirrors its state; caller holds mutex_.
   Actions drain_locked();
   void mirror_state_locked();
+  // What the topology wants published (see the header comment); caller holds mutex_.
+  WriteState desired_write_state_locked() const;
+  // Publishes desired_write_state_locked() under the exclusive ReplStateLock if it differs from
+  // what is published. Callers hold neither lock.
+  void sync_write_state();
+  // Whether the fetcher may apply now: SECONDARY, or a primary in catch-up; caller holds mutex_.
+  bool fetching_allowed_locked() const;
+  // Why a batch fetched in `term` from `source` after `after` must be dropped ("" to apply it); the
+  // caller holds the ReplStateLock shared (`hold`).
+  std::string stale_batch_reason(const ReplStateLock::Shared& hold, int64_t term, int source,
+                                 OpTime after);
   void perform(Actions actions);
   void note_local_optimes();
 
@@ -136,6 +172,8 @@ class ReplicationCoordinator {
                                                      OpTime local_last);
   void write_rollback_files(const data::RollbackOutcome& outcome);
   void finish_rollback(OpTime common_point);
+  // Persists and installs minValid (replication_rollback.cpp's header says why).
+  void record_min_valid(OpTime optime);
   void enter_resync_state(const std::string& reason);
   bson::Document handle_rollback_optimes(const bson::Document& body);
   bson::Document handle_rollback_fetch(const bson::Document& body);
@@ -173,6 +211,10 @@ class ReplicationCoordinator {
   OpTime reported_durable_;
   int sends_in_flight_ = 0;
   std::optional<repl::PersistentState> restored_election_;
+  OpTime restored_min_valid_;  // from the dbpath, given to the topology when it
+                               // is created
+  OpTime refetch_top_;         // fetcher thread: the source's newest optime at refetch
+                               // time
   int rollback_source_ = -1;   // set by kStartRollback, consumed by the fetcher
   bool needs_resync_ = false;  // a rollback was impossible: shown as RECOVERING, no fetching
   std::mutex persist_mu_;      // one replica-state write at a time

@@ -1,4 +1,5 @@
-// The oplog fetcher of a secondary, and the sync-source side of fetching (replSetFetchOplog).
+// The oplog fetcher of a secondary (and of a primary in catch-up), and the sync-source side of
+// fetching (replSetFetchOplog). The fetcher's rules under the ReplStateLock: replication.h.
 #include <algorithm>
 #include <chrono>
 
@@ -37,28 +38,29 @@ void ReplicationCoordinator::fetch_loop() {
   }
 }
 
-// One round: fetch a batch after our newest entry, apply it, report. Returns whether anything
-// was applied (then the next round starts at once).
+// One round: fetch a batch after our newest entry, re-validate it under the ReplStateLock, apply
+// it, report. Returns whether anything was applied (then the next round starts at once).
 bool ReplicationCoordinator::fetch_once() {
   int source = -1;
   int rollback_source = -1;
+  int64_t term = 0;
   std::string host;
   {
     std::lock_guard lock(mutex_);
     if (!topology_ || needs_resync_) return false;
     std::swap(rollback_source, rollback_source_);
-    if (rollback_source < 0 && topology_->state() != MemberState::kSecondary) return false;
+    if (rollback_source < 0 && !fetching_allowed_locked()) return false;
     source = topology_->sync_source();
     if (rollback_source < 0 && source < 0) return false;
+    term = topology_->term();
+    if (source >= 0) host = topology_->config().members[static_cast<size_t>(source)].host;
   }
   if (rollback_source >= 0) {
     run_rollback(rollback_source);
     return true;
   }
-  {
-    std::lock_guard lock(mutex_);
-    host = topology_->config().members[static_cast<size_t>(source)].host;
-  }
+  // Counted only when a fetch would be sent (a rollback round is not one).
+  if (server_.failpoints.fires("stopReplProducer")) return false;
   OpTime after = hooks_.last_applied();
   bson::Document cmd{{"replSetFetchOplog", bson::V(int32_t{1})},
                      {"after", bson::V(after.to_document())},
@@ -70,20 +72,33 @@ bool ReplicationCoordinator::fetch_once() {
   }
   const bson::Document& b = *reply.body;
   Actions actions;
-  if (!bool_field(b, "found")) {
-    std::lock_guard lock(mutex_);
-    topology_->on_oplog_diverged(now_ms(), source);
-    actions = drain_locked();
-  }
   size_t applied_count = 0;
-  if (actions.empty()) {
-    if (const bson::Value* entries = b.get("entries"); entries != nullptr && entries->is_array()) {
-      for (const auto& e : entries->as_array()) {
-        if (!e.is_document()) continue;
-        hooks_.apply_entry(e.as_document());
-        ++applied_count;
+  std::string stale;
+  {
+    ReplStateLock::Shared hold(*hooks_.repl_state_lock);
+    stale = stale_batch_reason(hold, term, source, after);
+    if (stale.empty() && !bool_field(b, "found")) {
+      std::lock_guard lock(mutex_);
+      topology_->on_oplog_diverged(now_ms(), source);
+      actions = drain_locked();
+    } else if (stale.empty()) {
+      if (const bson::Value* entries = b.get("entries");
+          entries != nullptr && entries->is_array()) {
+        for (const auto& e : entries->as_array()) {
+          if (!e.is_document()) continue;
+          hooks_.apply_entry(e.as_document());
+          ++applied_count;
+        }
       }
     }
+  }
+  if (!stale.empty()) {
+    log_event(Severity::kInfo, "REPL", 21302, "BackgroundSync",
+              "Dropped a fetched oplog batch that no longer applies",
+              bson::Document{{"reason", bson::V(stale)}, {"syncSource", bson::V(host)}});
+    return false;
+  }
+  if (actions.empty()) {
     OpTime now_applied = hooks_.last_applied();
     // The batch is reported durable only once journaled: the primary's commit point counts
     // durable optimes (§6.6), and one fsync covers the whole batch.
@@ -102,6 +117,29 @@ bool ReplicationCoordinator::fetch_once() {
   perform(std::move(actions));
   if (applied_count > 0) report_position();
   return applied_count > 0;
+}
+
+bool ReplicationCoordinator::fetching_allowed_locked() const {
+  if (topology_->state() == MemberState::kSecondary) return true;
+  // A primary in catch-up fetches from its catch-up target (the topology's sync source then).
+  return topology_->state() == MemberState::kPrimary && !topology_->is_writable_primary() &&
+         !step_down_attempt_ && topology_->sync_source() >= 0;
+}
+
+std::string ReplicationCoordinator::stale_batch_reason(const ReplStateLock::Shared& hold,
+                                                       int64_t term, int source, OpTime after) {
+  if (hold.state().writable) return "this member is a writable primary";
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return "shutting down";
+    if (needs_resync_ || rollback_source_ >= 0) return "a rollback is pending";
+    if (!fetching_allowed_locked()) return "this member's state changed";
+    if (topology_->term() != term) return "the term changed";
+    if (topology_->sync_source() != source) return "the sync source changed";
+  }
+  // Nothing else appends while the lock is held shared and nothing is published writable.
+  if (hooks_.last_applied() != after) return "the oplog no longer ends where the fetch started";
+  return "";
 }
 
 void ReplicationCoordinator::report_position() {

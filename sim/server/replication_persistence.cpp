@@ -87,6 +87,7 @@ void ReplicationCoordinator::restore(const PersistedReplicaState& state) {
   }
   std::lock_guard lock(mutex_);
   restored_election_ = state.election;
+  restored_min_valid_ = state.min_valid;
   log_event(Severity::kInfo, "REPL", 21311, "initandlisten",
             "Restored the replica-set state from the dbpath",
             bson::Document{{"term", bson::V(state.election.term)},

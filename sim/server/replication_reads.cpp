@@ -6,6 +6,23 @@ namespace mongosim::server {
 // The longest a linearizable read waits for its no-op to become majority committed.
 constexpr int64_t kLinearizableWaitMs = 15'000;
 
+namespace {
+constexpr int32_t kReadConcernMajorityNotAvailableYet = 134;
+}  // namespace
+
+OpTime ReplicationCoordinator::majority_read_point() const {
+  {
+    std::lock_guard lock(mutex_);
+    if (topology_ && topology_->applied() < topology_->min_valid()) {
+      // After a rollback the data matches no single point of the oplog until minValid.
+      throw CommandError(kReadConcernMajorityNotAvailableYet,
+                         "Read concern majority reads are currently not possible: this member "
+                         "has not applied through its minValid after a rollback");
+    }
+  }
+  return last_committed();
+}
+
 OpTime ReplicationCoordinator::last_committed() const {
   {
     std::lock_guard lock(mutex_);
@@ -15,19 +32,22 @@ OpTime ReplicationCoordinator::last_committed() const {
 }
 
 void ReplicationCoordinator::linearizable_barrier(int64_t max_time_ms) {
-  int64_t term = 0;
   {
     std::lock_guard lock(mutex_);
     if (!topology_) return;  // one member: no other primary can have accepted writes
-    if (!topology_->is_writable_primary()) {
+  }
+  // A write after the read that a majority accepts proves no newer primary existed when the read
+  // ran (mongod writes the same kind of no-op). Like any write it is appended under the
+  // ReplStateLock, in the term published writable.
+  OpTime noop;
+  {
+    ReplStateLock::Shared hold(*hooks_.repl_state_lock);
+    if (!hold.state().writable) {
       throw CommandError(code::kNotWritablePrimary,
                          "cannot satisfy linearizable read concern on non-primary node");
     }
-    term = topology_->term();
+    noop = hooks_.append_noop("linearizable read", hold.state().term);
   }
-  // A write after the read that a majority accepts proves no newer primary existed when the
-  // read ran (mongod writes the same kind of no-op).
-  OpTime noop = hooks_.append_noop("linearizable read", term);
   WriteConcern majority;
   majority.mode = WriteConcern::Mode::kMajority;
   majority.wtimeout_ms = max_time_ms > 0 ? max_time_ms : kLinearizableWaitMs;

@@ -7,8 +7,10 @@
 // removed writes, and returns to SECONDARY to fetch again from the common point.
 //
 // Why per-document refetch is enough: every entry is idempotent in full-document form, and the
-// fetcher re-applies all of the source's entries after the common point, so once it has caught
-// up to the source's position at refetch time the data equals the source's.
+// fetcher re-applies all of the source's entries after the common point, so once it has caught up
+// to the source's position at refetch time the data equals the source's. Until then it may hold a
+// document version no oplog point explains: that position is persisted as minValid (DbPath), and
+// below it the member does not stand for election nor serve majority reads.
 //
 // Runs on the fetcher thread, the only writer on a non-primary; the topology stays in ROLLBACK
 // (state 9 in hello and replSetGetStatus) until on_rollback_complete().
@@ -116,6 +118,7 @@ std::optional<data::RollbackRequest> ReplicationCoordinator::build_request(
     const std::string& host, const repl::RollbackPlan& plan, OpTime local_last) {
   data::RollbackRequest request;
   request.expected_last = local_last;
+  refetch_top_ = OpTime{};
   request.common_point = plan.common_point;
   // Catalog entries after the common point: a collection created only on this branch is
   // dropped; a drop cannot be undone by refetching single documents.
@@ -152,6 +155,8 @@ std::optional<data::RollbackRequest> ReplicationCoordinator::build_request(
                        {"namespaces", bson::V(std::move(namespaces))}};
     MemberReply reply = run_member_command(host, "admin", cmd, kRollbackCommandTimeoutMs);
     if (!reply_ok(reply)) return std::nullopt;
+    // minValid: the source's newest entry once it answered (its documents are at least that new).
+    refetch_top_ = std::max(refetch_top_, optime_field(*reply.body, "lastApplied"));
     const bson::Value* docs = reply.body->get("documents");
     const bson::Value* exists = reply.body->get("namespaces");
     if (docs == nullptr || !docs->is_array() || exists == nullptr || !exists->is_array()) {
@@ -189,6 +194,17 @@ void ReplicationCoordinator::write_rollback_files(const data::RollbackOutcome& o
     log_event(Severity::kInfo, "ROLLBACK", 21609, "BackgroundSync",
               "Wrote the removed documents to a rollback file", attrs);
   }
+}
+
+void ReplicationCoordinator::record_min_valid(OpTime optime) {
+  if (optime.is_null()) return;
+  if (hooks_.dbpath != nullptr) hooks_.dbpath->save_min_valid(optime);  // throws: retried
+  std::lock_guard lock(mutex_);
+  topology_->set_min_valid(std::max(topology_->min_valid(), optime));
+  log_event(Severity::kInfo, "ROLLBACK", 21608, "BackgroundSync",
+            "Set minValid: not electable and no majority reads until applied "
+            "through it",
+            bson::Document{{"minValid", bson::V(optime.to_document())}});
 }
 
 void ReplicationCoordinator::finish_rollback(OpTime common_point) {
@@ -268,7 +284,14 @@ void ReplicationCoordinator::run_rollback(int source) {
       if (!resync) retry_later("the sync source did not answer the document refetch");
       return;
     }
-    data::RollbackOutcome outcome = hooks_.roll_back(*request);
+    record_min_valid(refetch_top_);  // before the data changes, as mongod orders it
+    data::RollbackOutcome outcome;
+    {
+      // Like a fetched batch: only while nothing is published writable.
+      ReplStateLock::Shared hold(*hooks_.repl_state_lock);
+      if (hold.state().writable) return retry_later("this member is a writable primary");
+      outcome = hooks_.roll_back(*request);
+    }
     write_rollback_files(outcome);  // before the journal forgets the entries
     hooks_.journal_truncation(plan->common_point);
     size_t removed_documents = 0;
@@ -330,7 +353,8 @@ bson::Document ReplicationCoordinator::handle_rollback_fetch(const bson::Documen
         bson::Document{{"ns", v}, {"exists", bson::V(hooks_.collection_exists(v.as_string()))}}));
   }
   return bson::Document{{"documents", bson::V(std::move(found))},
-                        {"namespaces", bson::V(std::move(exists))}};
+                        {"namespaces", bson::V(std::move(exists))},
+                        {"lastApplied", bson::V(hooks_.last_applied().to_document())}};
 }
 
 }  // namespace mongosim::server

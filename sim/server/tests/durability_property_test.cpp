@@ -9,18 +9,28 @@
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <random>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "server/tests/durable_set.h"
 
 namespace mongosim::testing {
 namespace {
 
-enum class FaultKind { kWrite, kKillRestart, kPause, kStepDown, kIsolatePrimary, kRestartAll };
+enum class FaultKind {
+  kWrite,
+  kKillRestart,
+  kPause,
+  kStepDown,
+  kIsolatePrimary,
+  kRestartAll,
+  kDeposePrimary
+};
 
 struct Fault {
   FaultKind kind = FaultKind::kWrite;
@@ -28,8 +38,8 @@ struct Fault {
 };
 
 std::ostream& operator<<(std::ostream& os, const Fault& f) {
-  static const char* names[] = {"write",    "kill+restart",   "pause",
-                                "stepDown", "isolatePrimary", "restartAll"};
+  static const char* names[] = {"write",          "kill+restart", "pause",        "stepDown",
+                                "isolatePrimary", "restartAll",   "deposePrimary"};
   return os << names[static_cast<int>(f.kind)] << "(" << f.member << ")";
 }
 
@@ -40,6 +50,7 @@ bool long_tier() {
 
 const Document kMajority{{"w", V("majority")}, {"wtimeout", V(int32_t{5000})}};
 constexpr auto kPrimaryWait = std::chrono::seconds(20);
+constexpr const char* kPauseLine = "Fail point enabled: pausing";
 
 class Schedule {
  public:
@@ -82,6 +93,9 @@ class Schedule {
       case FaultKind::kIsolatePrimary:
         isolate_primary();
         return;
+      case FaultKind::kDeposePrimary:
+        depose_primary(m);
+        return;
       case FaultKind::kRestartAll:
         for (int i = 0; i < set_.size(); ++i) set_.kill(i);
         for (int i = 0; i < set_.size(); ++i) set_.restart(i);
@@ -115,6 +129,82 @@ class Schedule {
     }
     write();
     set_.resume(primary);
+  }
+
+  // The deposed-primary schedule: the primary A's w:1 writer is held between its writability
+  // check and its oplog append (hangBeforeOplogAppend); another member B wins the next term;
+  // the rest lag (paused) and nobody can fetch from B, so B's majority write can only be
+  // acknowledged if A reports an optime of B's term; A's writer is released during that write,
+  // in a later second (so what it appends sorts after B's write); then B dies and the others
+  // elect without it. Commands to A may wait for the data lock while the writer is held (before
+  // the fix it held it), so A is sent nothing but the release until then.
+  void depose_primary(int pick) {
+    int a = set_.primary();
+    if (a < 0 || set_.size() < 3) return write();
+    int b = (a + 1 + pick % (set_.size() - 1)) % set_.size();
+    size_t pauses_before = pauses_logged(a);
+    if (configure(a, "hangBeforeOplogAppend", V("alwaysOn")) < 0) return write();
+    std::thread held([&, id = next_id_++] {
+      set_.insert(a, Document{{"_id", V(id)}}, Document{{"w", V(1)}});  // never acknowledged
+    });
+    set_.wait_for([&] { return pauses_logged(a) > pauses_before; }, kPrimaryWait);
+    set_.member(b).command(Document{{"replSetStepUp", V(1)}});
+    for (int i = 0; i < set_.size(); ++i) {
+      if (i != a && i != b) set_.pause(i);
+    }
+    configure(b, "failCommand", V("alwaysOn"),
+              Document{{"failCommands", V(bson::Array{V("replSetFetchOplog")})},
+                       {"errorCode", V(int32_t{96})}});
+    int id = next_id_++;
+    std::thread writer([&] { write_on(b, id); });
+    std::string id_json = bson::to_json(V(int32_t{id}));
+    set_.wait_for(
+        [&] {
+          auto ids = set_.ids(b);
+          return ids && std::find(ids->begin(), ids->end(), id_json) != ids->end();
+        },
+        kPrimaryWait);
+    auto now_secs = [] {
+      return std::chrono::duration_cast<std::chrono::seconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+          .count();
+    };
+    int64_t second = now_secs();
+    set_.wait_for([&] { return now_secs() > second; }, std::chrono::seconds(3));
+    configure(a, "hangBeforeOplogAppend", V("off"));
+    writer.join();
+    held.join();
+    set_.kill(b);
+    for (int i = 0; i < set_.size(); ++i) set_.resume(i);
+    write();
+    set_.restart(b);
+  }
+
+  // How many times member i logged that an operation is held at a pausing fail point.
+  size_t pauses_logged(int i) {
+    std::string log = set_.member(i).log_text();
+    size_t n = 0;
+    for (size_t at = log.find(kPauseLine); at != std::string::npos;
+         at = log.find(kPauseLine, at + 1)) {
+      ++n;
+    }
+    return n;
+  }
+
+  // configureFailPoint; returns the activation count before the call, or -1 without an answer.
+  int64_t configure(int i, const std::string& name, bson::Value mode, Document data = {}) {
+    auto reply = set_.member(i).command(Document{
+        {"configureFailPoint", V(name)}, {"mode", std::move(mode)}, {"data", V(std::move(data))}});
+    if (!reply_is_ok(reply)) return -1;
+    return static_cast<int64_t>(reply->get("count")->number_as_double());
+  }
+
+  // One majority write of `id` on member i; remembered only if acknowledged.
+  void write_on(int i, int id) {
+    auto reply = set_.insert(i, Document{{"_id", V(id)}}, kMajority);
+    if (reply_is_ok(reply) && !reply->has("writeErrors") && !reply->has("writeConcernError")) {
+      acknowledged_.push_back(id);
+    }
   }
 
   // After the faults: every member has every acknowledged write. Returns the ids missing on
@@ -159,7 +249,7 @@ rc::Gen<Fault> fault_gen() {
       rc::gen::set(&Fault::kind,
                    rc::gen::element(FaultKind::kWrite, FaultKind::kKillRestart, FaultKind::kPause,
                                     FaultKind::kStepDown, FaultKind::kIsolatePrimary,
-                                    FaultKind::kRestartAll)),
+                                    FaultKind::kRestartAll, FaultKind::kDeposePrimary)),
       rc::gen::set(&Fault::member, rc::gen::inRange(0, 5)));
 }
 
@@ -206,6 +296,18 @@ TEST(DurabilityProperty, MajorityWritesSurviveKillsPausesAndStepDownsThreeMember
   } else {
     check_majority_writes_survive(3, 2, 3);
   }
+}
+
+// The deposed-primary schedule on its own, at every size the property runs (3 members here).
+TEST(DurabilityProperty, DeposedPrimaryScheduleLosesNoMajorityWrite) {
+  DurableSet set(3);
+  Schedule schedule(set);
+  schedule.write();
+  schedule.apply(Fault{FaultKind::kDeposePrimary, 0});
+  schedule.write();
+  std::string missing = schedule.missing_after_heal();
+  EXPECT_TRUE(missing.empty()) << missing << "\n" << set.logs();
+  EXPECT_GE(schedule.acknowledged(), 2u) << set.logs();
 }
 
 TEST(DurabilityProperty, MajorityWritesSurviveKillsPausesAndStepDownsFiveMembers) {

@@ -85,6 +85,16 @@ class DurableMember {
   std::string host() const { return "127.0.0.1:" + std::to_string(port_); }
   const std::string& dbpath() const { return dbpath_; }
   bool alive() const { return pid_ > 0; }
+  // Whether the process is still running (reaps it, and then alive() turns false, if it ended).
+  bool running() {
+    if (pid_ <= 0) return false;
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return false;
+    }
+    return true;
+  }
   bool paused() const { return paused_; }
 
   // Starts on the member's port and dbpath; waits until it accepts connections. The log file
@@ -155,16 +165,6 @@ class DurableMember {
   }
 
  private:
-  bool running() {
-    if (pid_ <= 0) return false;
-    int status = 0;
-    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
-      return false;
-    }
-    return true;
-  }
-
   int port_;
   std::string dbpath_;
   std::string log_path_;
@@ -178,7 +178,9 @@ class DurableSet {
   static constexpr int32_t kHeartbeatIntervalMs = 200;
   static constexpr auto kConvergeTimeout = std::chrono::seconds(40);
 
-  explicit DurableSet(int members) {
+  // extra_settings: replica-set settings added to the config's (e.g. catchUpTimeoutMillis).
+  explicit DurableSet(int members, Document extra_settings = {})
+      : extra_settings_(std::move(extra_settings)) {
     char root[] = "/tmp/mongosim-durable-XXXXXX";
     if (::mkdtemp(root) == nullptr) throw std::runtime_error("mkdtemp failed");
     root_ = root;
@@ -289,11 +291,11 @@ class DurableSet {
     for (int i = 0; i < members; ++i) {
       hosts.push_back(V(Document{{"_id", V(int32_t{i})}, {"host", V(members_[i]->host())}}));
     }
+    Document settings{{"electionTimeoutMillis", V(kElectionTimeoutMs)},
+                      {"heartbeatIntervalMillis", V(kHeartbeatIntervalMs)}};
+    for (const auto& [k, v] : extra_settings_) settings.append(k, v);
     Document config{
-        {"_id", V("rs0")},
-        {"members", V(std::move(hosts))},
-        {"settings", V(Document{{"electionTimeoutMillis", V(kElectionTimeoutMs)},
-                                {"heartbeatIntervalMillis", V(kHeartbeatIntervalMs)}})}};
+        {"_id", V("rs0")}, {"members", V(std::move(hosts))}, {"settings", V(std::move(settings))}};
     if (!reply_is_ok(members_[0]->command(Document{{"replSetInitiate", V(config)}}))) {
       throw std::runtime_error("replSetInitiate failed; log:\n" + members_[0]->log_text());
     }
@@ -310,6 +312,7 @@ class DurableSet {
 
   static std::vector<std::string> args() { return {"--replSet", "rs0"}; }
 
+  Document extra_settings_;
   std::string root_;
   std::vector<std::unique_ptr<DurableMember>> members_;
 };

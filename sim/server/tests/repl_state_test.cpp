@@ -1,0 +1,355 @@
+// The replication glue's safety rules, against real mongosim processes with --dbpath (real TCP,
+// SIGSTOP pauses, SIGKILL, fail points to hold a thread at one point):
+// - a write paused between its writability check and its oplog append on a primary that is then
+//   deposed cannot append in the new term and so cannot make the new primary's write look
+//   majority-committed (the deposed-primary schedule);
+// - an oplog batch fetched across an election is dropped, not applied after the new primary's
+//   no-op (the member used to abort on the journal's optime-order assertion);
+// - a write that changes nothing, under w:"majority", waits for the member's newest optime;
+// - a primary in catch-up fetches from its catch-up target and becomes writable;
+// - replSetStepDown compares the secondaries against the oplog's newest entry;
+// - after a rollback, a member below its minValid refuses majority reads.
+//
+// What these tests leave out: each drives one interleaving chosen with fail points and pauses,
+// not a search over interleavings; clocks are the machine's (the fetch test sets one member's back
+// a few seconds with mongosimSetClockOffset); no disk faults; no member crash mid-write.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <thread>  // std::jthread: joined even when an assertion returns early
+
+#include "server/tests/durable_set.h"
+
+namespace mongosim::testing {
+namespace {
+
+constexpr int32_t kOperationFailed = 96;
+constexpr int64_t kClockBackMs = 5000;
+const Document kW3{{"w", V(int32_t{3})}, {"wtimeout", V(int32_t{20000})}};
+const Document kW1{{"w", V(int32_t{1})}};
+const Document kMajority{{"w", V("majority")}, {"wtimeout", V(int32_t{5000})}};
+
+bool write_ok(const std::optional<Document>& reply) {
+  return reply_is_ok(reply) && !reply->has("writeErrors") && !reply->has("writeConcernError");
+}
+
+std::string show(const std::optional<Document>& reply) {
+  return reply ? bson::to_json(*reply) : std::string("no reply");
+}
+
+// configureFailPoint on member i; returns the fail point's activation count before the call.
+int64_t fail_point(DurableSet& set, int i, const std::string& name, bson::Value mode,
+                   Document data = {}) {
+  auto reply = set.member(i).command(Document{
+      {"configureFailPoint", V(name)}, {"mode", std::move(mode)}, {"data", V(std::move(data))}});
+  if (!reply_is_ok(reply)) throw std::runtime_error("configureFailPoint failed: " + show(reply));
+  return static_cast<int64_t>(reply->get("count")->number_as_double());
+}
+
+// Every member refuses replSetFetchOplog from the others (errorCode), so nobody can fetch from it.
+Document refuse_fetches() {
+  return Document{{"failCommands", V(bson::Array{V("replSetFetchOplog")})},
+                  {"errorCode", V(kOperationFailed)}};
+}
+
+// Whether member i logged that an operation is held at a pausing fail point.
+bool paused_at_fail_point(DurableSet& set, int i) {
+  return set.member(i).log_text().find("Fail point enabled: pausing") != std::string::npos;
+}
+
+// Returns once the machine's wall clock is in a later second than when it was called: an oplog
+// entry made after that has a larger timestamp than every entry made before (same clock).
+void wait_for_next_second(DurableSet& set) {
+  auto now_secs = [] {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  };
+  int64_t start = now_secs();
+  set.wait_for([&] { return now_secs() > start; }, std::chrono::seconds(3));
+}
+
+// Stops member i's fetcher and returns once no fetch it sent earlier can still be in flight: the
+// fetcher is sequential, so one pass through the fail point after it was set proves it.
+void stop_fetcher(DurableSet& set, int i) {
+  int64_t before = fail_point(set, i, "stopReplProducer", V("alwaysOn"));
+  set.wait_for([&] { return fail_point(set, i, "stopReplProducer", V("alwaysOn")) > before; });
+}
+
+bool is_writable_primary(DurableSet& set, int i) {
+  auto h = set.hello(i);
+  return h && h->get("isWritablePrimary")->truthy();
+}
+
+bool has_id(DurableSet& set, int i, const std::string& id_json) {
+  auto ids = set.ids(i);
+  return ids && std::find(ids->begin(), ids->end(), id_json) != ids->end();
+}
+
+// Schedule A: the primary A's writer is paused between its check and its append; B wins the
+// next term with C's vote; C then lags (paused) and nobody can fetch from B, so B's write W1 can
+// only look majority-committed if A reports an optime of B's term. A's writer is released once
+// the wall clock has passed W1's second, so anything A would append then sorts after W1. Then
+// B dies: if W1 was acknowledged it must survive on the member elected next. While the writer
+// is held, commands to A may wait for the data lock (before the fix it held it), so the test
+// sends A nothing it must wait for but the fail point's release.
+TEST(ReplState, DeposedPrimarysPausedWriteCannotCountTowardTheNewPrimarysMajority) {
+  DurableSet set(3);
+  int a = set.primary();
+  ASSERT_GE(a, 0);
+  int b = (a + 1) % 3;
+  int c = (a + 2) % 3;
+  ASSERT_TRUE(write_ok(set.insert(a, Document{{"_id", V("base")}}, kW3))) << set.logs();
+
+  fail_point(set, a, "hangBeforeOplogAppend", V("alwaysOn"));
+  std::optional<Document> w0;
+  std::jthread writer([&] { w0 = set.insert(a, Document{{"_id", V("w0")}}, kW1); });
+  ASSERT_TRUE(set.wait_for([&] { return paused_at_fail_point(set, a); })) << set.logs();
+
+  ASSERT_TRUE(reply_is_ok(set.member(b).command(Document{{"replSetStepUp", V(1)}}))) << set.logs();
+  ASSERT_TRUE(set.wait_for([&] { return is_writable_primary(set, b); })) << set.logs();
+  set.pause(c);
+  fail_point(set, b, "failCommand", V("alwaysOn"), refuse_fetches());
+  std::optional<Document> w1;
+  std::jthread new_primary_writer([&] {
+    w1 = set.insert(b, Document{{"_id", V("w1")}},
+                    Document{{"w", V("majority")}, {"wtimeout", V(int32_t{8000})}});
+  });
+  ASSERT_TRUE(set.wait_for([&] { return has_id(set, b, "\"w1\""); })) << set.logs();
+  wait_for_next_second(set);
+  fail_point(set, a, "hangBeforeOplogAppend", V("off"));
+  new_primary_writer.join();
+  writer.join();
+  bool w1_acknowledged = write_ok(w1);
+
+  set.kill(b);
+  set.resume(c);
+  int next = -1;
+  ASSERT_TRUE(set.wait_for([&] {
+    next = set.primary();
+    return next >= 0 && write_ok(set.insert(next, Document{{"_id", V("after")}}, kMajority));
+  })) << set.logs();
+  if (w1_acknowledged) {
+    EXPECT_TRUE(has_id(set, next, "\"w1\""))
+        << "W1 was acknowledged w:majority and is lost; w1 reply " << show(w1) << "\n"
+        << set.logs();
+  }
+  // The paused write was in flight when its member stepped down: it is interrupted (11602)
+  // with nothing written, instead of appending in a term its member never led.
+  ASSERT_TRUE(w0.has_value()) << set.logs();
+  EXPECT_FALSE(reply_is_ok(w0)) << show(w0);
+  const bson::Value* code = w0->get("code");
+  EXPECT_TRUE(code != nullptr && code->number_as_double() == 11602) << show(w0);
+}
+
+// Schedule B: both secondaries' fetches from the primary S are held (blockConnection); S then
+// writes an entry nobody else has, in a later second than everything before. X, its clock set
+// back a few seconds, wins the next term with the third member's vote and, with no catch-up,
+// writes its new-primary no-op: a newer optime with an older timestamp. The held fetch then
+// returns S's entry. X must drop that batch (and say so in its log), not apply it. Applying such
+// a batch is what aborted members on the journal's optime-order assertion (scenario
+// replset-random-mix at seed 3221192417); this schedule checks the drop, and that every member
+// survives and a new primary takes majority writes.
+TEST(ReplState, FetchBatchInFlightAcrossAnElectionIsDroppedNotApplied) {
+  DurableSet set(3, Document{{"catchUpTimeoutMillis", V(int32_t{0})}});
+  int s = set.primary();
+  ASSERT_GE(s, 0);
+  int x = (s + 1) % 3;
+  ASSERT_TRUE(write_ok(set.insert(s, Document{{"_id", V("base")}}, kW3))) << set.logs();
+  ASSERT_TRUE(reply_is_ok(
+      set.member(x).command(Document{{"mongosimSetClockOffset", V(int64_t{-kClockBackMs})}})));
+
+  constexpr int32_t kBlockMs = 1800;  // below the fetcher's 2 s network timeout
+  const Document hold_fetches{{"failCommands", V(bson::Array{V("replSetFetchOplog")})},
+                              {"blockConnection", V(true)},
+                              {"blockTimeMS", V(kBlockMs)}};
+  wait_for_next_second(set);
+  int64_t held_before = fail_point(set, s, "failCommand", V("alwaysOn"), hold_fetches);
+  // Both secondaries have a fetch held at S once two more fetches entered the fail point.
+  ASSERT_TRUE(set.wait_for([&] {
+    return fail_point(set, s, "failCommand", V("alwaysOn"), hold_fetches) >= held_before + 2;
+  })) << set.logs();
+  ASSERT_TRUE(write_ok(set.insert(s, Document{{"_id", V("stale")}}, kW1))) << set.logs();
+  ASSERT_TRUE(reply_is_ok(set.member(x).command(Document{{"replSetStepUp", V(1)}}))) << set.logs();
+
+  // The held batch comes back to X as primary: X drops it, or (before the fix) dies.
+  ASSERT_TRUE(set.wait_for([&] {
+    return !set.member(x).running() ||
+           set.member(x).log_text().find("Dropped a fetched oplog batch") != std::string::npos;
+  })) << set.logs();
+  ASSERT_TRUE(set.member(x).running()) << set.logs();
+  fail_point(set, s, "failCommand", V("off"));
+  set.member(x).command(Document{{"mongosimSetClockOffset", V(int64_t{0})}});
+  int next = -1;
+  ASSERT_TRUE(set.wait_for([&] {
+    next = set.primary();
+    return next >= 0 && write_ok(set.insert(next, Document{{"_id", V("after")}}, kMajority));
+  })) << set.logs();
+  for (int i = 0; i < set.size(); ++i) EXPECT_TRUE(set.member(i).running()) << set.logs();
+}
+
+// C: an update that matches nothing, an update to an identical document and a findAndModify
+// that finds nothing write no oplog entry; under w:"majority" they must still wait until the
+// member's newest optime is majority-committed (mongod waits for the client's last optime),
+// or a primary could answer "no match" from data that is then rolled back.
+TEST(ReplState, WritesThatChangeNothingWaitForTheNewestOptimeUnderMajority) {
+  DurableSet set(3);
+  int p = set.primary();
+  ASSERT_GE(p, 0);
+  ASSERT_TRUE(write_ok(set.insert(p, Document{{"_id", V("same")}, {"v", V(1)}}, kW3)));
+  // The secondaries stay connected (the primary keeps its majority) but replicate nothing.
+  for (int i = 0; i < 3; ++i) {
+    if (i != p) stop_fetcher(set, i);
+  }
+  ASSERT_TRUE(write_ok(set.insert(p, Document{{"_id", V("uncommitted")}}, kW1)));
+  const Document majority_short{{"w", V("majority")}, {"wtimeout", V(int32_t{1000})}};
+  auto no_match = set.member(p).command(
+      Document{
+          {"update", V("c")},
+          {"updates",
+           V(bson::Array{V(Document{{"q", V(Document{{"_id", V("none")}})},
+                                    {"u", V(Document{{"$set", V(Document{{"v", V(2)}})}})}})})},
+          {"writeConcern", V(majority_short)}},
+      "db");
+  auto identical = set.member(p).command(
+      Document{
+          {"update", V("c")},
+          {"updates",
+           V(bson::Array{V(Document{{"q", V(Document{{"_id", V("same")}})},
+                                    {"u", V(Document{{"$set", V(Document{{"v", V(1)}})}})}})})},
+          {"writeConcern", V(majority_short)}},
+      "db");
+  auto fam_miss =
+      set.member(p).command(Document{{"findAndModify", V("c")},
+                                     {"query", V(Document{{"_id", V("none")}})},
+                                     {"update", V(Document{{"$set", V(Document{{"v", V(3)}})}})},
+                                     {"writeConcern", V(majority_short)}},
+                            "db");
+  for (int i = 0; i < 3; ++i) {
+    if (i != p) fail_point(set, i, "stopReplProducer", V("off"));
+  }
+  for (const auto* reply : {&no_match, &identical, &fam_miss}) {
+    ASSERT_TRUE(reply_is_ok(*reply)) << show(*reply);
+    EXPECT_TRUE((*reply)->has("writeConcernError"))
+        << "answered at once although the newest optime is not majority-committed: "
+        << show(*reply);
+  }
+}
+
+// E: X wins an election while the old primary P holds an entry nobody else has (fetches from
+// every member are refused until then). With the default catch-up timeout (-1, no limit) X must
+// fetch that entry from P, finish catch-up and become writable; it used to stay an unwritable
+// primary forever because the fetcher only ran on secondaries.
+TEST(ReplState, PrimaryInCatchUpFetchesFromItsTargetAndBecomesWritable) {
+  DurableSet set(3);
+  int p = set.primary();
+  ASSERT_GE(p, 0);
+  int x = (p + 1) % 3;
+  int y = (p + 2) % 3;
+  ASSERT_TRUE(write_ok(set.insert(p, Document{{"_id", V("base")}}, kW3))) << set.logs();
+  for (int i : {p, x, y}) fail_point(set, i, "failCommand", V("alwaysOn"), refuse_fetches());
+  auto ahead = set.insert(p, Document{{"_id", V("ahead")}}, kW1);
+  ASSERT_TRUE(write_ok(ahead)) << show(ahead);
+  bson::Timestamp ahead_ts = ahead->get("opTime")->as_document().get("ts")->as_timestamp();
+  // X must know, from P's heartbeats, that P is ahead: that is what makes it catch up.
+  ASSERT_TRUE(set.wait_for([&] {
+    auto status = set.member(x).command(Document{{"replSetGetStatus", V(1)}});
+    if (!reply_is_ok(status)) return false;
+    for (const auto& m : status->get("members")->as_array()) {
+      const Document& d = m.as_document();
+      if (d.get("name")->as_string() != set.member(p).host()) continue;
+      bson::Timestamp ts = d.get("optime")->as_document().get("ts")->as_timestamp();
+      return !(ts < ahead_ts);
+    }
+    return false;
+  })) << set.logs();
+  ASSERT_TRUE(reply_is_ok(set.member(x).command(Document{{"replSetStepUp", V(1)}}))) << set.logs();
+  fail_point(set, p, "failCommand", V("off"));
+  ASSERT_TRUE(set.wait_for([&] { return is_writable_primary(set, x); }, std::chrono::seconds(15)))
+      << "the new primary never left catch-up\n"
+      << set.logs();
+  EXPECT_TRUE(has_id(set, x, "\"ahead\""));
+  for (int i : {x, y}) fail_point(set, i, "failCommand", V("off"));
+  EXPECT_TRUE(write_ok(set.insert(x, Document{{"_id", V("after")}}, kMajority))) << set.logs();
+}
+
+// replSetStepDown right after a w:1 write that no secondary can have (their fetchers are
+// stopped): the secondaries are not caught up with the oplog's newest entry, so the step-down
+// must time out (262) and the member stays primary. Comparing against an applied optime that
+// lags the oplog by a tick let it hand over and lose the write.
+TEST(ReplState, StepDownCountsTheNewestOplogEntryNotALaggingAppliedOptime) {
+  DurableSet set(3);
+  int p = set.primary();
+  ASSERT_GE(p, 0);
+  ASSERT_TRUE(write_ok(set.insert(p, Document{{"_id", V("base")}}, kW3))) << set.logs();
+  for (int i = 0; i < 3; ++i) {
+    if (i != p) stop_fetcher(set, i);
+  }
+  ASSERT_TRUE(write_ok(set.insert(p, Document{{"_id", V("last")}}, kW1)));
+  auto step_down = set.member(p).command(
+      Document{{"replSetStepDown", V(int32_t{30})}, {"secondaryCatchUpPeriodSecs", V(int32_t{1})}});
+  ASSERT_TRUE(step_down.has_value()) << set.logs();
+  EXPECT_FALSE(reply_is_ok(step_down)) << "stepped down without a caught-up successor";
+  for (int i = 0; i < 3; ++i) {
+    if (i != p) fail_point(set, i, "stopReplProducer", V("off"));
+  }
+  int next = -1;
+  ASSERT_TRUE(set.wait_for([&] {
+    next = set.primary();
+    return next >= 0 && write_ok(set.insert(next, Document{{"_id", V("after")}}, kMajority));
+  })) << set.logs();
+  EXPECT_TRUE(has_id(set, next, "\"last\"")) << set.logs();
+}
+
+// D: after a rollback that refetched documents, the member's data matches no single point of
+// its oplog until it has applied through the source's newest entry at refetch time (minValid).
+// Its fetcher is stopped right after the rollback (stopReplProducer, skipping the one fetch that
+// finds the divergence), so it stays below minValid: it must refuse majority reads (134) and
+// have minValid on disk; once fetching resumes it serves them again.
+TEST(ReplState, RolledBackMemberRefusesMajorityReadsUntilItReachesMinValid) {
+  DurableSet set(3);
+  int old_primary = set.primary();
+  ASSERT_GE(old_primary, 0);
+  ASSERT_TRUE(write_ok(set.insert(old_primary, Document{{"_id", V("base")}}, kW3)));
+  // No fetch in flight can carry the w:1 write to a secondary: their fetchers are stopped first.
+  for (int i = 0; i < 3; ++i) {
+    if (i != old_primary) stop_fetcher(set, i);
+  }
+  ASSERT_TRUE(write_ok(set.insert(old_primary, Document{{"_id", V("lost")}}, kW1)));
+  fail_point(set, old_primary, "stopReplProducer", V(Document{{"skip", V(1)}}));
+  set.pause(old_primary);
+  for (int i = 0; i < 3; ++i) {
+    if (i != old_primary) fail_point(set, i, "stopReplProducer", V("off"));
+  }
+  int next = -1;
+  ASSERT_TRUE(set.wait_for([&] {
+    next = set.primary();
+    return next >= 0 && next != old_primary;
+  })) << set.logs();
+  ASSERT_FALSE(has_id(set, next, "\"lost\"")) << "the w:1 write reached the new primary";
+  ASSERT_TRUE(write_ok(set.insert(next, Document{{"_id", V("new")}}, kMajority))) << set.logs();
+  set.resume(old_primary);
+  ASSERT_TRUE(set.wait_for([&] {
+    return set.member(old_primary).log_text().find("Rollback summary") != std::string::npos;
+  })) << set.logs();
+
+  const Document majority_find{{"find", V("c")},
+                               {"readConcern", V(Document{{"level", V("majority")}})},
+                               {"$readPreference", V(Document{{"mode", V("secondaryPreferred")}})}};
+  auto refused = set.member(old_primary).command(majority_find, "db");
+  ASSERT_TRUE(refused.has_value()) << set.logs();
+  EXPECT_FALSE(reply_is_ok(refused)) << "majority read below minValid: " << show(refused);
+  const bson::Value* code = refused->get("code");
+  EXPECT_TRUE(code != nullptr && code->number_as_double() == 134) << show(refused);
+  EXPECT_TRUE(std::filesystem::exists(set.member(old_primary).dbpath() + "/minvalid.bson"));
+
+  fail_point(set, old_primary, "stopReplProducer", V("off"));
+  EXPECT_TRUE(set.wait_for([&] {
+    return reply_is_ok(set.member(old_primary).command(majority_find, "db"));
+  })) << set.logs();
+}
+
+}  // namespace
+}  // namespace mongosim::testing
