@@ -63,7 +63,9 @@ var H=index(D.holds),O=index(D.ops);
 function firstFrom(ix,r,t){var lo=ix.from[r],hi=ix.to[r],t0=ix.cols.t0,want=t-ix.longest[r];while(lo<hi){var m=(lo+hi)>>1;if(t0[m]<want)lo=m+1;else hi=m;}return lo;}
 var evT={},evRow={};for(var q=0;q<D.evt.i.length;q++){evT[D.evt.i[q]]=D.evt.t[q];evRow[D.evt.i[q]]=D.evt.row[q];}
 var view={v0:0,v1:Math.max(1,D.span)},selected=-1,pinned=null,hl=new Set(),measure=true;
-function plotW(){return Math.max(50,canvas.clientWidth-LABEL_W-RIGHT_PAD);}
+// The canvas width, read once per drawing: a DOM read per item would dominate a large run.
+var CW=canvas.clientWidth||1000,PW=Math.max(50,CW-LABEL_W-RIGHT_PAD);
+function plotW(){return PW;}
 function px(t){return LABEL_W+(t-view.v0)*plotW()/(view.v1-view.v0);}
 function tAt(x){return view.v0+(x-LABEL_W)*(view.v1-view.v0)/plotW();}
 function fmt(us){var a=Math.abs(us);if(a>=1e6)return(us/1e6).toFixed(a>=1e7?2:3)+' s';if(a>=1e3)return(us/1e3).toFixed(a>=1e5?1:3)+' ms';return us.toFixed(0)+' µs';}
@@ -81,7 +83,7 @@ ctx.font='12px system-ui,sans-serif';ctx.fillStyle='#111827';for(r=0;r<D.rows.le
 function drawAxis(w){var pw=plotW(),step=niceStep((view.v1-view.v0)/Math.max(2,pw/110));ctx.font='11px system-ui,sans-serif';ctx.textAlign='center';
 for(var t=Math.ceil(view.v0/step)*step;t<=view.v1;t+=step){var x=px(t);ctx.fillStyle='#e5e7eb';ctx.fillRect(Math.round(x),AXIS_H-4,1,HEIGHT-AXIS_H);ctx.fillStyle='#374151';ctx.textAlign=x>w-RIGHT_PAD-40?'right':'center';ctx.fillText(fmt(t),Math.min(x,w-RIGHT_PAD),12);}
 ctx.textAlign='left';}
-function clipX(x0,x1){return[Math.max(LABEL_W,x0),Math.min(canvas.clientWidth-RIGHT_PAD,x1)];}
+function clipX(x0,x1){return[Math.max(LABEL_W,x0),Math.min(CW-RIGHT_PAD,x1)];}
 function drawFaults(){var labelEnd=-1;ctx.font='11px system-ui,sans-serif';
 D.faults.forEach(function(f,k){if(f.t1<view.v0||f.t0>view.v1)return;var c=clipX(px(f.t0),Math.max(px(f.t1),px(f.t0)+2)),cf=clipX(px(f.tf),c[1]);if(c[1]<=c[0])return;
 ctx.fillStyle='rgba(245,158,11,0.10)';ctx.fillRect(c[0],AXIS_H-18,c[1]-c[0],HEIGHT-AXIS_H+18);
@@ -114,7 +116,7 @@ ctx.beginPath();ctx.moveTo(x-4,AXIS_H-18);ctx.lineTo(x+4,AXIS_H-18);ctx.lineTo(x
 function plotPixels(){var w=Math.floor(plotW()*dpr),h=Math.floor((HEIGHT-AXIS_H)*dpr);return w>0&&h>0?ctx.getImageData(Math.floor(LABEL_W*dpr),Math.floor(AXIS_H*dpr),w,h).data:null;}
 function changed(a,b){if(!a||!b)return 0;var n=0;for(var i=0;i<a.length;i+=4)if(a[i]!==b[i]||a[i+1]!==b[i+1]||a[i+2]!==b[i+2])n++;return n;}
 var dpr=1;
-function draw(){dpr=window.devicePixelRatio||1;var w=canvas.clientWidth;canvas.width=Math.floor(w*dpr);canvas.height=Math.floor(HEIGHT*dpr);canvas.style.height=HEIGHT+'px';
+function draw(){dpr=window.devicePixelRatio||1;CW=canvas.clientWidth||CW;PW=Math.max(50,CW-LABEL_W-RIGHT_PAD);var w=CW;canvas.width=Math.floor(w*dpr);canvas.height=Math.floor(HEIGHT*dpr);canvas.style.height=HEIGHT+'px';
 ctx.setTransform(dpr,0,0,dpr,0,0);drawBackground(w);ctx.save();ctx.beginPath();ctx.rect(LABEL_W,0,plotW(),HEIGHT);ctx.clip();
 drawAxis(w);drawFaults();drawPrimaries();
 var before=measure?plotPixels():null,n=drawItems(H,2,10,function(i){return hueColour(D.holds.hue[i]);},'#3b82f6');
@@ -169,6 +171,8 @@ function showFault(k){var f=D.faults[k];if(!f)return false;var pad=Math.max((f.t
 // into sight.
 function route(){var m=/^#violation-(\d+)$/.exec(location.hash),f=/^#fault-(\d+)$/.exec(location.hash);return(m&&showViolation(+m[1]))||(f&&showFault(+f[1]));}
 window.addEventListener('hashchange',function(){if(route())document.getElementById('timeline').scrollIntoView({block:'start'});});
+// A link to the violation already shown changes no hash: show it again all the same.
+document.querySelectorAll('a[href^="#violation-"],a[href^="#fault-"]').forEach(function(a){a.addEventListener('click',function(){if(location.hash===a.getAttribute('href')&&route())document.getElementById('timeline').scrollIntoView({block:'start'});});});
 // A click on a run chart centres the timeline on that moment, at a tenth of the run.
 document.querySelectorAll('.charts svg').forEach(function(svg){svg.addEventListener('click',function(e){var r=svg.getBoundingClientRect(),vb=svg.viewBox.baseVal,x=(e.clientX-r.left)*vb.width/r.width;
 var t=(x-52)/(vb.width-52-12)*D.span,s=D.span/10;setView(t-s/2,t+s/2);document.getElementById('timeline').scrollIntoView({block:'start'});});});

@@ -100,7 +100,8 @@ std::string render_timeline_section() {
          "<div class=\"hint\" style=\"font-size:12px\">wheel: zoom · drag or shift+wheel: pan · "
          "keys + − ← → 0, n/p: next/previous violation · hover or click an item for its "
          "events</div><div id=\"tl-wrap\"><canvas id=\"tl\" tabindex=\"0\" height=\"200\"></canvas>"
-         "<div id=\"tip\"></div></div><div id=\"details\"></div></section>\n";
+         "<div id=\"tip\"></div></div><div id=\"details\">Click an item, a fault band or a "
+         "violation to see its events here.</div></section>\n";
 }
 
 std::string render_fault_table(const RunModel& model) {
