@@ -100,7 +100,7 @@ function drawItems(ix,top,height,colourOf,aggColour){var pw=plotW(),cols=ix.cols
 for(var r=0;r<D.rows.length;r++){var i=firstFrom(ix,r,view.v0),end=ix.to[r],yy=rowY[r]+top,any=false,lastPoint=-1e9;cov.fill(0);
 for(;i<end;i++){var t0=cols.t0[i];if(t0>view.v1)break;var t1=cols.t1[i];if(t1<view.v0)continue;var x0=px(t0),x1=px(t1);n++;
 if(hl.size&&(hl.has(cols.ev[i])||(cols.ev2&&hl.has(cols.ev2[i]))))highlights.push([x0,x1,yy]);
-if(t1===t0){if(x0-lastPoint>=2&&x0>=LABEL_W){ctx.fillStyle=colourOf(i);ctx.fillRect(x0-1,rowY[r]+2,2,ROW_H-4);lastPoint=x0;}continue;}
+if(t1===t0){if(x0-lastPoint>=2&&x0>=LABEL_W){ctx.fillStyle=colourOf(i);ctx.fillRect(x0-1,yy-2,2,height+2);lastPoint=x0;}continue;}
 if(x1-x0<1.5){var a=Math.max(0,Math.floor(x0-LABEL_W)),b=Math.min(cov.length-1,Math.floor(x1-LABEL_W));if(a>b)continue;if(a===b)cov[a]+=Math.max(0.35,x1-x0);else for(var k=a;k<=b;k++)cov[k]+=1;any=true;continue;}
 var c=clipX(x0,x1);if(c[1]<=c[0])continue;ctx.fillStyle=colourOf(i);ctx.fillRect(c[0],yy,Math.max(1,c[1]-c[0]),height);}
 if(any){ctx.fillStyle=aggColour;for(var p=0;p<cov.length;p++){if(cov[p]<=0)continue;var q=p;while(q+1<cov.length&&cov[q+1]>=1&&cov[p]>=1)q++;ctx.globalAlpha=Math.min(1,0.4+0.6*cov[p]);ctx.fillRect(LABEL_W+p,yy,q-p+1,height);p=q;}ctx.globalAlpha=1;}}
