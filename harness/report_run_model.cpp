@@ -136,7 +136,10 @@ class WindowReader {
 
 void observe_primaries(RunModel& model, const Event& event, size_t i) {
   auto add = [&](const std::string& member, const std::string& source) {
-    if (is_member_name(member)) model.primaries.push_back({event.t_ns, member, source, i});
+    if (!is_member_name(member)) return;
+    const bool seen = !model.primaries.empty() && model.primaries.back().event == i &&
+                      model.primaries.back().member == member;
+    if (!seen) model.primaries.push_back({event.t_ns, member, source, i});  // once per event
   };
   if (const nlohmann::json* roles = field(event, "roles"); roles && roles->is_object()) {
     for (const auto& [member, role] : roles->items()) {
