@@ -7,8 +7,10 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "report_charts.h"
 #include "report_json.h"
 #include "report_junit.h"
+#include "report_run_model.h"
 #include "report_summary.h"
 #include "report_timeline.h"
 
@@ -35,8 +37,16 @@ void write_file(const std::string& path, const std::string& text) {
 void write_outputs(const std::string& dir, const std::vector<Event>& history,
                    const Verdict& verdict, const OutputOptions& options) {
   write_file(dir + "/verdict.json", verdict_to_json(history, verdict).dump(2) + "\n");
-  write_file(dir + "/summary.md", render_summary_md(verdict));
-  write_file(dir + "/timeline.html", render_timeline_html(history, verdict));
+  const RunModel model = RunModel::build(history);
+  std::string charts = "\n## Run charts\n\n";
+  for (RunChart chart : {RunChart::kAcquisitions, RunChart::kWaiting}) {
+    write_file(dir + "/" + run_chart_file(chart), render_run_chart_svg(model, chart));
+    charts += "![" + std::string(run_chart_file(chart)) + "](" + run_chart_file(chart) + ")\n";
+  }
+  write_file(dir + "/summary.md",
+             render_summary_md(verdict) + charts +
+                 "\nThe whole run, zoomable: [timeline.html](timeline.html)\n");
+  write_file(dir + "/timeline.html", render_timeline_html(history, verdict, model));
   if (!options.junit_path.empty())
     write_file(options.junit_path, render_junit_xml(verdict, options.junit_suite_name));
 }

@@ -1,5 +1,6 @@
-// Writes every report of a run into its directory: verdict.json, summary.md, timeline.html,
-// and junit.xml when a path is given. Each file is written to a temporary name and renamed,
+// Writes every report of a run into its directory: verdict.json, summary.md (linking the
+// charts), timeline.html, the run charts acquisitions.svg and waiting.svg, and junit.xml when a
+// path is given. Each file is written to a temporary name and renamed,
 // so a reader never sees half a report.
 // Thread rules: call from one thread per directory.
 #pragma once

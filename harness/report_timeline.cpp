@@ -1,241 +1,167 @@
-// timeline.html writer (see report_timeline.h). The SVG is laid out here, so the page needs no
-// script to draw; the script only highlights a violation's events when it is clicked.
+// timeline.html writer (see report_timeline.h). The page's text parts (verdict, violations,
+// fault table, charts) are plain HTML, readable without script; the timeline is drawn by the
+// inlined script from the embedded data.
 #include "report_timeline.h"
 
-#include <algorithm>
 #include <cstdio>
-#include <map>
-#include <set>
 
-#include "checker_index.h"
+#include "report_charts.h"
 #include "report_escape.h"
+#include "report_page_assets.h"
+#include "report_timeline_data.h"
 
 namespace locklab {
 namespace {
 
-// The plot is wide enough that a typical (median) hold is kHoldWidthPx wide, within limits;
-// the page scrolls sideways.
-constexpr double kPlotWidthMinPx = 1400;
-constexpr double kPlotWidthMaxPx = 60'000;
-constexpr double kHoldWidthPx = 8;
-constexpr double kLabelWidthPx = 90;
-constexpr double kLaneHeightPx = 26;
-constexpr double kAxisHeightPx = 30;
-constexpr int kAxisTicks = 10;
-// Beyond this many holds the page stays usable by drawing only the first ones.
-constexpr size_t kHoldsDrawnMax = 20'000;
+// Violation links listed per property row of the verdict table; the list below has them all.
+constexpr size_t kTableLinksMax = 8;
 
-struct Layout {
-  int64_t start_ns;
-  int64_t span_ns;
-  double plot_width_px;
-  std::map<std::string, size_t> lane;  // process -> lane number
-
-  double x(int64_t t_ns) const {
-    return kLabelWidthPx +
-           plot_width_px * static_cast<double>(t_ns - start_ns) / static_cast<double>(span_ns);
-  }
-  double y(size_t lane_number) const { return kAxisHeightPx + kLaneHeightPx * lane_number; }
-  double height() const { return kAxisHeightPx + kLaneHeightPx * lane.size() + 10; }
-};
-
-std::string num(double value) {
+std::string seconds(int64_t ns) {
   char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.1f", value);
+  std::snprintf(buffer, sizeof buffer, "%.3f s", static_cast<double>(ns) / 1e9);
   return buffer;
 }
 
-std::string ms(int64_t ns) {
-  return num(static_cast<double>(ns) / 1e6);
-}
-
-std::string token_colour(const std::optional<int64_t>& token) {
-  if (!token) return "#999999";
-  // Unsigned: tokens can be near 2^61 (mongolock derives them from the server clock), and the
-  // hue only needs a stable spread, so wrapping multiplication is what we want.
-  const uint64_t hue = (static_cast<uint64_t>(*token) * 47u) % 360u;
-  return "hsl(" + std::to_string(hue) + ",65%,55%)";
-}
-
-std::string render_axis(const Layout& layout) {
-  std::string out;
-  for (int k = 0; k <= kAxisTicks; ++k) {
-    int64_t t = layout.start_ns + layout.span_ns * k / kAxisTicks;
-    double x = layout.x(t);
-    out += "<line class=\"tick\" x1=\"" + num(x) + "\" y1=\"" + num(kAxisHeightPx - 6) +
-           "\" x2=\"" + num(x) + "\" y2=\"" + num(layout.height()) + "\"/>";
-    out += "<text x=\"" + num(x) + "\" y=\"14\" text-anchor=\"middle\">" + ms(t - layout.start_ns) +
-           " ms</text>\n";
-  }
-  return out;
-}
-
-std::string render_lanes(const Layout& layout) {
-  std::string out;
-  for (const auto& [process, number] : layout.lane) {
-    out += "<g class=\"lane\" data-process=\"" + xml_escape(process) + "\"><rect x=\"0\" y=\"" +
-           num(layout.y(number)) + "\" width=\"" + num(kLabelWidthPx + layout.plot_width_px) +
-           "\" height=\"" + num(kLaneHeightPx) + "\" class=\"lane-bg" + (number % 2 ? " odd" : "") +
-           "\"/><text x=\"4\" y=\"" + num(layout.y(number) + kLaneHeightPx * 0.65) + "\">" +
-           xml_escape(process) + "</text></g>\n";
-  }
-  return out;
-}
-
-std::string render_faults(const HistoryIndex& index, const Layout& layout) {
-  std::string out;
-  for (const FaultWindow& window : index.windows) {
-    std::vector<size_t> lanes;
-    for (const std::string& target : window.targets) {
-      auto it = layout.lane.find(target);
-      if (it != layout.lane.end()) lanes.push_back(it->second);
+std::string start_text(const std::vector<Event>& history) {
+  for (const Event& event : history) {
+    if (event.process != "harness" || event.f != "start" || !event.value.is_object()) continue;
+    std::string text;
+    for (const char* key : {"scenario", "seed", "workload", "write_concern"}) {
+      auto it = event.value.find(key);
+      if (it == event.value.end()) continue;
+      text += std::string(text.empty() ? "" : " · ") + key + " " +
+              (it->is_string() ? it->get<std::string>() : it->dump());
     }
-    double x = layout.x(window.start_ns);
-    double width = std::max(1.0, layout.x(window.end_ns) - x);
-    std::string title = "<title>" + xml_escape(window.describe()) + ": " +
-                        ms(window.start_ns - layout.start_ns) + " .. " +
-                        ms(window.end_ns - layout.start_ns) + " ms</title>";
-    if (lanes.empty()) {  // cluster-wide: shade every lane
-      out += "<rect class=\"fault wide\" x=\"" + num(x) + "\" y=\"" + num(kAxisHeightPx) +
-             "\" width=\"" + num(width) + "\" height=\"" + num(kLaneHeightPx * layout.lane.size()) +
-             "\">" + title + "</rect>\n";
-    }
-    for (size_t lane : lanes) {
-      out += "<rect class=\"fault\" x=\"" + num(x) + "\" y=\"" + num(layout.y(lane)) +
-             "\" width=\"" + num(width) + "\" height=\"" + num(kLaneHeightPx) + "\">" + title +
-             "</rect>\n";
-    }
+    return text;
   }
-  return out;
+  return "";
 }
 
-std::string render_holds(const HistoryIndex& index, const Layout& layout) {
-  std::string out;
-  size_t drawn = 0;
-  for (const Hold& hold : index.holds) {
-    if (++drawn > kHoldsDrawnMax) break;
-    auto lane = layout.lane.find(hold.process);
-    if (lane == layout.lane.end()) continue;
-    double x = layout.x(hold.start_ns);
-    double width = std::max(1.0, layout.x(hold.end_ns) - x);
-    std::string token = hold.token ? std::to_string(*hold.token) : "?";
-    out += "<rect class=\"hold\" data-ev=\"" + std::to_string(hold.acquire_ok) + "\" x=\"" +
-           num(x) + "\" y=\"" + num(layout.y(lane->second) + 4) + "\" width=\"" + num(width) +
-           "\" height=\"" + num(kLaneHeightPx - 8) + "\" fill=\"" + token_colour(hold.token) +
-           "\"><title>" + xml_escape(hold.process) + " holds " + xml_escape(hold.lock) + " token " +
-           token + (hold.shared ? " (shared)" : "") + ": " + ms(hold.start_ns - layout.start_ns) +
-           " .. " + ms(hold.end_ns - layout.start_ns) + " ms, ended by " +
-           std::string(to_string(hold.end)) + "</title></rect>\n";
-  }
-  return out;
+std::string render_header(const std::vector<Event>& history, const Verdict& verdict) {
+  const std::string outcome(to_string(verdict.overall));
+  const Stats& s = verdict.stats;
+  return "<header><h1>locklab run report</h1><span class=\"badge " + outcome +
+         "\" id=\"outcome\">" + outcome + "</span><span class=\"meta\">" +
+         xml_escape(start_text(history)) + "</span><span class=\"meta\">" +
+         std::to_string(s.events) + " events · " + seconds(s.duration_ns) + " · " +
+         std::to_string(s.processes) + " workers · " + std::to_string(s.acquisitions) +
+         " acquisitions · " + std::to_string(s.faults) + " fault events</span></header>\n";
 }
 
-// A marker on every event that is evidence of a violation, and the violation list.
-std::string render_violation_marks(const std::vector<Event>& history, const Verdict& verdict,
-                                   const Layout& layout) {
-  std::set<size_t> evidence;
+std::string render_verdict_table(const Verdict& verdict) {
+  std::string out =
+      "<section id=\"verdict\"><h2>Verdict</h2><table><tr><th>property</th><th>outcome</th>"
+      "<th>violations</th><th>note</th></tr>\n";
+  size_t number = 0;  // global violation number, in all_violations() order
   for (const PropertyResult& result : verdict.properties) {
-    for (const Violation& violation : result.violations)
-      evidence.insert(violation.events.begin(), violation.events.end());
+    const std::string outcome(to_string(result.outcome));
+    std::string links;
+    for (size_t k = 0; k < result.violations.size(); ++k, ++number) {
+      if (k < kTableLinksMax) {
+        links += " <a href=\"#violation-" + std::to_string(number) + "\">#" +
+                 std::to_string(number) + "</a>";
+      }
+    }
+    if (result.violations.size() > kTableLinksMax) links += " …";
+    out += "<tr><td>" + xml_escape(result.property) + "</td><td class=\"" + outcome + "\">" +
+           outcome + "</td><td>" + std::to_string(result.violation_count) + links + "</td><td>" +
+           xml_escape(result.note) + "</td></tr>\n";
   }
-  std::string out;
-  for (size_t e : evidence) {
-    if (e >= history.size()) continue;
-    const Event& event = history[e];
-    auto lane = layout.lane.find(event.process);
-    double x = layout.x(event.t_ns);
-    double top = lane == layout.lane.end() ? kAxisHeightPx : layout.y(lane->second);
-    double bottom = lane == layout.lane.end() ? layout.height() - 10 : top + kLaneHeightPx;
-    out += "<line class=\"mark\" data-ev=\"" + std::to_string(e) + "\" x1=\"" + num(x) +
-           "\" y1=\"" + num(top) + "\" x2=\"" + num(x) + "\" y2=\"" + num(bottom) + "\"><title>" +
-           xml_escape(to_json_line(event)) + "</title></line>\n";
-  }
-  return out;
+  return out + "</table></section>\n";
 }
 
 std::string render_violation_list(const Verdict& verdict) {
-  std::string out = "<ol id=\"violations\">\n";
-  for (const PropertyResult& result : verdict.properties) {
-    for (const Violation& violation : result.violations) {
-      std::string events;
-      for (size_t e : violation.events) events += (events.empty() ? "" : " ") + std::to_string(e);
-      out += "<li class=\"violation\" data-events=\"" + events + "\"><b>" +
-             xml_escape(result.property) + "</b>: " + xml_escape(violation.message) +
-             " <i>cause: " + xml_escape(violation.cause) + "</i></li>\n";
-    }
+  const std::vector<const Violation*> violations = all_violations(verdict);
+  if (violations.empty()) return "";
+  std::string out = "<section id=\"violations\"><h2>Violations (" +
+                    std::to_string(violations.size()) +
+                    " kept) — click one to zoom to the events that prove it</h2><ol start=\"0\">\n";
+  for (size_t k = 0; k < violations.size(); ++k) {
+    const Violation& v = *violations[k];
+    const std::string id = "violation-" + std::to_string(k);
+    out += "<li id=\"" + id + "-item\"><a href=\"#" + id + "\"><b>" + xml_escape(v.property) +
+           "</b> (zoom)</a> " + xml_escape(v.message) +
+           " <span class=\"cause\">cause: " + xml_escape(v.cause) + "</span></li>\n";
   }
-  return out + "</ol>\n";
+  return out + "</ol></section>\n";
 }
 
-std::string render_property_table(const Verdict& verdict) {
-  std::string out = "<table><tr><th>property</th><th>outcome</th><th>violations</th></tr>\n";
-  for (const PropertyResult& result : verdict.properties) {
-    std::string outcome(to_string(result.outcome));
-    out += "<tr><td>" + xml_escape(result.property) + "</td><td class=\"" + outcome + "\">" +
-           outcome + "</td><td>" + std::to_string(result.violation_count) + "</td></tr>\n";
-  }
-  return out + "</table>\n";
+std::string render_timeline_section() {
+  return "<section id=\"timeline\"><div class=\"toolbar\"><b>Timeline</b>"
+         "<button id=\"b-whole\">whole run (0)</button><button id=\"b-in\">zoom in (+)</button>"
+         "<button id=\"b-out\">zoom out (−)</button><span id=\"view\"></span>"
+         "<span class=\"legend\"><span style=\"background:hsl(200,62%,52%)\"></span>hold (colour "
+         "= token)<span style=\"background:#94a3b8\"></span>acquire wait<span "
+         "style=\"background:#0ea5e9\"></span>release<span style=\"background:#10b981\"></span>"
+         "write<span style=\"background:#fb923c\"></span>fail<span style=\"background:#7c3aed\">"
+         "</span>unknown<span style=\"background:rgba(234,88,12,.45)\"></span>fault<span "
+         "style=\"background:rgba(22,163,74,.4)\"></span>primary (observed)<span "
+         "style=\"background:#dc2626\"></span>violation evidence</span></div>"
+         "<div class=\"hint\" style=\"font-size:12px\">wheel: zoom · drag or shift+wheel: pan · "
+         "keys + − ← → 0, n/p: next/previous violation · hover or click an item for its "
+         "events</div><div id=\"tl-wrap\"><canvas id=\"tl\" tabindex=\"0\" height=\"200\"></canvas>"
+         "<div id=\"tip\"></div></div><div id=\"details\">Click an item, a fault band or a "
+         "violation to see its events here.</div></section>\n";
 }
 
-const char* kStyle = R"(<style>
-body{font-family:sans-serif;margin:16px}svg{font-size:11px}
-.lane-bg{fill:#fafafa}.lane-bg.odd{fill:#f0f0f0}.tick{stroke:#ddd}
-.fault{fill:#ff8c00;opacity:.25}.fault.wide{fill:#8a2be2;opacity:.12}
-.hold{stroke:#333;stroke-width:.3}.mark{stroke:#d00;stroke-width:2}
-.hl{stroke:#000!important;stroke-width:4!important;opacity:1!important}
-.violation{cursor:pointer}.violation.on{background:#fee}
-.valid{color:#080}.invalid{color:#c00;font-weight:bold}.unknown{color:#c80}
-</style>)";
+std::string render_fault_table(const RunModel& model) {
+  if (model.windows.empty()) return "";
+  std::string out =
+      "<section id=\"faults\"><h2>Fault windows</h2><table><tr><th>#</th><th>fault</th>"
+      "<th>intent</th><th>in force</th><th>end</th><th>status</th><th>errors</th></tr>\n";
+  for (size_t k = 0; k < model.windows.size(); ++k) {
+    const ReportWindow& w = model.windows[k];
+    std::string errors;
+    for (const std::string& e : w.errors) errors += (errors.empty() ? "" : "; ") + e;
+    out += "<tr><td><a href=\"#fault-" + std::to_string(k) + "\">" + xml_escape(w.window) +
+           "</a></td><td>" + xml_escape(w.label()) + "</td><td>" +
+           seconds(w.start_ns - model.first_ns) + "</td><td>" +
+           seconds(w.in_force_ns - model.first_ns) + "</td><td>" +
+           seconds(w.end_ns - model.first_ns) + "</td><td>" + xml_escape(w.status) + "</td><td>" +
+           xml_escape(errors) + "</td></tr>\n";
+  }
+  return out + "</table></section>\n";
+}
 
-const char* kScript = R"(<script>
-document.querySelectorAll('.violation').forEach(function(li){li.onclick=function(){
-var on=!li.classList.contains('on');
-document.querySelectorAll('.violation.on').forEach(function(x){x.classList.remove('on')});
-document.querySelectorAll('.hl').forEach(function(x){x.classList.remove('hl')});
-if(!on)return;li.classList.add('on');
-li.dataset.events.split(' ').forEach(function(e){
-document.querySelectorAll('[data-ev="'+e+'"]').forEach(function(x){x.classList.add('hl')})})}});
-</script>)";
-
-double plot_width_px(const HistoryIndex& index, int64_t span_ns) {
-  std::vector<int64_t> lengths;
-  for (const Hold& hold : index.holds) lengths.push_back(hold.end_ns - hold.start_ns);
-  if (lengths.empty()) return kPlotWidthMinPx;
-  auto middle = lengths.begin() + static_cast<std::ptrdiff_t>(lengths.size() / 2);
-  std::nth_element(lengths.begin(), middle, lengths.end());
-  const double median_ns = static_cast<double>(std::max<int64_t>(1, *middle));
-  const double wanted = kHoldWidthPx * static_cast<double>(span_ns) / median_ns;
-  return std::clamp(wanted, kPlotWidthMinPx, kPlotWidthMaxPx);
+std::string render_primaries_note(const RunModel& model) {
+  if (model.primaries.empty()) {
+    return "<p class=\"hint\" style=\"font-size:12px\">Primary: no event of this history "
+           "names one (only replica-set faults record the primary they saw).</p>\n";
+  }
+  return "<p class=\"hint\" style=\"font-size:12px\">Primary: the history records no primary "
+         "over time; the members rows show each moment the harness observed one (" +
+         std::to_string(model.primaries.size()) +
+         " observations, from fault events), shaded until the next observation.</p>\n";
 }
 
 }  // namespace
 
 std::string render_timeline_html(const std::vector<Event>& history, const Verdict& verdict) {
-  HistoryIndex index = HistoryIndex::build(history);
-  const int64_t span_ns = std::max<int64_t>(1, index.last_ns - index.first_ns);
-  Layout layout{index.first_ns, span_ns, plot_width_px(index, span_ns), {}};
-  for (const std::string& worker : index.workers) layout.lane.emplace(worker, layout.lane.size());
-  std::string out = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>locklab " +
-                    std::string("timeline</title>") + kStyle + "</head><body>\n";
-  out += "<h1>locklab timeline: <span class=\"" + std::string(to_string(verdict.overall)) + "\">" +
-         std::string(to_string(verdict.overall)) + "</span></h1>\n";
-  out += render_property_table(verdict);
-  out += "<div style=\"overflow-x:auto\">";
-  out += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
-         num(kLabelWidthPx + layout.plot_width_px + 10) + "\" height=\"" + num(layout.height()) +
-         "\">\n";
-  out += render_lanes(layout);
-  out += render_axis(layout);
-  out += render_faults(index, layout);
-  out += render_holds(index, layout);
-  out += render_violation_marks(history, verdict, layout);
-  out +=
-      "</svg></div>\n<p>Holds are coloured by fencing token; orange: faults on a worker, violet: "
-      "faults on the cluster; red lines: events that show a violation. Click a violation "
-      "to highlight its events.</p>\n";
-  out += render_violation_list(verdict);
-  out += kScript;
-  out += "</body></html>\n";
+  return render_timeline_html(history, verdict, RunModel::build(history));
+}
+
+std::string render_timeline_html(const std::vector<Event>& history, const Verdict& verdict,
+                                 const RunModel& model) {
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>locklab run "
+      "report: " +
+      std::string(to_string(verdict.overall)) + "</title>" + kTimelineStyle + "</head><body>\n";
+  out += render_header(history, verdict);
+  out += "<main><div class=\"tops\">" + render_verdict_table(verdict) +
+         render_violation_list(verdict) + "</div>\n";
+  out += render_timeline_section();
+  out += render_primaries_note(model);
+  out += "<section class=\"charts\" id=\"charts\"><h2>Run charts</h2>" +
+         render_run_chart_svg(model, RunChart::kAcquisitions) +
+         render_run_chart_svg(model, RunChart::kWaiting) + "</section>\n";
+  out += render_fault_table(model);
+  out += "</main><div id=\"state\" hidden></div>\n";
+  out += "<script type=\"application/json\" id=\"data\">";
+  out += render_timeline_data(history, verdict, model);
+  out += "</script>\n";
+  out += kTimelineErrorHook;
+  out += kTimelineScript;
+  out += "\n</body></html>\n";
   return out;
 }
 

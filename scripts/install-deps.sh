@@ -16,6 +16,8 @@ packages=(
   iproute2 nftables procps faketime
   # driver-fidelity smoke tests (pymongo talks to mongosim as it would to mongod)
   python3 python3-pymongo
+  # the run report's browser tests open timeline.html in headless Chromium
+  chromium
 )
 
 # `make fuzz` (libFuzzer) needs clang and its runtime; only that target asks for them.

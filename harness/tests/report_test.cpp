@@ -1,6 +1,8 @@
-// The reports: verdict.json matches the verdict, timeline.html has a lane per worker and the
-// violation markers, junit.xml has one testcase per property, and `locklab check DIR` exits
-// with the verdict's code.
+// The reports: verdict.json matches the verdict; timeline.html embeds rows in natural order and
+// grouped, fault windows of both history vocabularies, every violation with its events placed
+// in time, and nothing from the network; the run charts count every acquisition; junit.xml has
+// one testcase per property; `locklab check DIR` writes them all and exits with the verdict's
+// code. What these leave out: the page's script (the browser tests in tests/browser run it).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -12,11 +14,14 @@
 #include "checker.h"
 #include "checker_history_builder.h"
 #include "checker_synthetic.h"
+#include "report_charts.h"
 #include "report_json.h"
 #include "report_junit.h"
 #include "report_outputs.h"
+#include "report_run_model.h"
 #include "report_summary.h"
 #include "report_timeline.h"
+#include "report_timeline_data.h"
 #include "temp_dir.h"
 
 namespace locklab {
@@ -90,29 +95,176 @@ TEST(Report, VerdictJsonReaderNamesMissingKeys) {
                std::invalid_argument);
 }
 
-TEST(Report, TimelineHasALanePerWorkerAndViolationMarkers) {
+// The JSON the page draws from, as embedded in it.
+nlohmann::json embedded_data(const std::string& html) {
+  const std::string open = "<script type=\"application/json\" id=\"data\">";
+  const size_t from = html.find(open);
+  EXPECT_NE(from, std::string::npos);
+  const size_t to = html.find("</script>", from);
+  return nlohmann::json::parse(html.substr(from + open.size(), to - from - open.size()));
+}
+
+std::vector<std::string> row_names(const nlohmann::json& data) {
+  std::vector<std::string> names;
+  for (const auto& row : data["rows"]) names.push_back(row[0].get<std::string>());
+  return names;
+}
+
+TEST(Report, TimelineHasGroupedRowsAndLinksEveryViolationToItsEvents) {
   std::vector<Event> history = overlapping_history();
   Verdict verdict = check(history, CheckConfig{});
   std::string html = render_timeline_html(history, verdict);
-  EXPECT_EQ(occurrences(html, "<g class=\"lane\""), 3u);
-  for (const char* worker : {"w1", "w2", "w3"})
-    EXPECT_NE(html.find("data-process=\"" + std::string(worker) + "\""), std::string::npos);
-  EXPECT_EQ(occurrences(html, "class=\"hold\""), 3u);
-  EXPECT_GE(occurrences(html, "class=\"mark\""), 2u);
-  EXPECT_EQ(occurrences(html, "<li class=\"violation\""), 3u);  // strict 2, lost 1
-  EXPECT_NE(html.find("pause-worker w1"), std::string::npos);
-  EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg"));  // no network
+  nlohmann::json data = embedded_data(html);
+  EXPECT_EQ(row_names(data), (std::vector<std::string>{"w1", "w2", "w3", "nemesis", "harness"}));
+  EXPECT_EQ(data["holds"]["row"].size(), 3u);
+  // Every violation is listed, linked from the list, and its events are placed in time.
+  const size_t violations = all_violations(verdict).size();
+  ASSERT_EQ(violations, 3u);  // strict 2, lost 1
+  ASSERT_EQ(data["viol"].size(), violations);
+  std::map<int64_t, int64_t> placed;
+  for (size_t k = 0; k < data["evt"]["i"].size(); ++k)
+    placed[data["evt"]["i"][k].get<int64_t>()] = data["evt"]["t"][k].get<int64_t>();
+  for (size_t k = 0; k < violations; ++k) {
+    EXPECT_NE(html.find("<li id=\"violation-" + std::to_string(k) + "-item\">"), std::string::npos);
+    EXPECT_GE(occurrences(html, "href=\"#violation-" + std::to_string(k) + "\""), 2u)
+        << "list and verdict table";
+    for (const auto& e : data["viol"][k]["ev"]) {
+      ASSERT_TRUE(placed.count(e.get<int64_t>())) << e;
+      const Event& event = history[e.get<size_t>()];
+      EXPECT_EQ(placed[e.get<int64_t>()], (event.t_ns - history.front().t_ns) / 1000);
+    }
+  }
+  ASSERT_EQ(data["faults"].size(), 1u);
+  EXPECT_EQ(data["faults"][0]["label"], "pause-worker w1");
+  EXPECT_EQ(data["faults"][0]["rows"], nlohmann::json::array({0}));
 }
 
-TEST(Report, TimelineOfAValidRunHasNoMarkers) {
+TEST(Report, TimelineIsSelfContained) {
+  std::vector<Event> history = overlapping_history();
+  std::string html = render_timeline_html(history, check(history, CheckConfig{}));
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  EXPECT_EQ(html.find("<script src"), std::string::npos);
+  EXPECT_EQ(html.find("<link"), std::string::npos);
+  for (size_t at = html.find("http://"); at != std::string::npos; at = html.find("http://", at + 1))
+    EXPECT_EQ(html.compare(at, 26, "http://www.w3.org/2000/svg"), 0) << html.substr(at, 40);
+}
+
+TEST(Report, EventTextCannotEndTheDataScript) {
+  std::vector<Event> history = overlapping_history();
+  history.insert(history.end() - 1, Event{history.back().t_ns,
+                                          "harness",
+                                          EventType::kInfo,
+                                          "note",
+                                          "",
+                                          std::nullopt,
+                                          {{"text", "</script><script>alert(1)</script>"}}});
+  std::string html = render_timeline_html(history, check(history, CheckConfig{}));
+  EXPECT_EQ(occurrences(html, "<script"), 3u);  // data, error hook, main
+  EXPECT_EQ(occurrences(html, "</script>"), 3u);
+  bool found = false;
+  const nlohmann::json data = embedded_data(html);
+  for (const auto& mark : data["marks"])
+    found = found || mark[3].get<std::string>().find("</script><script>") != std::string::npos;
+  EXPECT_TRUE(found) << "the text survives, escaped";
+}
+
+TEST(Report, RowsAreInNaturalOrder) {
+  HistoryBuilder h;
+  for (int w : {10, 2, 1, 11, 3}) h.ev(w, "w" + std::to_string(w), EventType::kInvoke, "acquire");
+  h.fault(20, "pause-member", "1", "m10").fault(21, "pause-member", "2", "m2");
+  RunModel model = RunModel::build(h.build());
+  std::vector<std::string> names;
+  for (const ReportRow& row : model.rows) names.push_back(row.name + "/" + row.group);
+  EXPECT_EQ(names, (std::vector<std::string>{"w1/workers", "w2/workers", "w3/workers",
+                                             "w10/workers", "w11/workers", "m2/members",
+                                             "m10/members", "nemesis/nemesis"}));
+  EXPECT_TRUE(natural_less("w9", "w10"));
+  EXPECT_FALSE(natural_less("w10", "w9"));
+  EXPECT_TRUE(natural_less("a", "b1"));
+}
+
+// Fault windows of both vocabularies: v1 info/heal info, v2 intent, in force and heal
+// outcomes; the primary observed from a v2 role map and a step-down's value.
+TEST(Report, FaultWindowsFromBothVocabulariesAndObservedPrimaries) {
+  HistoryBuilder h;
+  h.ev(1, "harness", EventType::kInfo, "start");
+  h.fault(10, "pause-worker", "1", "w1").heal(20, "1", "pause-worker");
+  h.ev(30, "nemesis", EventType::kInvoke, "isolate-member", "", std::nullopt,
+       {{"window", 2}, {"targets", {"m1"}}, {"planned_ms", 100}});
+  h.ev(32, "nemesis", EventType::kOk, "isolate-member", "", std::nullopt,
+       {{"window", 2}, {"targets", {"m1"}}, {"roles", {{"m1", "primary"}}}});
+  h.ev(130, "nemesis", EventType::kInvoke, "heal", "", std::nullopt, {{"window", 2}});
+  h.ev(135, "nemesis", EventType::kOk, "heal", "", std::nullopt, {{"window", 2}});
+  h.ev(140, "nemesis", EventType::kInvoke, "kill-member", "", std::nullopt,
+       {{"window", 3}, {"targets", {"m0"}}});
+  h.ev(141, "nemesis", EventType::kFail, "kill-member", "", std::nullopt,
+       {{"window", 3}, {"error", "no such member"}, {"undone", true}});
+  h.ev(150, "nemesis", EventType::kOk, "pause-member", "", std::nullopt,
+       {{"window", 4}, {"targets", {"m2"}}});
+  h.ev(160, "nemesis", EventType::kFail, "heal", "", std::nullopt,
+       {{"window", 4}, {"error", "cannot continue"}});
+  h.ev(170, "nemesis", EventType::kInfo, "step-down", "", std::nullopt,
+       {{"window", 5}, {"action", "step-down"}, {"primary", "m2"}});
+  h.ev(200, "harness", EventType::kInfo, "end");
+  RunModel model = RunModel::build(h.build());
+  ASSERT_EQ(model.windows.size(), 5u);  // the step-down's event opens its window
+  const int64_t ms = 1'000'000;
+  EXPECT_EQ(model.windows[0].label(), "pause-worker w1");
+  EXPECT_EQ(model.windows[0].end_ns, 20 * ms);
+  EXPECT_EQ(model.windows[0].status, "healed");
+  EXPECT_EQ(model.windows[1].start_ns, 30 * ms);
+  EXPECT_EQ(model.windows[1].in_force_ns, 32 * ms);
+  EXPECT_EQ(model.windows[1].end_ns, 135 * ms);
+  EXPECT_EQ(model.windows[2].status, "failed, undone");
+  EXPECT_EQ(model.windows[2].end_ns, 141 * ms);
+  EXPECT_EQ(model.windows[3].status, "heal failed: cannot continue");
+  EXPECT_EQ(model.windows[3].end_ns, 200 * ms) << "a failed heal never heals";
+  EXPECT_EQ(model.windows[4].status, "never healed");
+  ASSERT_EQ(model.primaries.size(), 2u);
+  EXPECT_EQ(model.primaries[0].member, "m1");
+  EXPECT_EQ(model.primaries[1].member, "m2");
+  EXPECT_EQ(model.row_of.count("m0"), 1u);
+}
+
+TEST(Report, ChartsCountEveryAcquisitionAndDrawEveryWindow) {
+  SyntheticParams params;
+  params.holds = 500;
+  params.faults = 3;
+  std::vector<Event> history = make_synthetic_history(params);
+  RunModel model = RunModel::build(history);
+  size_t acquired = 0;
+  for (const Event& e : history) acquired += e.f == "acquire" && e.type == EventType::kOk;
+  double counted = 0;
+  for (double rate : model.series.acquisitions_per_s)
+    counted += rate * static_cast<double>(model.series.bucket_ns) / 1e9;
+  EXPECT_NEAR(counted, static_cast<double>(acquired), 1e-6);
+  for (double waiting : model.series.waiting_workers) {
+    EXPECT_GE(waiting, 0);
+    EXPECT_LE(waiting, params.workers);
+  }
+  for (RunChart chart : {RunChart::kAcquisitions, RunChart::kWaiting}) {
+    std::string svg = render_run_chart_svg(model, chart);
+    EXPECT_EQ(occurrences(svg, "class=\"band\""), model.windows.size());
+    EXPECT_EQ(occurrences(svg, "<polyline"), 1u);
+    if (std::system("command -v xmllint >/dev/null 2>&1") == 0) {
+      TempDir dir;
+      std::ofstream(dir.path() + "/chart.svg") << svg;
+      EXPECT_EQ(std::system(("xmllint --noout " + dir.path() + "/chart.svg").c_str()), 0);
+    }
+  }
+}
+
+TEST(Report, TimelineOfAValidRunHasNoViolations) {
   SyntheticParams params;
   params.holds = 1000;
   std::vector<Event> history = make_synthetic_history(params);
   Verdict verdict = check(history, synthetic_check_config());
   ASSERT_EQ(verdict.overall, Outcome::kValid);
   std::string html = render_timeline_html(history, verdict);
-  EXPECT_EQ(occurrences(html, "class=\"mark\""), 0u);
-  EXPECT_GE(occurrences(html, "class=\"hold\""), 1000u);
+  nlohmann::json data = embedded_data(html);
+  EXPECT_TRUE(data["viol"].empty());
+  EXPECT_EQ(html.find("id=\"violations\""), std::string::npos);
+  EXPECT_GE(data["holds"]["row"].size(), 1000u);
 }
 
 TEST(Report, JunitHasOneTestcasePerPropertyAndIsWellFormed) {
@@ -155,8 +307,12 @@ TEST(CheckCommand, ChecksAStoredRunAndExitsWithItsCode) {
   options.out = &out;
   options.err = &err;
   EXPECT_EQ(check_run_directory(dir.path(), options), 1);
-  for (const char* file : {"verdict.json", "summary.md", "timeline.html", "junit.xml"})
+  for (const char* file : {"verdict.json", "summary.md", "timeline.html", "junit.xml",
+                           "acquisitions.svg", "waiting.svg"})
     EXPECT_TRUE(std::filesystem::exists(dir.path() + "/" + file)) << file;
+  const std::string summary = read_all(dir.path() + "/summary.md");
+  EXPECT_NE(summary.find("](acquisitions.svg)"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("](waiting.svg)"), std::string::npos) << summary;
   EXPECT_NE(out.str().find("exclusion.strict"), std::string::npos);
   EXPECT_NE(out.str().find("timeline.html"), std::string::npos);
   nlohmann::json json = nlohmann::json::parse(read_all(dir.path() + "/verdict.json"));

@@ -1,0 +1,284 @@
+// Builds the run model the reports draw (see report_run_model.h).
+#include "report_run_model.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cctype>
+#include <regex>
+#include <set>
+
+namespace locklab {
+namespace {
+
+constexpr size_t kChartBucketsWanted = 60;
+constexpr size_t kWindowErrorsKept = 8;
+
+std::string text_of(const nlohmann::json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_null()) return "";
+  return value.dump();
+}
+
+const nlohmann::json* field(const Event& event, const char* key) {
+  if (!event.value.is_object()) return nullptr;
+  auto it = event.value.find(key);
+  return it == event.value.end() ? nullptr : &*it;
+}
+
+std::vector<std::string> targets_of(const Event& event) {
+  std::vector<std::string> targets;
+  const nlohmann::json* found = field(event, "targets");
+  if (!found) found = field(event, "target");
+  if (!found) return targets;
+  if (found->is_array()) {
+    for (const auto& target : *found) targets.push_back(text_of(target));
+  } else {
+    targets.push_back(text_of(*found));
+  }
+  return targets;
+}
+
+bool is_member_name(const std::string& name) {
+  static const std::regex member("m[0-9]+");
+  return std::regex_match(name, member);
+}
+
+// 1, 2 or 5 times a power of ten (in ns), at least `at_least_ns`.
+int64_t nice_ns(int64_t at_least_ns) {
+  int64_t power = 1;
+  while (true) {
+    for (int64_t step : {1, 2, 5}) {
+      if (step * power >= at_least_ns) return step * power;
+    }
+    assert(power < INT64_MAX / 10);
+    power *= 10;
+  }
+}
+
+class WindowReader {
+ public:
+  WindowReader(RunModel& model, const std::vector<Event>& history)
+      : model_(model), history_(history) {}
+
+  void read(size_t i) {
+    const Event& event = history_[i];
+    const nlohmann::json* id = field(event, "window");
+    const std::string key = id ? text_of(*id) : "#" + std::to_string(i);
+    if (event.f == "heal") {
+      heal(i, key);
+    } else {
+      fault(i, key);
+    }
+  }
+
+  void finish() {
+    for (auto& [key, index] : open_) {
+      ReportWindow& window = model_.windows[index];
+      window.end_ns = model_.last_ns;
+      if (window.status.empty()) window.status = "never healed";
+    }
+    open_.clear();
+  }
+
+ private:
+  void fault(size_t i, const std::string& key) {
+    const Event& event = history_[i];
+    auto it = open_.find(key);
+    if (it == open_.end()) {
+      ReportWindow window;
+      window.fault = event.f;
+      window.window = key;
+      window.targets = targets_of(event);
+      window.start_ns = window.in_force_ns = event.t_ns;
+      it = open_.emplace(key, model_.windows.size()).first;
+      model_.windows.push_back(std::move(window));
+    }
+    ReportWindow& window = model_.windows[it->second];
+    window.events.push_back(i);
+    if (const nlohmann::json* error = field(event, "error");
+        error && window.errors.size() < kWindowErrorsKept)
+      window.errors.push_back(text_of(*error));
+    if (event.type == EventType::kOk) {
+      window.in_force_ns = event.t_ns;
+      if (window.targets.empty()) window.targets = targets_of(event);
+    }
+    const nlohmann::json* undone = field(event, "undone");
+    if (event.type == EventType::kFail && undone && undone->is_boolean() && undone->get<bool>()) {
+      window.end_ns = event.t_ns;
+      window.status = "failed, undone";
+      open_.erase(it);
+    }
+  }
+
+  void heal(size_t i, const std::string& key) {
+    const Event& event = history_[i];
+    auto it = open_.find(key);
+    if (it == open_.end()) return;  // a heal of nothing open: shown as a nemesis event only
+    ReportWindow& window = model_.windows[it->second];
+    window.events.push_back(i);
+    if (event.type == EventType::kInvoke) return;
+    if (event.type == EventType::kFail) {
+      const nlohmann::json* error = field(event, "error");
+      window.status = "heal failed" + (error ? ": " + text_of(*error) : std::string());
+      return;  // never heals: stays open to the run's end
+    }
+    window.end_ns = event.t_ns;
+    window.status = "healed";
+    if (const nlohmann::json* error = field(event, "error"))
+      window.errors.push_back(text_of(*error));
+    open_.erase(it);
+  }
+
+  RunModel& model_;
+  const std::vector<Event>& history_;
+  std::map<std::string, size_t> open_;  // window key -> index into model_.windows
+};
+
+void observe_primaries(RunModel& model, const Event& event, size_t i) {
+  auto add = [&](const std::string& member, const std::string& source) {
+    if (!is_member_name(member)) return;
+    const bool seen = !model.primaries.empty() && model.primaries.back().event == i &&
+                      model.primaries.back().member == member;
+    if (!seen) model.primaries.push_back({event.t_ns, member, source, i});  // once per event
+  };
+  if (const nlohmann::json* roles = field(event, "roles"); roles && roles->is_object()) {
+    for (const auto& [member, role] : roles->items()) {
+      if (role == "primary") add(member, "roles of " + event.f);
+    }
+  }
+  if (const nlohmann::json* primary = field(event, "primary"))
+    add(text_of(*primary), event.f + " saw it primary");
+  if (const nlohmann::json* detail = field(event, "detail"); detail && detail->is_object()) {
+    if (detail->contains("old_primary"))
+      add(text_of((*detail)["old_primary"]), event.f + ": old primary");
+    if (detail->contains("new_primary"))
+      add(text_of((*detail)["new_primary"]), event.f + ": new primary");
+  }
+  const nlohmann::json* selection = field(event, "selection");
+  if (selection && *selection == "primary") {
+    for (const std::string& target : targets_of(event)) add(target, event.f + " chose the primary");
+  }
+}
+
+void build_rows(RunModel& model, const std::vector<Event>& history) {
+  std::set<std::string> workers, members;
+  bool nemesis = false, harness = false;
+  for (const Event& event : history) {
+    if (event.process == "nemesis") {
+      nemesis = true;
+      for (const std::string& target : targets_of(event)) {
+        if (is_member_name(target)) members.insert(target);
+      }
+    } else if (event.process == "harness") {
+      harness = true;
+    } else {
+      workers.insert(event.process);
+    }
+  }
+  for (const PrimaryObservation& p : model.primaries) members.insert(p.member);
+  auto add_group = [&](const std::set<std::string>& names, const std::string& group) {
+    std::vector<std::string> sorted(names.begin(), names.end());
+    std::sort(sorted.begin(), sorted.end(), natural_less);
+    for (const std::string& name : sorted) {
+      if (model.row_of.emplace(name, model.rows.size()).second) model.rows.push_back({name, group});
+    }
+  };
+  add_group(workers, "workers");
+  add_group(members, "members");
+  if (nemesis) add_group({"nemesis"}, "nemesis");
+  if (harness) add_group({"harness"}, "harness");
+}
+
+void build_series(RunModel& model, const std::vector<Event>& history) {
+  ChartSeries& s = model.series;
+  s.bucket_ns = nice_ns(std::max<int64_t>(1'000'000, model.span_ns() / kChartBucketsWanted));
+  const size_t buckets = static_cast<size_t>(model.span_ns() / s.bucket_ns) + 1;
+  s.acquisitions_per_s.assign(buckets, 0);
+  s.waiting_workers.assign(buckets, 0);
+  std::map<std::string, int64_t> pending;  // worker -> acquires invoked, not completed
+  int64_t waiting = 0;
+  int64_t last_t = model.first_ns;
+  auto accumulate_until = [&](int64_t t_ns) {  // waiting * time, spread over the buckets
+    while (last_t < t_ns) {
+      const size_t b = static_cast<size_t>((last_t - model.first_ns) / s.bucket_ns);
+      const int64_t bucket_end = model.first_ns + static_cast<int64_t>(b + 1) * s.bucket_ns;
+      const int64_t until = std::min(t_ns, bucket_end);
+      s.waiting_workers[b] += static_cast<double>(waiting * (until - last_t));
+      last_t = until;
+    }
+  };
+  for (const Event& event : history) {
+    accumulate_until(event.t_ns);
+    const size_t b = static_cast<size_t>((event.t_ns - model.first_ns) / s.bucket_ns);
+    if (event.f == "acquire" && event.process != "harness" && event.process != "nemesis") {
+      int64_t& mine = pending[event.process];
+      if (event.type == EventType::kInvoke) {
+        ++mine, ++waiting;
+      } else if (mine > 0) {
+        --mine, --waiting;
+      }
+      if (event.type == EventType::kOk) s.acquisitions_per_s[b] += 1;
+    } else if (event.process == "harness" && event.f == "exit") {
+      const nlohmann::json* worker = field(event, "worker");
+      auto it = worker ? pending.find(text_of(*worker)) : pending.end();
+      if (it != pending.end()) waiting -= std::exchange(it->second, 0);
+    }
+  }
+  const double bucket_s = static_cast<double>(s.bucket_ns) / 1e9;
+  for (size_t b = 0; b < buckets; ++b) {
+    s.acquisitions_per_s[b] /= bucket_s;
+    s.waiting_workers[b] /= static_cast<double>(s.bucket_ns);
+  }
+}
+
+}  // namespace
+
+bool natural_less(const std::string& a, const std::string& b) {
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (std::isdigit(static_cast<unsigned char>(a[i])) &&
+        std::isdigit(static_cast<unsigned char>(b[j]))) {
+      size_t i_end = i, j_end = j;
+      while (i_end < a.size() && std::isdigit(static_cast<unsigned char>(a[i_end]))) ++i_end;
+      while (j_end < b.size() && std::isdigit(static_cast<unsigned char>(b[j_end]))) ++j_end;
+      std::string x = a.substr(i, i_end - i), y = b.substr(j, j_end - j);
+      x.erase(0, std::min(x.find_first_not_of('0'), x.size()));
+      y.erase(0, std::min(y.find_first_not_of('0'), y.size()));
+      if (x.size() != y.size()) return x.size() < y.size();
+      if (x != y) return x < y;
+      i = i_end, j = j_end;
+      continue;
+    }
+    if (a[i] != b[j]) return a[i] < b[j];
+    ++i, ++j;
+  }
+  if ((a.size() - i) != (b.size() - j)) return a.size() - i < b.size() - j;
+  return a < b;  // equal up to zero padding: any strict order
+}
+
+std::string ReportWindow::label() const {
+  std::string text = fault;
+  for (const std::string& target : targets) text += " " + target;
+  return text;
+}
+
+RunModel RunModel::build(const std::vector<Event>& history) {
+  RunModel model;
+  if (!history.empty()) {
+    model.first_ns = history.front().t_ns;
+    model.last_ns = history.back().t_ns;
+  }
+  WindowReader windows(model, history);
+  for (size_t i = 0; i < history.size(); ++i) {
+    const Event& event = history[i];
+    if (event.process != "nemesis") continue;
+    windows.read(i);
+    observe_primaries(model, event, i);
+  }
+  windows.finish();
+  build_rows(model, history);
+  build_series(model, history);
+  return model;
+}
+
+}  // namespace locklab

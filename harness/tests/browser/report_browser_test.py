@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""Opens a run's timeline.html in headless Chromium, as a person would, and checks the page.
+
+Renders the report of a stored run (`locklab check` on a copy of RUN/history.jsonl), loads it in
+Debian's headless chromium with --dump-dom, and reads what the page's script wrote into its
+#state element and what Chromium logged from the page's console:
+  - no script error (neither recorded by the page's error hook nor logged on the console);
+  - the overview is not blank: items drawn, and dark pixels inside the plot area of the canvas;
+  - opened without a fragment, the view is the whole run;
+  - opened at #violation-K, violation K is selected and the view is zoomed in on it: every
+    event it names lies inside the view, and the view is narrower than the run.
+--break MODE breaks the page first (a syntax error, an exception while drawing, or drawing
+nothing) and passes only when the checks above catch it: the proof that they can fail.
+--screenshot PATH also saves what the browser shows.
+Exit codes: 0 pass, 1 fail, 77 skipped (no chromium here).
+What it leaves out: a person's pointer (wheel, drag, hover are not driven; the fragment runs the
+code a violation link's click runs), other browsers, and window sizes other than the one given.
+"""
+import argparse
+import html.parser
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+SKIP = 77
+BREAKS = {
+    # A syntax error: the whole main script is rejected.
+    "syntax": ("function draw(){", "function draw({"),
+    # A runtime error while drawing.
+    "throw": ("function drawBackground(w){", "function drawBackground(w){null.x;"),
+    # A violation link that selects but does not zoom (run with --fragment violation-0).
+    "nozoom": ("if(lo<=hi){var pad=", "if(false){var pad="),
+    # Script runs, but draws no item.
+    "blank": ("function drawItems(ix,top,height,colourOf,aggColour){",
+              "function drawItems(ix,top,height,colourOf,aggColour){return 0;"),
+}
+INK_MIN_PX = 200
+
+
+def find_chromium():
+    for name in (os.environ.get("LOCKLAB_CHROMIUM"), "chromium", "chromium-browser"):
+        if name and shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+class StateReader(html.parser.HTMLParser):
+    """Collects the attributes of #state and the text of script#data."""
+
+    def __init__(self):
+        super().__init__()
+        self.state = None
+        self.in_data = False
+        self.data = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if attrs.get("id") == "state":
+            self.state = {k: v for k, v in attrs.items() if k.startswith("data-")}
+        self.in_data = tag == "script" and attrs.get("id") == "data"
+
+    def handle_endtag(self, tag):
+        if tag == "script":
+            self.in_data = False
+
+    def handle_data(self, data):
+        if self.in_data:
+            self.data.append(data)
+
+
+def chromium_run(chromium, url, work, extra):
+    command = [chromium, "--headless", "--disable-gpu", "--no-sandbox", "--hide-scrollbars",
+               "--window-size=1400,1000", "--virtual-time-budget=15000",
+               "--enable-logging=stderr", "--v=0", "--user-data-dir=" + work + "/profile"]
+    command += extra + [url]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300)
+
+
+def render(locklab, run, work, broken):
+    os.makedirs(work + "/run")
+    shutil.copy(os.path.join(run, "history.jsonl"), work + "/run/history.jsonl")
+    result = subprocess.run([locklab, "check", work + "/run"], capture_output=True, text=True)
+    if result.returncode not in (0, 1):  # 0 valid, 1 invalid; 2 is a harness error
+        sys.exit("locklab check failed (%d): %s" % (result.returncode, result.stderr))
+    page = work + "/run/timeline.html"
+    if broken:
+        text = open(page, encoding="utf-8").read()
+        old, new = BREAKS[broken]
+        if old not in text:
+            sys.exit("cannot break the page: %r not found" % old)
+        open(page, "w", encoding="utf-8").write(text.replace(old, new, 1))
+    return page
+
+
+def check_page(dom, stderr, fragment):
+    """Returns the list of failed checks."""
+    reader = StateReader()
+    reader.feed(dom)
+    state = reader.state
+    if state is None:
+        return ["no #state element in the DOM"]
+    failures = []
+    if state.get("data-errors"):
+        failures.append("script error recorded by the page: " + state["data-errors"])
+    console = [line for line in stderr.splitlines() if ":CONSOLE" in line]
+    if console:
+        failures.append("console messages: " + " / ".join(console[:5]))
+    if state.get("data-ready") != "1":
+        failures.append("the script never finished drawing (data-ready missing)")
+        return failures
+    items, ink = int(state.get("data-drawn-items", 0)), int(state.get("data-plot-ink", 0))
+    if items <= 0:
+        failures.append("no item drawn in the overview")
+    if ink < INK_MIN_PX:
+        failures.append("plot area blank: %d dark pixels < %d" % (ink, INK_MIN_PX))
+    data = json.loads("".join(reader.data))
+    v0, v1 = int(state["data-view-start-us"]), int(state["data-view-end-us"])
+    if not fragment:
+        if v0 > 0 or v1 < data["span"]:
+            failures.append("overview is not the whole run: view %d..%d of 0..%d µs"
+                            % (v0, v1, data["span"]))
+        return failures
+    k = int(fragment.split("-")[1])
+    if state.get("data-selected") != str(k):
+        failures.append("violation %d not selected (data-selected=%s)"
+                        % (k, state.get("data-selected")))
+    times = dict(zip(data["evt"]["i"], data["evt"]["t"]))
+    wanted = [times[e] for e in data["viol"][k]["ev"]]
+    outside = [t for t in wanted if not v0 <= t <= v1]
+    if not wanted or outside:
+        failures.append("violation %d events at %s µs not all in view %d..%d"
+                        % (k, wanted, v0, v1))
+    if v1 - v0 >= data["span"]:
+        failures.append("view %d..%d µs did not zoom in (run: %d µs)" % (v0, v1, data["span"]))
+    return failures
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--locklab", required=True)
+    parser.add_argument("--run", required=True, help="directory holding history.jsonl")
+    parser.add_argument("--fragment", default="", help="e.g. violation-0")
+    parser.add_argument("--break", dest="broken", choices=sorted(BREAKS))
+    parser.add_argument("--screenshot", help="also save a PNG of the page here")
+    args = parser.parse_args()
+    chromium = find_chromium()
+    if not chromium:
+        print("SKIP: chromium not installed (scripts/install-deps.sh installs Debian's chromium)")
+        return SKIP
+    with tempfile.TemporaryDirectory(prefix="locklab-browser-") as work:
+        page = render(args.locklab, args.run, work, args.broken)
+        url = "file://" + page + ("#" + args.fragment if args.fragment else "")
+        result = chromium_run(chromium, url, work, ["--dump-dom"])
+        if result.returncode != 0:
+            print("chromium failed (%d): %s" % (result.returncode, result.stderr[-2000:]))
+            return 1
+        failures = check_page(result.stdout, result.stderr, args.fragment)
+        if args.screenshot and not args.broken:
+            shot = chromium_run(chromium, url, work, ["--screenshot=" + args.screenshot])
+            if shot.returncode != 0 or not os.path.exists(args.screenshot):
+                failures.append("screenshot failed: " + shot.stderr[-500:])
+    if args.broken:
+        if failures:
+            print("PASS: the broken page (%s) is caught: %s" % (args.broken, "; ".join(failures)))
+            return 0
+        print("FAIL: the page broken by %r passed every check" % args.broken)
+        return 1
+    for failure in failures:
+        print("FAIL: " + failure)
+    if not failures:
+        print("PASS: %s%s" % (args.run, " #" + args.fragment if args.fragment else ""))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
