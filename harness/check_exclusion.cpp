@@ -181,8 +181,10 @@ size_t check_final_writes(const std::vector<Event>& history, const Event& final_
                           const std::string& resource, const CheckConfig& config,
                           PropertyResult& result) {
   std::unordered_map<std::string, const Operation*> by_id;
+  by_id.reserve(tally.writes.size());
   for (const Operation* op : tally.writes) by_id[write_id(history, *op)] = op;
   std::unordered_map<std::string, size_t> listed_at;
+  listed_at.reserve(tally.writes.size());
   std::optional<int64_t> highest;
   size_t recovered = 0;
   const std::vector<ListedWrite> listed = listed_writes(final_read);
@@ -209,7 +211,7 @@ size_t check_final_writes(const std::vector<Event>& history, const Event& final_
                     "none", {write.first(), final_index});
     if (w.token && (!highest || *w.token > *highest)) highest = w.token;
   }
-  for (const Operation* op : tally.writes) {
+  for (const Operation* op : tally.writes) {  // in history order, for stable reports
     if (op->outcome(history) != EventType::kOk) continue;
     std::string id = write_id(history, *op);
     if (listed_at.count(id)) continue;

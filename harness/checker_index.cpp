@@ -44,6 +44,7 @@ std::string field_text(const Event& event, const char* key) {
 // Pairs completions with invokes: per (process, f), a stack of pending operations.
 std::vector<Operation> pair_operations(const std::vector<Event>& history) {
   std::vector<Operation> operations;
+  operations.reserve(history.size() / 2 + 1);  // about one operation per two events
   std::unordered_map<std::string, std::vector<size_t>> pending;  // process + '\0' + f
   for (size_t i = 0; i < history.size(); ++i) {
     const Event& event = history[i];
@@ -189,18 +190,23 @@ class HoldTracker {
 // counts to its invoke: nothing later is known of it), and records its release's ok.
 void extend_holds(const std::vector<Event>& history, const std::vector<Operation>& operations,
                   std::vector<Hold>& holds) {
-  std::unordered_map<std::string, size_t> latest;  // process + lock + token -> hold
-  auto key = [](const std::string& process, const std::string& lock, int64_t token) {
-    return process + '\0' + lock + '\0' + std::to_string(token);
-  };
+  // token -> holds with that token (one per lock and process, in start order): integer keys,
+  // the strings are only compared.
+  std::unordered_map<int64_t, std::vector<size_t>> by_token;
+  by_token.reserve(holds.size());
   for (size_t h = 0; h < holds.size(); ++h) {
-    if (holds[h].token) latest[key(holds[h].process, holds[h].lock, *holds[h].token)] = h;
+    if (holds[h].token) by_token[*holds[h].token].push_back(h);
   }
   for (const Operation& op : operations) {
     if ((op.f != "write" && op.f != "release") || !op.token) continue;
-    auto it = latest.find(key(op.process, op.lock, *op.token));
-    if (it == latest.end()) continue;
-    Hold& hold = holds[it->second];
+    auto candidates = by_token.find(*op.token);
+    if (candidates == by_token.end()) continue;
+    size_t found = kNoEvent;
+    for (size_t h : candidates->second) {
+      if (holds[h].process == op.process && holds[h].lock == op.lock) found = h;  // the latest
+    }
+    if (found == kNoEvent) continue;
+    Hold& hold = holds[found];
     if (history[op.first()].t_ns < hold.start_ns) continue;
     if (op.f == "release") {
       if (op.completion != kNoEvent && history[op.completion].type == EventType::kOk)
