@@ -35,7 +35,7 @@ CheckCommandResult run_check_command(const std::string& run_dir,
     return check_directory(run_dir, options, out);
   } catch (const std::exception& error) {
     CheckCommandResult result;
-    result.exit_code = 2;
+    result.exit_code = kExitError;
     result.verdict.overall = Outcome::kUnknown;
     result.error = error.what();
     err << "locklab check: " << result.error << "\n";

@@ -21,11 +21,12 @@ struct CheckCommandOptions {
 
 struct CheckCommandResult {
   Verdict verdict;
-  int exit_code = 2;  // 0 valid, 1 violated, 2 unknown or harness error
-  std::string error;  // set when exit_code is 2 because of a harness error
+  // 0 valid, 1 violated, 3 unknown, 2 harness error or bad input (docs/properties.md).
+  int exit_code = kExitError;
+  std::string error;  // set when exit_code is kExitError
 };
 
-// Never throws: a missing or malformed history is a harness error (exit code 2, named in
+// Never throws: a missing or malformed history is a harness error (kExitError, named in
 // result.error and printed to err).
 CheckCommandResult run_check_command(const std::string& run_dir,
                                      const CheckCommandOptions& options);

@@ -1,7 +1,15 @@
-// counter.no-lost-updates: the counter (a read-modify-write guarded only by the lock, starting
-// at 0) ends, in the harness's final read, at the number of counter writes that completed ok;
-// writes with unknown outcome widen the allowed range. When the final value is short, two
-// accepted writes that wrote the same value are shown as the lost update's evidence.
+// counter.no-lost-updates (docs/properties.md): the counter (a read-modify-write guarded only
+// by the lock, starting at 0) is a versioned register: each write stores the version it read
+// plus one, so every value is written at most once. Judged against the harness's final read:
+//   - applied writes = acknowledged ones (write ok) plus one indeterminate one (info, or never
+//     completed) that the final value shows applied: it wrote exactly that value and no
+//     acknowledged write did (otherwise the final value is explained without it);
+//   - two applied writes of one value: both read the same version, one update is lost;
+//   - an acknowledged write of N with a final value below N: nothing in a counter that only
+//     grows can explain it, the update is lost;
+//   - too many updates: v2 (every write has an invoke) a final value that no write carried;
+//     v1 a final value above the acknowledged plus indeterminate writes.
+// No final read (or a failed one) is unknown.
 #include <algorithm>
 
 #include "checker_index.h"
@@ -11,25 +19,42 @@ namespace {
 
 struct Written {
   int64_t count;
-  size_t event;
+  size_t event;  // the completion (or the invoke of a write still pending)
+  bool acknowledged;
 };
 
-// Two accepted writes that stored the same value: one overwrote the other's update.
-std::vector<size_t> duplicate_write(std::vector<Written> written) {
-  std::sort(written.begin(), written.end(), [](const Written& a, const Written& b) {
-    return a.count != b.count ? a.count < b.count : a.event < b.event;
-  });
-  for (size_t k = 1; k < written.size(); ++k) {
-    if (written[k].count == written[k - 1].count) return {written[k - 1].event, written[k].event};
-  }
-  return {};
+std::optional<int64_t> written_value(const std::vector<Event>& history, const Operation& op) {
+  std::optional<int64_t> count;
+  if (op.invoke != kNoEvent) count = int_field(history[op.invoke], "count");
+  if (!count && op.completion != kNoEvent) count = int_field(history[op.completion], "count");
+  return count;
 }
 
-std::optional<int64_t> count_of(const Event& event) {
-  if (!event.value.is_object()) return std::nullopt;
-  auto it = event.value.find("count");
-  if (it == event.value.end() || !it->is_number_integer()) return std::nullopt;
-  return it->get<int64_t>();
+// The last final event of the counter (ok or info), or kNoEvent.
+size_t last_final(const std::vector<Event>& history, const CheckConfig& config) {
+  for (size_t i = history.size(); i-- > 0;) {
+    const Event& e = history[i];
+    if (e.process == "harness" && e.f == "final" && resource_of(e) == config.counter_resource &&
+        (e.type == EventType::kOk || e.type == EventType::kInfo))
+      return i;
+  }
+  return kNoEvent;
+}
+
+// Every pair of applied writes of one value is one lost update.
+void check_duplicates(std::vector<Written> applied, const CheckConfig& config,
+                      PropertyResult& result) {
+  std::sort(applied.begin(), applied.end(), [](const Written& a, const Written& b) {
+    return a.count != b.count ? a.count < b.count : a.event < b.event;
+  });
+  for (size_t k = 1; k < applied.size(); ++k) {
+    if (applied[k].count != applied[k - 1].count) continue;
+    add_violation(result, config,
+                  "counter " + config.counter_resource + ": two writes stored " +
+                      std::to_string(applied[k].count) +
+                      " (both read the same version): one update was lost",
+                  "none", {applied[k - 1].event, applied[k].event});
+  }
 }
 
 }  // namespace
@@ -37,50 +62,66 @@ std::optional<int64_t> count_of(const Event& event) {
 PropertyResult check_counter(const std::vector<Event>& history, const HistoryIndex& index,
                              const CheckConfig& config) {
   PropertyResult result{std::string(kCounterNoLostUpdates), Outcome::kValid, "", 0, {}};
-  size_t accepted = 0, unknown = 0;
-  std::vector<Written> written;
+  std::vector<Written> writes;
+  size_t acknowledged = 0, indeterminate = 0;
   for (const Operation& op : index.operations) {
     if (op.f != "write" || op.resource != config.counter_resource) continue;
     EventType outcome = op.outcome(history);
-    if (outcome == EventType::kInfo) ++unknown;
-    if (outcome != EventType::kOk) continue;
-    ++accepted;
-    std::optional<int64_t> count = count_of(history[op.completion]);
-    if (!count && op.invoke != kNoEvent) count = count_of(history[op.invoke]);
-    if (count) written.push_back(Written{*count, op.completion});
+    if (outcome == EventType::kFail) continue;
+    (outcome == EventType::kOk ? acknowledged : indeterminate) += 1;
+    std::optional<int64_t> count = written_value(history, op);
+    if (!count) continue;
+    size_t at = op.completion != kNoEvent ? op.completion : op.invoke;
+    writes.push_back(Written{*count, at, outcome == EventType::kOk});
   }
-  size_t final_index = kNoEvent;
-  for (size_t i = history.size(); i-- > 0;) {
-    const Event& e = history[i];
-    if (e.process == "harness" && e.f == "final" && e.type == EventType::kOk &&
-        resource_of(e) == config.counter_resource && count_of(e)) {
-      final_index = i;
-      break;
-    }
-  }
-  result.note =
-      std::to_string(accepted) + " counter writes ok, " + std::to_string(unknown) + " unknown";
-  if (final_index == kNoEvent) {
+  const size_t final_index = last_final(history, config);
+  result.note = std::to_string(acknowledged) + " counter writes acknowledged, " +
+                std::to_string(indeterminate) + " indeterminate";
+  std::optional<int64_t> final_count;
+  if (final_index != kNoEvent && history[final_index].type == EventType::kOk)
+    final_count = history[final_index].value.value("missing", false) == true
+                      ? std::optional<int64_t>(0)
+                      : int_field(history[final_index], "count");
+  if (!final_count) {
     result.outcome = Outcome::kUnknown;
     result.note += " (unknown: no final read of " + config.counter_resource + ")";
     return result;
   }
-  const int64_t final_count = *count_of(history[final_index]);
-  const int64_t low = static_cast<int64_t>(accepted);
-  const int64_t high = low + static_cast<int64_t>(unknown);
-  if (final_count >= low && final_count <= high) return result;
-  std::vector<size_t> evidence = {final_index};
-  if (final_count < low) {
-    for (size_t e : duplicate_write(written)) evidence.push_back(e);
+  std::vector<Written> applied;
+  const Written* highest_acknowledged = nullptr;
+  bool final_written = *final_count == 0;
+  const bool final_acknowledged = std::any_of(writes.begin(), writes.end(), [&](const Written& w) {
+    return w.acknowledged && w.count == *final_count;
+  });
+  bool shown_applied = final_acknowledged;  // at most one indeterminate write is proven applied
+  for (const Written& w : writes) {
+    final_written |= w.count == *final_count;
+    if (!w.acknowledged && (w.count != *final_count || shown_applied)) continue;
+    shown_applied |= !w.acknowledged;
+    applied.push_back(w);
+    if (w.acknowledged &&
+        (highest_acknowledged == nullptr || w.count > highest_acknowledged->count))
+      highest_acknowledged = &w;
   }
-  std::string range =
-      unknown == 0 ? std::to_string(low) : std::to_string(low) + ".." + std::to_string(high);
-  add_violation(result, config,
-                "counter " + config.counter_resource + " ends at " + std::to_string(final_count) +
-                    " but " + range + " writes completed: " +
-                    (final_count < low ? std::to_string(low - final_count) + " updates lost"
-                                       : "more updates than writes"),
-                "none", std::move(evidence));
+  check_duplicates(applied, config, result);
+  if (highest_acknowledged != nullptr && highest_acknowledged->count > *final_count) {
+    add_violation(result, config,
+                  "counter " + config.counter_resource + " ends at " +
+                      std::to_string(*final_count) + " below the acknowledged write of " +
+                      std::to_string(highest_acknowledged->count) + ": updates were lost",
+                  "none", {highest_acknowledged->event, final_index});
+  }
+  const bool too_many = index.vocabulary >= 2
+                            ? !final_written
+                            : *final_count > static_cast<int64_t>(acknowledged + indeterminate);
+  if (too_many) {
+    add_violation(result, config,
+                  "counter " + config.counter_resource + " ends at " +
+                      std::to_string(*final_count) + ", more updates than writes (" +
+                      std::to_string(acknowledged) + " acknowledged, " +
+                      std::to_string(indeterminate) + " indeterminate)",
+                  "none", {final_index});
+  }
   return result;
 }
 

@@ -1,10 +1,17 @@
-// exclusion.fenced and exclusion.strict (ARCHITECTURE.md "Properties").
+// exclusion.fenced and exclusion.strict (docs/properties.md).
 //
 // fenced: judged at the resource. An accepted write (write ok) must not carry a token lower
 // than an accepted write that completed before it was invoked, and the harness's final read
-// of the resource must account for every accepted write (count between the definite accepts
-// and the definite plus the unknown ones; token between the highest definite and the highest
-// possible).
+// of the resource must account for every accepted write:
+//   - v2 (the final read lists the applied writes, value.writes = [{id, token}] in apply order):
+//     exact sets. Lost = accepted writes missing from the list; unexpected = listed ids that no
+//     write carried or that were refused; recovered = indeterminate writes in the list (they
+//     applied). Tokens along the list must not decrease. `missing: true` is an empty list.
+//   - v1 (count and token only): count between the definite accepts (plus one when the final
+//     token is carried only by indeterminate writes: one of them visibly applied) and the
+//     definite plus the indeterminate ones; token between the highest accepted and the highest
+//     possible.
+//   No final read of a written resource (or a failed one) leaves it unknown.
 // strict: judged on the workers' beliefs. Holds (checker_index.h) of one lock must not overlap
 // between processes, except shared holds with shared holds.
 #include <algorithm>
@@ -17,8 +24,9 @@ namespace locklab {
 namespace {
 
 struct ResourceTally {
-  size_t accepted = 0;  // write ok
-  size_t unknown = 0;   // write info, or never completed
+  size_t accepted = 0;                   // write ok
+  size_t unknown = 0;                    // write info, or never completed
+  std::vector<const Operation*> writes;  // every write to the resource, in first-event order
   std::optional<int64_t> max_accepted_token;
   size_t max_accepted_event = kNoEvent;
   std::optional<int64_t> max_possible_token;
@@ -36,6 +44,7 @@ void check_stale_writes(const std::vector<Event>& history, const HistoryIndex& i
   for (const Operation& op : index.operations) {
     if (op.f != "write" || op.resource == config.counter_resource) continue;
     ResourceTally& tally = tallies[op.resource];
+    tally.writes.push_back(&op);
     EventType outcome = op.outcome(history);
     if (outcome == EventType::kOk) ++tally.accepted;
     if (outcome == EventType::kInfo) ++tally.unknown;
@@ -79,19 +88,39 @@ void check_stale_writes(const std::vector<Event>& history, const HistoryIndex& i
   }
 }
 
-void check_final_count(const Event& final_read, size_t final_index, const ResourceTally& tally,
-                       const std::string& resource, const CheckConfig& config,
-                       PropertyResult& result) {
+// Whether the final token is carried by no accepted write but by an indeterminate one: then one
+// of those visibly applied.
+bool final_token_shows_indeterminate(const std::vector<Event>& history, const Event& final_read,
+                                     const ResourceTally& tally) {
+  std::optional<int64_t> token = int_field(final_read, "token");
+  if (!token || *token == 0) return false;
+  bool by_accepted = false, by_indeterminate = false;
+  for (const Operation* op : tally.writes) {
+    if (op->token != token) continue;
+    EventType outcome = op->outcome(history);
+    by_accepted |= outcome == EventType::kOk;
+    by_indeterminate |= outcome == EventType::kInfo;
+  }
+  return by_indeterminate && !by_accepted;
+}
+
+void check_final_count(const std::vector<Event>& history, const Event& final_read,
+                       size_t final_index, const ResourceTally& tally, const std::string& resource,
+                       const CheckConfig& config, PropertyResult& result) {
   auto count = final_read.value.find("count");
   if (count == final_read.value.end() || !count->is_number_integer()) return;
   int64_t value = count->get<int64_t>();
-  int64_t low = static_cast<int64_t>(tally.accepted);
-  int64_t high = low + static_cast<int64_t>(tally.unknown);
+  int64_t low = static_cast<int64_t>(tally.accepted) +
+                (final_token_shows_indeterminate(history, final_read, tally) ? 1 : 0);
+  int64_t high = static_cast<int64_t>(tally.accepted + tally.unknown);
   if (value >= low && value <= high) return;
   add_violation(result, config,
                 "resource " + resource + " ends with " + std::to_string(value) +
-                    " accepted writes, but the history has " + std::to_string(low) +
+                    " accepted writes, but the history has " + std::to_string(tally.accepted) +
                     " accepted and " + std::to_string(tally.unknown) + " unknown" +
+                    (low > static_cast<int64_t>(tally.accepted)
+                         ? " (one unknown visibly applied: it carries the final token)"
+                         : "") +
                     (value < low ? ": accepted writes were lost" : ": writes were invented"),
                 "none", {final_index});
 }
@@ -114,6 +143,85 @@ void check_final_token(const Event& final_read, size_t final_index, const Resour
                       ", which no write carried",
                   "none", {final_index});
   }
+}
+
+std::string write_id(const std::vector<Event>& history, const Operation& op) {
+  for (size_t e : {op.invoke, op.completion}) {
+    if (e == kNoEvent || !history[e].value.is_object()) continue;
+    auto it = history[e].value.find("id");
+    if (it != history[e].value.end() && it->is_string()) return it->get<std::string>();
+  }
+  return "";
+}
+
+struct ListedWrite {
+  std::string id;
+  std::optional<int64_t> token;
+};
+
+std::vector<ListedWrite> listed_writes(const Event& final_read) {
+  std::vector<ListedWrite> listed;
+  auto writes = final_read.value.find("writes");
+  if (writes == final_read.value.end() || !writes->is_array()) return listed;
+  for (const auto& entry : *writes) {
+    ListedWrite w;
+    if (entry.is_object() && entry.contains("id") && entry["id"].is_string())
+      w.id = entry["id"].get<std::string>();
+    if (entry.is_object() && entry.contains("token") && entry["token"].is_number_integer())
+      w.token = entry["token"].get<int64_t>();
+    listed.push_back(std::move(w));
+  }
+  return listed;
+}
+
+// The exact model: the final read lists every applied write (id, token) in apply order.
+// Returns the number of indeterminate writes the list shows applied (recovered).
+size_t check_final_writes(const std::vector<Event>& history, const Event& final_read,
+                          size_t final_index, const ResourceTally& tally,
+                          const std::string& resource, const CheckConfig& config,
+                          PropertyResult& result) {
+  std::unordered_map<std::string, const Operation*> by_id;
+  by_id.reserve(tally.writes.size());
+  for (const Operation* op : tally.writes) by_id[write_id(history, *op)] = op;
+  std::unordered_map<std::string, size_t> listed_at;
+  listed_at.reserve(tally.writes.size());
+  std::optional<int64_t> highest;
+  size_t recovered = 0;
+  const std::vector<ListedWrite> listed = listed_writes(final_read);
+  for (size_t k = 0; k < listed.size(); ++k) {
+    const ListedWrite& w = listed[k];
+    auto op = by_id.find(w.id);
+    std::string what = "resource " + resource + ": applied write " + w.id + " (position " +
+                       std::to_string(k + 1) + ")";
+    if (w.id.empty() || op == by_id.end() || !listed_at.emplace(w.id, k).second) {
+      add_violation(result, config, what + " was never invoked or is listed twice: unexpected",
+                    "none", {final_index});
+      continue;
+    }
+    const Operation& write = *op->second;
+    EventType outcome = write.outcome(history);
+    if (outcome == EventType::kFail)
+      add_violation(result, config, what + " was refused, yet applied: unexpected", "none",
+                    {write.completion, final_index});
+    if (outcome == EventType::kInfo) ++recovered;
+    if (w.token && highest && *w.token < *highest)
+      add_violation(result, config,
+                    what + " carries token " + std::to_string(*w.token) +
+                        ", applied after a write with token " + std::to_string(*highest),
+                    "none", {write.first(), final_index});
+    if (w.token && (!highest || *w.token > *highest)) highest = w.token;
+  }
+  for (const Operation* op : tally.writes) {  // in history order, for stable reports
+    if (op->outcome(history) != EventType::kOk) continue;
+    std::string id = write_id(history, *op);
+    if (listed_at.count(id)) continue;
+    add_violation(result, config,
+                  "resource " + resource + ": accepted write " + id + " (" + op->process +
+                      ", token " + (op->token ? std::to_string(*op->token) : "?") +
+                      ") is not in the final read: lost",
+                  "none", {op->completion, final_index});
+  }
+  return recovered;
 }
 
 // Which processes hold, as (max end) candidates from two different processes, so that a new
@@ -139,25 +247,65 @@ struct LatestTwo {
 
 }  // namespace
 
+namespace {
+
+// The last final event (ok or info) of every resource, by resource.
+std::map<std::string, size_t> last_finals(const std::vector<Event>& history,
+                                          const CheckConfig& config) {
+  std::map<std::string, size_t> finals;
+  for (size_t i = 0; i < history.size(); ++i) {
+    const Event& e = history[i];
+    if (e.process != "harness" || e.f != "final") continue;
+    if (e.type != EventType::kOk && e.type != EventType::kInfo) continue;
+    std::string resource = resource_of(e);
+    if (resource != config.counter_resource) finals[resource] = i;
+  }
+  return finals;
+}
+
+bool has_ids(const std::vector<Event>& history, const ResourceTally& tally) {
+  return std::all_of(tally.writes.begin(), tally.writes.end(),
+                     [&](const Operation* op) { return !write_id(history, *op).empty(); });
+}
+
+}  // namespace
+
 PropertyResult check_exclusion_fenced(const std::vector<Event>& history, const HistoryIndex& index,
                                       const CheckConfig& config) {
   PropertyResult result{std::string(kExclusionFenced), Outcome::kValid, "", 0, {}};
   std::map<std::string, ResourceTally> tallies;
   check_stale_writes(history, index, config, result, tallies);
-  size_t finals = 0;
-  for (size_t i = 0; i < history.size(); ++i) {
-    const Event& e = history[i];
-    if (e.process != "harness" || e.f != "final" || e.type != EventType::kOk) continue;
-    std::string resource = resource_of(e);
-    auto tally = tallies.find(resource);
-    if (resource == config.counter_resource || tally == tallies.end()) continue;
-    ++finals;
-    check_final_count(e, i, tally->second, resource, config, result);
-    check_final_token(e, i, tally->second, resource, config, result);
+  const std::map<std::string, size_t> finals = last_finals(history, config);
+  for (const auto& [resource, at] : finals) tallies[resource];  // a final of an unwritten one
+  size_t read = 0, recovered = 0;
+  std::string unknown;
+  for (const auto& [resource, tally] : tallies) {
+    auto final_at = finals.find(resource);
+    if (final_at == finals.end() || history[final_at->second].type != EventType::kOk) {
+      unknown += (unknown.empty() ? "" : ", ") + resource +
+                 (final_at == finals.end() ? " has no final read" : " could not be read");
+      continue;
+    }
+    ++read;
+    const Event& e = history[final_at->second];
+    const bool missing = e.value.is_object() && e.value.value("missing", false) == true;
+    if ((missing || e.value.contains("writes")) && has_ids(history, tally)) {
+      recovered +=
+          check_final_writes(history, e, final_at->second, tally, resource, config, result);
+      continue;
+    }
+    Event counted = e;  // a missing document is an empty resource
+    if (missing) counted.value.update({{"count", 0}, {"token", 0}});
+    check_final_count(history, counted, final_at->second, tally, resource, config, result);
+    check_final_token(counted, final_at->second, tally, resource, config, result);
   }
-  result.note = std::to_string(tallies.size()) + " fenced resources, " + std::to_string(finals) +
-                " final reads";
-  if (finals == 0) result.note += " (lost accepted writes not judged: no final read)";
+  result.note = std::to_string(tallies.size()) + " fenced resources, " + std::to_string(read) +
+                " read at the end, " + std::to_string(recovered) +
+                " indeterminate writes shown applied";
+  if (!unknown.empty() && result.outcome == Outcome::kValid) {
+    result.outcome = Outcome::kUnknown;
+    result.note += " (unknown: " + unknown + ")";
+  }
   return result;
 }
 

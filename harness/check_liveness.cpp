@@ -1,13 +1,20 @@
-// liveness.recovery: after every heal that leaves no fault active (and after the first acquire
-// attempt when the run has no faults at all), if some worker is waiting, some worker acquires
-// within CheckConfig::liveness_bound_ns.
+// liveness.recovery (docs/properties.md): after every heal that leaves no fault active (and
+// after the first acquire attempt when the run has no faults at all), for each lock on which
+// some worker is waiting, some worker acquires that lock within CheckConfig::liveness_bound_ns.
 //
-// Waiting = an acquire invoke still pending at the heal, or invoked within the bound.
-// A heal followed by a new fault before the bound elapses is not judged: the new fault may
-// rightly block progress (the run's final quiet period is where liveness is always judged).
-// A history that ends before the bound elapses gives unknown, never valid.
+// Judged lock by lock: a grant of one lock says nothing about another.
+// Waiting = an acquire invoke of the lock still pending at the heal, or invoked within the
+// bound. A recovery is a grant within the bound whose acquire was invoked at or after the heal,
+// or, invoked before it, whose hold the server later confirmed (its release completed ok): a
+// reply to a request sent before the heal and lost at once proves nothing.
+// Not judged: a heal followed by a new fault before the bound elapses (the new fault may rightly
+// block progress), and a bound cut short by the harness's `stop` or the history's end (the
+// workers were stopped, not starved): those give unknown when nothing else fails. Zero judged
+// recoveries is unknown, never valid.
 #include <algorithm>
 #include <limits>
+#include <map>
+#include <unordered_map>
 
 #include "checker_index.h"
 
@@ -18,6 +25,18 @@ struct Attempt {
   int64_t invoke_ns;
   int64_t done_ns;  // max when it never completed
   size_t invoke;
+};
+
+struct Grant {
+  int64_t ok_ns;
+  int64_t invoke_ns;  // min when the grant has no invoke
+  bool confirmed;     // the hold's release completed ok
+};
+
+struct LockAttempts {
+  std::vector<Attempt> attempts;    // in invoke order
+  std::vector<size_t> latest_done;  // latest_done[k]: latest completion among attempts[0..k]
+  std::vector<Grant> grants;        // in ok order
 };
 
 // Reference points: heals that leave no fault window open or, in a run without faults, the
@@ -49,73 +68,109 @@ std::vector<size_t> reference_points(const HistoryIndex& index) {
   return points;
 }
 
+std::map<std::string, LockAttempts> attempts_per_lock(const std::vector<Event>& history,
+                                                      const HistoryIndex& index) {
+  std::unordered_map<size_t, const Hold*> hold_of;  // acquire ok -> hold
+  for (const Hold& hold : index.holds) hold_of[hold.acquire_ok] = &hold;
+  std::map<std::string, LockAttempts> locks;
+  for (const Operation& op : index.operations) {
+    if (op.f != "acquire" || op.process == "nemesis") continue;
+    LockAttempts& lock = locks[op.lock];
+    int64_t done = op.completion == kNoEvent ? std::numeric_limits<int64_t>::max()
+                                             : history[op.completion].t_ns;
+    if (op.invoke != kNoEvent) lock.attempts.push_back({history[op.invoke].t_ns, done, op.invoke});
+    if (op.completion == kNoEvent || history[op.completion].type != EventType::kOk) continue;
+    auto hold = hold_of.find(op.completion);
+    bool confirmed = hold != hold_of.end() && hold->second->release_ok_ns.has_value();
+    int64_t invoked =
+        op.invoke == kNoEvent ? std::numeric_limits<int64_t>::min() : history[op.invoke].t_ns;
+    lock.grants.push_back(Grant{done, invoked, confirmed});
+  }
+  for (auto& [name, lock] : locks) {
+    std::sort(lock.grants.begin(), lock.grants.end(),
+              [](const Grant& a, const Grant& b) { return a.ok_ns < b.ok_ns; });
+    lock.latest_done.resize(lock.attempts.size());
+    for (size_t k = 0; k < lock.attempts.size(); ++k) {
+      lock.latest_done[k] = k;
+      if (k > 0 && lock.attempts[lock.latest_done[k - 1]].done_ns >= lock.attempts[k].done_ns)
+        lock.latest_done[k] = lock.latest_done[k - 1];
+    }
+  }
+  return locks;
+}
+
+// A waiter on the lock: invoked by `until` and not completed before `from`.
+const Attempt* waiter(const LockAttempts& lock, int64_t from, int64_t until) {
+  auto invoked = std::upper_bound(lock.attempts.begin(), lock.attempts.end(), until,
+                                  [](int64_t t, const Attempt& a) { return t < a.invoke_ns; });
+  if (invoked == lock.attempts.begin()) return nullptr;
+  const Attempt& last = lock.attempts[lock.latest_done[(invoked - lock.attempts.begin()) - 1]];
+  return last.done_ns < from ? nullptr : &last;
+}
+
+bool recovered(const LockAttempts& lock, int64_t from, int64_t until) {
+  auto grant = std::lower_bound(lock.grants.begin(), lock.grants.end(), from,
+                                [](const Grant& g, int64_t t) { return g.ok_ns < t; });
+  for (; grant != lock.grants.end() && grant->ok_ns <= until; ++grant) {
+    if (grant->invoke_ns >= from || grant->confirmed) return true;
+  }
+  return false;
+}
+
+struct Tally {
+  size_t judged = 0, interrupted = 0, unfinished = 0;
+};
+
 }  // namespace
 
 PropertyResult check_liveness_recovery(const std::vector<Event>& history, const HistoryIndex& index,
                                        const CheckConfig& config) {
   PropertyResult result{std::string(kLivenessRecovery), Outcome::kValid, "", 0, {}};
   const int64_t bound = config.liveness_bound_ns;
-  std::vector<Attempt> attempts;  // in invoke order
-  std::vector<int64_t> granted_ns;
-  for (const Operation& op : index.operations) {
-    if (op.f != "acquire" || op.invoke == kNoEvent) continue;
-    int64_t done = op.completion == kNoEvent ? std::numeric_limits<int64_t>::max()
-                                             : history[op.completion].t_ns;
-    attempts.push_back(Attempt{history[op.invoke].t_ns, done, op.invoke});
-    if (op.completion != kNoEvent && history[op.completion].type == EventType::kOk)
-      granted_ns.push_back(done);
-  }
-  std::sort(granted_ns.begin(), granted_ns.end());
-  // latest_done[k]: the attempt with the latest completion among attempts[0..k].
-  std::vector<size_t> latest_done(attempts.size());
-  for (size_t k = 0; k < attempts.size(); ++k) {
-    latest_done[k] = k;
-    if (k > 0 && attempts[latest_done[k - 1]].done_ns >= attempts[k].done_ns)
-      latest_done[k] = latest_done[k - 1];
-  }
+  const std::map<std::string, LockAttempts> locks = attempts_per_lock(history, index);
   std::vector<int64_t> fault_starts;
   for (const FaultWindow& window : index.windows) fault_starts.push_back(window.start_ns);
   std::sort(fault_starts.begin(), fault_starts.end());
-
-  size_t judged = 0, interrupted = 0, unfinished = 0;
+  const int64_t cut_ns = std::min(index.stop_ns, index.last_ns);
+  Tally tally;
   for (size_t point : reference_points(index)) {
     const int64_t from = history[point].t_ns;
+    if (from >= cut_ns && index.stop_event != kNoEvent) continue;  // healed after the stop
     const int64_t until = from + bound;
-    // Waiting: invoked by `until` and not completed before `from`.
-    auto invoked = std::upper_bound(attempts.begin(), attempts.end(), until,
-                                    [](int64_t t, const Attempt& a) { return t < a.invoke_ns; });
-    if (invoked == attempts.begin()) continue;
-    const Attempt& waiter = attempts[latest_done[(invoked - attempts.begin()) - 1]];
-    if (waiter.done_ns < from) continue;  // nobody waiting: nothing to judge
-    auto grant = std::lower_bound(granted_ns.begin(), granted_ns.end(), from);
-    if (grant != granted_ns.end() && *grant <= until) {
-      ++judged;
-      continue;
-    }
     auto next_fault = std::upper_bound(fault_starts.begin(), fault_starts.end(), from);
-    if (next_fault != fault_starts.end() && *next_fault <= until) {
-      ++interrupted;
-      continue;
+    const bool refaulted = next_fault != fault_starts.end() && *next_fault <= until;
+    for (const auto& [name, lock] : locks) {
+      const Attempt* waiting = waiter(lock, from, std::min(until, cut_ns));
+      if (waiting == nullptr) continue;  // nobody waiting on this lock: nothing to judge
+      if (recovered(lock, from, std::min(until, cut_ns))) {
+        ++tally.judged;
+      } else if (refaulted) {
+        ++tally.interrupted;
+      } else if (cut_ns < until) {
+        ++tally.unfinished;
+      } else {
+        ++tally.judged;
+        const bool is_heal = history[point].f == "heal";
+        add_violation(result, config,
+                      "lock " + name + ": no worker acquired it within " + ms_text(bound) +
+                          " after the " + (is_heal ? "heal at " : "first attempt at ") +
+                          ms_text(from - index.first_ns) + ", though " +
+                          history[waiting->invoke].process + " was waiting",
+                      "none", {point, waiting->invoke});
+      }
     }
-    if (index.last_ns < until) {
-      ++unfinished;
-      if (result.outcome == Outcome::kValid) result.outcome = Outcome::kUnknown;
-      continue;
-    }
-    ++judged;
-    const bool is_heal = history[point].f == "heal";
-    add_violation(result, config,
-                  "no worker acquired within " + ms_text(bound) + " after the " +
-                      (is_heal ? "heal at " : "first attempt at ") +
-                      ms_text(from - index.first_ns) + ", though " +
-                      history[waiter.invoke].process + " was waiting",
-                  "none", {point, waiter.invoke});
   }
-  result.note = std::to_string(judged) + " recoveries judged, " + std::to_string(interrupted) +
-                " interrupted by a new fault, " + std::to_string(unfinished) +
-                " cut short by the end of the history";
-  if (unfinished > 0 && result.outcome == Outcome::kUnknown)
-    result.note += " (unknown: the history ends before the bound elapses)";
+  result.note = std::to_string(tally.judged) + " recoveries judged (lock by lock), " +
+                std::to_string(tally.interrupted) + " interrupted by a new fault, " +
+                std::to_string(tally.unfinished) + " cut short by the stop or the history's end";
+  if (result.outcome == Outcome::kInvalid) return result;
+  if (tally.unfinished > 0) {
+    result.outcome = Outcome::kUnknown;
+    result.note += " (unknown: a bound was cut short, the waiters were stopped)";
+  } else if (tally.judged == 0) {
+    result.outcome = Outcome::kUnknown;
+    result.note += " (unknown: no recovery could be judged)";
+  }
   return result;
 }
 

@@ -1,8 +1,10 @@
-// lost.signalled: a holder whose lock was taken over (another process's acquire ok of the same
-// lock, with a higher token, while the holder had neither released nor been killed) must stop
-// holding (its `lost` event, or its death) no later than the takeover plus
-// CheckConfig::lost_bound_ns. A paused holder cannot be told; it is still a violation, with the
-// pause named as the cause so scenarios can expect it.
+// lost.signalled (docs/properties.md): a holder whose lock was taken over (another process's
+// acquire ok of the same lock, with a higher token, while the holder had neither released nor
+// been killed) must stop holding (its `lost` event with its token, or its death; a later write
+// with that token means it had not stopped) no later than the earliest takeover plus
+// CheckConfig::lost_bound_ns. Every other-process hold that starts inside the hold is looked
+// at, not only the first one. A paused holder cannot be told; it is still a violation, with
+// the pause named as the cause so scenarios can expect it.
 #include <map>
 
 #include "checker_index.h"
@@ -37,10 +39,17 @@ PropertyResult check_lost_signalled(const std::vector<Event>& /*history*/,
   for (const auto& [lock, holds] : per_lock) {
     std::vector<size_t> next = next_other_process(holds);
     for (size_t k = 0; k < holds.size(); ++k) {
-      if (next[k] == kNoEvent) continue;
       const Hold& holder = *holds[k];
-      const Hold& taker = *holds[next[k]];
-      if (taker.start_ns >= holder.end_ns || !is_takeover(holder, taker)) continue;
+      const Hold* found = nullptr;
+      for (size_t j = next[k]; j != kNoEvent && j < holds.size(); ++j) {
+        if (holds[j]->start_ns >= holder.end_ns) break;
+        if (holds[j]->process != holder.process && is_takeover(holder, *holds[j])) {
+          found = holds[j];
+          break;
+        }
+      }
+      if (found == nullptr) continue;
+      const Hold& taker = *found;
       ++takeovers;
       const int64_t deadline = taker.start_ns + config.lost_bound_ns;
       // Stopping within the bound is as good as being told; a reacquisition is not stopping.

@@ -1,5 +1,16 @@
-// tokens.unique and tokens.monotonic: fencing tokens granted per lock are unique and grow in
-// the real-time order of acquisitions (ARCHITECTURE.md "Properties").
+// tokens.unique and tokens.monotonic (docs/properties.md): fencing tokens granted per lock are
+// unique and grow in the order the lock granted them.
+//
+// tokens.monotonic is judged against a per-lock model of a lease lock with a token counter:
+// each grant takes effect somewhere between its acquire invoke and ok, and a granted lease
+// lasts at least value.lease_ms minus CheckConfig::lease_skew_ns from the invoke (an unknown
+// acquire is left pending: it may or may not have taken effect, so it constrains nothing).
+// Two checks, both O(n log n):
+//   - real time: a grant must carry a higher token than every grant completed before its
+//     acquire was invoked;
+//   - lease: a grant A that completed after a grant B with a higher token must have taken
+//     effect before B (token order), so A's lease must have expired by B's ok. When B's ok
+//     is earlier than A's invoke + lease - skew, no order of the two is possible.
 //
 // Shared (reader) acquisitions may carry the token of a concurrent shared acquisition, so two
 // shared grants with one token are not a duplicate, and a shared grant only has to be at least
@@ -26,6 +37,99 @@ struct Grant {
 
 std::string token_text(int64_t token) {
   return std::to_string(token);
+}
+
+struct Leased {
+  const Operation* op;
+  int64_t token;
+  int64_t lease_floor_ns;  // invoke + lease - skew: the lease cannot have expired before
+};
+
+// Index of the highest token in [lo, hi) of grants, answered in O(1) after O(n log n) setup.
+class MaxTokenTable {
+ public:
+  explicit MaxTokenTable(const std::vector<Leased>& grants) : grants_(grants) {
+    levels_.push_back(std::vector<size_t>(grants.size()));
+    for (size_t k = 0; k < grants.size(); ++k) levels_[0][k] = k;
+    for (size_t width = 2; width <= grants.size(); width *= 2) {
+      const std::vector<size_t>& below = levels_.back();
+      std::vector<size_t> level(grants.size() - width + 1);
+      for (size_t k = 0; k < level.size(); ++k) level[k] = higher(below[k], below[k + width / 2]);
+      levels_.push_back(std::move(level));
+    }
+  }
+  size_t max_in(size_t lo, size_t hi) const {  // requires lo < hi
+    size_t level = 0;
+    while ((size_t{2} << level) <= hi - lo) ++level;
+    return higher(levels_[level][lo], levels_[level][hi - (size_t{1} << level)]);
+  }
+
+ private:
+  size_t higher(size_t a, size_t b) const { return grants_[b].token > grants_[a].token ? b : a; }
+  const std::vector<Leased>& grants_;
+  std::vector<std::vector<size_t>> levels_;
+};
+
+size_t check_lock_leases(const std::vector<Event>& history, const HistoryIndex& index,
+                         const CheckConfig& config, const std::vector<Leased>& grants,
+                         PropertyResult& result) {
+  // grants are in ok order; ok_events the same order, for the binary searches.
+  std::vector<size_t> ok_events;
+  for (const Leased& g : grants) ok_events.push_back(g.op->completion);
+  MaxTokenTable table(grants);
+  size_t compared = 0;
+  for (size_t a = 0; a < grants.size(); ++a) {
+    const Leased& later = grants[a];
+    // Earlier completions B that came after later's invoke (the real-time check covers the
+    // ones before it) and before its lease could have expired.
+    size_t lo = static_cast<size_t>(
+        std::upper_bound(ok_events.begin(), ok_events.begin() + a, later.op->invoke) -
+        ok_events.begin());
+    if (lo >= a) continue;
+    const size_t hi = static_cast<size_t>(
+        std::partition_point(ok_events.begin() + lo, ok_events.begin() + a,
+                             [&](size_t e) { return history[e].t_ns < later.lease_floor_ns; }) -
+        ok_events.begin());
+    ++compared;
+    if (lo >= hi) continue;
+    const Leased& higher = grants[table.max_in(lo, hi)];
+    if (higher.token <= later.token) continue;
+    const Event& before = history[higher.op->completion];
+    add_violation(result, config,
+                  "lock " + later.op->lock + ": " + later.op->process + " was granted token " +
+                      token_text(later.token) + " after " + before.process + "'s token " +
+                      token_text(higher.token) + ", which was granted while " + later.op->process +
+                      "'s acquire was in flight; taking effect first, " + later.op->process +
+                      "'s lease (from its invoke, less " + ms_text(config.lease_skew_ns) +
+                      " skew) was still live then",
+                  index.cause(history[later.op->invoke].t_ns, history[later.op->completion].t_ns,
+                              before.process, later.op->process),
+                  {later.op->invoke, higher.op->completion, later.op->completion});
+  }
+  return compared;
+}
+
+// The lease check of tokens.monotonic, lock by lock, over exclusive grants with a lease;
+// returns how many grants had another grant complete inside their acquire call.
+size_t check_lease_order(const std::vector<Event>& history, const HistoryIndex& index,
+                         const CheckConfig& config, PropertyResult& result) {
+  std::map<std::string, std::vector<Leased>> per_lock;
+  for (const Operation& op : index.operations) {
+    if (op.f != "acquire" || op.invoke == kNoEvent || op.completion == kNoEvent) continue;
+    const Event& ok = history[op.completion];
+    if (ok.type != EventType::kOk || !op.token || is_shared(ok)) continue;
+    std::optional<int64_t> lease_ms = int_field(ok, "lease_ms");
+    if (!lease_ms || *lease_ms <= 0) continue;
+    per_lock[op.lock].push_back(Leased{
+        &op, *op.token, history[op.invoke].t_ns + *lease_ms * 1'000'000 - config.lease_skew_ns});
+  }
+  size_t compared = 0;
+  for (auto& [lock, grants] : per_lock) {
+    std::sort(grants.begin(), grants.end(),
+              [](const Leased& x, const Leased& y) { return x.op->completion < y.op->completion; });
+    compared += check_lock_leases(history, index, config, grants, result);
+  }
+  return compared;
 }
 
 }  // namespace
@@ -114,7 +218,13 @@ PropertyResult check_tokens_monotonic(const std::vector<Event>& history, const H
     Highest& slot = is_shared(history[i]) ? shared_max[op->lock] : exclusive_max[op->lock];
     if (slot.ok == kNoEvent || token > slot.token) slot = Highest{token, i};
   }
-  result.note = std::to_string(checked) + " acquisitions compared with earlier grants";
+  size_t leased = check_lease_order(history, index, config, result);
+  result.note = std::to_string(checked) +
+                " grants compared with every grant completed before "
+                "their invoke; " +
+                std::to_string(leased) +
+                " compared with the grants completed "
+                "during their acquire (lease model)";
   return result;
 }
 

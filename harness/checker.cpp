@@ -17,37 +17,55 @@ using PropertyChecker = PropertyResult (*)(const std::vector<Event>&, const Hist
 struct PropertyEntry {
   std::string_view name;
   PropertyChecker checker;
-  // Whether the history holds the events this property judges; an implicitly selected
-  // property without them is not reported at all.
-  bool (*applies)(const std::vector<Event>&, const CheckConfig&);
+  // Why the property does not apply to this history (an implicitly selected property is then
+  // reported not-applicable with this reason), or "" when it applies.
+  std::string (*not_applicable)(const std::vector<Event>&, const HistoryIndex&, const CheckConfig&);
 };
 
-bool has_acquire(const std::vector<Event>& history, const CheckConfig&) {
-  return std::any_of(history.begin(), history.end(),
-                     [](const Event& e) { return e.f == "acquire" && e.process != "nemesis"; });
+bool is_worker_event(const Event& e, const CheckConfig& config, bool counter) {
+  if (e.f != "write" && e.f != "read") return false;
+  return (resource_of(e) == config.counter_resource) == counter;
 }
 
-bool has_fenced_write(const std::vector<Event>& history, const CheckConfig& config) {
-  return std::any_of(history.begin(), history.end(), [&config](const Event& e) {
-    return e.f == "write" && resource_of(e) != config.counter_resource;
-  });
+// A v2 start event names the workload, which decides what applies even when a run produced
+// no such event (a fenced run whose writes never happened is unknown, not not-applicable).
+std::string workload_mismatch(const HistoryIndex& index, const char* wanted) {
+  if (index.workload.empty() || index.workload == wanted) return "";
+  return "the workload is " + index.workload + ", not " + wanted;
 }
 
-bool has_counter(const std::vector<Event>& history, const CheckConfig& config) {
-  return std::any_of(history.begin(), history.end(), [&config](const Event& e) {
-    return (e.f == "write" || e.f == "read") && resource_of(e) == config.counter_resource;
+std::string no_acquire(const std::vector<Event>& history, const HistoryIndex&, const CheckConfig&) {
+  bool any = std::any_of(history.begin(), history.end(),
+                         [](const Event& e) { return e.f == "acquire" && e.process != "nemesis"; });
+  return any ? "" : "the history holds no acquire";
+}
+
+std::string no_fenced(const std::vector<Event>& history, const HistoryIndex& index,
+                      const CheckConfig& config) {
+  if (!index.workload.empty()) return workload_mismatch(index, "fenced");
+  bool any = std::any_of(history.begin(), history.end(), [&config](const Event& e) {
+    return e.f == "write" && is_worker_event(e, config, false);
   });
+  return any ? "" : "the history holds no fenced write";
+}
+
+std::string no_counter(const std::vector<Event>& history, const HistoryIndex& index,
+                       const CheckConfig& config) {
+  if (!index.workload.empty()) return workload_mismatch(index, "counter");
+  bool any = std::any_of(history.begin(), history.end(),
+                         [&config](const Event& e) { return is_worker_event(e, config, true); });
+  return any ? "" : "the history holds no counter read or write";
 }
 
 const std::vector<PropertyEntry>& registry() {
   static const std::vector<PropertyEntry> entries = {
-      {kTokensUnique, check_tokens_unique, has_acquire},
-      {kTokensMonotonic, check_tokens_monotonic, has_acquire},
-      {kExclusionFenced, check_exclusion_fenced, has_fenced_write},
-      {kExclusionStrict, check_exclusion_strict, has_acquire},
-      {kLivenessRecovery, check_liveness_recovery, has_acquire},
-      {kLostSignalled, check_lost_signalled, has_acquire},
-      {kCounterNoLostUpdates, check_counter, has_counter},
+      {kTokensUnique, check_tokens_unique, no_acquire},
+      {kTokensMonotonic, check_tokens_monotonic, no_acquire},
+      {kExclusionFenced, check_exclusion_fenced, no_fenced},
+      {kExclusionStrict, check_exclusion_strict, no_acquire},
+      {kLivenessRecovery, check_liveness_recovery, no_acquire},
+      {kLostSignalled, check_lost_signalled, no_acquire},
+      {kCounterNoLostUpdates, check_counter, no_counter},
   };
   return entries;
 }
@@ -98,14 +116,15 @@ nlohmann::json CheckConfig::to_json() const {
   return nlohmann::json{{"properties", properties},
                         {"liveness_bound_ns", liveness_bound_ns},
                         {"lost_bound_ns", lost_bound_ns},
+                        {"lease_skew_ns", lease_skew_ns},
                         {"counter_resource", counter_resource},
                         {"violations_kept_max", violations_kept_max}};
 }
 
 CheckConfig CheckConfig::from_json(const nlohmann::json& json) {
   if (!json.is_object()) throw std::invalid_argument("check config: not a JSON object");
-  static const char* const kKeys[] = {"properties", "liveness_bound_ns", "lost_bound_ns",
-                                      "counter_resource", "violations_kept_max"};
+  static const char* const kKeys[] = {"properties",    "liveness_bound_ns", "lost_bound_ns",
+                                      "lease_skew_ns", "counter_resource",  "violations_kept_max"};
   for (const auto& [key, unused] : json.items()) {
     if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys))
       throw std::invalid_argument("check config: unknown key \"" + key + "\"");
@@ -122,6 +141,7 @@ CheckConfig CheckConfig::from_json(const nlohmann::json& json) {
   }
   config.liveness_bound_ns = positive_ns(json, "liveness_bound_ns", config.liveness_bound_ns);
   config.lost_bound_ns = positive_ns(json, "lost_bound_ns", config.lost_bound_ns);
+  config.lease_skew_ns = positive_ns(json, "lease_skew_ns", config.lease_skew_ns);
   if (auto it = json.find("counter_resource"); it != json.end()) {
     if (!it->is_string() || it->get<std::string>().empty())
       throw std::invalid_argument("check config: \"counter_resource\" not a non-empty string");
@@ -140,6 +160,8 @@ std::string_view to_string(Outcome outcome) {
       return "invalid";
     case Outcome::kUnknown:
       return "unknown";
+    case Outcome::kNotApplicable:
+      return "not-applicable";
   }
   assert(false && "unknown Outcome");
   return "unknown";
@@ -149,10 +171,13 @@ std::optional<Outcome> parse_outcome(std::string_view text) {
   if (text == "valid") return Outcome::kValid;
   if (text == "invalid") return Outcome::kInvalid;
   if (text == "unknown") return Outcome::kUnknown;
+  if (text == "not-applicable") return Outcome::kNotApplicable;
   return std::nullopt;
 }
 
 Outcome combine(Outcome a, Outcome b) {
+  if (a == Outcome::kNotApplicable) return b;
+  if (b == Outcome::kNotApplicable) return a;
   if (a == Outcome::kInvalid || b == Outcome::kInvalid) return Outcome::kInvalid;
   if (a == Outcome::kUnknown || b == Outcome::kUnknown) return Outcome::kUnknown;
   return Outcome::kValid;
@@ -161,13 +186,14 @@ Outcome combine(Outcome a, Outcome b) {
 int exit_code(Outcome outcome) {
   switch (outcome) {
     case Outcome::kValid:
-      return 0;
+      return kExitValid;
     case Outcome::kInvalid:
-      return 1;
+      return kExitInvalid;
     case Outcome::kUnknown:
-      return 2;
+    case Outcome::kNotApplicable:  // never an overall verdict (check() makes it unknown)
+      return kExitUnknown;
   }
-  return 2;
+  return kExitError;
 }
 
 const PropertyResult* Verdict::find(std::string_view property) const {
@@ -186,11 +212,10 @@ Verdict check(const std::vector<Event>& history, const CheckConfig& config) {
     bool explicit_choice = std::find(wanted.begin(), wanted.end(), entry.name) != wanted.end();
     if (!wanted.empty() && !explicit_choice) continue;
     PropertyResult result;
-    if (!entry.applies(history, config)) {
-      if (!explicit_choice) continue;
+    if (std::string why = entry.not_applicable(history, index, config); !why.empty()) {
       result.property = std::string(entry.name);
-      result.outcome = Outcome::kUnknown;
-      result.note = "the history holds no events this property judges";
+      result.outcome = explicit_choice ? Outcome::kUnknown : Outcome::kNotApplicable;
+      result.note = (explicit_choice ? "unknown: " : "not applicable: ") + why;
     } else {
       result = entry.checker(history, index, config);
       assert(result.property == entry.name);
@@ -199,9 +224,11 @@ Verdict check(const std::vector<Event>& history, const CheckConfig& config) {
     verdict.overall = combine(verdict.overall, result.outcome);
     verdict.properties.push_back(std::move(result));
   }
-  if (verdict.properties.empty()) {
-    verdict.overall = Outcome::kUnknown;
-  }
+  // Nothing judged at all (no property applies) proves nothing.
+  const bool judged_any =
+      std::any_of(verdict.properties.begin(), verdict.properties.end(),
+                  [](const PropertyResult& r) { return r.outcome != Outcome::kNotApplicable; });
+  if (!judged_any) verdict.overall = Outcome::kUnknown;
   return verdict;
 }
 

@@ -1,6 +1,8 @@
-// The checkers: turn a history (history.h) into a Verdict, one PropertyResult per property of
-// ARCHITECTURE.md "Properties". This header is the API the runtime calls after a run and that
-// `locklab check DIR` calls on a stored history.
+// The checkers: turn a history (history.h) into a Verdict, one PropertyResult per property
+// defined in docs/properties.md (each property's claim, what is indeterminate, what "unknown"
+// means). This header is the API the runtime calls after a run and that `locklab check DIR`
+// calls on a stored history. Histories of vocabulary v1 (no value.vocabulary in the start event)
+// and v2 are both accepted.
 //
 // Inputs: the events in the order read_history() returns them (by t_ns, file order for equal
 // timestamps). Every Violation names its evidence as indices into that vector.
@@ -10,6 +12,8 @@
 //     "definitely did not happen", and never alone as evidence of a violation.
 //   - Only `acquire ok` starts a hold: a worker enters its critical section only then.
 //   - Every checker is O(n log n) in the number of events.
+//   - Every selected property is reported: one whose events the history lacks is "unknown" when
+//     chosen explicitly and "not-applicable" (with the reason) when selected implicitly.
 //
 // Thread rules: check() is a pure function of its inputs; call it from any thread.
 #pragma once
@@ -52,6 +56,10 @@ struct CheckConfig {
   int64_t liveness_bound_ns = 10'000'000'000;
   // lost.signalled: a holder taken over must see `lost` no later than takeover + this bound.
   int64_t lost_bound_ns = 1'000'000'000;
+  // The lease lock model (tokens.monotonic): a grant's lease may expire no earlier than its
+  // acquire invoke + value.lease_ms minus this allowance for clock skew between the server
+  // and the harness.
+  int64_t lease_skew_ns = 250'000'000;
   // Writes to this resource are the counter workload's; writes to any other resource are
   // fenced writes.
   std::string counter_resource = "counter";
@@ -63,13 +71,21 @@ struct CheckConfig {
   static CheckConfig from_json(const nlohmann::json& json);
 };
 
-enum class Outcome { kValid, kInvalid, kUnknown };
+// kNotApplicable: an implicitly selected property whose events the history does not hold (a
+// mutex run has no counter); reported with its reason, neutral in the overall verdict.
+enum class Outcome { kValid, kInvalid, kUnknown, kNotApplicable };
 
+// "valid" | "invalid" | "unknown" | "not-applicable"
 std::string_view to_string(Outcome outcome);
-std::optional<Outcome> parse_outcome(std::string_view text);  // "valid"|"invalid"|"unknown"
-// Invalid dominates unknown, which dominates valid.
+std::optional<Outcome> parse_outcome(std::string_view text);
+// Invalid dominates unknown, which dominates valid; not-applicable is neutral.
 Outcome combine(Outcome a, Outcome b);
-// The process exit code for an outcome: 0 valid, 1 invalid, 2 unknown.
+// Process exit codes (docs/properties.md "Outcomes"): a verdict maps to 0 valid, 1 invalid,
+// 3 unknown; 2 is reserved for a harness error or bad input (never a verdict).
+inline constexpr int kExitValid = 0;
+inline constexpr int kExitInvalid = 1;
+inline constexpr int kExitError = 2;
+inline constexpr int kExitUnknown = 3;
 int exit_code(Outcome outcome);
 
 struct Violation {

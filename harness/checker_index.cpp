@@ -44,6 +44,7 @@ std::string field_text(const Event& event, const char* key) {
 // Pairs completions with invokes: per (process, f), a stack of pending operations.
 std::vector<Operation> pair_operations(const std::vector<Event>& history) {
   std::vector<Operation> operations;
+  operations.reserve(history.size() / 2 + 1);  // about one operation per two events
   std::unordered_map<std::string, std::vector<size_t>> pending;  // process + '\0' + f
   for (size_t i = 0; i < history.size(); ++i) {
     const Event& event = history[i];
@@ -80,31 +81,40 @@ std::vector<Operation> pair_operations(const std::vector<Event>& history) {
   return operations;
 }
 
+bool undone(const Event& event) {
+  return event.value.is_object() && event.value.value("undone", false) == true;
+}
+
 std::vector<FaultWindow> collect_windows(const std::vector<Event>& history) {
   std::vector<FaultWindow> windows;
   std::unordered_map<std::string, size_t> open;  // window id -> index in windows
+  auto close = [&](std::unordered_map<std::string, size_t>::iterator it, size_t i) {
+    windows[it->second].heal_event = i;
+    windows[it->second].end_ns = history[i].t_ns;
+    open.erase(it);
+  };
   for (size_t i = 0; i < history.size(); ++i) {
     const Event& event = history[i];
     if (event.process != kNemesis) continue;
     std::string id = field_text(event, "window");
-    // Vocabulary 2: a window closes at its heal's completion (ok; a failed heal never closes
-    // it), or at its fault's fail (begin undone, no heal follows); a heal invoke does not.
-    const bool heal_done =
-        event.f == "heal" && (event.type == EventType::kOk || event.type == EventType::kInfo);
-    const bool begin_undone = event.f != "heal" && event.type == EventType::kFail;
-    if (event.f == "heal" && !heal_done) continue;
-    if (heal_done || (begin_undone && !id.empty() && open.count(id))) {
+    if (event.f == "heal") {
+      // v2: the heal's invoke is only an attempt and a failed heal never heals.
+      if (event.type == EventType::kInvoke || event.type == EventType::kFail) continue;
       if (id.empty()) id = field_text(event, "fault");
       auto it = open.find(id);
-      if (it == open.end()) continue;  // a heal of nothing: harmless, nothing to pair
-      windows[it->second].heal_event = i;
-      windows[it->second].end_ns = event.t_ns;
-      open.erase(it);
+      if (it != open.end()) close(it, i);  // a heal of nothing: harmless, nothing to pair
       continue;
     }
-    // An event of a window that is already open (a fault acting again inside its window, e.g.
-    // a step-down at a cadence) is part of that window, not a new one.
-    if (!id.empty() && open.count(id)) continue;
+    // An event of a window that is already open (its activation, or a fault acting again
+    // inside its window, e.g. a step-down at a cadence) is part of that window.
+    if (!id.empty()) {
+      auto it = open.find(id);
+      if (it != open.end()) {
+        if (event.type == EventType::kFail && undone(event)) close(it, i);
+        continue;
+      }
+    }
+    if (event.type == EventType::kFail && undone(event)) continue;  // nothing happened
     FaultWindow window;
     window.start_event = i;
     window.fault = event.f;
@@ -136,8 +146,9 @@ class HoldTracker {
     holds_->push_back(std::move(hold));
   }
 
-  // Ends the holds of process on lock (every lock when lock is empty and no token is given;
-  // the one with that token when a token is given).
+  // Ends the holds of process on lock (every lock when lock is empty) whose token is token
+  // (any token when none is given or the hold has none): a `lost` or release for an earlier
+  // token must not end the current hold.
   void close_matching(const std::string& process, const std::string& lock,
                       std::optional<int64_t> token, size_t i, int64_t t_ns, HoldEnd why) {
     auto it = open_.find(process);
@@ -145,7 +156,8 @@ class HoldTracker {
     std::vector<size_t>& mine = it->second;
     std::erase_if(mine, [&](size_t h) {
       Hold& hold = (*holds_)[h];
-      bool match = lock.empty() ? (!token || hold.token == token) : hold.lock == lock;
+      bool match =
+          (lock.empty() || hold.lock == lock) && (!token || !hold.token || hold.token == token);
       if (match) end(hold, i, t_ns, why);
       return match;
     });
@@ -174,6 +186,42 @@ class HoldTracker {
   std::unordered_map<std::string, std::vector<size_t>> open_;
 };
 
+// A hold lasts until the completion of its holder's last write with its token (a pending write
+// counts to its invoke: nothing later is known of it), and records its release's ok.
+void extend_holds(const std::vector<Event>& history, const std::vector<Operation>& operations,
+                  std::vector<Hold>& holds) {
+  // token -> holds with that token (one per lock and process, in start order): integer keys,
+  // the strings are only compared.
+  std::unordered_map<int64_t, std::vector<size_t>> by_token;
+  by_token.reserve(holds.size());
+  for (size_t h = 0; h < holds.size(); ++h) {
+    if (holds[h].token) by_token[*holds[h].token].push_back(h);
+  }
+  for (const Operation& op : operations) {
+    if ((op.f != "write" && op.f != "release") || !op.token) continue;
+    auto candidates = by_token.find(*op.token);
+    if (candidates == by_token.end()) continue;
+    size_t found = kNoEvent;
+    for (size_t h : candidates->second) {
+      if (holds[h].process == op.process && holds[h].lock == op.lock) found = h;  // the latest
+    }
+    if (found == kNoEvent) continue;
+    Hold& hold = holds[found];
+    if (history[op.first()].t_ns < hold.start_ns) continue;
+    if (op.f == "release") {
+      if (op.completion != kNoEvent && history[op.completion].type == EventType::kOk)
+        hold.release_ok_ns = history[op.completion].t_ns;
+      continue;
+    }
+    const size_t last = op.completion != kNoEvent ? op.completion : op.invoke;
+    if (history[last].t_ns <= hold.end_ns || hold.end == HoldEnd::kHistoryEnd) continue;
+    if (hold.end == HoldEnd::kKilled || hold.end == HoldEnd::kExited) continue;
+    hold.end_event = last;
+    hold.end_ns = history[last].t_ns;
+    hold.end = HoldEnd::kWrite;
+  }
+}
+
 std::vector<Hold> reconstruct_holds(const std::vector<Event>& history,
                                     const std::vector<Operation>& operations) {
   // A grant that does not repeat its lock takes it from its invoke.
@@ -192,6 +240,7 @@ std::vector<Hold> reconstruct_holds(const std::vector<Event>& history,
     } else if (e.f == "release" && e.type == EventType::kInvoke) {
       tracker.close_matching(e.process, e.lock, e.token, i, e.t_ns, HoldEnd::kRelease);
     } else if (e.f == "lost" && e.type != EventType::kInvoke) {
+      // `lost-ignored` (v2) is another f: the worker goes on, the hold does not end.
       tracker.close_matching(e.process, e.lock, e.token, i, e.t_ns, HoldEnd::kLost);
     } else if (e.process == kNemesis && e.f == "kill-worker" &&
                (e.type == EventType::kOk || e.type == EventType::kInfo)) {
@@ -202,6 +251,7 @@ std::vector<Hold> reconstruct_holds(const std::vector<Event>& history,
     }
   }
   if (!history.empty()) tracker.close_everything(history.back().t_ns);
+  extend_holds(history, operations, holds);
   return holds;
 }
 
@@ -225,6 +275,8 @@ std::string_view to_string(HoldEnd end) {
       return "reacquired";
     case HoldEnd::kHistoryEnd:
       return "history end";
+    case HoldEnd::kWrite:
+      return "write";
   }
   return "?";
 }
@@ -243,6 +295,8 @@ std::string_view describe(HoldEnd end) {
       return "it acquired the lock again";
     case HoldEnd::kHistoryEnd:
       return "the end of the history";
+    case HoldEnd::kWrite:
+      return "its last write with that token";
   }
   return "?";
 }
@@ -272,6 +326,18 @@ HistoryIndex HistoryIndex::build(const std::vector<Event>& history) {
     if (event.process != kNemesis && event.process != kHarness) workers.insert(event.process);
   }
   index.workers.assign(workers.begin(), workers.end());
+  index.stop_ns = index.last_ns;
+  for (size_t i = 0; i < history.size(); ++i) {
+    const Event& event = history[i];
+    if (event.process != kHarness) continue;
+    if (event.f == "start" && event.value.is_object()) {
+      index.vocabulary = static_cast<int>(int_field(event, "vocabulary").value_or(1));
+      index.workload = field_text(event, "workload");
+    } else if (event.f == "stop" && index.stop_event == kNoEvent) {
+      index.stop_event = i;
+      index.stop_ns = event.t_ns;
+    }
+  }
   return index;
 }
 
@@ -297,6 +363,13 @@ std::string resource_of(const Event& event) {
   if (!event.value.is_object()) return "";
   auto it = event.value.find("resource");
   return it == event.value.end() ? "" : text_of(*it);
+}
+
+std::optional<int64_t> int_field(const Event& event, const char* key) {
+  if (!event.value.is_object()) return std::nullopt;
+  auto it = event.value.find(key);
+  if (it == event.value.end() || !it->is_number_integer()) return std::nullopt;
+  return it->get<int64_t>();
 }
 
 std::string ms_text(int64_t ns) {

@@ -1,6 +1,7 @@
 // What the checkers derive from a raw history, once, before any property is judged:
-// operations (an invoke paired with its completion), holds (a worker's critical sections) and
-// fault windows (a nemesis fault paired with its heal). Internal to the checkers.
+// operations (an invoke paired with its completion), holds (a worker's critical sections),
+// fault windows (a nemesis fault paired with its heal) and the harness's start and stop.
+// Internal to the checkers; the definitions they serve are in docs/properties.md.
 //
 // Invariants: every index refers into the history the index was built from; operations,
 // holds and windows are in order of their first event; a hold's end is never before its start.
@@ -38,13 +39,16 @@ struct Operation {
   size_t first() const { return invoke != kNoEvent ? invoke : completion; }
 };
 
-enum class HoldEnd { kRelease, kLost, kKilled, kExited, kReacquired, kHistoryEnd };
+enum class HoldEnd { kRelease, kLost, kKilled, kExited, kReacquired, kHistoryEnd, kWrite };
 std::string_view to_string(HoldEnd end);
 // "its release", "it was killed", ...: how a hold ended, for messages.
 std::string_view describe(HoldEnd end);
 
-// A critical section: from an acquire ok to the earliest of the holder's release invoke, lost
-// event, kill or exit, its next acquire ok of the same lock, or the end of the history.
+// A critical section: from an acquire ok to the earliest of the holder's release invoke, `lost`
+// event carrying the hold's token (`lost-ignored` does not end it), kill or exit, its next
+// acquire ok of the same lock, or the end of the history; then extended to the completion of
+// the holder's last write with that token when that is later (a worker that goes on writing
+// after `lost`, or whose write was in flight, still acts as the holder).
 struct Hold {
   size_t acquire_ok = kNoEvent;
   size_t end_event = kNoEvent;  // kNoEvent when the history ended first
@@ -55,9 +59,13 @@ struct Hold {
   int64_t start_ns = 0;
   int64_t end_ns = 0;
   HoldEnd end = HoldEnd::kHistoryEnd;
+  // When the holder's release completed ok: the server confirmed the hold then (v1 and v2).
+  std::optional<int64_t> release_ok_ns;
 };
 
-// A fault from its nemesis event to the heal with the same window id (or the history's end).
+// A fault from its first nemesis event (v2: the intent, `<fault> invoke`; v1: `<fault> info`)
+// to the heal with the same window id: v2 `heal ok`, v1 `heal info`, or the `<fault> fail`
+// whose partial action was undone. A failed heal leaves the window open to the history's end.
 struct FaultWindow {
   size_t start_event = kNoEvent;
   size_t heal_event = kNoEvent;  // kNoEvent: never healed
@@ -79,6 +87,11 @@ struct HistoryIndex {
   std::vector<std::string> workers;  // processes other than "nemesis" and "harness", sorted
   int64_t first_ns = 0;
   int64_t last_ns = 0;
+  // The first harness `stop` (v2): acquires pending then were stopped, not starved.
+  size_t stop_event = kNoEvent;
+  int64_t stop_ns = 0;   // last_ns when there is no stop event
+  int vocabulary = 1;    // the start event's value.vocabulary (1 when absent)
+  std::string workload;  // the start event's value.workload ("" when absent: v1)
 
   static HistoryIndex build(const std::vector<Event>& history);
 
@@ -92,6 +105,7 @@ struct HistoryIndex {
 // Small shared helpers for the property checkers.
 std::string resource_of(const Event& event);  // value.resource as text, "" when absent
 std::string ms_text(int64_t ns);              // "1234.5 ms"
+std::optional<int64_t> int_field(const Event& event, const char* key);  // value.key if integer
 // Appends a violation to result (keeping at most config.violations_kept_max) and marks it
 // invalid. Sorts and deduplicates events.
 void add_violation(PropertyResult& result, const CheckConfig& config, std::string message,

@@ -22,10 +22,11 @@ class Generator {
 
   std::vector<Event> run() {
     // Not at t = 0: HistoryWriter stamps a zero time with the current time.
-    emit(kMs, "harness", EventType::kInfo, "start", "", std::nullopt,
-         {{"scenario", "synthetic"},
-          {"seed", params_.seed},
-          {"check", synthetic_check_config().to_json()}});
+    nlohmann::json start = {{"scenario", "synthetic"},
+                            {"seed", params_.seed},
+                            {"check", synthetic_check_config().to_json()}};
+    if (params_.vocabulary >= 2) start["vocabulary"] = 2;
+    emit(kMs, "harness", EventType::kInfo, "start", "", std::nullopt, std::move(start));
     now_ = 2 * kMs;
     std::vector<size_t> fault_at = fault_positions();
     for (size_t k = 0; k < params_.holds; ++k) {
@@ -73,24 +74,33 @@ class Generator {
     now_ += pick(1, 300) * kMs;
     emit(now_, "nemesis", EventType::kInfo, "heal", "", std::nullopt,
          {{"window", id}, {"fault", fault}});
+    last_heal_t_ = now_;
   }
 
   void hold(size_t k) {
     const int64_t lock_number = pick(0, params_.locks - 1);
     const std::string lock = "L" + std::to_string(lock_number);
+    last_lock_ = lock;
     int64_t holder = pick(0, params_.workers - 1);
     // A waiter invokes while the previous holder still runs (same instant allowed); it
     // cannot be that holder, whose operations are sequential.
     int64_t invoke_t = now_;
     if (holder != previous_holder_ && previous_release_t_ > 0 && chance(60))
       invoke_t = pick(previous_invoke_t_, previous_release_t_);
+    // A wait spanning other grants: invoked before the previous grant, by a worker idle since
+    // then, after the last heal (a wait across a heal is judged by liveness on its own).
+    const int64_t idle_since = std::max(busy_until_[holder], last_heal_t_);
+    if (holder != previous_holder_ && previous_grant_t_ > idle_since && chance(25))
+      invoke_t = pick(idle_since, previous_grant_t_);
     failed_attempt(lock, holder);
     const int64_t token = ++tokens_[lock];
     const std::string process = worker(holder);
     emit(invoke_t, process, EventType::kInvoke, "acquire", lock, std::nullopt);
     int64_t t = now_ + pick(0, 2) * kMs;  // 0: granted at the instant of the release
     emit(t, process, EventType::kOk, "acquire", lock, token, {{"lease_ms", 1000}});
+    previous_grant_t_ = previous_invoke_t_;
     previous_invoke_t_ = t;
+    t = ignored_or_late_lost(t, process, lock, token);
     t = critical_section(t, process, lock, token, lock_number == 0);
     if (params_.lost_holds && k % 7 == 3 && params_.workers > 1) {
       t = lost_hold(t, process, lock);
@@ -101,6 +111,27 @@ class Generator {
       emit(now_, process, EventType::kOk, "release", lock, token);
     }
     previous_holder_ = holder;
+    busy_until_[holder] = now_;
+    held_before_[process + "/" + lock] = token;
+  }
+
+  // Shapes a hold may take that end nothing: the worker is told it lost the lock but goes on
+  // (v2 `lost-ignored`; v1 `lost` followed by a write with the token, as honour_lost = false
+  // recorded it), or a late `lost` for the worker's earlier token of this lock arrives.
+  int64_t ignored_or_late_lost(int64_t t, const std::string& process, const std::string& lock,
+                               int64_t token) {
+    if (chance(10)) {
+      t += kMs;
+      emit(t, process, EventType::kOk, params_.vocabulary >= 2 ? "lost-ignored" : "lost", lock,
+           token);
+      if (params_.vocabulary < 2) t = fenced_write(t, process, lock, token);
+    }
+    auto earlier = held_before_.find(process + "/" + lock);
+    if (earlier != held_before_.end() && chance(10)) {
+      t += kMs;
+      emit(t, process, EventType::kOk, "lost", lock, earlier->second);
+    }
+    return t;
   }
 
   // Another worker's attempt that fails or ends unknown before this hold is granted.
@@ -113,6 +144,7 @@ class Generator {
     emit(now_, worker(other), unknown ? EventType::kInfo : EventType::kFail, "acquire", lock,
          std::nullopt,
          unknown ? nlohmann::json{{"error", "timeout"}} : nlohmann::json{{"reason", "held"}});
+    busy_until_[other] = std::max(busy_until_[other], now_);
   }
 
   int64_t critical_section(int64_t t, const std::string& process, const std::string& lock,
@@ -126,11 +158,14 @@ class Generator {
     if (params_.counter && counter_lock) {
       emit(t + kMs, process, EventType::kOk, "read", lock, std::nullopt,
            {{"resource", "counter"}, {"count", counter_}});
-      emit(t + 2 * kMs, process, EventType::kInvoke, "write", lock, token,
-           {{"resource", "counter"}, {"count", counter_ + 1}});
-      ++counter_;
-      emit(t + 3 * kMs, process, EventType::kOk, "write", lock, token,
-           {{"resource", "counter"}, {"count", counter_}});
+      nlohmann::json value = {{"resource", "counter"}, {"count", counter_ + 1}};
+      if (params_.vocabulary >= 2) value["read"] = counter_;
+      emit(t + 2 * kMs, process, EventType::kInvoke, "write", lock, token, value);
+      // An indeterminate write applied or not; the next read shows which.
+      const bool indeterminate = chance(10);
+      if (!indeterminate || chance(50)) ++counter_;
+      emit(t + 3 * kMs, process, indeterminate ? EventType::kInfo : EventType::kOk, "write", lock,
+           token, value);
       t += 3 * kMs;
     }
     return t + pick(1, 20) * kMs;
@@ -139,14 +174,18 @@ class Generator {
   int64_t fenced_write(int64_t t, const std::string& process, const std::string& lock,
                        int64_t token) {
     const std::string resource = "res-" + lock;
-    emit(t + kMs, process, EventType::kInvoke, "write", lock, token, {{"resource", resource}});
+    const std::string id = process + "-" + std::to_string(++writes_[process]);
+    nlohmann::json value = {{"resource", resource}};
+    if (params_.vocabulary >= 2) value["id"] = id;
+    emit(t + kMs, process, EventType::kInvoke, "write", lock, token, value);
     EventType outcome = chance(10) ? EventType::kInfo : EventType::kOk;
     emit(t + 2 * kMs, process, outcome, "write", lock, token, {{"resource", resource}});
     Tally& tally = tallies_[resource];
-    // An unknown write is taken as not applied, which the final read then shows.
-    if (outcome == EventType::kOk) {
+    // An unknown write applied or not, which the final read then shows.
+    if (outcome == EventType::kOk || chance(50)) {
       ++tally.count;
       tally.token = std::max(tally.token, token);
+      tally.writes.push_back({{"id", id}, {"token", token}});
     }
     return t + 2 * kMs;
   }
@@ -171,22 +210,49 @@ class Generator {
       emit(now_, "nemesis", EventType::kInfo, "heal", "", std::nullopt,
            {{"window", id}, {"fault", "isolate-worker"}});
     }
-    // A final hold after the last heal, then a quiet period longer than the liveness bound.
-    if (!pending_heals_.empty()) hold(0);  // k = 0: never a lost hold
-    now_ += kLivenessBoundNs + kMs;
+    if (!pending_heals_.empty()) last_heal_t_ = now_;
+    // A final hold after the last heal, then the stop (inside the liveness bound or after a
+    // quiet period longer than it) with other workers' acquires of that lock pending.
+    if (!pending_heals_.empty() || params_.stop_in_bound || params_.holds == 0) hold(0);
+    if (!params_.stop_in_bound) now_ += kLivenessBoundNs + kMs;
+    stop_workers();
+    now_ += kMs;
+    if (params_.final_reads) final_reads();
+    emit(now_ + kMs, "harness", EventType::kInfo, "end", "", std::nullopt);
+  }
+
+  void stop_workers() {
+    const std::string lock = last_lock_;
+    for (int64_t w = 0; w < params_.workers; ++w) {
+      if (w == previous_holder_ || lock.empty()) continue;
+      emit(now_, worker(w), EventType::kInvoke, "acquire", lock, std::nullopt);
+    }
+    emit(now_ + kMs, "harness", EventType::kInfo, "stop", "", std::nullopt,
+         {{"reason", "end of run"}});
+    now_ += 2 * kMs;
+    for (int64_t w = 0; w < params_.workers; ++w) {
+      if (w == previous_holder_ || lock.empty()) continue;
+      emit(now_, worker(w), EventType::kFail, "acquire", lock, std::nullopt,
+           {{"reason", "cancelled"}});
+    }
+  }
+
+  void final_reads() {
     for (const auto& [resource, tally] : tallies_) {
-      emit(now_, "harness", EventType::kOk, "final", "", std::nullopt,
-           {{"resource", resource}, {"count", tally.count}, {"token", tally.token}});
+      nlohmann::json value = {
+          {"resource", resource}, {"count", tally.count}, {"token", tally.token}};
+      if (params_.vocabulary >= 2) value["writes"] = tally.writes;
+      emit(now_, "harness", EventType::kOk, "final", "", std::nullopt, std::move(value));
     }
     if (params_.counter)
       emit(now_, "harness", EventType::kOk, "final", "", std::nullopt,
            {{"resource", "counter"}, {"count", counter_}});
-    emit(now_ + kMs, "harness", EventType::kInfo, "end", "", std::nullopt);
   }
 
   struct Tally {
     int64_t count = 0;
     int64_t token = 0;
+    nlohmann::json writes = nlohmann::json::array();  // applied {id, token}, in apply order
   };
 
   SyntheticParams params_;
@@ -200,6 +266,12 @@ class Generator {
   int64_t previous_holder_ = -1;
   int64_t previous_invoke_t_ = 0;
   int64_t previous_release_t_ = 0;
+  int64_t previous_grant_t_ = 0;  // the grant before the previous one
+  int64_t last_heal_t_ = 0;
+  std::string last_lock_;
+  std::map<int64_t, int64_t> busy_until_;       // worker -> end of its last operation
+  std::map<std::string, int64_t> held_before_;  // "process/lock" -> its last token there
+  std::map<std::string, int64_t> writes_;       // process -> fenced writes so far
   int windows_ = 0;
 };
 

@@ -3,7 +3,8 @@
 //                             [--seed N] [--out DIR]
 //                             [--junit FILE] [--expectation-gate]
 //   locklab check RUN_DIR [--junit FILE]
-// Exit codes: 0 valid, 1 a property violated, 2 unknown or harness error.
+// Exit codes (docs/properties.md "Outcomes"): 0 valid, 1 a property violated, 3 unknown,
+// 2 harness error or bad input (including bad command-line arguments).
 #include <CLI/CLI.hpp>
 #include <iostream>
 
@@ -39,7 +40,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    return code == 0 ? 0 : locklab::kExitError;
   }
   if (run_cmd->parsed()) {
     if (seed_opt->count() > 0) run.seed = seed;

@@ -27,8 +27,13 @@ std::string render_junit_xml(const Verdict& verdict, const std::string& suite_na
                           "first: " + cause) +
                "</failure>\n";
     } else {
+      // JUnit has no third outcome: unknown and not-applicable are skipped, told apart by the
+      // message's prefix (docs/properties.md "Outcomes").
       ++skipped;
-      cases += "    <skipped message=\"" + xml_escape(result.note) + "\"/>\n";
+      std::string prefix = result.outcome == Outcome::kUnknown ? "unknown" : "not applicable";
+      std::string note = result.note;
+      if (note.rfind(prefix + ": ", 0) == 0) note = note.substr(prefix.size() + 2);
+      cases += "    <skipped message=\"" + xml_escape(prefix + ": " + note) + "\"/>\n";
     }
     cases += "  </testcase>\n";
   }

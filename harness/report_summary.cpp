@@ -1,6 +1,8 @@
 // summary.md writer (see report_summary.h).
 #include "report_summary.h"
 
+#include <map>
+
 #include "checker_index.h"
 #include "report_escape.h"
 
@@ -8,6 +10,15 @@ namespace locklab {
 
 std::string render_summary_md(const Verdict& verdict) {
   std::string out = "# locklab verdict: **" + std::string(to_string(verdict.overall)) + "**\n\n";
+  // Each outcome counted on its own: unknown is neither a pass nor a failure.
+  std::map<std::string, size_t> by_outcome;
+  for (const PropertyResult& result : verdict.properties)
+    ++by_outcome[std::string(to_string(result.outcome))];
+  std::string counts;
+  for (Outcome o : {Outcome::kValid, Outcome::kInvalid, Outcome::kUnknown, Outcome::kNotApplicable})
+    counts += (counts.empty() ? "" : ", ") + std::to_string(by_outcome[std::string(to_string(o))]) +
+              " " + std::string(to_string(o));
+  out += "Properties: " + counts + ".\n\n";
   out += "| property | outcome | violations | first violation | cause |\n";
   out += "|---|---|---|---|---|\n";
   for (const PropertyResult& result : verdict.properties) {

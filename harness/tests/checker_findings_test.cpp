@@ -1,0 +1,188 @@
+// One small crafted history per checker finding of issue 18 (findings 1-7): each is a shape the
+// checkers once judged wrongly (the comment says what they said), with the verdict the history
+// proves. The histories are hand-written and sequential: no threads, no crashes beyond the
+// events written, and no timing beyond the stated timestamps (all in milliseconds).
+#include <gtest/gtest.h>
+
+#include "checker.h"
+#include "checker_history_builder.h"
+
+namespace locklab {
+namespace {
+
+using testing::HistoryBuilder;
+constexpr auto kOk = EventType::kOk;
+constexpr auto kInfo = EventType::kInfo;
+constexpr auto kInvoke = EventType::kInvoke;
+
+CheckConfig config_for(std::string_view property) {
+  CheckConfig config;
+  config.properties = {std::string(property)};
+  config.liveness_bound_ns = 1'000'000'000;  // 1000 ms
+  config.lost_bound_ns = 100'000'000;        // 100 ms
+  return config;
+}
+
+std::string outcome_of(const HistoryBuilder& builder, std::string_view property) {
+  Verdict verdict = check(builder.build(), config_for(property));
+  const PropertyResult* result = verdict.find(property);
+  return result == nullptr ? "absent" : std::string(to_string(result->outcome));
+}
+
+nlohmann::json counter(int64_t count) {
+  return {{"resource", "counter"}, {"count", count}};
+}
+
+// A counter read-modify-write of one worker: read `read`, write read + 1 with `outcome`.
+void counter_write(HistoryBuilder& h, int64_t t, const std::string& p, int64_t read,
+                   EventType outcome) {
+  h.ev(t, p, kOk, "read", "L", std::nullopt, counter(read));
+  h.ev(t + 1, p, kInvoke, "write", "L", std::nullopt, counter(read + 1));
+  h.ev(t + 2, p, outcome, "write", "L", std::nullopt, counter(read + 1));
+}
+
+// Finding 1a: acknowledged write of 3, final 2, one indeterminate write. The count bound
+// (2 ok + 1 unknown) absorbed it: the old checker said valid.
+TEST(CheckerFinding1, AcknowledgedWriteAboveTheFinalValueIsLost) {
+  HistoryBuilder h;
+  counter_write(h, 0, "w1", 0, kOk);
+  counter_write(h, 10, "w2", 1, kInfo);
+  counter_write(h, 20, "w3", 2, kOk);
+  h.final_read(100, "counter", {{"count", 2}});
+  EXPECT_EQ(outcome_of(h, kCounterNoLostUpdates), "invalid");
+}
+
+// Finding 1b: two acknowledged writes of 1 (both read version 0) and an indeterminate write
+// that explains the count: the old checker said valid.
+TEST(CheckerFinding1, TwoAcknowledgedWritesOfOneValueAreALostUpdate) {
+  HistoryBuilder h;
+  counter_write(h, 0, "w1", 0, kOk);
+  counter_write(h, 0, "w2", 0, kOk);
+  counter_write(h, 20, "w3", 1, kInfo);
+  h.final_read(100, "counter", {{"count", 2}});
+  EXPECT_EQ(outcome_of(h, kCounterNoLostUpdates), "invalid");
+}
+
+// Finding 2: the indeterminate write carries the final token, so it applied; a final count of
+// 1 then proves the acknowledged write was lost. The old checker said valid.
+TEST(CheckerFinding2, IndeterminateWriteShownByTheFinalTokenApplied) {
+  HistoryBuilder h;
+  h.write(0, 1, "w1", "R", 1, kOk).write(10, 11, "w2", "R", 2, kInfo);
+  h.final_read(100, "R", {{"count", 1}, {"token", 2}});
+  EXPECT_EQ(outcome_of(h, kExclusionFenced), "invalid");
+}
+
+// Finding 3: fenced writes but no final read: nothing proves the accepted write survived. The
+// old checker said valid (with a note).
+TEST(CheckerFinding3, NoFinalReadIsUnknown) {
+  HistoryBuilder h;
+  h.write(0, 1, "w1", "R", 1, kOk).ev(100, "harness", kInfo, "end");
+  EXPECT_EQ(outcome_of(h, kExclusionFenced), "unknown");
+}
+
+// Finding 4a: w1's acquire was invoked before the heal and granted after it, then lost at
+// once; w2 and w3 starve. The old checker counted w1's grant as the recovery: valid.
+TEST(CheckerFinding4, StaleAcquireIsNotARecovery) {
+  HistoryBuilder h;
+  h.fault(10, "isolate-worker", "1", "w1").ev(20, "w1", kInvoke, "acquire", "L");
+  h.ev(30, "w2", kInvoke, "acquire", "L").ev(40, "w3", kInvoke, "acquire", "L");
+  h.heal(100, "1", "isolate-worker").ev(150, "w1", kOk, "acquire", "L", 2);
+  h.ev(151, "w1", kOk, "lost", "L", 2).ev(3000, "harness", kInfo, "end");
+  EXPECT_EQ(outcome_of(h, kLivenessRecovery), "invalid");
+}
+
+// Finding 4b: w1 starves on L1 while w2 is granted L2. The old checker judged all locks
+// together: valid.
+TEST(CheckerFinding4, StarvationOnOneLockIsNotHiddenByAnother) {
+  HistoryBuilder h;
+  h.fault(10, "pause-member", "1", "m1").ev(20, "w1", kInvoke, "acquire", "L1");
+  h.heal(100, "1", "pause-member").acquire(200, 210, "w2", "L2", 1);
+  h.release(300, "w2", "L2", 1).ev(3000, "harness", kInfo, "end");
+  EXPECT_EQ(outcome_of(h, kLivenessRecovery), "invalid");
+}
+
+// Finding 4c: the fault never heals, so no recovery is judged. The old checker said valid.
+TEST(CheckerFinding4, ZeroJudgedRecoveriesIsUnknown) {
+  HistoryBuilder h;
+  h.acquire(0, 1, "w1", "L", 1).release(5, "w1", "L", 1);
+  h.fault(10, "pause-member", "1", "m1").ev(50, "w1", kInvoke, "acquire", "L");
+  h.ev(3000, "harness", kInfo, "end");
+  EXPECT_EQ(outcome_of(h, kLivenessRecovery), "unknown");
+}
+
+// Finding 4d (unsound): the harness stopped the workers 500 ms after the heal, inside the
+// 1000 ms bound; w1's pending acquire was stopped, not starved. The old checker said invalid.
+TEST(CheckerFinding4, AcquirePendingAtTheStopIsNotStarved) {
+  HistoryBuilder h;
+  h.acquire(0, 1, "w1", "L", 1).release(5, "w1", "L", 1);
+  h.fault(10, "pause-member", "1", "m1").ev(50, "w1", kInvoke, "acquire", "L");
+  h.heal(100, "1", "pause-member");
+  h.ev(600, "harness", kInfo, "stop", "", std::nullopt, {{"reason", "end of run"}});
+  h.ev(610, "w1", EventType::kFail, "acquire", "L", std::nullopt, {{"reason", "cancelled"}});
+  h.ev(2000, "harness", kInfo, "end");
+  EXPECT_NE(outcome_of(h, kLivenessRecovery), "invalid");
+}
+
+// Finding 5: w1 asked first, w2 was granted token 5 and released, then w1's grant of token 3
+// completed. Token order puts w1 first, but w1's lease (from its invoke) was still live when
+// w2 was granted. The old checker never compared the two (w1 asked before w2's grant): valid.
+TEST(CheckerFinding5, LowerTokenGrantedAcrossAnotherGrant) {
+  HistoryBuilder h;
+  h.ev(0, "w1", kInvoke, "acquire", "L").acquire(1, 2, "w2", "L", 5, {{"lease_ms", 1000}});
+  h.release(10, "w2", "L", 5).ev(12, "w1", kOk, "acquire", "L", 3, {{"lease_ms", 1000}});
+  EXPECT_EQ(outcome_of(h, kTokensMonotonic), "invalid");
+}
+
+// Finding 6a: w1 gets `lost` but goes on writing with its token (honour_lost = false in a v1
+// history) while w2 holds the lock. The old checker ended w1's hold at `lost`: valid.
+TEST(CheckerFinding6, WritesAfterLostExtendTheHold) {
+  HistoryBuilder h;
+  h.acquire(0, 1, "w1", "L", 1).ev(50, "w1", kOk, "lost", "L", 1);
+  h.acquire(40, 60, "w2", "L", 2).write(70, 80, "w1", "R", 1, kOk);
+  h.release(90, "w1", "L", 1).release(95, "w2", "L", 2);
+  EXPECT_EQ(outcome_of(h, kExclusionStrict), "invalid");
+}
+
+// Finding 6b: the first other-process hold after w1's (shared) one is another shared hold, not
+// a takeover; w3's exclusive grant is, and w1 is never told. The old checker looked only at the
+// first other hold: valid.
+TEST(CheckerFinding6, LostSignalledLooksAtEveryOtherHold) {
+  nlohmann::json shared = {{"mode", "shared"}};
+  HistoryBuilder h;
+  h.acquire(0, 1, "w1", "L", 1, shared).acquire(5, 10, "w2", "L", 2, shared);
+  h.release(20, "w2", "L", 2).acquire(25, 30, "w3", "L", 3).ev(3000, "harness", kInfo, "end");
+  EXPECT_EQ(outcome_of(h, kLostSignalled), "invalid");
+}
+
+// Finding 6c: a late `lost` for w1's previous token 1 arrives while w1 holds token 3; it must
+// not end that hold. The old checker ended it, so w2's overlapping grant looked valid.
+TEST(CheckerFinding6, LostMustMatchItsToken) {
+  HistoryBuilder h;
+  h.acquire(0, 1, "w1", "L", 1).release(10, "w1", "L", 1).acquire(15, 20, "w1", "L", 3);
+  h.ev(30, "w1", kOk, "lost", "L", 1).acquire(35, 40, "w2", "L", 4);
+  h.ev(3000, "harness", kInfo, "end");
+  EXPECT_EQ(outcome_of(h, kExclusionStrict), "invalid");
+}
+
+// Finding 7a: unknown has its own exit code (3); the old code gave 2, the harness-error code.
+TEST(CheckerFinding7, UnknownHasItsOwnExitCode) {
+  EXPECT_EQ(exit_code(Outcome::kValid), 0);
+  EXPECT_EQ(exit_code(Outcome::kInvalid), 1);
+  EXPECT_EQ(exit_code(Outcome::kUnknown), 3);
+}
+
+// Finding 7b: an implicitly selected property without events is reported (not applicable,
+// with its reason), never dropped. The old checker left it out of the verdict.
+TEST(CheckerFinding7, ImplicitPropertyWithoutEventsIsReported) {
+  HistoryBuilder h;
+  h.acquire(0, 1, "w1", "L", 1).release(10, "w1", "L", 1);
+  Verdict verdict = check(h.build(), CheckConfig{});
+  const PropertyResult* counter_result = verdict.find(kCounterNoLostUpdates);
+  ASSERT_NE(counter_result, nullptr);
+  EXPECT_EQ(to_string(counter_result->outcome), "not-applicable");
+  EXPECT_FALSE(counter_result->note.empty());
+  EXPECT_EQ(verdict.overall, Outcome::kValid);
+}
+
+}  // namespace
+}  // namespace locklab
