@@ -7,24 +7,27 @@
 
 namespace mongosim::repl::sim {
 
-namespace {
-
-constexpr int64_t kStartMs = 1'700'000'000'000;  // any fixed epoch keeps timestamps realistic
-
-ReplSetConfig make_config(const SimOptions& options) {
+ReplSetConfig simulated_config(int members, int64_t election_timeout_ms,
+                               int64_t heartbeat_interval_ms,
+                               const std::vector<double>& priorities) {
+  assert(priorities.empty() || priorities.size() == static_cast<size_t>(members));
   ReplSetConfig config;
   config.set_name = "rs0";
-  config.settings.election_timeout_ms = options.election_timeout_ms;
-  config.settings.heartbeat_interval_ms = options.heartbeat_interval_ms;
-  for (int i = 0; i < options.members; ++i) {
+  config.settings.election_timeout_ms = election_timeout_ms;
+  config.settings.heartbeat_interval_ms = heartbeat_interval_ms;
+  for (int i = 0; i < members; ++i) {
     MemberConfig m;
     m.id = i;
     m.host = "m" + std::to_string(i) + ":27017";
-    if (!options.priorities.empty()) m.priority = options.priorities[static_cast<size_t>(i)];
+    if (!priorities.empty()) m.priority = priorities[static_cast<size_t>(i)];
     config.members.push_back(m);
   }
   return config;
 }
+
+namespace {
+
+constexpr int64_t kStartMs = 1'700'000'000'000;  // any fixed epoch keeps timestamps realistic
 
 // The entry replSetInitiate writes; every member starts from it, so logs always share a prefix.
 const SimEntry kInitiateEntry{OpTime{bson::Timestamp{1, 1}, 0}, 0};
@@ -39,7 +42,8 @@ ClusterSim::ClusterSim(const SimOptions& options) : options_(options), rng_(opti
   assert(options.members >= 1 && options.members <= kMaxVotingMembers);
   now_ms_ = kStartMs;
   next_write_ms_ = now_ms_;
-  ReplSetConfig config = make_config(options);
+  ReplSetConfig config = simulated_config(options.members, options.election_timeout_ms,
+                                          options.heartbeat_interval_ms, options.priorities);
   for (int i = 0; i < options.members; ++i) {
     Topology::Options t{.self_index = i,
                         .seed = options.seed * 1000003u + static_cast<uint64_t>(i),

@@ -29,6 +29,12 @@ struct SimEntry {
   bool operator==(const SimEntry& other) const = default;
 };
 
+// The replica-set config both simulations start from: members m0..m<n-1> on port 27017, the
+// given timers, and per-member priorities when `priorities` is not empty (one per member).
+ReplSetConfig simulated_config(int members, int64_t election_timeout_ms,
+                               int64_t heartbeat_interval_ms,
+                               const std::vector<double>& priorities = {});
+
 struct SimOptions {
   int members = 3;
   uint64_t seed = 1;

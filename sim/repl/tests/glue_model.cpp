@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cassert>
 
+#include "cluster_sim.h"
 #include "command.h"
 
 namespace mongosim::repl::glue {
@@ -13,20 +14,6 @@ namespace {
 
 constexpr int64_t kStartMs = 1'700'000'000'000;  // a fixed epoch keeps timestamps realistic
 const GlueEntry kInitiateEntry{OpTime{bson::Timestamp{1, 1}, 0}, 0};
-
-ReplSetConfig make_config(const GlueOptions& options) {
-  ReplSetConfig config;
-  config.set_name = "rs0";
-  config.settings.election_timeout_ms = options.election_timeout_ms;
-  config.settings.heartbeat_interval_ms = options.heartbeat_interval_ms;
-  for (int i = 0; i < options.members; ++i) {
-    MemberConfig m;
-    m.id = i;
-    m.host = "m" + std::to_string(i) + ":27017";
-    config.members.push_back(m);
-  }
-  return config;
-}
 
 }  // namespace
 
@@ -49,7 +36,8 @@ std::string describe(OpTime optime) {
 
 GlueSim::GlueSim(const GlueOptions& options)
     : options_(options),
-      config_(make_config(options)),
+      config_(sim::simulated_config(options.members, options.election_timeout_ms,
+                                    options.heartbeat_interval_ms)),
       rng_(options.seed),
       start_ms_(kStartMs),
       now_ms_(kStartMs) {
