@@ -9,6 +9,7 @@
 #include "process.h"
 #include "programs.h"
 #include "temp_dir.h"
+#include "test_cluster.h"
 
 namespace locklab {
 namespace {
@@ -19,12 +20,7 @@ namespace fs = std::filesystem;
 class ExternalSet {
  public:
   explicit ExternalSet(const std::string& dir) {
-    ClusterOptions o;
-    o.program = std::string(LOCKLAB_BIN_DIR) + "/mongosim";
-    o.data_dir = dir;
-    o.log_dir = dir;
-    o.election_timeout_ms = 1000;
-    for (int m = 0; m < 3; ++m) o.members.push_back({"", "127.0.0.1", pick_free_port()});
+    ClusterOptions o = testing::local_cluster_options(dir, 3);
     cluster_ = std::make_unique<Cluster>(o, supervisor_);
     cluster_->start();
     uri_ = "mongodb://";

@@ -16,6 +16,7 @@
 #include "programs.h"
 #include "run_workers.h"
 #include "temp_dir.h"
+#include "test_cluster.h"
 
 namespace locklab {
 namespace {
@@ -25,12 +26,7 @@ class NemesisHistoryTest : public ::testing::Test {
   void SetUp() override {
     if (!testing::programs_built()) GTEST_SKIP() << "needs mongosim built";
     dir_ = std::make_unique<testing::TempDir>();
-    ClusterOptions o;
-    o.program = std::string(LOCKLAB_BIN_DIR) + "/mongosim";
-    o.data_dir = dir_->path();
-    o.log_dir = dir_->path();
-    o.election_timeout_ms = 1000;
-    o.members.push_back({"", "127.0.0.1", pick_free_port()});
+    ClusterOptions o = testing::local_cluster_options(dir_->path(), 1);
     cluster_ = std::make_unique<Cluster>(o, supervisor_);
     cluster_->start();
     history_ = std::make_unique<HistoryWriter>(dir_->file("history.jsonl"));
