@@ -337,6 +337,42 @@ TEST(CheckerFinding18P7, MalformedFinalAndStartFieldsAreBadInput) {
   }
 }
 
+// P4: w2 read 1 before w3's write of 1 was invoked, so w1's indeterminate write of 1 applied;
+// w3's acknowledged write of 1 then applied too: one update was lost. Old verdict: valid.
+// Left out: reads served by a write later rolled back (they still prove it applied once).
+TEST(CheckerFinding18P4, ReadProvesAnIndeterminateWriteApplied) {
+  HistoryBuilder h = v2_start("counter");
+  auto write = [&](int64_t t, const std::string& p, int64_t read, EventType outcome) {
+    h.ev(t, p, kOk, "read", "L", std::nullopt, counter(read));
+    h.ev(t + 1, p, kInvoke, "write", "L", std::nullopt,
+         {{"resource", "counter"}, {"count", read + 1}, {"read", read}});
+    h.ev(t + 2, p, outcome, "write", "L", std::nullopt, {{"resource", "counter"}});
+  };
+  write(10, "w1", 0, kInfo);
+  h.ev(20, "w2", kOk, "read", "L", std::nullopt, counter(1));
+  write(30, "w3", 0, kOk);
+  write(40, "w2", 1, kOk);
+  h.final_read(100, "counter", {{"count", 2}});
+  EXPECT_EQ(outcome_of(h, kCounterNoLostUpdates), "invalid");
+}
+
+// P4 companion: when the read could have been served by either write of 1, neither is proven.
+TEST(CheckerFinding18P4, ReadWithTwoCandidatesProvesNothing) {
+  HistoryBuilder h = v2_start("counter");
+  auto write = [&](int64_t t, const std::string& p, int64_t read, EventType outcome) {
+    h.ev(t, p, kOk, "read", "L", std::nullopt, counter(read));
+    h.ev(t + 1, p, kInvoke, "write", "L", std::nullopt,
+         {{"resource", "counter"}, {"count", read + 1}, {"read", read}});
+    h.ev(t + 2, p, outcome, "write", "L", std::nullopt, {{"resource", "counter"}});
+  };
+  write(10, "w1", 0, kInfo);
+  write(30, "w3", 0, kOk);
+  h.ev(35, "w2", kOk, "read", "L", std::nullopt, counter(1));
+  write(40, "w2", 1, kOk);
+  h.final_read(100, "counter", {{"count", 2}});
+  EXPECT_EQ(outcome_of(h, kCounterNoLostUpdates), "valid");
+}
+
 }  // namespace p18
 }  // namespace
 }  // namespace locklab
