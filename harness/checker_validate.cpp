@@ -2,8 +2,9 @@
 // history.h) are checked before anything is judged, so a malformed history is an error naming
 // the event and field (`locklab check` exits 2) instead of a verdict built on a misreading.
 // Checked: the start event's value.vocabulary is an integer; a final ok's count and token are
-// integers, missing a boolean, writes an array of {id: string, token: integer}; in v2 every
-// fenced write invoke carries a string value.id that no other write uses. One pass, linear.
+// integers (or null: the harness writes null for a document field that is absent), missing a
+// boolean, writes an array of {id: string, token: integer or null}; in v2 every fenced write
+// invoke carries a string value.id that no other write uses. One pass, linear.
 #include <stdexcept>
 #include <unordered_map>
 
@@ -25,7 +26,7 @@ void validate_final(const Event& e, size_t position) {
   if (!e.value.is_object()) return;
   for (const char* key : {"count", "token"}) {
     auto it = e.value.find(key);
-    if (it != e.value.end() && !it->is_number_integer())
+    if (it != e.value.end() && !it->is_null() && !it->is_number_integer())
       bad(e, position, std::string("value.") + key + " is not an integer");
   }
   auto missing = e.value.find("missing");
@@ -37,8 +38,8 @@ void validate_final(const Event& e, size_t position) {
   for (size_t k = 0; k < writes->size(); ++k) {
     const auto& entry = (*writes)[k];
     const bool id_ok = entry.is_object() && entry.contains("id") && entry["id"].is_string();
-    const bool token_ok =
-        !entry.is_object() || !entry.contains("token") || entry["token"].is_number_integer();
+    const bool token_ok = !entry.is_object() || !entry.contains("token") ||
+                          entry["token"].is_number_integer() || entry["token"].is_null();
     if (!id_ok || !token_ok)
       bad(e, position,
           "value.writes[" + std::to_string(k) + "] is not {id: string, token: integer}");
