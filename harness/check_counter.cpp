@@ -91,6 +91,16 @@ std::vector<bool> proven_by_reads(const std::vector<Event>& history,
   return proven;
 }
 
+// Whether the final value is explained by an acknowledged write or one a read proved applied;
+// otherwise it proves at most one indeterminate write of it applied.
+bool final_explained(const std::vector<Written>& writes, const std::vector<bool>& by_read,
+                     int64_t final_count) {
+  for (size_t k = 0; k < writes.size(); ++k) {
+    if (writes[k].count == final_count && (writes[k].acknowledged || by_read[k])) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 PropertyResult check_counter(const std::vector<Event>& history, const HistoryIndex& index,
@@ -126,15 +136,8 @@ PropertyResult check_counter(const std::vector<Event>& history, const HistoryInd
   std::vector<Written> applied;
   const Written* highest_acknowledged = nullptr;
   bool final_written = *final_count == 0;
-  const bool final_acknowledged = std::any_of(writes.begin(), writes.end(), [&](const Written& w) {
-    return w.acknowledged && w.count == *final_count;
-  });
   const std::vector<bool> by_read = proven_by_reads(history, writes, config);
-  // The final value is explained by an acknowledged write or one a read proved applied;
-  // otherwise it proves at most one indeterminate write of it applied.
-  bool shown_applied = final_acknowledged;
-  for (size_t k = 0; k < writes.size(); ++k)
-    shown_applied |= by_read[k] && writes[k].count == *final_count;
+  bool shown_applied = final_explained(writes, by_read, *final_count);
   for (size_t k = 0; k < writes.size(); ++k) {
     const Written& w = writes[k];
     final_written |= w.count == *final_count;
