@@ -12,12 +12,18 @@ namespace locklab {
 namespace {
 
 CheckCommandResult check_directory(const std::string& run_dir, const CheckCommandOptions& options,
-                                   std::ostream& out) {
-  std::vector<Event> history = read_history(run_dir + "/history.jsonl");
+                                   std::ostream& out, std::ostream& err) {
+  HistoryReadStats read_stats;
+  std::vector<Event> history = read_history(run_dir + "/history.jsonl", &read_stats);
   CheckConfig config =
       options.config ? *options.config : config_from_history(history).value_or(CheckConfig{});
   CheckCommandResult result;
   result.verdict = check(history, config);
+  // Dropped torn lines are reported, never silent: in the verdict and on stderr.
+  result.verdict.stats.torn_fragments = read_stats.torn_fragments;
+  if (read_stats.torn_fragments > 0)
+    err << "locklab check: " << read_stats.torn_fragments
+        << " torn line fragment(s) of killed writers dropped from the history\n";
   result.exit_code = exit_code(result.verdict.overall);
   write_outputs(run_dir, history, result.verdict, OutputOptions{options.junit_path, "locklab"});
   out << render_summary_md(result.verdict) << "\ntimeline: " << run_dir << "/timeline.html\n"
@@ -32,7 +38,7 @@ CheckCommandResult run_check_command(const std::string& run_dir,
   std::ostream& out = options.out != nullptr ? *options.out : std::cout;
   std::ostream& err = options.err != nullptr ? *options.err : std::cerr;
   try {
-    return check_directory(run_dir, options, out);
+    return check_directory(run_dir, options, out, err);
   } catch (const std::exception& error) {
     CheckCommandResult result;
     result.exit_code = kExitError;

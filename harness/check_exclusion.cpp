@@ -15,6 +15,7 @@
 // strict: judged on the workers' beliefs. Holds (checker_index.h) of one lock must not overlap
 // between processes, except shared holds with shared holds.
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <unordered_map>
 
@@ -174,12 +175,60 @@ std::vector<ListedWrite> listed_writes(const Event& final_read) {
   return listed;
 }
 
+// The final read keeps only the newest kept writes while `count` counts every applied one.
+// When count exceeds the list, an unlisted write may have applied before the list's first entry
+// and been dropped: only a write invoked after that first entry completed surely applied after
+// it (so inside the list) and can be judged lost by its absence. Returns the time at or before
+// which an invoke is not judged that way: min when nothing was dropped, max when the first
+// entry has no known completion (then no absent write can be judged by the list).
+int64_t kept_window_start_ns(const std::vector<Event>& history, const Event& final_read,
+                             const std::vector<ListedWrite>& listed,
+                             const std::unordered_map<std::string, const Operation*>& by_id) {
+  std::optional<int64_t> count = int_field(final_read, "count");
+  if (!count || *count <= static_cast<int64_t>(listed.size()))
+    return std::numeric_limits<int64_t>::min();
+  if (listed.empty()) return std::numeric_limits<int64_t>::max();
+  auto first = by_id.find(listed.front().id);
+  if (first == by_id.end() || first->second->completion == kNoEvent)
+    return std::numeric_limits<int64_t>::max();
+  return history[first->second->completion].t_ns;
+}
+
+// Unlisted writes that may be older than the kept window.
+struct OlderWrites {
+  size_t accepted = 0;
+  size_t unknown = 0;  // indeterminate
+};
+
+// The writes dropped from the list number count - list length. More older accepted writes
+// than that is a loss; exactly that many with no older indeterminate write proves every older
+// accepted write is among the dropped ones; anything else leaves them unknown.
+void judge_older_writes(const Event& final_read, size_t final_index, size_t listed,
+                        const OlderWrites& older, const std::string& resource,
+                        const CheckConfig& config, PropertyResult& result, std::string& unknown) {
+  if (older.accepted == 0 && older.unknown == 0) return;
+  const int64_t dropped = int_field(final_read, "count").value_or(0) - static_cast<int64_t>(listed);
+  const auto accepted = static_cast<int64_t>(older.accepted);
+  if (accepted > dropped) {
+    add_violation(result, config,
+                  "resource " + resource + ": " + std::to_string(accepted) +
+                      " accepted writes are not in the final read's list, which dropped only " +
+                      std::to_string(std::max<int64_t>(dropped, 0)) + ": lost",
+                  "none", {final_index});
+  } else if (accepted < dropped || older.unknown > 0) {
+    unknown += (unknown.empty() ? "" : ", ") + resource + ": " + std::to_string(accepted) +
+               " accepted and " + std::to_string(older.unknown) +
+               " indeterminate writes may be among the " + std::to_string(dropped) +
+               " the final read dropped";
+  }
+}
+
 // The exact model: the final read lists every applied write (id, token) in apply order.
 // Returns the number of indeterminate writes the list shows applied (recovered).
 size_t check_final_writes(const std::vector<Event>& history, const Event& final_read,
                           size_t final_index, const ResourceTally& tally,
                           const std::string& resource, const CheckConfig& config,
-                          PropertyResult& result) {
+                          PropertyResult& result, std::string& unknown) {
   std::unordered_map<std::string, const Operation*> by_id;
   by_id.reserve(tally.writes.size());
   for (const Operation* op : tally.writes) by_id[write_id(history, *op)] = op;
@@ -211,16 +260,25 @@ size_t check_final_writes(const std::vector<Event>& history, const Event& final_
                     "none", {write.first(), final_index});
     if (w.token && (!highest || *w.token > *highest)) highest = w.token;
   }
+  const int64_t window_ns = kept_window_start_ns(history, final_read, listed, by_id);
+  OlderWrites older;
   for (const Operation* op : tally.writes) {  // in history order, for stable reports
-    if (op->outcome(history) != EventType::kOk) continue;
+    const EventType outcome = op->outcome(history);
     std::string id = write_id(history, *op);
-    if (listed_at.count(id)) continue;
+    if (outcome == EventType::kFail || listed_at.count(id)) continue;
+    if (op->invoke == kNoEvent || history[op->invoke].t_ns <= window_ns) {
+      ++(outcome == EventType::kOk ? older.accepted : older.unknown);
+      continue;  // may have applied before the kept window: judged by the count below
+    }
+    if (outcome != EventType::kOk) continue;
     add_violation(result, config,
                   "resource " + resource + ": accepted write " + id + " (" + op->process +
                       ", token " + (op->token ? std::to_string(*op->token) : "?") +
                       ") is not in the final read: lost",
                   "none", {op->completion, final_index});
   }
+  judge_older_writes(final_read, final_index, listed.size(), older, resource, config, result,
+                     unknown);
   return recovered;
 }
 
@@ -263,6 +321,15 @@ std::map<std::string, size_t> last_finals(const std::vector<Event>& history,
   return finals;
 }
 
+// A final ok carrying none of the fields that say what the resource holds read nothing.
+bool reads_anything(const Event& final_read) {
+  if (!final_read.value.is_object()) return false;
+  for (const char* key : {"count", "token", "writes", "missing"}) {
+    if (final_read.value.contains(key)) return true;
+  }
+  return false;
+}
+
 bool has_ids(const std::vector<Event>& history, const ResourceTally& tally) {
   return std::all_of(tally.writes.begin(), tally.writes.end(),
                      [&](const Operation* op) { return !write_id(history, *op).empty(); });
@@ -286,12 +353,17 @@ PropertyResult check_exclusion_fenced(const std::vector<Event>& history, const H
                  (final_at == finals.end() ? " has no final read" : " could not be read");
       continue;
     }
-    ++read;
     const Event& e = history[final_at->second];
+    if (!reads_anything(e)) {
+      unknown += (unknown.empty() ? "" : ", ") + resource +
+                 "'s final read has no count, token, writes or missing";
+      continue;
+    }
+    ++read;
     const bool missing = e.value.is_object() && e.value.value("missing", false) == true;
     if ((missing || e.value.contains("writes")) && has_ids(history, tally)) {
-      recovered +=
-          check_final_writes(history, e, final_at->second, tally, resource, config, result);
+      recovered += check_final_writes(history, e, final_at->second, tally, resource, config, result,
+                                      unknown);
       continue;
     }
     Event counted = e;  // a missing document is an empty resource

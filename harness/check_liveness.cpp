@@ -76,8 +76,10 @@ std::map<std::string, LockAttempts> attempts_per_lock(const std::vector<Event>& 
   for (const Operation& op : index.operations) {
     if (op.f != "acquire" || op.process == "nemesis") continue;
     LockAttempts& lock = locks[op.lock];
-    int64_t done = op.completion == kNoEvent ? std::numeric_limits<int64_t>::max()
-                                             : history[op.completion].t_ns;
+    // An attempt never completed ends with its worker's death: a dead worker waits for nothing.
+    int64_t done = op.completion != kNoEvent ? history[op.completion].t_ns
+                   : op.invoke != kNoEvent ? index.death_after(op.process, history[op.invoke].t_ns)
+                                           : std::numeric_limits<int64_t>::max();
     if (op.invoke != kNoEvent) lock.attempts.push_back({history[op.invoke].t_ns, done, op.invoke});
     if (op.completion == kNoEvent || history[op.completion].type != EventType::kOk) continue;
     auto hold = hold_of.find(op.completion);

@@ -204,6 +204,7 @@ const PropertyResult* Verdict::find(std::string_view property) const {
 }
 
 Verdict check(const std::vector<Event>& history, const CheckConfig& config) {
+  validate_history(history, config);
   HistoryIndex index = HistoryIndex::build(history);
   Verdict verdict;
   verdict.stats = compute_stats(history, index);

@@ -114,6 +114,7 @@ struct Stats {
   size_t faults = 0;                             // nemesis fault events (heals not counted)
   int64_t start_ns = 0;                          // first event's t
   int64_t duration_ns = 0;                       // last minus first event's t
+  size_t torn_fragments = 0;  // torn lines read_history dropped (set by `locklab check`)
 };
 
 struct Verdict {
@@ -124,8 +125,9 @@ struct Verdict {
   const PropertyResult* find(std::string_view property) const;  // nullptr when not checked
 };
 
-// Checks every configured property. Never throws on odd histories (they yield violations or
-// unknowns); asserts only on its own invariants.
+// Checks every configured property. Odd histories yield violations or unknowns; a field the
+// history contract fixes that is malformed (a final's writes not an array, a v2 fenced write
+// without an id or reusing one...) throws std::invalid_argument naming the event and field.
 Verdict check(const std::vector<Event>& history, const CheckConfig& config);
 
 // The CheckConfig stored in the history's start event, if any. Throws std::invalid_argument

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -222,8 +223,15 @@ void extend_holds(const std::vector<Event>& history, const std::vector<Operation
   }
 }
 
+// A kill that took effect: in v2 the `ok` (an `info` is a begin that failed and could not be
+// undone: the worker may well be alive); in v1 the one `info` event written after begin().
+bool is_kill(const Event& e, int vocabulary) {
+  if (e.process != kNemesis || e.f != "kill-worker") return false;
+  return e.type == EventType::kOk || (vocabulary < 2 && e.type == EventType::kInfo);
+}
+
 std::vector<Hold> reconstruct_holds(const std::vector<Event>& history,
-                                    const std::vector<Operation>& operations) {
+                                    const std::vector<Operation>& operations, int vocabulary) {
   // A grant that does not repeat its lock takes it from its invoke.
   std::unordered_map<size_t, const std::string*> grant_lock;
   for (const Operation& op : operations) {
@@ -242,8 +250,7 @@ std::vector<Hold> reconstruct_holds(const std::vector<Event>& history,
     } else if (e.f == "lost" && e.type != EventType::kInvoke) {
       // `lost-ignored` (v2) is another f: the worker goes on, the hold does not end.
       tracker.close_matching(e.process, e.lock, e.token, i, e.t_ns, HoldEnd::kLost);
-    } else if (e.process == kNemesis && e.f == "kill-worker" &&
-               (e.type == EventType::kOk || e.type == EventType::kInfo)) {
+    } else if (is_kill(e, vocabulary)) {
       for (const std::string& target : targets_of(e))
         tracker.close_all(target, i, e.t_ns, HoldEnd::kKilled);
     } else if (e.process == kHarness && e.f == "exit") {
@@ -320,25 +327,40 @@ HistoryIndex HistoryIndex::build(const std::vector<Event>& history) {
   index.last_ns = history.back().t_ns;
   index.operations = pair_operations(history);
   index.windows = collect_windows(history);
-  index.holds = reconstruct_holds(history, index.operations);
+  for (const Event& event : history) {
+    if (event.process != kHarness || event.f != "start" || !event.value.is_object()) continue;
+    index.vocabulary = static_cast<int>(int_field(event, "vocabulary").value_or(1));
+    index.workload = field_text(event, "workload");
+  }
+  index.holds = reconstruct_holds(history, index.operations, index.vocabulary);
   std::set<std::string> workers;
   for (const Event& event : history) {
     if (event.process != kNemesis && event.process != kHarness) workers.insert(event.process);
+    if (is_kill(event, index.vocabulary)) {
+      for (const std::string& target : targets_of(event))
+        index.deaths_ns[target].push_back(event.t_ns);
+    } else if (event.process == kHarness && event.f == "exit") {
+      index.deaths_ns[field_text(event, "worker")].push_back(event.t_ns);
+    }
   }
   index.workers.assign(workers.begin(), workers.end());
   index.stop_ns = index.last_ns;
   for (size_t i = 0; i < history.size(); ++i) {
     const Event& event = history[i];
     if (event.process != kHarness) continue;
-    if (event.f == "start" && event.value.is_object()) {
-      index.vocabulary = static_cast<int>(int_field(event, "vocabulary").value_or(1));
-      index.workload = field_text(event, "workload");
-    } else if (event.f == "stop" && index.stop_event == kNoEvent) {
+    if (event.f == "stop" && index.stop_event == kNoEvent) {
       index.stop_event = i;
       index.stop_ns = event.t_ns;
     }
   }
   return index;
+}
+
+int64_t HistoryIndex::death_after(const std::string& process, int64_t t_ns) const {
+  auto deaths = deaths_ns.find(process);
+  if (deaths == deaths_ns.end()) return std::numeric_limits<int64_t>::max();
+  auto at = std::lower_bound(deaths->second.begin(), deaths->second.end(), t_ns);
+  return at == deaths->second.end() ? std::numeric_limits<int64_t>::max() : *at;
 }
 
 bool HistoryIndex::is_worker(const std::string& process) const {

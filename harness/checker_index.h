@@ -13,6 +13,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "checker.h"
@@ -92,8 +93,12 @@ struct HistoryIndex {
   int64_t stop_ns = 0;   // last_ns when there is no stop event
   int vocabulary = 1;    // the start event's value.vocabulary (1 when absent)
   std::string workload;  // the start event's value.workload ("" when absent: v1)
+  // When each worker died (a kill that took effect, or the harness's exit event), in time order.
+  std::unordered_map<std::string, std::vector<int64_t>> deaths_ns;
 
   static HistoryIndex build(const std::vector<Event>& history);
+  // The first death of `process` at or after t_ns; INT64_MAX when it never died then.
+  int64_t death_after(const std::string& process, int64_t t_ns) const;
 
   // Fault windows that intersect [from_ns, to_ns] and target either process (or target no
   // worker at all: cluster-wide faults), described and joined; "none" when there are none.
@@ -116,6 +121,10 @@ PropertyResult check_tokens_unique(const std::vector<Event>& history, const Hist
                                    const CheckConfig& config);
 PropertyResult check_tokens_monotonic(const std::vector<Event>& history, const HistoryIndex& index,
                                       const CheckConfig& config);
+// Throws std::invalid_argument naming the event and field when a field the history contract
+// fixes is malformed (checker_validate.cpp). Linear.
+void validate_history(const std::vector<Event>& history, const CheckConfig& config);
+
 PropertyResult check_exclusion_fenced(const std::vector<Event>& history, const HistoryIndex& index,
                                       const CheckConfig& config);
 PropertyResult check_exclusion_strict(const std::vector<Event>& history, const HistoryIndex& index,

@@ -16,7 +16,8 @@ nlohmann::json stats_to_json(const Stats& stats) {
                         {"holds", stats.holds},
                         {"faults", stats.faults},
                         {"start_ns", stats.start_ns},
-                        {"duration_ns", stats.duration_ns}};
+                        {"duration_ns", stats.duration_ns},
+                        {"torn_fragments", stats.torn_fragments}};
 }
 
 nlohmann::json violation_to_json(const std::vector<Event>& history, const Violation& violation) {

@@ -4,6 +4,8 @@
 // events written, and no timing beyond the stated timestamps (all in milliseconds).
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 #include "checker.h"
 #include "checker_history_builder.h"
 
@@ -184,5 +186,193 @@ TEST(CheckerFinding7, ImplicitPropertyWithoutEventsIsReported) {
   EXPECT_EQ(verdict.overall, Outcome::kValid);
 }
 
+// Findings of issue 18, second round (P1-P8). Same model as above: hand-written sequential
+// histories, no threads, crashes only as written (kill and exit events), no clock skew.
+namespace p18 {
+
+HistoryBuilder v2_start(std::string_view workload) {
+  HistoryBuilder h;
+  h.ev(0, "harness", kInfo, "start", "", std::nullopt,
+       {{"vocabulary", 2}, {"workload", std::string(workload)}});
+  return h;
+}
+
+// A v2 fenced write with its id, accepted unless `outcome` says otherwise.
+void fenced(HistoryBuilder& h, int64_t t, const std::string& id, EventType outcome = kOk) {
+  h.ev(t, "w1", kInvoke, "write", "L", 1, {{"resource", "r"}, {"id", id}});
+  h.ev(t + 1, "w1", outcome, "write", "L", 1, {{"resource", "r"}});
+}
+
+nlohmann::json listed(std::initializer_list<const char*> ids) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const char* id : ids) list.push_back({{"id", id}, {"token", 1}});
+  return list;
+}
+
+// P1: the final read keeps only the newest writes (count counts them all). w1-1 applied before
+// the kept window's first entry: unknown whether it is there, not lost. Old verdict: invalid.
+TEST(CheckerFinding18P1, WritesOlderThanTheKeptWindowAreNotLost) {
+  HistoryBuilder h = v2_start("fenced");
+  h.acquire(10, 11, "w1", "L", 1);
+  fenced(h, 12, "w1-1");
+  fenced(h, 14, "w1-2");
+  fenced(h, 16, "w1-3");
+  h.release(20, "w1", "L", 1);
+  h.final_read(40, "r", {{"token", 1}, {"count", 3}, {"writes", listed({"w1-2", "w1-3"})}});
+  EXPECT_EQ(outcome_of(h, kExclusionFenced), "valid");
+}
+
+// P1 companion: w1-3 was invoked after the window's first entry (w1-2) completed, so it
+// applied after it and must be in the window: its absence is still a lost write.
+TEST(CheckerFinding18P1, WriteNewerThanTheWindowStartIsStillJudged) {
+  HistoryBuilder h = v2_start("fenced");
+  h.acquire(10, 11, "w1", "L", 1);
+  fenced(h, 12, "w1-1");
+  fenced(h, 14, "w1-2");
+  fenced(h, 16, "w1-3");
+  fenced(h, 18, "w1-4");
+  h.release(20, "w1", "L", 1);
+  h.final_read(40, "r", {{"token", 1}, {"count", 4}, {"writes", listed({"w1-2", "w1-4"})}});
+  EXPECT_EQ(outcome_of(h, kExclusionFenced), "invalid");
+}
+
+// P2: w2's acquire of L2 was pending when w2 was killed; a dead worker waits for nothing.
+// Old verdict: invalid (w2 "waiting" on L2 forever).
+TEST(CheckerFinding18P2, KilledWorkerIsNotWaiting) {
+  HistoryBuilder h = v2_start("mutex");
+  h.acquire(10, 11, "w1", "L1", 1);
+  h.ev(15, "w2", kInvoke, "acquire", "L2");
+  h.ev(100, "nemesis", kInvoke, "kill-worker", "", std::nullopt,
+       {{"window", "1"}, {"targets", {"w2"}}});
+  h.ev(101, "nemesis", kOk, "kill-worker", "", std::nullopt,
+       {{"window", "1"}, {"targets", {"w2"}}, {"roles", {{"w2", "waiting"}}}});
+  h.ev(102, "harness", kInfo, "exit", "", std::nullopt, {{"worker", "w2"}, {"status", "killed"}});
+  h.ev(200, "nemesis", kInvoke, "heal", "", std::nullopt,
+       {{"window", "1"}, {"fault", "kill-worker"}});
+  h.ev(201, "nemesis", kOk, "heal", "", std::nullopt, {{"window", "1"}, {"fault", "kill-worker"}});
+  h.release(300, "w1", "L1", 1);
+  h.acquire(400, 401, "w1", "L1", 2);
+  h.release(5000, "w1", "L1", 2);
+  h.ev(5100, "harness", kInfo, "stop", "", std::nullopt, {{"reason", "end"}});
+  EXPECT_EQ(outcome_of(h, kLivenessRecovery), "valid");
+}
+
+// P3: in v2 `kill-worker info` is a begin that failed and was not undone: w1 was not killed
+// and still held L when w2 acquired it. Old verdict: valid (the info ended w1's hold).
+TEST(CheckerFinding18P3, FailedKillDoesNotEndTheHold) {
+  HistoryBuilder h = v2_start("mutex");
+  h.acquire(0, 5, "w1", "L", 1);
+  h.ev(100, "nemesis", kInvoke, "kill-worker", "", std::nullopt,
+       {{"window", "1"}, {"targets", {"w1"}}});
+  h.ev(101, "nemesis", kInfo, "kill-worker", "", std::nullopt,
+       {{"window", "1"}, {"targets", {"w1"}}, {"error", "denied"}, {"undone", false}});
+  h.acquire(200, 210, "w2", "L", 2);
+  h.release(300, "w2", "L", 2);
+  h.release(500, "w1", "L", 1);
+  EXPECT_EQ(outcome_of(h, kExclusionStrict), "invalid");
+}
+
+// P3 companion: a v1 history (no vocabulary) keeps `<fault> info` as the fault's start.
+TEST(CheckerFinding18P3, V1KillInfoStillEndsTheHold) {
+  HistoryBuilder h;
+  h.acquire(0, 5, "w1", "L", 1);
+  h.fault(101, "kill-worker", "1", "w1");
+  h.acquire(200, 210, "w2", "L", 2);
+  h.release(300, "w2", "L", 2);
+  EXPECT_EQ(outcome_of(h, kExclusionStrict), "valid");
+}
+
+// P5: a final ok with no count, token, writes or missing read nothing. Old verdict: valid.
+TEST(CheckerFinding18P5, FinalWithoutFieldsIsUnknown) {
+  HistoryBuilder h = v2_start("fenced");
+  h.acquire(10, 11, "w1", "L", 1);
+  fenced(h, 12, "w1-1");
+  h.release(20, "w1", "L", 1);
+  h.final_read(40, "r", nlohmann::json::object());
+  EXPECT_EQ(outcome_of(h, kExclusionFenced), "unknown");
+}
+
+// P6: a v2 fenced write without an id is bad input (it switched the resource to the count
+// model, and the count hid nothing here only by luck). Old verdict: valid.
+TEST(CheckerFinding18P6, V2WriteWithoutIdIsBadInput) {
+  HistoryBuilder h = v2_start("fenced");
+  h.acquire(10, 11, "w1", "L", 1);
+  fenced(h, 12, "w1-1");
+  h.write(14, 15, "w1", "r", 1, kOk);  // no id
+  h.release(20, "w1", "L", 1);
+  h.final_read(40, "r", {{"token", 1}, {"writes", listed({"w1-1"})}});
+  EXPECT_THROW(check(h.build(), config_for(kExclusionFenced)), std::invalid_argument);
+}
+
+// P6 companion: two writes with one id could hide a lost write (one listed entry matching
+// both): bad input.
+TEST(CheckerFinding18P6, IdUsedByTwoWritesIsBadInput) {
+  HistoryBuilder h = v2_start("fenced");
+  h.acquire(10, 11, "w1", "L", 1);
+  fenced(h, 12, "w1-1");
+  fenced(h, 14, "w1-1");
+  h.release(20, "w1", "L", 1);
+  h.final_read(40, "r", {{"token", 1}, {"writes", listed({"w1-1"})}});
+  EXPECT_THROW(check(h.build(), config_for(kExclusionFenced)), std::invalid_argument);
+}
+
+// P7: malformed fields are bad input, not judged. Old verdicts: invalid (lost), judged.
+TEST(CheckerFinding18P7, MalformedFinalAndStartFieldsAreBadInput) {
+  HistoryBuilder writes = v2_start("fenced");
+  writes.acquire(10, 11, "w1", "L", 1);
+  fenced(writes, 12, "w1-1");
+  writes.final_read(40, "r", {{"token", 1}, {"count", 1}, {"writes", "oops"}});
+  EXPECT_THROW(check(writes.build(), config_for(kExclusionFenced)), std::invalid_argument);
+  HistoryBuilder count = v2_start("counter");
+  count.final_read(40, "counter", {{"count", "3"}});
+  EXPECT_THROW(check(count.build(), config_for(kCounterNoLostUpdates)), std::invalid_argument);
+  HistoryBuilder start;
+  start.ev(0, "harness", kInfo, "start", "", std::nullopt, {{"vocabulary", "2"}});
+  start.acquire(10, 11, "w1", "L", 1);
+  EXPECT_THROW(check(start.build(), config_for(kExclusionStrict)), std::invalid_argument);
+  try {
+    check(writes.build(), config_for(kExclusionFenced));
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("writes"), std::string::npos) << error.what();
+  }
+}
+
+// P4: w2 read 1 before w3's write of 1 was invoked, so w1's indeterminate write of 1 applied;
+// w3's acknowledged write of 1 then applied too: one update was lost. Old verdict: valid.
+// Left out: reads served by a write later rolled back (they still prove it applied once).
+TEST(CheckerFinding18P4, ReadProvesAnIndeterminateWriteApplied) {
+  HistoryBuilder h = v2_start("counter");
+  auto write = [&](int64_t t, const std::string& p, int64_t read, EventType outcome) {
+    h.ev(t, p, kOk, "read", "L", std::nullopt, counter(read));
+    h.ev(t + 1, p, kInvoke, "write", "L", std::nullopt,
+         {{"resource", "counter"}, {"count", read + 1}, {"read", read}});
+    h.ev(t + 2, p, outcome, "write", "L", std::nullopt, {{"resource", "counter"}});
+  };
+  write(10, "w1", 0, kInfo);
+  h.ev(20, "w2", kOk, "read", "L", std::nullopt, counter(1));
+  write(30, "w3", 0, kOk);
+  write(40, "w2", 1, kOk);
+  h.final_read(100, "counter", {{"count", 2}});
+  EXPECT_EQ(outcome_of(h, kCounterNoLostUpdates), "invalid");
+}
+
+// P4 companion: when the read could have been served by either write of 1, neither is proven.
+TEST(CheckerFinding18P4, ReadWithTwoCandidatesProvesNothing) {
+  HistoryBuilder h = v2_start("counter");
+  auto write = [&](int64_t t, const std::string& p, int64_t read, EventType outcome) {
+    h.ev(t, p, kOk, "read", "L", std::nullopt, counter(read));
+    h.ev(t + 1, p, kInvoke, "write", "L", std::nullopt,
+         {{"resource", "counter"}, {"count", read + 1}, {"read", read}});
+    h.ev(t + 2, p, outcome, "write", "L", std::nullopt, {{"resource", "counter"}});
+  };
+  write(10, "w1", 0, kInfo);
+  write(30, "w3", 0, kOk);
+  h.ev(35, "w2", kOk, "read", "L", std::nullopt, counter(1));
+  write(40, "w2", 1, kOk);
+  h.final_read(100, "counter", {{"count", 2}});
+  EXPECT_EQ(outcome_of(h, kCounterNoLostUpdates), "valid");
+}
+
+}  // namespace p18
 }  // namespace
 }  // namespace locklab

@@ -133,6 +133,7 @@ RC_GTEST_PROP(CheckerProperty, StaleFencedWriteIsCaught, ()) {
   invoke.process = "w99";
   invoke.token = *last->token - 1;
   invoke.t_ns += 1;
+  if (invoke.value.is_object()) invoke.value["id"] = "w99-1";  // v2: every fenced write has one
   Event ok = invoke;
   ok.type = EventType::kOk;
   ok.t_ns += 1;

@@ -346,5 +346,27 @@ TEST(CheckCommand, ValidRunExitsZero) {
   EXPECT_EQ(check_run_directory(dir.path(), options), 0) << out.str() << err.str();
 }
 
+// A torn line (a writer killed inside write(2)) is dropped by read_history; the count must
+// reach the verdict and stderr, never vanish. Model: one unterminated prefix at the end of the
+// file, as a SIGKILL mid-write leaves it.
+TEST(CheckCommand, TornFragmentsAreReported) {
+  TempDir dir;
+  const std::vector<Event> history = make_synthetic_history(SyntheticParams{});
+  {
+    HistoryWriter writer(dir.path() + "/history.jsonl");
+    for (const Event& event : history) writer.append(event);
+  }
+  std::ofstream(dir.path() + "/history.jsonl", std::ios::app)
+      << to_json_line(history.back()).substr(0, 20);
+  std::ostringstream out, err;
+  CheckCommandOptions options;
+  options.out = &out;
+  options.err = &err;
+  EXPECT_EQ(check_run_directory(dir.path(), options), 0) << out.str() << err.str();
+  EXPECT_NE(err.str().find("1 torn"), std::string::npos) << err.str();
+  nlohmann::json json = nlohmann::json::parse(read_all(dir.path() + "/verdict.json"));
+  EXPECT_EQ(json["stats"]["torn_fragments"], 1) << json.dump();
+}
+
 }  // namespace
 }  // namespace locklab
