@@ -57,25 +57,35 @@ struct Frame {
   double y(double value) const { return kTopPx + plot_h() * (1 - value / y_max); }
 };
 
+// Every band is numbered (its number starts its title). Its label goes above the plot when it
+// does not overlap the previous label; otherwise the band's number alone is drawn at the top of
+// the band inside the plot, on one of kBandNumberLevels lines, so close bands stay identifiable.
 std::string render_bands(const Frame& f) {
+  constexpr int kBandNumberLevels = 4;
   std::string out;
-  double label_end_px = 0;  // labels that would overlap the previous one are left out
-  for (const ReportWindow& w : f.model.windows) {
+  double label_end_px = 0;
+  for (size_t k = 0; k < f.model.windows.size(); ++k) {
+    const ReportWindow& w = f.model.windows[k];
+    const std::string number = std::to_string(k + 1);
     const double x0 = f.x(w.start_ns), x1 = std::max(x0 + 1, f.x(w.end_ns));
     out += "<rect class=\"band\" x=\"" + num(x0) + "\" y=\"" + num(kTopPx) + "\" width=\"" +
            num(x1 - x0) + "\" height=\"" + num(f.plot_h()) +
            "\" fill=\"#f59e0b\" opacity=\"0.18\">" + "<title>" +
-           xml_escape(w.label() + " (" + w.status + ")") + "</title></rect>\n";
-    std::string label = w.label();
+           xml_escape(number + ": " + w.label() + " (" + w.status + ")") + "</title></rect>\n";
+    std::string label = number + " " + w.label();
     if (label.size() > kBandLabelCharsMax) {
       size_t cut = kBandLabelCharsMax - 1;  // back to a UTF-8 lead byte: never split a character
       while (cut > 0 && (static_cast<unsigned char>(label[cut]) & 0xC0) == 0x80) --cut;
       label = label.substr(0, cut) + "…";
     }
     if (x0 >= label_end_px) {
-      out += "<text x=\"" + num(x0 + 2) + "\" y=\"" + num(kTopPx - 4) +
+      out += "<text class=\"band-label\" x=\"" + num(x0 + 2) + "\" y=\"" + num(kTopPx - 4) +
              "\" font-size=\"10\" fill=\"#92400e\">" + xml_escape(label) + "</text>\n";
       label_end_px = x0 + 6.0 * static_cast<double>(label.size()) + 8;
+    } else {
+      const double y = kTopPx + 10 + 10.0 * static_cast<double>(k % kBandNumberLevels);
+      out += "<text class=\"band-label\" x=\"" + num(x0 + 1) + "\" y=\"" + num(y) +
+             "\" font-size=\"9\" fill=\"#92400e\">" + number + "</text>\n";
     }
   }
   return out;

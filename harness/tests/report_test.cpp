@@ -431,5 +431,21 @@ TEST(CheckCommand, ExtremeTimestampsAreReported) {
   EXPECT_GE(model.series.waiting_workers.back(), 0);
 }
 
+// Fault windows close together: every band keeps a label (its number at least) and a title
+// that starts with that number.
+TEST(Report, CloseFaultBandsAreAllLabelled) {
+  HistoryBuilder h;
+  h.ev(1, "harness", EventType::kInfo, "start");
+  for (int k = 0; k < 6; ++k)
+    h.fault(100 + k, "pause-worker", std::to_string(k + 1), "w" + std::to_string(k + 1));
+  h.ev(100000, "harness", EventType::kInfo, "end");
+  RunModel model = RunModel::build(h.build());
+  ASSERT_EQ(model.windows.size(), 6u);
+  const std::string svg = render_run_chart_svg(model, RunChart::kAcquisitions);
+  EXPECT_EQ(occurrences(svg, "class=\"band-label\""), 6u) << svg;
+  for (int k = 1; k <= 6; ++k)
+    EXPECT_NE(svg.find("<title>" + std::to_string(k) + ": pause-worker"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace locklab
