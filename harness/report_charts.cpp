@@ -50,28 +50,42 @@ struct Frame {
   double y_max;
   double plot_w() const { return kWidthPx - kLeftPx - kRightPx; }
   double plot_h() const { return kHeightPx - kTopPx - kBottomPx; }
-  double x(int64_t t_ns) const {
-    return kLeftPx + plot_w() * static_cast<double>(t_ns - model.first_ns) /
-                         static_cast<double>(model.span_ns());
+  double x(int64_t t_ns) const { return at(static_cast<double>(model.offset_ns(t_ns))); }
+  double at(double offset_ns) const {  // x of a time since the run's first event
+    return kLeftPx + plot_w() * offset_ns / static_cast<double>(model.span_ns());
   }
   double y(double value) const { return kTopPx + plot_h() * (1 - value / y_max); }
 };
 
+// Every band is numbered (its number starts its title). Its label goes above the plot when it
+// does not overlap the previous label; otherwise the band's number alone is drawn at the top of
+// the band inside the plot, on one of kBandNumberLevels lines, so close bands stay identifiable.
 std::string render_bands(const Frame& f) {
+  constexpr int kBandNumberLevels = 4;
   std::string out;
-  double label_end_px = 0;  // labels that would overlap the previous one are left out
-  for (const ReportWindow& w : f.model.windows) {
+  double label_end_px = 0;
+  for (size_t k = 0; k < f.model.windows.size(); ++k) {
+    const ReportWindow& w = f.model.windows[k];
+    const std::string number = std::to_string(k + 1);
     const double x0 = f.x(w.start_ns), x1 = std::max(x0 + 1, f.x(w.end_ns));
     out += "<rect class=\"band\" x=\"" + num(x0) + "\" y=\"" + num(kTopPx) + "\" width=\"" +
            num(x1 - x0) + "\" height=\"" + num(f.plot_h()) +
            "\" fill=\"#f59e0b\" opacity=\"0.18\">" + "<title>" +
-           xml_escape(w.label() + " (" + w.status + ")") + "</title></rect>\n";
-    std::string label = w.label();
-    if (label.size() > kBandLabelCharsMax) label = label.substr(0, kBandLabelCharsMax - 1) + "…";
+           xml_escape(number + ": " + w.label() + " (" + w.status + ")") + "</title></rect>\n";
+    std::string label = number + " " + w.label();
+    if (label.size() > kBandLabelCharsMax) {
+      size_t cut = kBandLabelCharsMax - 1;  // back to a UTF-8 lead byte: never split a character
+      while (cut > 0 && (static_cast<unsigned char>(label[cut]) & 0xC0) == 0x80) --cut;
+      label = label.substr(0, cut) + "…";
+    }
     if (x0 >= label_end_px) {
-      out += "<text x=\"" + num(x0 + 2) + "\" y=\"" + num(kTopPx - 4) +
+      out += "<text class=\"band-label\" x=\"" + num(x0 + 2) + "\" y=\"" + num(kTopPx - 4) +
              "\" font-size=\"10\" fill=\"#92400e\">" + xml_escape(label) + "</text>\n";
       label_end_px = x0 + 6.0 * static_cast<double>(label.size()) + 8;
+    } else {
+      const double y = kTopPx + 10 + 10.0 * static_cast<double>(k % kBandNumberLevels);
+      out += "<text class=\"band-label\" x=\"" + num(x0 + 1) + "\" y=\"" + num(y) +
+             "\" font-size=\"9\" fill=\"#92400e\">" + number + "</text>\n";
     }
   }
   return out;
@@ -90,10 +104,9 @@ std::string render_axes(const Frame& f) {
   const double span_s = static_cast<double>(f.model.span_ns()) / 1e9;
   const double step_s = nice_ceiling(span_s / kTimeTicks);
   for (double seconds = 0; seconds <= span_s; seconds += step_s) {
-    const int64_t t = f.model.first_ns + static_cast<int64_t>(seconds * 1e9);
     char text[32];
     std::snprintf(text, sizeof text, step_s < 1 ? "%.1f s" : "%.0f s", seconds);
-    out += "<text x=\"" + num(f.x(t)) + "\" y=\"" + num(kHeightPx - 6) +
+    out += "<text x=\"" + num(f.at(seconds * 1e9)) + "\" y=\"" + num(kHeightPx - 6) +
            "\" font-size=\"10\" text-anchor=\"middle\" fill=\"#555\">" + text + "</text>\n";
   }
   return out;
@@ -103,9 +116,10 @@ std::string render_line(const Frame& f, const std::vector<double>& values, const
   std::string points;
   const int64_t bucket_ns = f.model.series.bucket_ns;
   for (size_t b = 0; b < values.size(); ++b) {
-    const int64_t t0 = f.model.first_ns + static_cast<int64_t>(b) * bucket_ns;
-    const int64_t t1 = std::min(f.model.last_ns, t0 + bucket_ns);
-    points += num(f.x(t0)) + "," + num(f.y(values[b])) + " " + num(f.x(t1)) + "," +
+    const double t0 = static_cast<double>(b) * static_cast<double>(bucket_ns);
+    const double t1 =
+        std::min(static_cast<double>(f.model.span_ns()), t0 + static_cast<double>(bucket_ns));
+    points += num(f.at(t0)) + "," + num(f.y(values[b])) + " " + num(f.at(t1)) + "," +
               num(f.y(values[b])) + " ";
   }
   return "<polyline fill=\"none\" stroke=\"" + std::string(colour) +

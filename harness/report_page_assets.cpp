@@ -51,9 +51,15 @@ var tip=document.getElementById('tip'),details=document.getElementById('details'
 var LABEL_W=118,AXIS_H=40,ROW_H=18,GROUP_H=16,RIGHT_PAD=10,MIN_SPAN_US=5;
 var F_COLOUR={acquire:'#94a3b8',release:'#0ea5e9',extend:'#a855f7',write:'#10b981',read:'#14b8a6',lost:'#ef4444','lost-ignored':'#f97316'};
 // Rows, with a header above each group.
-var rowY=[],groups=[],y=AXIS_H,last=null;
-D.rows.forEach(function(r,i){if(r[1]!==last){groups.push([r[1],y]);y+=GROUP_H;last=r[1];}rowY.push(y);y+=ROW_H;});
-var HEIGHT=y+6;
+// The row height shrinks (down to ROW_H_MIN) so that every row fits in the window below the
+// canvas's top: the whole run is on the first screen; at the minimum the page scrolls.
+var ROW_H_MAX=18,ROW_H_MIN=10,rowY=[],groups=[],HEIGHT=0;
+function layout(){var n=0,last=null;D.rows.forEach(function(r){if(r[1]!==last){n++;last=r[1];}});
+var top=canvas.getBoundingClientRect().top+window.scrollY,room=window.innerHeight-top-AXIS_H-n*GROUP_H-8;
+ROW_H=Math.max(ROW_H_MIN,Math.min(ROW_H_MAX,Math.floor(room/Math.max(1,D.rows.length))));
+rowY=[];groups=[];last=null;var y=AXIS_H;
+D.rows.forEach(function(r){if(r[1]!==last){groups.push([r[1],y]);y+=GROUP_H;last=r[1];}rowY.push(y);y+=ROW_H;});HEIGHT=y+6;}
+function rowPart(px18){return Math.round(px18*ROW_H/ROW_H_MAX);}
 // Per row: the index range of its holds and ops (both sorted by row, then start) and the
 // longest item, so a binary search on start finds everything overlapping a time.
 function index(cols){var n=cols.row.length,R=D.rows.length,from=new Int32Array(R),to=new Int32Array(R),longest=new Float64Array(R);
@@ -116,15 +122,16 @@ ctx.beginPath();ctx.moveTo(x-4,AXIS_H-18);ctx.lineTo(x+4,AXIS_H-18);ctx.lineTo(x
 function plotPixels(){var w=Math.floor(plotW()*dpr),h=Math.floor((HEIGHT-AXIS_H)*dpr);return w>0&&h>0?ctx.getImageData(Math.floor(LABEL_W*dpr),Math.floor(AXIS_H*dpr),w,h).data:null;}
 function changed(a,b){if(!a||!b)return 0;var n=0;for(var i=0;i<a.length;i+=4)if(a[i]!==b[i]||a[i+1]!==b[i+1]||a[i+2]!==b[i+2])n++;return n;}
 var dpr=1;
-function draw(){dpr=window.devicePixelRatio||1;CW=canvas.clientWidth||CW;PW=Math.max(50,CW-LABEL_W-RIGHT_PAD);var w=CW;canvas.width=Math.floor(w*dpr);canvas.height=Math.floor(HEIGHT*dpr);canvas.style.height=HEIGHT+'px';
+function draw(){layout();dpr=window.devicePixelRatio||1;CW=canvas.clientWidth||CW;PW=Math.max(50,CW-LABEL_W-RIGHT_PAD);var w=CW;canvas.width=Math.floor(w*dpr);canvas.height=Math.floor(HEIGHT*dpr);canvas.style.height=HEIGHT+'px';
 ctx.setTransform(dpr,0,0,dpr,0,0);drawBackground(w);ctx.save();ctx.beginPath();ctx.rect(LABEL_W,0,plotW(),HEIGHT);ctx.clip();
 drawAxis(w);drawFaults();drawPrimaries();
-var before=measure?plotPixels():null,n=drawItems(H,2,10,function(i){return hueColour(D.holds.hue[i]);},'#3b82f6');
-n+=drawItems(O,13,4,opColour,'#64748b');if(measure){state.dataset.plotInk=changed(before,plotPixels());measure=false;}
+var before=measure?plotPixels():null,n=drawItems(H,rowPart(2),Math.max(3,rowPart(10)),function(i){return hueColour(D.holds.hue[i]);},'#3b82f6');
+n+=drawItems(O,rowPart(13),Math.max(2,rowPart(4)),opColour,'#64748b');if(measure){state.dataset.plotInk=changed(before,plotPixels());measure=false;}
 state.dataset.drawnMarks=drawMarks();drawEvidence();ctx.restore();drawAxisLabels(w);
 document.getElementById('view').textContent=fmt(view.v0)+' … '+fmt(view.v1)+'  (span '+fmt(view.v1-view.v0)+')';
 state.dataset.viewStartUs=Math.round(view.v0);state.dataset.viewEndUs=Math.round(view.v1);state.dataset.drawnItems=n;state.dataset.selected=selected;
-if(!state.dataset.ready){state.dataset.loadMs=Math.round(performance.now());state.dataset.scriptMs=Math.round(performance.now()-T0);}state.dataset.ready='1';}
+if(!state.dataset.ready){state.dataset.loadMs=Math.round(performance.now());state.dataset.scriptMs=Math.round(performance.now()-T0);}state.dataset.ready='1';
+state.dataset.canvasBottomPx=Math.round(canvas.getBoundingClientRect().bottom+window.scrollY);state.dataset.viewportHeightPx=window.innerHeight;}
 function drawAxisLabels(){ctx.fillStyle='#6b7280';ctx.font='11px system-ui,sans-serif';ctx.fillText('time from start',6,12);ctx.fillText('faults',6,AXIS_H-5);}
 // Hover and click: the item under the pointer, as text.
 function rowAt(yy){for(var r=0;r<D.rows.length;r++)if(yy>=rowY[r]&&yy<rowY[r]+ROW_H)return r;return -1;}

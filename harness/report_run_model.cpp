@@ -11,6 +11,9 @@ namespace locklab {
 namespace {
 
 constexpr size_t kChartBucketsWanted = 60;
+// Limit on chart buckets: the bucket width is at least span / 60, so only rounding adds any;
+// the cap keeps a saturated span from ever sizing the series beyond it.
+constexpr size_t kChartBucketsMax = 128;
 constexpr size_t kWindowErrorsKept = 8;
 
 std::string text_of(const nlohmann::json& value) {
@@ -62,8 +65,14 @@ class WindowReader {
 
   void read(size_t i) {
     const Event& event = history_[i];
+    // The checker's pairing rule (collect_windows): a fault without a window id is keyed by
+    // its fault name, and a heal without one closes the window named by its value.fault.
     const nlohmann::json* id = field(event, "window");
-    const std::string key = id ? text_of(*id) : "#" + std::to_string(i);
+    std::string key = id ? text_of(*id) : "";
+    if (key.empty()) {
+      const nlohmann::json* named = event.f == "heal" ? field(event, "fault") : nullptr;
+      key = named ? text_of(*named) : event.f;
+    }
     if (event.f == "heal") {
       heal(i, key);
     } else {
@@ -149,6 +158,8 @@ void observe_primaries(RunModel& model, const Event& event, size_t i) {
   if (const nlohmann::json* primary = field(event, "primary"))
     add(text_of(*primary), event.f + " saw it primary");
   if (const nlohmann::json* detail = field(event, "detail"); detail && detail->is_object()) {
+    if (detail->contains("primary"))  // a step-down records the primary it stepped down here
+      add(text_of((*detail)["primary"]), event.f + " saw it primary");
     if (detail->contains("old_primary"))
       add(text_of((*detail)["old_primary"]), event.f + ": old primary");
     if (detail->contains("new_primary"))
@@ -192,24 +203,31 @@ void build_rows(RunModel& model, const std::vector<Event>& history) {
 void build_series(RunModel& model, const std::vector<Event>& history) {
   ChartSeries& s = model.series;
   s.bucket_ns = nice_ns(std::max<int64_t>(1'000'000, model.span_ns() / kChartBucketsWanted));
-  const size_t buckets = static_cast<size_t>(model.span_ns() / s.bucket_ns) + 1;
+  const size_t buckets =
+      std::min(kChartBucketsMax, static_cast<size_t>(model.span_ns() / s.bucket_ns) + 1);
+  auto bucket_of = [&](int64_t t_ns) {
+    return std::min(buckets - 1, static_cast<size_t>(model.offset_ns(t_ns) / s.bucket_ns));
+  };
   s.acquisitions_per_s.assign(buckets, 0);
   s.waiting_workers.assign(buckets, 0);
   std::map<std::string, int64_t> pending;  // worker -> acquires invoked, not completed
   int64_t waiting = 0;
-  int64_t last_t = model.first_ns;
+  int64_t last_offset_ns = 0;
   auto accumulate_until = [&](int64_t t_ns) {  // waiting * time, spread over the buckets
-    while (last_t < t_ns) {
-      const size_t b = static_cast<size_t>((last_t - model.first_ns) / s.bucket_ns);
-      const int64_t bucket_end = model.first_ns + static_cast<int64_t>(b + 1) * s.bucket_ns;
-      const int64_t until = std::min(t_ns, bucket_end);
-      s.waiting_workers[b] += static_cast<double>(waiting * (until - last_t));
-      last_t = until;
+    const int64_t offset_ns = model.offset_ns(t_ns);
+    while (last_offset_ns < offset_ns) {
+      const size_t b = std::min(buckets - 1, static_cast<size_t>(last_offset_ns / s.bucket_ns));
+      const int64_t bucket_end =
+          b + 1 == buckets ? INT64_MAX : static_cast<int64_t>(b + 1) * s.bucket_ns;
+      const int64_t until = std::min(offset_ns, bucket_end);
+      s.waiting_workers[b] +=
+          static_cast<double>(waiting) * static_cast<double>(until - last_offset_ns);
+      last_offset_ns = until;
     }
   };
   for (const Event& event : history) {
     accumulate_until(event.t_ns);
-    const size_t b = static_cast<size_t>((event.t_ns - model.first_ns) / s.bucket_ns);
+    const size_t b = bucket_of(event.t_ns);
     if (event.f == "acquire" && event.process != "harness" && event.process != "nemesis") {
       int64_t& mine = pending[event.process];
       if (event.type == EventType::kInvoke) {

@@ -15,6 +15,7 @@
 // Thread rules: pure function; call from any thread.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -70,7 +71,14 @@ struct RunModel {
   ChartSeries series;
 
   static RunModel build(const std::vector<Event>& history);
-  int64_t span_ns() const { return last_ns > first_ns ? last_ns - first_ns : 1; }
+  // Time since the run's first event, saturated to [0, INT64_MAX]: timestamps may be anywhere
+  // in int64, so their difference is taken unsigned (no signed overflow).
+  int64_t offset_ns(int64_t t_ns) const {
+    if (t_ns <= first_ns) return 0;
+    const uint64_t offset = static_cast<uint64_t>(t_ns) - static_cast<uint64_t>(first_ns);
+    return offset > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(offset);
+  }
+  int64_t span_ns() const { return std::max<int64_t>(1, offset_ns(last_ns)); }
 };
 
 }  // namespace locklab

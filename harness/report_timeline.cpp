@@ -115,9 +115,9 @@ std::string render_fault_table(const RunModel& model) {
     for (const std::string& e : w.errors) errors += (errors.empty() ? "" : "; ") + e;
     out += "<tr><td><a href=\"#fault-" + std::to_string(k) + "\">" + xml_escape(w.window) +
            "</a></td><td>" + xml_escape(w.label()) + "</td><td>" +
-           seconds(w.start_ns - model.first_ns) + "</td><td>" +
-           seconds(w.in_force_ns - model.first_ns) + "</td><td>" +
-           seconds(w.end_ns - model.first_ns) + "</td><td>" + xml_escape(w.status) + "</td><td>" +
+           seconds(model.offset_ns(w.start_ns)) + "</td><td>" +
+           seconds(model.offset_ns(w.in_force_ns)) + "</td><td>" +
+           seconds(model.offset_ns(w.end_ns)) + "</td><td>" + xml_escape(w.status) + "</td><td>" +
            xml_escape(errors) + "</td></tr>\n";
   }
   return out + "</table></section>\n";

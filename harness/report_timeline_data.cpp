@@ -88,7 +88,7 @@ struct Context {
   int64_t token_base = 0;
   bool tokens_as_offsets = true;
 
-  int64_t us(int64_t t_ns) const { return (t_ns - model.first_ns) / 1000; }
+  int64_t us(int64_t t_ns) const { return model.offset_ns(t_ns) / 1000; }
   int64_t row(const std::string& process) const {
     auto it = model.row_of.find(process);
     return it == model.row_of.end() ? -1 : static_cast<int64_t>(it->second);
@@ -120,8 +120,8 @@ void choose_token_base(Context& c, const HistoryIndex& index) {
   c.token_base = low.value_or(0);
   // Offsets stay exact JS numbers only when the spread is below 2^53.
   c.tokens_as_offsets =
-      !low || (*high - *low >= 0 && static_cast<uint64_t>(*high) - static_cast<uint64_t>(*low) <=
-                                        static_cast<uint64_t>(kSafeIntegerMax));
+      !low || static_cast<uint64_t>(*high) - static_cast<uint64_t>(*low) <=  // high >= low
+                  static_cast<uint64_t>(kSafeIntegerMax);
 }
 
 void write_holds(Json& out, Context& c, const HistoryIndex& index) {

@@ -13,6 +13,7 @@
 #include "check_command.h"
 #include "checker.h"
 #include "checker_history_builder.h"
+#include "checker_index.h"
 #include "checker_synthetic.h"
 #include "report_charts.h"
 #include "report_json.h"
@@ -344,6 +345,106 @@ TEST(CheckCommand, ValidRunExitsZero) {
   options.out = &out;
   options.err = &err;
   EXPECT_EQ(check_run_directory(dir.path(), options), 0) << out.str() << err.str();
+}
+
+// A step-down records the primary it stepped down in value.detail.primary (v1 and v2).
+TEST(Report, StepDownDetailPrimaryIsObserved) {
+  HistoryBuilder h;
+  h.ev(1, "harness", EventType::kInfo, "start");
+  h.ev(10, "nemesis", EventType::kInfo, "step-down", "", std::nullopt,
+       {{"window", 1}, {"detail", {{"primary", "m3"}}}});
+  h.ev(20, "harness", EventType::kInfo, "end");
+  RunModel model = RunModel::build(h.build());
+  ASSERT_EQ(model.primaries.size(), 1u);
+  EXPECT_EQ(model.primaries[0].member, "m3");
+}
+
+bool valid_utf8(const std::string& text) {
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char lead = static_cast<unsigned char>(text[i]);
+    const size_t length = lead < 0x80         ? 1
+                          : (lead >> 5) == 6  ? 2
+                          : (lead >> 4) == 14 ? 3
+                          : (lead >> 3) == 30 ? 4
+                                              : 0;
+    if (length == 0 || i + length > text.size()) return false;
+    for (size_t k = 1; k < length; ++k) {
+      if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) return false;
+    }
+    i += length;
+  }
+  return true;
+}
+
+// A long band label of two-byte characters is shortened on a character boundary.
+TEST(Report, BandLabelsAreCutOnCharacterBoundaries) {
+  HistoryBuilder h;
+  h.ev(1, "harness", EventType::kInfo, "start");
+  h.fault(10, "pause-worker", "1", "wωωωωωωωωωωωωωωωωωωω");  // odd byte offset
+  h.ev(20, "harness", EventType::kInfo, "end");
+  RunModel model = RunModel::build(h.build());
+  for (RunChart chart : {RunChart::kAcquisitions, RunChart::kWaiting}) {
+    const std::string svg = render_run_chart_svg(model, chart);
+    EXPECT_TRUE(valid_utf8(svg));
+    EXPECT_NE(svg.find("…"), std::string::npos) << "the label was shortened";
+  }
+}
+
+// Windows pair as the checker pairs them: a fault without a window id is closed by a heal
+// whose value.fault names it.
+TEST(Report, FaultWithoutWindowIdIsClosedByItsHeal) {
+  HistoryBuilder h;
+  h.ev(1, "harness", EventType::kInfo, "start");
+  h.ev(10, "nemesis", EventType::kInfo, "pause-worker", "", std::nullopt, {{"targets", {"w1"}}});
+  h.ev(20, "nemesis", EventType::kInfo, "heal", "", std::nullopt,
+       {{"fault", "pause-worker"}, {"targets", {"w1"}}});
+  h.ev(100, "harness", EventType::kInfo, "end");
+  const std::vector<Event> history = h.build();
+  RunModel model = RunModel::build(history);
+  ASSERT_EQ(model.windows.size(), 1u);
+  EXPECT_EQ(model.windows[0].status, "healed");
+  EXPECT_EQ(model.windows[0].end_ns, 20'000'000);
+  const HistoryIndex index = HistoryIndex::build(history);
+  ASSERT_EQ(index.windows.size(), 1u);
+  EXPECT_EQ(index.windows[0].end_ns, model.windows[0].end_ns) << "same pairing as the checker";
+}
+
+// Timestamps at the ends of int64: spans are taken without overflow and the charts keep
+// their bucket limit; `locklab check` writes every report.
+TEST(CheckCommand, ExtremeTimestampsAreReported) {
+  TempDir dir;
+  std::ofstream(dir.path() + "/history.jsonl")
+      << "{\"t\":-9000000000000000000,\"process\":\"harness\",\"type\":\"info\",\"f\":\"start\","
+         "\"value\":{\"scenario\":\"x\",\"seed\":1}}\n"
+      << "{\"t\":9000000000000000000,\"process\":\"w1\",\"type\":\"invoke\",\"f\":\"acquire\","
+         "\"lock\":\"L\"}\n";
+  std::ostringstream out, err;
+  CheckCommandOptions options;
+  options.out = &out;
+  options.err = &err;
+  EXPECT_NE(check_run_directory(dir.path(), options), 2) << err.str();
+  EXPECT_TRUE(std::filesystem::exists(dir.path() + "/timeline.html"));
+  std::vector<Event> history = read_history(dir.path() + "/history.jsonl");
+  RunModel model = RunModel::build(history);
+  EXPECT_EQ(model.span_ns(), INT64_MAX);
+  EXPECT_LE(model.series.acquisitions_per_s.size(), 128u);
+  EXPECT_GE(model.series.waiting_workers.back(), 0);
+}
+
+// Fault windows close together: every band keeps a label (its number at least) and a title
+// that starts with that number.
+TEST(Report, CloseFaultBandsAreAllLabelled) {
+  HistoryBuilder h;
+  h.ev(1, "harness", EventType::kInfo, "start");
+  for (int k = 0; k < 6; ++k)
+    h.fault(100 + k, "pause-worker", std::to_string(k + 1), "w" + std::to_string(k + 1));
+  h.ev(100000, "harness", EventType::kInfo, "end");
+  RunModel model = RunModel::build(h.build());
+  ASSERT_EQ(model.windows.size(), 6u);
+  const std::string svg = render_run_chart_svg(model, RunChart::kAcquisitions);
+  EXPECT_EQ(occurrences(svg, "class=\"band-label\""), 6u) << svg;
+  for (int k = 1; k <= 6; ++k)
+    EXPECT_NE(svg.find("<title>" + std::to_string(k) + ": pause-worker"), std::string::npos);
 }
 
 // A torn line (a writer killed inside write(2)) is dropped by read_history; the count must

@@ -9,6 +9,8 @@ Debian's headless chromium with --dump-dom, and reads what the page's script wro
   - opened without a fragment, the view is the whole run;
   - opened at #violation-K, violation K is selected and the view is zoomed in on it: every
     event it names lies inside the view, and the view is narrower than the run.
+  - with --fits-screen, the whole timeline canvas (every row) lies within the first screen.
+--synthetic EVENTS:WORKERS checks a run made by locklab-synthetic-run (--synthetic-bin) instead.
 --break MODE breaks the page first (a syntax error, an exception while drawing, or drawing
 nothing) and passes only when the checks above catch it: the proof that they can fail.
 --screenshot PATH also saves what the browser shows.
@@ -34,6 +36,8 @@ BREAKS = {
     # A violation link that selects but does not zoom (run with --fragment violation-0).
     "nozoom": ("if(lo<=hi){var pad=", "if(false){var pad="),
     # Script runs, but draws no item.
+    # Rows at a fixed height: a 32-worker run no longer fits the first screen.
+    "nofit": ("ROW_H=Math.max(ROW_H_MIN,", "ROW_H=ROW_H_MAX||Math.max(ROW_H_MIN,"),
     "blank": ("function drawItems(ix,top,height,colourOf,aggColour){",
               "function drawItems(ix,top,height,colourOf,aggColour){return 0;"),
 }
@@ -95,7 +99,16 @@ def render(locklab, run, work, broken):
     return page
 
 
-def check_page(dom, stderr, fragment):
+def check_fit(state):
+    bottom, height = state.get("data-canvas-bottom-px"), state.get("data-viewport-height-px")
+    if bottom is None or height is None:
+        return ["the page did not report its layout"]
+    if int(bottom) > int(height):
+        return ["timeline canvas ends at %s px, below the first screen (%s px)" % (bottom, height)]
+    return []
+
+
+def check_page(dom, stderr, fragment, fits_screen=False):
     """Returns the list of failed checks."""
     reader = StateReader()
     reader.feed(dom)
@@ -116,6 +129,8 @@ def check_page(dom, stderr, fragment):
         failures.append("no item drawn in the overview")
     if ink < INK_MIN_PX:
         failures.append("plot area blank: %d dark pixels < %d" % (ink, INK_MIN_PX))
+    if fits_screen:
+        failures += check_fit(state)
     data = json.loads("".join(reader.data))
     v0, v1 = int(state["data-view-start-us"]), int(state["data-view-end-us"])
     if not fragment:
@@ -141,7 +156,11 @@ def check_page(dom, stderr, fragment):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--locklab", required=True)
-    parser.add_argument("--run", required=True, help="directory holding history.jsonl")
+    parser.add_argument("--run", help="directory holding history.jsonl")
+    parser.add_argument("--synthetic", help="EVENTS:WORKERS, a run made by --synthetic-bin")
+    parser.add_argument("--synthetic-bin", help="the locklab-synthetic-run program")
+    parser.add_argument("--fits-screen", action="store_true",
+                        help="also check that every row is on the first screen")
     parser.add_argument("--fragment", default="", help="e.g. violation-0")
     parser.add_argument("--break", dest="broken", choices=sorted(BREAKS))
     parser.add_argument("--screenshot", help="also save a PNG of the page here")
@@ -151,13 +170,21 @@ def main():
         print("SKIP: chromium not installed (scripts/install-deps.sh installs Debian's chromium)")
         return SKIP
     with tempfile.TemporaryDirectory(prefix="locklab-browser-") as work:
-        page = render(args.locklab, args.run, work, args.broken)
+        run = args.run
+        if args.synthetic:
+            events, workers = args.synthetic.split(":")
+            run = work + "/synthetic"
+            subprocess.run([args.synthetic_bin, run, events, workers], check=True,
+                           capture_output=True)
+        if not run:
+            sys.exit("--run or --synthetic is required")
+        page = render(args.locklab, run, work, args.broken)
         url = "file://" + page + ("#" + args.fragment if args.fragment else "")
         result = chromium_run(chromium, url, work, ["--dump-dom"])
         if result.returncode != 0:
             print("chromium failed (%d): %s" % (result.returncode, result.stderr[-2000:]))
             return 1
-        failures = check_page(result.stdout, result.stderr, args.fragment)
+        failures = check_page(result.stdout, result.stderr, args.fragment, args.fits_screen)
         if args.screenshot and not args.broken:
             shot = chromium_run(chromium, url, work, ["--screenshot=" + args.screenshot])
             if shot.returncode != 0 or not os.path.exists(args.screenshot):
@@ -171,7 +198,7 @@ def main():
     for failure in failures:
         print("FAIL: " + failure)
     if not failures:
-        print("PASS: %s%s" % (args.run, " #" + args.fragment if args.fragment else ""))
+        print("PASS: %s%s" % (run, " #" + args.fragment if args.fragment else ""))
     return 1 if failures else 0
 
 
