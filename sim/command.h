@@ -75,7 +75,7 @@ struct CommandContext {
   std::optional<int64_t> txn_number;  // set for retryable writes
   WriteConcern write_concern;
   ReadConcern read_concern;
-  int64_t now_ms = 0;        // the server clock at dispatch ($$NOW for this command)
+  int64_t now_ms = 0;        // server clock at execution, after fail-point delays ($$NOW)
 
   // Set by write handlers to the optime of the last oplog entry they produced; the core waits
   // for the write concern on it. Left empty when nothing was written.
