@@ -7,19 +7,12 @@
 namespace locklab {
 namespace {
 
+using testing::config_for;
 using testing::HistoryBuilder;
 constexpr auto kOk = EventType::kOk;
 constexpr auto kInfo = EventType::kInfo;
 constexpr auto kFail = EventType::kFail;
 constexpr auto kInvoke = EventType::kInvoke;
-
-CheckConfig config_for(std::string_view property) {
-  CheckConfig config;
-  config.properties = {std::string(property)};
-  config.liveness_bound_ns = 1'000'000'000;  // 1000 ms
-  config.lost_bound_ns = 100'000'000;        // 100 ms
-  return config;
-}
 
 Outcome outcome_of(const HistoryBuilder& builder, std::string_view property) {
   Verdict verdict = check(builder.build(), config_for(property));

@@ -12,18 +12,11 @@
 namespace locklab {
 namespace {
 
+using testing::config_for;
 using testing::HistoryBuilder;
 constexpr auto kOk = EventType::kOk;
 constexpr auto kInfo = EventType::kInfo;
 constexpr auto kInvoke = EventType::kInvoke;
-
-CheckConfig config_for(std::string_view property) {
-  CheckConfig config;
-  config.properties = {std::string(property)};
-  config.liveness_bound_ns = 1'000'000'000;  // 1000 ms
-  config.lost_bound_ns = 100'000'000;        // 100 ms
-  return config;
-}
 
 std::string outcome_of(const HistoryBuilder& builder, std::string_view property) {
   Verdict verdict = check(builder.build(), config_for(property));

@@ -6,11 +6,23 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "checker.h"
 #include "history.h"
 
 namespace locklab::testing {
+
+// The crafted-history tests' config: one property, a 1000 ms liveness bound and a 100 ms lost
+// bound, so the histories stay short.
+inline CheckConfig config_for(std::string_view property) {
+  CheckConfig config;
+  config.properties = {std::string(property)};
+  config.liveness_bound_ns = 1'000'000'000;  // 1000 ms
+  config.lost_bound_ns = 100'000'000;        // 100 ms
+  return config;
+}
 
 class HistoryBuilder {
  public:

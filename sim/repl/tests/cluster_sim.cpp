@@ -82,13 +82,7 @@ void ClusterSim::step() {
 }
 
 int64_t ClusterSim::random(int64_t max_inclusive) {
-  rng_ += 0x9E3779B97F4A7C15ull;
-  uint64_t z = rng_;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  if (max_inclusive <= 0) return 0;
-  return static_cast<int64_t>(z % static_cast<uint64_t>(max_inclusive + 1));
+  return splitmix_draw(rng_, max_inclusive);
 }
 
 bool ClusterSim::linked(int a, int b) const {

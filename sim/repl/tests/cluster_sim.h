@@ -29,6 +29,19 @@ struct SimEntry {
   bool operator==(const SimEntry& other) const = default;
 };
 
+// One splitmix64 step: advances `state` and returns a uniform value in [0, max_inclusive]
+// (0 when max_inclusive <= 0). Both simulations draw every random choice from it, so a seed
+// names a run exactly.
+inline int64_t splitmix_draw(uint64_t& state, int64_t max_inclusive) {
+  state += 0x9E3779B97F4A7C15ull;
+  uint64_t z = state;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  if (max_inclusive <= 0) return 0;
+  return static_cast<int64_t>(z % static_cast<uint64_t>(max_inclusive + 1));
+}
+
 // The replica-set config both simulations start from: members m0..m<n-1> on port 27017, the
 // given timers, and per-member priorities when `priorities` is not empty (one per member).
 ReplSetConfig simulated_config(int members, int64_t election_timeout_ms,

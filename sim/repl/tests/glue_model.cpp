@@ -60,13 +60,7 @@ GlueSim::GlueSim(const GlueOptions& options)
 }
 
 int64_t GlueSim::random(int64_t max_inclusive) {
-  rng_ += 0x9E3779B97F4A7C15ull;
-  uint64_t z = rng_;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  if (max_inclusive <= 0) return 0;
-  return static_cast<int64_t>(z % static_cast<uint64_t>(max_inclusive + 1));
+  return sim::splitmix_draw(rng_, max_inclusive);
 }
 
 void GlueSim::add_finding(FindingKind kind, const std::string& what) {
