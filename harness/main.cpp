@@ -19,7 +19,9 @@ int main(int argc, char** argv) {
   uint64_t seed = 0;
   CLI::App* run_cmd = app.add_subcommand("run", "run a scenario and check its history");
   run_cmd->add_option("scenario", run.scenario_path, "scenario TOML file")->required();
-  run_cmd->add_option("--cluster", run.backend, "netns (default as root) or loopback")
+  run_cmd
+      ->add_option("--cluster", run.backend,
+                   "netns (default where its namespaces can be made) or loopback")
       ->check(CLI::IsMember({"netns", "loopback"}));
   run_cmd->add_option("--mongod", run.member_program, "member program (default: mongosim)");
   run_cmd->add_option("--external-uri", run.external_uri,

@@ -17,7 +17,8 @@
 // from its cut peers' addresses (silently, both directions). Cuts are counted, so overlapping
 // fault windows compose and a heal removes only its own.
 //
-// Thread rules: one thread (the harness's main thread). Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN).
+// Thread rules: one thread (the harness's main thread). Needs CAP_NET_ADMIN and CAP_SYS_ADMIN over
+// the network and mount namespaces it works in: root, or root of the run's sandbox (sandbox.h).
 #pragma once
 
 #include <map>
@@ -84,7 +85,8 @@ class Network {
   bool torn_down_ = false;
 };
 
-// True when this process can build networks (root, with `ip` and `nft` available).
+// True when this process can build networks in the namespaces it is in now (root, with `ip` and
+// `nft` available). A run needs no root: see netns_backend_refusal() (sandbox.h).
 bool netns_supported();
 // Named network namespaces whose name starts with `prefix`.
 std::vector<std::string> list_namespaces(std::string_view prefix);

@@ -27,6 +27,7 @@
 #include "run_cleanup.h"
 #include "run_progress.h"
 #include "run_workers.h"
+#include "sandbox.h"
 #include "scenario.h"
 
 namespace locklab {
@@ -139,7 +140,9 @@ std::vector<MemberPlacement> uri_hosts(const std::string& uri) {
 }
 
 // Refuses, before anything starts, a run whose faults this setup cannot inject.
-void preflight(const Scenario& s, const std::string& backend, const RunOptions& o) {
+// `netns_refusal`: why the netns backend cannot run here ("" when it can or was not asked about).
+void preflight(const Scenario& s, const std::string& backend, const RunOptions& o,
+               const std::string& netns_refusal) {
   if (!o.external_uri.empty()) {
     const std::vector<MemberPlacement> hosts = uri_hosts(o.external_uri);
     if (static_cast<int>(hosts.size()) != s.cluster.members) {
@@ -163,8 +166,10 @@ void preflight(const Scenario& s, const std::string& backend, const RunOptions& 
   }
   for (const FaultSpec& f : s.nemesis.schedule) {
     if (backend == "loopback" && needs_network(f.fault)) {
-      throw std::runtime_error(s.path + ":" + std::to_string(f.line) + ": " + f.fault +
-                               " needs the netns backend (run as root)");
+      throw std::runtime_error(
+          s.path + ":" + std::to_string(f.line) + ": " + f.fault + " needs the netns backend" +
+          (netns_refusal.empty() ? " (--cluster netns; no root needed)"
+                                 : ", which cannot run here: " + netns_refusal));
     }
   }
   if (!o.member_program.empty() && moves_clocks(s) && find_on_path("faketime").empty()) {
@@ -196,7 +201,8 @@ void write_file(const fs::path& path, const std::string& text) {
   if (!out) throw std::runtime_error("cannot write " + path.string());
 }
 
-std::string choose_backend(const RunOptions& o, const Scenario& s) {
+// Sets `netns_refusal` to why the netns backend cannot run here when it was considered.
+std::string choose_backend(const RunOptions& o, const Scenario& s, std::string& netns_refusal) {
   if (!o.external_uri.empty()) {
     // The harness cannot put someone else's members into its namespaces; workers run beside it.
     if (o.backend == "netns") throw std::runtime_error("--external-uri needs --cluster loopback");
@@ -205,10 +211,10 @@ std::string choose_backend(const RunOptions& o, const Scenario& s) {
     return "loopback";
   }
   std::string backend = !o.backend.empty() ? o.backend : s.cluster.backend;
-  if (backend.empty()) backend = netns_supported() ? "netns" : "loopback";
-  if (backend == "netns" && !netns_supported()) {
-    throw std::runtime_error(
-        "the netns backend needs root with ip and nft; use --cluster loopback");
+  if (backend.empty() || backend == "netns") netns_refusal = netns_backend_refusal();
+  if (backend.empty()) backend = netns_refusal.empty() ? "netns" : "loopback";
+  if (backend == "netns" && !netns_refusal.empty()) {
+    throw std::runtime_error(netns_refusal + " (--cluster loopback runs without namespaces)");
   }
   if (backend != "netns" && backend != "loopback") {
     throw std::runtime_error("unknown --cluster " + backend + " (netns or loopback)");
@@ -565,6 +571,26 @@ bool expectation_met(const Scenario& s, const Verdict& v, std::ostream& out) {
   return met;
 }
 
+// Everything from the cluster's start to the end of the final reads: 0 when the history is
+// complete, 2 (after printing why) when not. On the netns backend this is the sandbox's PID 1.
+int run_experiment(const RunOptions& options, const Scenario& scenario, uint64_t seed,
+                   const std::string& backend, const fs::path& out) {
+  try {
+    Supervisor::become_subreaper();
+    install_signal_handlers();
+    init_driver();
+    Run run(options, scenario, seed, backend, out);
+    run.execute();
+  } catch (const Unsupported& e) {
+    std::cerr << "\nlocklab: unsupported: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "\nlocklab: run failed: " << e.what() << "\n";
+    return 2;
+  }
+  return 0;
+}
+
 }  // namespace
 
 std::string binary_dir() {
@@ -588,8 +614,9 @@ int run_scenario(const RunOptions& options) {
   std::cout << "locklab: scenario " << scenario.name << ", seed " << seed << ", output "
             << out.string() << std::endl;
   try {
-    const std::string backend = choose_backend(options, scenario);
-    preflight(scenario, backend, options);
+    std::string netns_refusal;
+    const std::string backend = choose_backend(options, scenario, netns_refusal);
+    preflight(scenario, backend, options, netns_refusal);
     fs::create_directories(out);
     // A reused directory starts a fresh history: appending to an old one would mix two runs.
     fs::remove(out / "history.jsonl");
@@ -603,15 +630,11 @@ int run_scenario(const RunOptions& options) {
                        .dump(2) +
                    "\n");
     sweep_stale_runs();
-    Supervisor::become_subreaper();
+    // Forked here, outside the sandbox: it removes the run's /tmp directory after a SIGKILL.
     start_janitor(run_prefix());
-    install_signal_handlers();
-    init_driver();
-    Run run(options, scenario, seed, backend, out);
-    run.execute();
-  } catch (const Unsupported& e) {
-    std::cerr << "\nlocklab: unsupported: " << e.what() << "\n";
-    return 2;
+    const auto experiment = [&] { return run_experiment(options, scenario, seed, backend, out); };
+    const int code = backend == "netns" ? run_sandboxed(experiment) : experiment();
+    if (code != 0) return code;
   } catch (const std::exception& e) {
     std::cerr << "\nlocklab: run failed: " << e.what() << "\n";
     return 2;

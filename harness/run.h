@@ -24,7 +24,7 @@ namespace locklab {
 
 struct RunOptions {
   std::string scenario_path;
-  std::string backend;         // "" = the scenario's, else netns when root, else loopback
+  std::string backend;         // "" = the scenario's, else netns where possible, else loopback
   std::string member_program;  // "" = mongosim next to the locklab binary
   // Non-empty: run against this already-initiated replica set instead of starting members
   // (loopback backend; only faults that need no member process or network: worker faults,

@@ -45,7 +45,9 @@ bool alive(pid_t pid) {
 }  // namespace
 
 std::string run_prefix() {
-  return "ll-" + std::to_string(getpid());
+  // Fixed at the first call: inside the sandbox's PID namespace getpid() is 1 for every run.
+  static const std::string prefix = "ll-" + std::to_string(getpid());
+  return prefix;
 }
 
 pid_t owner_of(const std::string& name) {

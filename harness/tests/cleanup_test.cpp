@@ -1,5 +1,7 @@
 // Cleanup: `locklab run` killed mid-run (SIGINT, SIGKILL) leaves no namespace, nft table,
 // process or temporary directory with its prefix. Also the name parsing the sweep relies on.
+// Runs as root and as an ordinary user alike (the run builds its network in its own sandbox);
+// only the sweep of host namespaces needs root.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -16,6 +18,7 @@
 #include "process.h"
 #include "programs.h"
 #include "run_cleanup.h"
+#include "sandbox.h"
 
 namespace locklab {
 namespace {
@@ -46,6 +49,12 @@ std::vector<pid_t> processes_mentioning(const std::string& needle) {
     }
   }
   return out;
+}
+
+// The network namespace a process is in ("net:[<inode>]"), or "" when it is gone.
+std::string netns_of(pid_t pid) {
+  std::error_code ec;
+  return fs::read_symlink("/proc/" + std::to_string(pid) + "/ns/net", ec).string();
 }
 
 std::vector<std::string> temp_dirs(const std::string& prefix) {
@@ -109,7 +118,11 @@ struct SignalledRun {
     const std::string prefix = "ll-" + std::to_string(harness);
     EXPECT_TRUE(eventually(moment, 60'000))
         << "the run never reached " << moment_name << "; see " << out << ".log";
-    EXPECT_FALSE(list_namespaces(prefix + "-").empty());
+    // The run's namespaces are inside its sandbox: the harness is in a network namespace of
+    // its own and nothing of the run is in the host's list.
+    EXPECT_NE(netns_of(harness), "");
+    EXPECT_NE(netns_of(harness), netns_of(getpid()));
+    EXPECT_TRUE(list_namespaces(prefix + "-").empty());
     EXPECT_TRUE(supervisor.signal(harness, sig));
     auto status = supervisor.wait_exit(harness, 60'000);
     EXPECT_TRUE(status.has_value()) << "locklab did not exit after signal " << sig;
@@ -137,7 +150,7 @@ std::string scenario(const std::string& name) {
 class KilledRun : public ::testing::TestWithParam<int> {};
 
 TEST_P(KilledRun, LeavesNothingBehind) {
-  if (!netns_supported()) GTEST_SKIP() << "needs root with ip and nft to build namespaces";
+  if (const std::string why = netns_backend_refusal(); !why.empty()) GTEST_SKIP() << why;
   if (!programs_built()) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
   SignalledRun r;
   r.sig = GetParam();
@@ -170,7 +183,7 @@ struct ReplicaSetCase {
 class KilledReplicaSetRun : public ::testing::TestWithParam<ReplicaSetCase> {};
 
 TEST_P(KilledReplicaSetRun, LeavesNothingBehind) {
-  if (!netns_supported()) GTEST_SKIP() << "needs root with ip and nft to build namespaces";
+  if (const std::string why = netns_backend_refusal(); !why.empty()) GTEST_SKIP() << why;
   if (!programs_built()) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
   const ReplicaSetCase& c = GetParam();
   if (c.faketime && run_tool({"sh", "-c", "command -v faketime"}).code != 0) {
@@ -209,7 +222,7 @@ INSTANTIATE_TEST_SUITE_P(
 // Ctrl-C while the harness waits for the cluster to come up (the member program never answers):
 // the wait reacts to it, rather than running to its 30 s limit, and cleans up.
 TEST(CleanupDuringStart, CtrlCInTheClusterWait) {
-  if (!netns_supported()) GTEST_SKIP() << "needs root with ip and nft to build namespaces";
+  if (const std::string why = netns_backend_refusal(); !why.empty()) GTEST_SKIP() << why;
   if (!programs_built()) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
   const std::string silent = ::testing::TempDir() + "/silent-member.sh";
   {
@@ -244,7 +257,7 @@ void expect_nothing_left(pid_t harness, const std::string& out) {
 // A short 3-member run with member partitions, a member kill and step-downs, run to the end:
 // nothing of it remains once locklab has exited (success path).
 TEST(FinishedRun, ReplicaSetRunLeavesNothingBehind) {
-  if (!netns_supported()) GTEST_SKIP() << "needs root with ip and nft to build namespaces";
+  if (const std::string why = netns_backend_refusal(); !why.empty()) GTEST_SKIP() << why;
   if (!programs_built()) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
   const std::string dir = ::testing::TempDir() + "/finished-run";
   fs::remove_all(dir);
@@ -285,7 +298,7 @@ TEST(FinishedRun, ReplicaSetRunLeavesNothingBehind) {
 
 // A run that fails while starting (the member program exits at once): nothing remains.
 TEST(FailedRun, MemberProgramThatExitsLeavesNothingBehind) {
-  if (!netns_supported()) GTEST_SKIP() << "needs root with ip and nft to build namespaces";
+  if (const std::string why = netns_backend_refusal(); !why.empty()) GTEST_SKIP() << why;
   if (!programs_built()) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
   const std::string dir = ::testing::TempDir() + "/failed-run";
   fs::remove_all(dir);
@@ -308,7 +321,7 @@ TEST(FailedRun, MemberProgramThatExitsLeavesNothingBehind) {
 // With --mongod, clock faults go through faketime; without it on PATH the run is refused before
 // anything starts (no namespace, no member, no history), with a message saying why.
 TEST(RefusedRun, ClockFaultsOnMongodNeedFaketime) {
-  if (!netns_supported()) GTEST_SKIP() << "needs root with ip and nft to build namespaces";
+  if (const std::string why = netns_backend_refusal(); !why.empty()) GTEST_SKIP() << why;
   if (!programs_built()) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
   // A PATH with the network tools and nothing else, so no faketime whatever is installed.
   const std::string tools = ::testing::TempDir() + "/no-faketime-path";

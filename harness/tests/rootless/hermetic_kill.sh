@@ -1,0 +1,76 @@
+#!/bin/sh
+# A run SIGKILLed while a member partition is in force leaves the host's network exactly as it
+# was: `ip link`, `ip netns list` and `nft list ruleset` are byte-identical before, during (just
+# before the kill) and after, and no process or /tmp directory of the run remains.
+#   hermetic_kill.sh BIN_DIR SCENARIO FAULT [nobody]
+# FAULT is the window that must be open (its nft table present inside the run's sandbox) when
+# the harness is killed. With "nobody" (started as root) the run is made by nobody via setpriv.
+# Not covered: a kill before the sandbox exists (nothing of the network is built by then).
+set -u
+bin=$1 scenario=$2 fault=$3 who=${4:-self}
+work=$(mktemp -d /tmp/locklab-hermetic.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+as_user=""
+if [ "$who" = nobody ]; then
+  [ "$(id -u)" = 0 ] || { echo "SKIP: running as nobody needs root to switch"; exit 77; }
+  chown 65534:65534 "$work"
+  as_user="setpriv --reuid=65534 --regid=65534 --clear-groups --"
+fi
+snapshot() {
+  { ip link; echo "--"; ip netns list; echo "--"; nft list ruleset 2>&1; } >"$1"
+}
+fail() {
+  echo "FAIL: $*"
+  exit 1
+}
+snapshot "$work/before"
+$as_user "$bin/locklab" run "$scenario" --seed 7 --out "$work/run" >"$work/locklab.log" 2>&1 &
+harness=$!
+# Mid-partition: the fault window has opened and its table exists inside the sandbox.
+inside() { nsenter -t "$harness" -U -m -n "$@" 2>/dev/null ||
+           nsenter -t "$harness" -m -n "$@" 2>/dev/null; }
+found=""
+tries=0
+while [ -z "$found" ] && [ $tries -lt 600 ]; do
+  tries=$((tries + 1))
+  kill -0 "$harness" 2>/dev/null || { cat "$work/locklab.log"; fail "locklab ended early"; }
+  if grep -q "\"f\":\"$fault\"" "$work/run/history.jsonl" 2>/dev/null; then
+    for ns in $(inside ip netns list | cut -d' ' -f1); do
+      if inside ip netns exec "$ns" nft list tables 2>/dev/null | grep -q -- "-part"; then
+        found=$ns
+      fi
+    done
+  fi
+  [ -n "$found" ] || sleep 0.1
+done
+[ -n "$found" ] || { cat "$work/locklab.log"; fail "no $fault table seen inside the run"; }
+# Mid-run, nothing of the run is on the host either.
+snapshot "$work/during"
+if ! cmp -s "$work/before" "$work/during"; then
+  diff "$work/before" "$work/during"
+  kill -KILL "$harness"
+  fail "the run changed the host's network state while running"
+fi
+echo "partition table in force in $found; SIGKILL to locklab (pid $harness)"
+prefix="ll-$harness"
+kill -KILL "$harness"
+wait "$harness"
+# The kernel tears the sandbox down asynchronously: wait (bounded) for the last process.
+tries=0
+while pgrep -f "$work/run" >/dev/null && [ $tries -lt 200 ]; do
+  tries=$((tries + 1))
+  sleep 0.1
+done
+pgrep -af "$work/run" && fail "processes of the run remain"
+tries=0
+while ls -d /tmp/"$prefix"-* >/dev/null 2>&1 && [ $tries -lt 200 ]; do
+  tries=$((tries + 1))
+  sleep 0.1
+done
+ls -d /tmp/"$prefix"-* 2>/dev/null && fail "the run's temporary directory remains"
+snapshot "$work/after"
+if ! cmp -s "$work/before" "$work/after"; then
+  diff "$work/before" "$work/after"
+  fail "host network state changed"
+fi
+echo "PASS: host links, namespaces and nft ruleset identical; nothing of the run remains"
