@@ -75,7 +75,10 @@ void unshare_all(int extra_flags) {
 }
 
 // Inside the new mount namespace: nothing propagates back to the host, and /run (where
-// `ip netns add` binds named namespaces) is a private, empty tmpfs.
+// `ip netns add` binds named namespaces) and /dev/shm are private, empty tmpfs. /dev/shm: the
+// faketime wrapper names its semaphore and shared memory by pid, pids restart at 1 in every
+// sandbox, and a SIGKILLed wrapper leaves them behind; private, they cannot collide and go with
+// the run.
 void private_run_dir() {
   if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
     throw std::runtime_error(std::string("cannot make / private in the run's mount namespace: ") +
@@ -87,6 +90,11 @@ void private_run_dir() {
   const std::string target = ec ? "/run" : run.string();
   if (mount("locklab-run", target.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") != 0) {
     throw std::runtime_error("cannot mount a private tmpfs on " + target + ": " +
+                             std::strerror(errno));
+  }
+  if (std::filesystem::is_directory("/dev/shm", ec) &&
+      mount("locklab-shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") != 0) {
+    throw std::runtime_error(std::string("cannot mount a private tmpfs on /dev/shm: ") +
                              std::strerror(errno));
   }
 }

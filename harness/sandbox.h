@@ -5,9 +5,9 @@
 // Layout: the harness (the "outer" process, the pid the user sees) unshares a user namespace in
 // which it is root (uid and gid 0 map to the invoking user's euid and egid: files it writes belong
 // to that user on the host), then a network and a mount namespace, and forks the run's PID 1 into
-// a new PID namespace. PID 1 mounts a private tmpfs on /run (where `ip netns add` binds its named
-// namespaces) and a /proc for its PID namespace, then runs the experiment. The outer process only
-// forwards SIGINT/SIGTERM/SIGHUP to PID 1 and returns its exit code.
+// a new PID namespace. PID 1 mounts private tmpfs on /run (where `ip netns add` binds its named
+// namespaces) and /dev/shm, and a /proc for its PID namespace, then runs the experiment. The outer
+// process only forwards SIGINT/SIGTERM/SIGHUP to PID 1 and returns its exit code.
 //
 // Why nothing can outlive a run: PID 1 carries PDEATHSIG(SIGKILL) on the outer process; when
 // PID 1 dies the kernel kills every process of its PID namespace (members, workers, orphans of
