@@ -2,10 +2,14 @@
 // namespaces, and a body run in the sandbox is PID 1 of its own PID namespace, in network and
 // user namespaces of its own, with an empty private /run, and writes files its caller owns.
 // Not modelled here: signals and a killed harness (the hermetic and cleanup tests run the real
-// program for those).
+// program for those); kernel.unprivileged_userns_clone and AppArmor's restriction are only
+// checked through the message (a test cannot set them without changing the whole machine).
 #include "sandbox.h"
 
+#include <fcntl.h>
+#include <grp.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "programs.h"
 #include "temp_dir.h"
 
 namespace locklab {
@@ -105,6 +110,78 @@ TEST(Sandbox, BodyRunsAsPidOneInItsOwnNamespaces) {
   ASSERT_EQ(stat(dir.file("made-inside").c_str(), &st), 0);
   EXPECT_EQ(st.st_uid, geteuid());  // the caller owns what the sandbox wrote, never a mapped id
   EXPECT_EQ(st.st_gid, getegid());
+}
+
+// Runs `argv` as `uid` (0 or 65534) inside a user namespace that maps ids 0-65535 to the same
+// host ids and whose user.max_user_namespaces is 0: a machine that forbids user namespaces,
+// without changing the machine. Needs real root. Returns the exit code; output goes to `log`.
+int run_where_userns_forbidden(uid_t uid, const std::vector<std::string>& argv,
+                               const std::string& log) {
+  int ready[2];
+  int go[2];
+  if (pipe(ready) != 0 || pipe(go) != 0) return -1;
+  const pid_t child = fork();
+  if (child == 0) {
+    char byte = 0;
+    if (unshare(CLONE_NEWUSER) != 0 || write(ready[1], &byte, 1) != 1) _exit(120);
+    if (read(go[0], &byte, 1) != 1) _exit(121);  // the parent has written the maps
+    std::ofstream("/proc/sys/user/max_user_namespaces") << "0\n";
+    const int out = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (out < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0) _exit(122);
+    if (setgroups(0, nullptr) != 0 || setgid(uid) != 0 || setuid(uid) != 0) _exit(123);
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(124);
+  }
+  char byte = 0;
+  if (child < 0 || read(ready[0], &byte, 1) != 1) return -1;
+  const std::string proc = "/proc/" + std::to_string(child);
+  std::ofstream(proc + "/uid_map") << "0 0 65536\n";
+  std::ofstream(proc + "/gid_map") << "0 0 65536\n";
+  if (write(go[1], &byte, 1) != 1) return -1;
+  for (int fd : {ready[0], ready[1], go[0], go[1]}) close(fd);
+  int status = 0;
+  if (waitpid(child, &status, 0) != child || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// With user namespaces forbidden (user.max_user_namespaces=0): an ordinary user's run is refused
+// with a message naming that sysctl; root's run still happens on the netns backend (without a
+// user namespace).
+TEST(ForbiddenUserNamespaces, RefusalNamesTheSysctlAndRootStillRuns) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to make a machine that forbids user namespaces";
+  if (!netns_backend_refusal().empty()) GTEST_SKIP() << netns_backend_refusal();
+  if (!testing::programs_built()) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim";
+  testing::TempDir dir;
+  ASSERT_EQ(chown(dir.path().c_str(), 65534, 65534), 0);
+  std::ofstream(dir.file("isolate.toml"))
+      << "[workload]\nkind = \"fenced\"\nworkers = 2\nduration_ms = 1500\n"
+         "[nemesis]\nquiet_ms = 500\n"
+         "[[nemesis.fault]]\nat_ms = 300\nfault = \"isolate-worker\"\ntarget = \"w1\"\n"
+         "duration_ms = 500\n"
+         "[check]\nproperties = [\"tokens.unique\"]\n";
+  const std::string locklab = std::string(LOCKLAB_BIN_DIR) + "/locklab";
+  const auto run = [&](uid_t uid, const std::string& name) {
+    return run_where_userns_forbidden(
+        uid, {locklab, "run", dir.file("isolate.toml"), "--seed", "1", "--out", dir.file(name)},
+        dir.file(name + ".log"));
+  };
+  EXPECT_EQ(run(65534, "nobody"), 2);
+  const std::string refused = read_all(dir.file("nobody.log"));
+  EXPECT_NE(refused.find("isolate-worker needs the netns backend"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("user.max_user_namespaces=0"), std::string::npos) << refused;
+  EXPECT_FALSE(fs::exists(dir.file("nobody/history.jsonl")));
+
+  EXPECT_EQ(run(0, "root"), 0) << read_all(dir.file("root.log"));
+  EXPECT_NE(read_all(dir.file("root/history.jsonl")).find("\"backend\":\"netns\""),
+            std::string::npos);
 }
 
 }  // namespace
