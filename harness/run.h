@@ -1,10 +1,12 @@
 // `locklab run SCENARIO.toml`: one experiment from start to verdict.
 //
-// Phases: load and validate the scenario; sweep stale runs, start the janitor; build the network
-// (netns) and start the cluster; start the workers; the fault phase (workload.duration_ms, or
-// until every worker finished its operations) with the nemesis opening and healing windows; heal
-// everything; the quiet phase (nemesis.quiet_ms, no faults, liveness is judged here); stop the
-// workers; final reads; tear down; check the history and write the reports.
+// Phases: load and validate the scenario; sweep stale runs, start the janitor; on the netns
+// backend, enter the run's own namespaces (sandbox.h: no root needed; everything below happens
+// in them until the check); build the network (netns) and start the cluster; start the workers; the
+// fault phase (workload.duration_ms, or until every worker finished its operations) with the
+// nemesis opening and healing windows; heal everything; the quiet phase (nemesis.quiet_ms, no
+// faults, liveness is judged here); stop the workers; final reads; tear down; check the history and
+// write the reports.
 //
 // Output directory (--out, default results/runs/<UTC time>-<scenario>/): scenario.toml, seed,
 // versions.json, plan.json (the fault windows), history.jsonl, members/m<i>.log,
