@@ -16,16 +16,28 @@ if [ "$who" = nobody ]; then
   chown 65534:65534 "$work"
   as_user="setpriv --reuid=65534 --regid=65534 --clear-groups --"
 fi
+# Host state, byte for byte, except the named namespaces of *other* runs on a shared machine
+# (ll-<their pid>-...: an older locklab, or a test that builds namespaces on the host). The
+# run's own names (ll-<harness pid>-...) are kept, as is everything else.
 snapshot() {
-  { ip link; echo "--"; ip netns list; echo "--"; nft list ruleset 2>&1; } >"$1"
+  { ip link; echo "--"; ip netns list | grep -v "^ll-[0-9]" ; ip netns list | grep "^ll-$harness-"
+    echo "--"; nft list ruleset 2>&1; } >"$1"
 }
 fail() {
   echo "FAIL: $*"
   exit 1
 }
-snapshot "$work/before"
-$as_user "$bin/locklab" run "$scenario" --seed 7 --out "$work/run" >"$work/locklab.log" 2>&1 &
+# The run is started held (SIGSTOP before exec) so the snapshot before can know its pid.
+sh -c 'kill -STOP $$; exec "$@"' sh $as_user "$bin/locklab" run "$scenario" --seed 7 \
+  --out "$work/run" >"$work/locklab.log" 2>&1 &
 harness=$!
+tries=0
+until [ "$(ps -o stat= -p "$harness" | cut -c1)" = T ] || [ $tries -ge 100 ]; do
+  tries=$((tries + 1))
+  sleep 0.05
+done
+snapshot "$work/before"
+kill -CONT "$harness"
 # Mid-partition: the fault window has opened and its table exists inside the sandbox.
 inside() { nsenter -t "$harness" -U -m -n "$@" 2>/dev/null ||
            nsenter -t "$harness" -m -n "$@" 2>/dev/null; }
