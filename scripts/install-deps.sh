@@ -10,6 +10,8 @@ packages=(
   libmongoc-dev libbson-dev
   # tests, property tests, benchmarks
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
+  # the journal-sync test reads the server's system calls
+  strace
   # harness: scenario files, JSON, command line
   libtomlplusplus-dev nlohmann-json3-dev libcli11-dev
   # harness: network namespaces and partitions; clock faults on real mongod binaries

@@ -38,9 +38,11 @@ struct TransactionalWriteFault {
 //   just before it takes the optime of its next oplog entry, holding what the
 //   write holds;
 // - stopReplProducer: the oplog fetcher sends no fetch while it is enabled (a rollback it has
-//   already started still runs).
-inline constexpr std::string_view kPlainFailPoints[] = {"hangBeforeOplogAppend",
-                                                        "stopReplProducer"};
+//   already started still runs);
+// - hangBeforeWaitingForWriteConcern: a write whose entries are in the oplog pauses before it
+//   waits for its write concern (holding nothing), so the member's role can change under it.
+inline constexpr std::string_view kPlainFailPoints[] = {"hangBeforeOplogAppend", "stopReplProducer",
+                                                        "hangBeforeWaitingForWriteConcern"};
 
 class FailPoints {
  public:

@@ -320,10 +320,17 @@ void Topology::on_vote_response(int64_t now_ms, int from, const VoteRequest& sen
   adopt_term(now_ms, response.term);
   bool current = (election_.phase == ElectionPhase::kDryRun && sent.dry_run) ||
                  (election_.phase == ElectionPhase::kReal && !sent.dry_run);
-  if (!current || sent.term != election_.request_term || !response.vote_granted) return;
+  if (!current || sent.term != election_.request_term) return;
   if (!config_.members[static_cast<size_t>(from)].is_voter()) return;
-  election_.granted[static_cast<size_t>(from)] = true;
-  if (granted_votes() < config_.majority_vote_count()) return;
+  election_.answered[static_cast<size_t>(from)] = true;
+  if (response.vote_granted) election_.granted[static_cast<size_t>(from)] = true;
+  if (granted_votes() < config_.majority_vote_count()) {
+    // As mongod's vote requester: once every voter has answered without a majority the
+    // election is lost at once, not at its deadline (a lingering candidate refuses
+    // replSetStepUp and ignores its election timer).
+    if (every_voter_answered()) end_election(now_ms, false, "received insufficient votes");
+    return;
+  }
   if (election_.phase == ElectionPhase::kDryRun) {
     start_real_election(now_ms);
   } else {
@@ -336,8 +343,7 @@ void Topology::on_vote_response(int64_t now_ms, int from, const VoteRequest& sen
 void Topology::start_election(int64_t now_ms, const std::string& reason, bool skip_dry_run) {
   assert(!is_candidate());
   election_.reason = reason;
-  election_.granted.assign(config_.members.size(), false);
-  election_.granted[static_cast<size_t>(self_)] = true;
+  reset_votes();
   election_.deadline_ms = now_ms + config_.settings.election_timeout_ms;
   if (skip_dry_run) {
     start_real_election(now_ms);
@@ -355,8 +361,7 @@ void Topology::start_election(int64_t now_ms, const std::string& reason, bool sk
 void Topology::start_real_election(int64_t now_ms) {
   // §6.2: term += 1, vote for self, persist, then ask for real votes.
   election_.phase = ElectionPhase::kReal;
-  election_.granted.assign(config_.members.size(), false);
-  election_.granted[static_cast<size_t>(self_)] = true;
+  reset_votes();
   persisted_.term += 1;
   persisted_.last_vote_term = persisted_.term;
   persisted_.last_vote_candidate = self_;
@@ -382,6 +387,23 @@ void Topology::send_vote_requests(bool dry_run) {
     if (i == self_ || !config_.members[static_cast<size_t>(i)].is_voter()) continue;
     emit(Action{.kind = ActionKind::kSendVoteRequest, .target = i, .vote_request = request});
   }
+}
+
+void Topology::reset_votes() {
+  election_.granted.assign(config_.members.size(), false);
+  election_.answered.assign(config_.members.size(), false);
+  election_.granted[static_cast<size_t>(self_)] = true;
+  election_.answered[static_cast<size_t>(self_)] = true;
+}
+
+bool Topology::every_voter_answered() const {
+  for (int i = 0; i < config_.member_count(); ++i) {
+    if (config_.members[static_cast<size_t>(i)].is_voter() &&
+        !election_.answered[static_cast<size_t>(i)]) {
+      return false;
+    }
+  }
+  return true;
 }
 
 int Topology::granted_votes() const {

@@ -193,7 +193,8 @@ class Topology {
   struct Election {
     ElectionPhase phase = ElectionPhase::kNone;
     int64_t request_term = 0;
-    std::vector<bool> granted;  // per member index
+    std::vector<bool> granted;   // per member index
+    std::vector<bool> answered;  // per member index: a response for this phase arrived
     int64_t deadline_ms = 0;
     std::string reason;
   };
@@ -225,6 +226,8 @@ class Topology {
   void start_real_election(int64_t now_ms);
   void send_vote_requests(bool dry_run);
   int granted_votes() const;
+  void reset_votes();
+  bool every_voter_answered() const;
   void end_election(int64_t now_ms, bool won, const std::string& why);
   void become_primary(int64_t now_ms);
   void finish_catch_up();

@@ -227,6 +227,8 @@ DispatchOutcome Dispatcher::execute(ConnectionState& connection, Prepared& p) {
       // primary could answer "no match" at majority from data that is rolled back.
       std::optional<OpTime> wait_optime = ctx.last_write_optime;
       if (!wait_optime && replica.config) wait_optime = server_.effective_last_applied();
+      server_.failpoints.pause_while_set("hangBeforeWaitingForWriteConcern",
+                                         [this] { return server_.shutting_down(); });
       wce = server_.write_concern_waiter->wait(ctx.write_concern, wait_optime);
     }
     if (wce) out.reply.append("writeConcernError", bson::V(std::move(*wce)));

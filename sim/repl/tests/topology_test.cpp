@@ -395,6 +395,32 @@ TEST(ReplTopology, StepUpRefusedWhenUnelectableAndSkipsDryRunWhenAsked) {
   EXPECT_EQ(requests[0].vote_request.term, 1);
 }
 
+// A candidate every voter refused has lost at once, as in mongod: it must not stay a candidate
+// until its deadline, refusing replSetStepUp ("already running for election") and ignoring its
+// election timer meanwhile. A member whose clock is stepped back keeps a deadline that far
+// away, which is how the lingering showed (a step-up refused seconds after the refusals).
+TEST(ReplTopology, CandidateRefusedByEveryVoterEndsItsElectionAtOnce) {
+  Member m(1);
+  m.hear_all_secondaries();
+  m.topo.step_up(m.now, true);
+  m.collect();
+  auto requests = m.taken(ActionKind::kSendVoteRequest);
+  ASSERT_EQ(requests.size(), 2u);
+  m.topo.on_vote_response(m.now, requests[0].target, requests[0].vote_request,
+                          VoteResponse{m.topo.term(), false, "already voted"});
+  EXPECT_TRUE(m.topo.is_candidate()) << "one voter has not answered yet";
+  m.topo.on_vote_response(m.now, requests[1].target, requests[1].vote_request,
+                          VoteResponse{m.topo.term(), false, "already voted"});
+  m.collect();
+  EXPECT_FALSE(m.topo.is_candidate());
+  auto finished = m.taken(ActionKind::kStepUpFinished);
+  ASSERT_EQ(finished.size(), 1u);
+  EXPECT_EQ(finished[0].code, code::kCommandFailed);
+  EXPECT_NE(finished[0].reason.find("insufficient votes"), std::string::npos) << finished[0].reason;
+  m.topo.step_up(m.now, true);  // no longer "already running for election"
+  EXPECT_TRUE(m.topo.is_candidate());
+}
+
 TEST(ReplTopology, HigherPriorityCaughtUpSecondaryTakesOver) {
   Member m(0, config_of(3, {2, 1, 1}));
   int64_t start = m.now;

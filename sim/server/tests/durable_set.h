@@ -41,6 +41,15 @@ inline bool reply_is_ok(const std::optional<Document>& reply) {
   return reply && reply->get("ok") != nullptr && reply->get("ok")->truthy();
 }
 
+// A write reply that is ok with no write error and no write-concern error.
+inline bool write_ok(const std::optional<Document>& reply) {
+  return reply_is_ok(reply) && !reply->has("writeErrors") && !reply->has("writeConcernError");
+}
+
+inline std::string show(const std::optional<Document>& reply) {
+  return reply ? bson::to_json(*reply) : std::string("no reply");
+}
+
 // Polls `done` every 20 ms until it is true or the deadline passes; returns its last value.
 inline bool poll_until(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -239,6 +248,27 @@ class DurableSet {
                              "db");
   }
 
+  // Polls until the agreed primary acknowledges a fresh document under w:"majority" (wtimeout
+  // 5 s); returns that primary, or -1 at the deadline with the last reply in `last`.
+  // Each attempt inserts a new _id: an attempt answered with a write-concern error, or not at
+  // all, may still have been applied and replicate (an indeterminate write), and retrying the
+  // same _id would then fail with E11000 forever although the set takes writes.
+  int wait_for_majority_write(std::optional<Document>* last = nullptr) {
+    const Document majority{{"w", V("majority")}, {"wtimeout", V(int32_t{5000})}};
+    int primary_index = -1;
+    int attempt = 0;
+    std::optional<Document> reply;
+    bool taken = wait_for([&] {
+      primary_index = primary();
+      if (primary_index < 0) return false;
+      std::string id = "majority-probe-" + std::to_string(++attempt);
+      reply = insert(primary_index, Document{{"_id", V(id)}}, majority);
+      return write_ok(reply);
+    });
+    if (last != nullptr) *last = reply;
+    return taken ? primary_index : -1;
+  }
+
   // The _ids in db.c on member i (any state: the read says secondaryOk); nullopt if it did not
   // answer.
   std::optional<std::vector<std::string>> ids(int i) {
@@ -276,6 +306,11 @@ class DurableSet {
         if (line.find(R"("c":"NETWORK")") == std::string::npos) text += line + "\n";
       }
       out += text.size() > kLogTailBytes ? text.substr(text.size() - kLogTailBytes) : text;
+      if (members_[i]->alive() && !members_[i]->paused()) {
+        auto status = members_[i]->command(Document{{"replSetGetStatus", V(1)}});
+        out += "--- member " + std::to_string(i) + " replSetGetStatus: " +
+               (status ? bson::to_json(*status) : std::string("(no answer)")) + "\n";
+      }
     }
     return out;
   }

@@ -40,9 +40,13 @@ class MongosimProcess {
   static constexpr std::chrono::milliseconds kStopTimeout{10000};
   static constexpr std::chrono::milliseconds kPollInterval{20};
 
+  // `launcher`: a command line the server runs under (e.g. strace and its options), or empty.
   explicit MongosimProcess(std::vector<std::string> extra_args = {},
-                           std::string binary = MONGOSIM_PATH)
-      : binary_(std::move(binary)), extra_args_(std::move(extra_args)) {
+                           std::string binary = MONGOSIM_PATH,
+                           std::vector<std::string> launcher = {})
+      : binary_(std::move(binary)),
+        extra_args_(std::move(extra_args)),
+        launcher_(std::move(launcher)) {
     std::string last_error;
     for (int attempt = 0; attempt < kStartAttempts; ++attempt) {
       port_ = free_port();
@@ -143,7 +147,10 @@ class MongosimProcess {
     int log_fd = ::mkstemp(path);
     if (log_fd < 0) throw std::runtime_error("mkstemp failed");
     log_path_ = path;
-    std::vector<std::string> args = {binary_, "--port", std::to_string(port_)};
+    std::vector<std::string> args = launcher_;
+    for (const std::string& a : {binary_, std::string("--port"), std::to_string(port_)}) {
+      args.push_back(a);
+    }
     args.insert(args.end(), extra_args_.begin(), extra_args_.end());
     pid_ = ::fork();
     if (pid_ < 0) throw std::runtime_error("fork failed");
@@ -191,6 +198,7 @@ class MongosimProcess {
 
   std::string binary_;
   std::vector<std::string> extra_args_;
+  std::vector<std::string> launcher_;
   int port_ = 0;
   pid_t pid_ = -1;
   std::string log_path_;

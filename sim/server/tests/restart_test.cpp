@@ -15,10 +15,6 @@ namespace {
 
 const Document kMajority{{"w", V("majority")}, {"wtimeout", V(int32_t{20000})}};
 
-bool write_ok(const std::optional<Document>& reply) {
-  return reply_is_ok(reply) && !reply->has("writeErrors") && !reply->has("writeConcernError");
-}
-
 std::string id_json(int i) {
   return bson::to_json(V(int32_t{i}));
 }

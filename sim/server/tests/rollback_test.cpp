@@ -21,10 +21,6 @@ bool has_id(const std::optional<std::vector<std::string>>& ids, const std::strin
   return ids && std::find(ids->begin(), ids->end(), id) != ids->end();
 }
 
-bool write_ok(const std::optional<Document>& reply) {
-  return reply_is_ok(reply) && !reply->has("writeErrors") && !reply->has("writeConcernError");
-}
-
 // Every rollback file under the member's dbpath, decoded.
 std::vector<Document> rollback_documents(const std::string& dbpath) {
   std::vector<Document> out;
