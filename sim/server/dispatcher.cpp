@@ -178,7 +178,12 @@ DispatchOutcome Dispatcher::execute(ConnectionState& connection, Prepared& p) {
 
   // §4.4 order: opt-in reads without secondaryOk, writes, then "recovering". Read the state
   // afresh: a command held by blockConnection may meet a member that stepped down meanwhile.
-  if (p.fail_action) replica = server_.replica.snapshot();
+  // $$NOW too: mongod evaluates it when the command runs, after the delay, so a command that
+  // executes late (a lease start, an expiry test) sees the late time.
+  if (p.fail_action) {
+    replica = server_.replica.snapshot();
+    ctx.now_ms = server_.clock.now_ms();
+  }
   if (!replica.is_writable_primary() && !server_.always_allowed.contains(spec.name)) {
     const char* primary_word = connection.hello_ok ? "primary" : "master";
     if (!spec.is_write && !p.secondary_ok) {

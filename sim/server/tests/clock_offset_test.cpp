@@ -63,6 +63,32 @@ void expect_offset(const Bracketed& b, int64_t offset_ms) {
   EXPECT_GE(b.after_ms + offset_ms, b.server_ms);
 }
 
+// $$NOW is the server's clock when the command executes: a command held by failCommand's
+// blockConnection for blockTimeMS reports a time at least that much after it was sent (the
+// block sleeps at least that long), as mongod does. A lease started from an earlier $$NOW would
+// end early by the delay. Model: one standalone member; the delay stands for any late execution.
+TEST(ClockOffsetCommand, NowIsTakenWhenTheCommandExecutesAfterABlockConnectionDelay) {
+  constexpr int32_t kBlockMs = 600;
+  MongosimProcess server;
+  RawClient client(server.port());
+  client.command(
+      Document{{"insert", V("clock")}, {"documents", V(bson::Array{V(Document{{"_id", V(1)}})})}},
+      "test");
+  Document configured =
+      client.command(Document{{"configureFailPoint", V("failCommand")},
+                              {"mode", V(Document{{"times", V(int32_t{1})}})},
+                              {"data", V(Document{{"failCommands", V(bson::Array{V("aggregate")})},
+                                                  {"blockConnection", V(true)},
+                                                  {"blockTimeMS", V(kBlockMs)}})}},
+                     "admin");
+  ASSERT_TRUE(configured.get("ok")->truthy()) << bson::to_json(configured);
+  Bracketed held = server_now(client);
+  EXPECT_GE(held.server_ms, held.before_ms + kBlockMs)
+      << "$$NOW was taken before the delay: sent at " << held.before_ms << ", $$NOW "
+      << held.server_ms;
+  EXPECT_LE(held.server_ms, held.after_ms);
+}
+
 TEST(ClockOffsetFlag, ParsesIntegersWithinTenYears) {
   auto ahead = parse({"--clockOffsetMillis", "5000"});
   ASSERT_TRUE(ahead.options) << ahead.error;
