@@ -40,11 +40,13 @@ EOF
 
 table="| client | $(IFS='|'; echo "${faults[*]}" | sed 's/|/ | /g') |"
 table+=$'\n'"|---|$(for _ in "${faults[@]}"; do printf -- '---|'; done)"
-for row_dir in results/gallery/*/; do
+# Rows in name order, a configuration variant (name-w1) right after its client's row.
+for row_dir in results/gallery/*; do
+  [ -d "$row_dir" ] || continue
   row="$(basename "$row_dir")"
   line="| $row |"
   for fault in "${faults[@]}"; do
-    scenario="$row_dir$fault.toml"
+    scenario="$row_dir/$fault.toml"
     if [ ! -f "$scenario" ]; then
       line+=" no scenario |"
       continue
@@ -67,5 +69,10 @@ done
   echo "\`build/bin/locklab run results/gallery/<client>/<fault>.toml --seed $seed\`."
   echo
   echo "$table"
+  # What the table means for a user of each lock, written by hand from the runs.
+  if [ -f results/gallery/NOTES.md ]; then
+    echo
+    cat results/gallery/NOTES.md
+  fi
 } >results/gallery.md
 echo "gallery: wrote results/gallery.md" >&2

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <ostream>
 
 #include "process.h"
 #include "programs.h"
@@ -108,6 +109,11 @@ struct BadClientCase {
   std::string expected;  // in stderr, after "worker w1: " (and the worker's file)
   int good_events_per_worker;
 };
+
+// Test names and failure messages show the client, not the case's bytes.
+void PrintTo(const BadClientCase& c, std::ostream* os) {
+  *os << c.client;
+}
 
 class BadClientRun : public ::testing::TestWithParam<BadClientCase> {};
 
