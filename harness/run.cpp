@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -19,6 +20,7 @@
 
 #include "check_command.h"
 #include "checker.h"
+#include "clients.h"
 #include "cluster.h"
 #include "history.h"
 #include "nemesis.h"
@@ -268,9 +270,21 @@ class Run {
     record_stop("end of run");
     workers_->stop_all(s_.lock.expiry_ms + 3000);
     reap();
+    workers_->drain();  // a worker that outlived even SIGKILL's grace: what it wrote so far
     final_reads();
     history_->append({0, "harness", EventType::kInfo, "end", "", std::nullopt, nullptr});
     display_.finish();
+  }
+
+  // Bad worker output and workers that ended on their own: the run fails with these.
+  std::vector<std::string> worker_problems() const {
+    if (!workers_) return {};
+    std::vector<std::string> out = workers_->problems();
+    if (workers_->problem_count() > out.size()) {
+      out.push_back("... and " + std::to_string(workers_->problem_count() - out.size()) +
+                    " more (harness worker-output events in history.jsonl)");
+    }
+    return out;
   }
 
   void teardown() {
@@ -318,6 +332,8 @@ class Run {
         {"check", check_config(s_).to_json()},
         {"vocabulary", kHistoryVocabulary},
         {"workload", to_string(s_.workload.kind)},
+        {"client", s_.workload.client},
+        {"tokens", find_client(s_.workload.client)->fencing_tokens},
         {"write_concern", s_.lock.write_concern_w == 0 ? nlohmann::json("majority")
                                                        : nlohmann::json(s_.lock.write_concern_w)},
         {"fencing", s_.lock.fencing},
@@ -404,7 +420,9 @@ class Run {
 
   void start_workers() {
     WorkerLaunch launch;
-    launch.program = binary_dir() + "/locklab-worker";
+    const ClientSpec& client = *find_client(s_.workload.client);
+    launch.program = client_program(client, ClientEnvironment::current());
+    launch.program_args.assign(client.args.begin(), client.args.end());
     launch.log_dir = (out_ / "workers").string();
     launch.base.database = kDatabase;
     launch.base.history_path = (out_ / "history.jsonl").string();
@@ -429,10 +447,12 @@ class Run {
     write_file(out_ / "plan.json", plan_json.dump(2) + "\n");
     WorkerView view;
     view.holder = [this] {
+      workers_->drain();
       progress_->poll();  // the holder now, not as of the last tick
       return progress_->current_holder();
     };
     view.role = [this](const std::string& worker) {
+      workers_->drain();
       progress_->poll();
       return progress_->role(worker);
     };
@@ -458,6 +478,7 @@ class Run {
   void tick() {
     check_interrupt();
     reap();
+    workers_->drain();
     progress_->poll();
     const int64_t elapsed = now_ms() - start_ms_;
     nemesis_->tick(elapsed);
@@ -545,6 +566,22 @@ class Run {
   }
 };
 
+// A scenario whose client cannot run on this machine (node missing, program not built) is not
+// run: "locklab: unsupported: ..." and kExitNotRun, before anything starts. Returns 0 when the
+// client is available.
+int refuse_unavailable_client(const Scenario& s) {
+  const ClientSpec* client = find_client(s.workload.client);
+  assert(client != nullptr);  // load_scenario refuses unknown clients
+  const std::string why = client_unavailable(*client, ClientEnvironment::current());
+  if (why.empty()) return 0;
+  const std::string where = s.workload.client_line > 0
+                                ? s.path + ":" + std::to_string(s.workload.client_line)
+                                : s.path + " (the default client)";
+  std::cerr << "locklab: unsupported: " << where << ": workload.client: client \""
+            << s.workload.client << "\" is unavailable here: " << why << "\n";
+  return kExitNotRun;
+}
+
 // Does the verdict match what the scenario expects? Prints why not.
 bool expectation_met(const Scenario& s, const Verdict& v, std::ostream& out) {
   bool met = true;
@@ -571,6 +608,18 @@ bool expectation_met(const Scenario& s, const Verdict& v, std::ostream& out) {
   return met;
 }
 
+// Bad worker output found by the run, one problem per line; absent when there was none.
+constexpr const char* kWorkerProblemsFile = "worker-problems.txt";
+
+std::vector<std::string> read_lines(const fs::path& path) {
+  std::vector<std::string> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) out.push_back(line);
+  }
+  return out;
+}
+
 // Everything from the cluster's start to the end of the final reads: 0 when the history is
 // complete, 2 (after printing why) when not. On the netns backend this is the sandbox's PID 1.
 int run_experiment(const RunOptions& options, const Scenario& scenario, uint64_t seed,
@@ -581,6 +630,11 @@ int run_experiment(const RunOptions& options, const Scenario& scenario, uint64_t
     init_driver();
     Run run(options, scenario, seed, backend, out);
     run.execute();
+    // On the netns backend this process is not the one that reports: the problems cross the
+    // sandbox as a file of the run directory (one per line), which also keeps them for a reader.
+    std::string problems;
+    for (const std::string& p : run.worker_problems()) problems += p + "\n";
+    if (!problems.empty()) write_file(out / kWorkerProblemsFile, problems);
   } catch (const Unsupported& e) {
     std::cerr << "\nlocklab: unsupported: " << e.what() << "\n";
     return 2;
@@ -607,7 +661,9 @@ int run_scenario(const RunOptions& options) {
     std::cerr << "locklab: " << e.what() << "\n";
     return 2;
   }
+  if (int code = refuse_unavailable_client(scenario); code != 0) return code;
   const uint64_t seed = options.seed ? *options.seed : std::random_device{}();
+  std::vector<std::string> worker_problems;
   const fs::path out = options.out_dir.empty()
                            ? fs::path("results/runs") / (utc_stamp() + "-" + scenario.name)
                            : fs::path(options.out_dir);
@@ -620,6 +676,7 @@ int run_scenario(const RunOptions& options) {
     fs::create_directories(out);
     // A reused directory starts a fresh history: appending to an old one would mix two runs.
     fs::remove(out / "history.jsonl");
+    fs::remove(out / kWorkerProblemsFile);
     fs::copy_file(options.scenario_path, out / "scenario.toml",
                   fs::copy_options::overwrite_existing);
     write_file(out / "seed", std::to_string(seed) + "\n");
@@ -635,6 +692,7 @@ int run_scenario(const RunOptions& options) {
     const auto experiment = [&] { return run_experiment(options, scenario, seed, backend, out); };
     const int code = backend == "netns" ? run_sandboxed(experiment) : experiment();
     if (code != 0) return code;
+    worker_problems = read_lines(out / kWorkerProblemsFile);
   } catch (const std::exception& e) {
     std::cerr << "\nlocklab: run failed: " << e.what() << "\n";
     return 2;
@@ -642,6 +700,13 @@ int run_scenario(const RunOptions& options) {
   CheckCommandOptions check_options;
   check_options.junit_path = options.junit_path;
   const CheckCommandResult result = run_check_command(out.string(), check_options);
+  if (!worker_problems.empty()) {
+    // The history lacks what the bad lines said: its verdict cannot be trusted either way.
+    std::cerr << "locklab: run failed: bad worker output (every other event is kept in "
+              << (out / "history.jsonl").string() << "):\n";
+    for (const std::string& p : worker_problems) std::cerr << "  " << p << "\n";
+    return 2;
+  }
   if (!result.error.empty()) return 2;
   const bool met = expectation_met(scenario, result.verdict, std::cout);
   std::cout << "expectation (" << to_string(scenario.expect) << "): " << (met ? "met" : "NOT met")
