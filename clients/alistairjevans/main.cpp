@@ -6,7 +6,7 @@
 
 int main(int argc, char** argv) {
   using namespace locklab::clients;
-  ClientSpec spec;
+  SeedClient spec;
   spec.program = "locklab-alistairjevans";
   spec.description = "a worker on a re-creation of the alistairjevans MongoDB lock recipe";
   spec.kinds = {"mutex", "counter"};

@@ -6,7 +6,7 @@
 
 int main(int argc, char** argv) {
   using namespace locklab::clients;
-  ClientSpec spec;
+  SeedClient spec;
   spec.program = "locklab-distributedlock";
   spec.description = "a worker on a re-creation of DistributedLock.MongoDB 1.0";
   spec.kinds = {"mutex", "fenced", "counter"};

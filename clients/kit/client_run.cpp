@@ -122,7 +122,7 @@ class Worker {
       return false;
     }
     nlohmann::json value = {{"lease_ms", r.lease_ms}};
-    if (!r.token) value["tokens"] = false;
+    if (!r.token) value["no_token"] = true;
     record("acquire", EventType::kOk, lock, r.token, value);
     *token = r.token;
     return true;
@@ -136,7 +136,7 @@ class Worker {
     }
     const bool held = signal.hold_for(config_.critical_section_ms, config_.honour_lost, stop);
     if (config_.kind == WorkloadKind::kFenced && held) {
-      assert(token.has_value());  // fenced runs only on locks with tokens (ClientSpec::kinds)
+      assert(token.has_value());  // fenced runs only on locks with tokens (SeedClient::kinds)
       fenced_write(lock, *token);
     }
   }
@@ -205,7 +205,7 @@ class Worker {
 };
 
 // The locklab-worker command line, with this client's defaults and workloads.
-void add_flags(CLI::App& app, const ClientSpec& spec, WorkerConfig& c, std::string& kind,
+void add_flags(CLI::App& app, const SeedClient& spec, WorkerConfig& c, std::string& kind,
                std::string& backoff, std::string& write_concern, bool& no_fencing) {
   app.add_option("--id", c.id, "worker id (history process name and driver appname)")->required();
   app.add_option("--uri", c.uri, "cluster connection string")->required();
@@ -241,7 +241,7 @@ WorkloadKind parse_kind(const std::string& kind) {
   return WorkloadKind::kMutex;
 }
 
-int run(const WorkerConfig& config, const ClientSpec& spec, std::stop_token stop) {
+int run(const WorkerConfig& config, const SeedClient& spec, std::stop_token stop) {
   mongoc_init();
   try {
     HistoryWriter history(config.history_path);
@@ -259,7 +259,7 @@ int run(const WorkerConfig& config, const ClientSpec& spec, std::stop_token stop
 
 }  // namespace
 
-int client_main(int argc, char** argv, const ClientSpec& spec) {
+int client_main(int argc, char** argv, const SeedClient& spec) {
   assert(!spec.kinds.empty() && spec.make_lock);
   WorkerConfig c;
   c.lock = spec.defaults;

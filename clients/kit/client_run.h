@@ -6,7 +6,7 @@
 //   fenced   acquire, hold, write the fenced resource with the hold's token (locks with tokens);
 //   counter  acquire, read the counter, hold, write it plus one.
 // Every operation that can take effect is recorded as `invoke` before its request is sent.
-// A lock without fencing tokens records `acquire ok` with no token and value.tokens = false, so
+// A lock without fencing tokens records `acquire ok` with no token and value.no_token = true, so
 // a reader of the history knows the token is absent by design, not lost.
 // With honour_lost, a lost notification stops the critical section and `lost` is recorded once
 // it has stopped; without it `lost-ignored` is recorded when the notification fires.
@@ -26,7 +26,7 @@
 namespace locklab::clients {
 
 // What makes one client: its name, what it can run, the original's defaults, how to build it.
-struct ClientSpec {
+struct SeedClient {
   std::string program;             // "locklab-distributedlock": used in messages
   std::string description;         // one line for --help
   std::vector<std::string> kinds;  // the workloads it runs ("mutex", "fenced", "counter")
@@ -41,6 +41,6 @@ struct ClientSpec {
 // Parses the flags, runs the workload until done or stopped, and returns the exit code:
 // 0 done, 2 could not start (the error is printed to stderr naming the program and worker),
 // or CLI11's code for a bad command line.
-int client_main(int argc, char** argv, const ClientSpec& spec);
+int client_main(int argc, char** argv, const SeedClient& spec);
 
 }  // namespace locklab::clients

@@ -7,7 +7,7 @@
 
 int main(int argc, char** argv) {
   using namespace locklab::clients;
-  ClientSpec spec;
+  SeedClient spec;
   spec.program = "locklab-square";
   spec.description = "a worker on a re-creation of square/mongo-lock (exclusive locks)";
   spec.kinds = {"mutex", "counter"};

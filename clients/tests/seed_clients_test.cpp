@@ -126,6 +126,19 @@ void expect_all_exited_zero(const std::vector<ExitStatus>& statuses, size_t work
   for (const ExitStatus& s : statuses) EXPECT_EQ(s.code, 0) << "pid " << s.pid << s.describe();
 }
 
+// Every acquire ok in the history: with a token for locks that issue one, and otherwise without
+// one and with value.no_token = true.
+void expect_acquire_tokens(const std::vector<Event>& history, bool tokens) {
+  size_t acquired = 0;
+  for (const Event& e : history) {
+    if (e.f != "acquire" || e.type != EventType::kOk) continue;
+    ++acquired;
+    EXPECT_EQ(e.token.has_value(), tokens) << to_json_line(e);
+    EXPECT_EQ(e.value.value("no_token", false), !tokens) << to_json_line(e);
+  }
+  EXPECT_GT(acquired, 0u);
+}
+
 std::string outcome_of(const Verdict& verdict, std::string_view property) {
   const PropertyResult* result = verdict.find(property);
   if (result == nullptr) return "not checked";
@@ -146,6 +159,7 @@ TEST_F(SeedClientsTest, DistributedLockCounterIsValid) {
   EXPECT_EQ(v.stats.acquisitions, 18u);
   EXPECT_EQ(outcome_of(v, kExclusionStrict), "valid");
   EXPECT_EQ(outcome_of(v, kCounterNoLostUpdates), "valid");
+  expect_acquire_tokens(read_history(history_path()), true);
 }
 
 // The library's token lives in the lock document, which a clean release deletes: the next
@@ -175,6 +189,7 @@ TEST_F(SeedClientsTest, SquareCounterIsValid) {
   EXPECT_EQ(v.stats.acquisitions, 18u);
   EXPECT_EQ(outcome_of(v, kExclusionStrict), "valid");
   EXPECT_EQ(outcome_of(v, kCounterNoLostUpdates), "valid");
+  expect_acquire_tokens(read_history(history_path()), false);
 }
 
 // Three recipe workers, holds well inside the TTL: valid.
@@ -187,6 +202,7 @@ TEST_F(SeedClientsTest, RecipeCounterIsValid) {
   EXPECT_EQ(v.stats.acquisitions, 18u);
   EXPECT_EQ(outcome_of(v, kExclusionStrict), "valid");
   EXPECT_EQ(outcome_of(v, kCounterNoLostUpdates), "valid");
+  expect_acquire_tokens(read_history(history_path()), false);
 }
 
 // The recipe's only expiry is the TTL index: a hold of 3.5 s on a 1 s TTL is deleted under its
