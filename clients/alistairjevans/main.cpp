@@ -11,8 +11,8 @@ int main(int argc, char** argv) {
   spec.description = "a worker on a re-creation of the alistairjevans MongoDB lock recipe";
   spec.kinds = {"mutex", "counter"};
   spec.defaults.expiry_ms = alistairjevans::kDefaultExpiryMs;
-  spec.make_lock = [](const locklab::WorkerConfig& c, Recorder& recorder) {
-    return std::make_unique<alistairjevans::RecipeLock>(c, recorder);
+  spec.make_lock = [](const ClientConfig& c, Recorder& recorder) {
+    return std::make_unique<alistairjevans::RecipeLock>(c.worker, recorder);
   };
   return client_main(argc, argv, spec);
 }

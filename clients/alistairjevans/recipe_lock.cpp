@@ -1,5 +1,6 @@
 #include "recipe_lock.h"
 
+#include <cassert>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -46,8 +47,10 @@ Reply RecipeLock::attempt(const std::string& lock) {
                             {"new", false}});
 }
 
-AcquireResult RecipeLock::acquire(const std::string& lock, std::stop_token stop,
+AcquireResult RecipeLock::acquire(const std::string& lock, HoldMode mode, std::stop_token stop,
                                   std::function<void(std::optional<int64_t>)> /*on_lost*/) {
+  assert(mode == HoldMode::kExclusive);  // the recipe has no shared lock
+  (void)mode;
   using Clock = std::chrono::steady_clock;
   AcquireResult result;
   const auto give_up = Clock::now() + std::chrono::milliseconds(kAcquireTimeoutMs);

@@ -43,7 +43,7 @@ class RecipeLock final : public SeedLock {
   // Creates the TTL index; throws std::runtime_error when it cannot.
   RecipeLock(const WorkerConfig& config, Recorder& recorder);
 
-  AcquireResult acquire(const std::string& lock, std::stop_token stop,
+  AcquireResult acquire(const std::string& lock, HoldMode mode, std::stop_token stop,
                         std::function<void(std::optional<int64_t>)> on_lost) override;
   ReleaseResult release(const std::string& lock) override;
 

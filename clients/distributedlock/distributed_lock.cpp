@@ -82,8 +82,10 @@ bool DistributedLock::busy_wait(std::stop_token stop) {
   return !stop.stop_requested();
 }
 
-AcquireResult DistributedLock::acquire(const std::string& lock, std::stop_token stop,
+AcquireResult DistributedLock::acquire(const std::string& lock, HoldMode mode, std::stop_token stop,
                                        std::function<void(std::optional<int64_t>)> on_lost) {
+  assert(mode == HoldMode::kExclusive);  // the library has no shared lock
+  (void)mode;
   AcquireResult result;
   for (bool first = true;; first = false) {
     if ((!first && !busy_wait(stop)) || stop.stop_requested()) {

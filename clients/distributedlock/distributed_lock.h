@@ -60,7 +60,7 @@ class DistributedLock final : public SeedLock {
   DistributedLock(const WorkerConfig& config, Recorder& recorder);
   ~DistributedLock() override;
 
-  AcquireResult acquire(const std::string& lock, std::stop_token stop,
+  AcquireResult acquire(const std::string& lock, HoldMode mode, std::stop_token stop,
                         std::function<void(std::optional<int64_t>)> on_lost) override;
   ReleaseResult release(const std::string& lock) override;
 

@@ -14,7 +14,8 @@ int main(int argc, char** argv) {
   spec.defaults.extension_cadence_ms = 0;
   spec.defaults.busy_wait_min_ms = distributedlock::kDefaultBusyWaitMinMs;
   spec.defaults.busy_wait_max_ms = distributedlock::kDefaultBusyWaitMaxMs;
-  spec.refuse = [](const locklab::WorkerConfig& c) -> std::string {
+  spec.refuse = [](const ClientConfig& client) -> std::string {
+    const locklab::WorkerConfig& c = client.worker;
     if (c.lock.backoff != locklab::Backoff::kRandom)
       return "--backoff adaptive: DistributedLock.MongoDB 1.0 has only the uniform random wait";
     const int64_t cadence =
@@ -24,8 +25,8 @@ int main(int argc, char** argv) {
              std::to_string(c.lock.expiry_ms);
     return "";
   };
-  spec.make_lock = [](const locklab::WorkerConfig& c, Recorder& recorder) {
-    return std::make_unique<distributedlock::DistributedLock>(c, recorder);
+  spec.make_lock = [](const ClientConfig& c, Recorder& recorder) {
+    return std::make_unique<distributedlock::DistributedLock>(c.worker, recorder);
   };
   return client_main(argc, argv, spec);
 }

@@ -65,19 +65,24 @@ class LostSignal {
 // One worker's loop state.
 class Worker {
  public:
-  Worker(const WorkerConfig& config, Recorder& recorder, std::unique_ptr<SeedLock> lock)
-      : config_(config),
+  Worker(const ClientConfig& client, Recorder& recorder, std::unique_ptr<SeedLock> lock)
+      : client_(client),
+        config_(client.worker),
         recorder_(recorder),
         lock_(std::move(lock)),
-        resources_(config.uri, config.database, config.lock.write_concern_w, config.lock.fencing),
-        rng_(config.seed) {}
+        resources_(config_.uri, config_.database, config_.lock.write_concern_w,
+                   config_.lock.fencing),
+        rng_(config_.seed) {}
 
   // One acquire, critical section, release. Returns false when the worker should stop.
   bool operation(std::stop_token stop) {
     const std::string lock = pick_lock();
+    const HoldMode mode = client_.rw && static_cast<int>(rng_() % 100) < client_.read_percent
+                              ? HoldMode::kShared
+                              : HoldMode::kExclusive;
     auto signal = std::make_shared<LostSignal>();
     std::optional<int64_t> token;
-    if (!acquire(lock, signal, stop, &token)) return !stop.stop_requested();
+    if (!acquire(lock, mode, signal, stop, &token)) return !stop.stop_requested();
     critical_section(lock, token, *signal, stop);
     if (config_.honour_lost && signal->lost()) {
       record("lost", EventType::kOk, lock, token, {{"detail", "lost notification"}});
@@ -87,7 +92,8 @@ class Worker {
   }
 
  private:
-  WorkerConfig config_;
+  ClientConfig client_;
+  WorkerConfig config_;  // client_.worker
   Recorder& recorder_;
   std::unique_ptr<SeedLock> lock_;
   Resources resources_;
@@ -104,11 +110,14 @@ class Worker {
     return lock_name(static_cast<int>(rng_() % static_cast<uint64_t>(config_.locks)));
   }
 
-  bool acquire(const std::string& lock, const std::shared_ptr<LostSignal>& signal,
+  bool acquire(const std::string& lock, HoldMode mode, const std::shared_ptr<LostSignal>& signal,
                std::stop_token stop, std::optional<int64_t>* token) {
-    record("acquire", EventType::kInvoke, lock, std::nullopt, nullptr);
+    const nlohmann::json mode_value =
+        client_.rw ? nlohmann::json{{"mode", mode == HoldMode::kShared ? "shared" : "exclusive"}}
+                   : nlohmann::json();
+    record("acquire", EventType::kInvoke, lock, std::nullopt, mode_value);
     const bool honour = config_.honour_lost;
-    AcquireResult r = lock_->acquire(lock, stop, [this, signal, lock, honour](auto held) {
+    AcquireResult r = lock_->acquire(lock, mode, stop, [this, signal, lock, honour](auto held) {
       signal->fire();
       // A worker that heeds the notification records `lost` once its section has stopped.
       if (!honour) record("lost-ignored", EventType::kOk, lock, held, nullptr);
@@ -123,6 +132,8 @@ class Worker {
     }
     nlohmann::json value = {{"lease_ms", r.lease_ms}};
     if (!r.token) value["no_token"] = true;
+    if (client_.rw)
+      value.update({{"mode", mode_value["mode"]}, {"max_shared", client_.max_shared}});
     record("acquire", EventType::kOk, lock, r.token, value);
     *token = r.token;
     return true;
@@ -134,7 +145,9 @@ class Worker {
       counter_increment(lock, token, signal, stop);
       return;
     }
-    const bool held = signal.hold_for(config_.critical_section_ms, config_.honour_lost, stop);
+    int64_t hold_ms = config_.critical_section_ms;
+    if (client_.rw) hold_ms = static_cast<int64_t>(rng_() % static_cast<uint64_t>(2 * hold_ms + 1));
+    const bool held = signal.hold_for(hold_ms, config_.honour_lost, stop);
     if (config_.kind == WorkloadKind::kFenced && held) {
       assert(token.has_value());  // fenced runs only on locks with tokens (SeedClient::kinds)
       fenced_write(lock, *token);
@@ -205,8 +218,9 @@ class Worker {
 };
 
 // The locklab-worker command line, with this client's defaults and workloads.
-void add_flags(CLI::App& app, const SeedClient& spec, WorkerConfig& c, std::string& kind,
+void add_flags(CLI::App& app, const SeedClient& spec, ClientConfig& client, std::string& kind,
                std::string& backoff, std::string& write_concern, bool& no_fencing) {
+  WorkerConfig& c = client.worker;
   app.add_option("--id", c.id, "worker id (history process name and driver appname)")->required();
   app.add_option("--uri", c.uri, "cluster connection string")->required();
   app.add_option("--history", c.history_path, "history.jsonl to append to")->required();
@@ -214,6 +228,10 @@ void add_flags(CLI::App& app, const SeedClient& spec, WorkerConfig& c, std::stri
   app.add_option("--kind", kind, "workload")->check(CLI::IsMember(spec.kinds));
   app.add_option("--locks", c.locks, "number of locks")->check(CLI::Range(1, 64));
   app.add_option("--critical-section-ms", c.critical_section_ms)->check(CLI::Range(0, 600'000));
+  app.add_option("--read-percent", client.read_percent, "rw: the share of shared holds")
+      ->check(CLI::Range(0, 100));
+  app.add_option("--max-shared", client.max_shared, "rw: readers at once (0 = unlimited)")
+      ->check(CLI::Range(0, 100'000));
   app.add_option("--honour-lost", c.honour_lost,
                  "false: finish the critical section even after a lost notification");
   app.add_option("--operations", c.operations, "0 = until SIGTERM")
@@ -234,19 +252,21 @@ void add_flags(CLI::App& app, const SeedClient& spec, WorkerConfig& c, std::stri
       ->check(CLI::Range(int64_t{0}, int64_t{1'000'000}));
 }
 
+// rw holds are plain holds of either mode: the loop runs them as mutex holds.
 WorkloadKind parse_kind(const std::string& kind) {
   if (kind == "fenced") return WorkloadKind::kFenced;
   if (kind == "counter") return WorkloadKind::kCounter;
-  assert(kind == "mutex");
+  assert(kind == "mutex" || kind == "rw");
   return WorkloadKind::kMutex;
 }
 
-int run(const WorkerConfig& config, const SeedClient& spec, std::stop_token stop) {
+int run(const ClientConfig& client, const SeedClient& spec, std::stop_token stop) {
+  const WorkerConfig& config = client.worker;
   mongoc_init();
   try {
     HistoryWriter history(config.history_path);
     Recorder recorder(history, config.id);
-    Worker worker(config, recorder, spec.make_lock(config, recorder));
+    Worker worker(client, recorder, spec.make_lock(client, recorder));
     for (int64_t done = 0; config.operations == 0 || done < config.operations; ++done) {
       if (stop.stop_requested() || !worker.operation(stop)) break;
     }
@@ -261,16 +281,18 @@ int run(const WorkerConfig& config, const SeedClient& spec, std::stop_token stop
 
 int client_main(int argc, char** argv, const SeedClient& spec) {
   assert(!spec.kinds.empty() && spec.make_lock);
-  WorkerConfig c;
+  ClientConfig client;
+  WorkerConfig& c = client.worker;
   c.lock = spec.defaults;
   std::string kind = "mutex";
   std::string backoff = "random";
   std::string write_concern = "majority";
   bool no_fencing = false;
   CLI::App app{spec.program + ": " + spec.description};
-  add_flags(app, spec, c, kind, backoff, write_concern, no_fencing);
+  add_flags(app, spec, client, kind, backoff, write_concern, no_fencing);
   CLI11_PARSE(app, argc, argv);
   c.kind = parse_kind(kind);
+  client.rw = kind == "rw";
   c.lock.backoff = backoff == "random" ? Backoff::kRandom : Backoff::kAdaptive;
   c.lock.write_concern_w = write_concern == "majority" ? 0 : 1;
   c.lock.fencing = !no_fencing;
@@ -279,13 +301,13 @@ int client_main(int argc, char** argv, const SeedClient& spec) {
               << " is below --busy-wait-min-ms " << c.lock.busy_wait_min_ms << std::endl;
     return 2;
   }
-  if (const std::string problem = spec.refuse ? spec.refuse(c) : ""; !problem.empty()) {
+  if (const std::string problem = spec.refuse ? spec.refuse(client) : ""; !problem.empty()) {
     std::cerr << spec.program << ": " << problem << std::endl;
     return 2;
   }
   std::stop_source stop;
   stop_on_signals(stop);
-  return run(c, spec, stop.get_token());
+  return run(client, spec, stop.get_token());
 }
 
 }  // namespace locklab::clients

@@ -4,7 +4,11 @@
 // releases into history events (vocabulary v2, history.h):
 //   mutex    acquire, hold critical_section_ms, release;
 //   fenced   acquire, hold, write the fenced resource with the hold's token (locks with tokens);
-//   counter  acquire, read the counter, hold, write it plus one.
+//   counter  acquire, read the counter, hold, write it plus one;
+//   rw       (locks with shared holds) each operation a shared hold with probability
+//            read_percent, else an exclusive one, held a uniform 0..2 * critical_section_ms;
+//            acquire invoke carries value.mode ("shared" | "exclusive"), acquire ok value.mode
+//            and value.max_shared.
 // Every operation that can take effect is recorded as `invoke` before its request is sent.
 // A lock without fencing tokens records `acquire ok` with no token and value.no_token = true, so
 // a reader of the history knows the token is absent by design, not lost.
@@ -25,17 +29,25 @@
 
 namespace locklab::clients {
 
+// A worker's configuration: locklab-worker's, plus the rw workload's flags.
+struct ClientConfig {
+  WorkerConfig worker;     // worker.kind is kMutex for rw (the holds are plain holds)
+  bool rw = false;         // --kind rw
+  int read_percent = 80;   // rw: the share of operations that take a shared hold
+  int32_t max_shared = 0;  // rw: readers at once per lock (0 = unlimited)
+};
+
 // What makes one client: its name, what it can run, the original's defaults, how to build it.
 struct SeedClient {
   std::string program;             // "locklab-distributedlock": used in messages
   std::string description;         // one line for --help
-  std::vector<std::string> kinds;  // the workloads it runs ("mutex", "fenced", "counter")
+  std::vector<std::string> kinds;  // the workloads it runs ("mutex", "fenced", "counter", "rw")
   LockSpec defaults;               // flag defaults: the original's own defaults
   // The first problem with a parsed configuration that this lock cannot honour (a flag the
   // original has no equivalent for), or "" when it can run it.
-  std::function<std::string(const WorkerConfig&)> refuse;
+  std::function<std::string(const ClientConfig&)> refuse;
   // Builds the lock for one worker (after the history is open). May throw to refuse to start.
-  std::function<std::unique_ptr<SeedLock>(const WorkerConfig&, Recorder&)> make_lock;
+  std::function<std::unique_ptr<SeedLock>(const ClientConfig&, Recorder&)> make_lock;
 };
 
 // Parses the flags, runs the workload until done or stopped, and returns the exit code:

@@ -17,6 +17,9 @@
 
 namespace locklab::clients {
 
+// An exclusive hold, or a shared (reader) hold for locks that have them (the rw workload).
+enum class HoldMode { kExclusive, kShared };
+
 struct AcquireResult {
   enum class Kind { kAcquired, kFailed, kUnknown };
   Kind kind = Kind::kFailed;
@@ -37,7 +40,8 @@ class SeedLock {
   // Acquires `lock`, waiting the way the original waits, until granted, a definite failure, an
   // error, or `stop` (then kFailed "cancelled"). `on_lost` is the hold's lost notification.
   // It receives the hold's token (nullopt for locks without tokens).
-  virtual AcquireResult acquire(const std::string& lock, std::stop_token stop,
+  // kShared is asked only of locks whose client lists the rw workload.
+  virtual AcquireResult acquire(const std::string& lock, HoldMode mode, std::stop_token stop,
                                 std::function<void(std::optional<int64_t>)> on_lost) = 0;
   // Releases the hold the last successful acquire of `lock` returned.
   virtual ReleaseResult release(const std::string& lock) = 0;

@@ -1,5 +1,6 @@
 // locklab-square: a locklab worker (same flags and history events as locklab-worker) whose lock
-// is the square/mongo-lock re-creation's exclusive lock (square_lock.h). The library has no
+// is the square/mongo-lock re-creation (square_lock.h): XLock, and SLock for the rw workload's
+// readers. The library has no
 // default TTL (a lock without one never expires, which no run could judge); --expiry-ms keeps
 // locklab's default and is rounded up to whole seconds.
 #include "client_run.h"
@@ -9,10 +10,10 @@ int main(int argc, char** argv) {
   using namespace locklab::clients;
   SeedClient spec;
   spec.program = "locklab-square";
-  spec.description = "a worker on a re-creation of square/mongo-lock (exclusive locks)";
-  spec.kinds = {"mutex", "counter"};
-  spec.make_lock = [](const locklab::WorkerConfig& c, Recorder& recorder) {
-    return std::make_unique<square::SquareLock>(c, recorder);
+  spec.description = "a worker on a re-creation of square/mongo-lock (XLock; SLock for rw readers)";
+  spec.kinds = {"mutex", "counter", "rw"};
+  spec.make_lock = [](const ClientConfig& c, Recorder& /*recorder*/) {
+    return std::make_unique<square::SquareLock>(c.worker, c.max_shared);
   };
   return client_main(argc, argv, spec);
 }

@@ -33,8 +33,9 @@ Json null_lock() {
 
 }  // namespace
 
-SquareLock::SquareLock(const WorkerConfig& config, Recorder& /*recorder*/)
+SquareLock::SquareLock(const WorkerConfig& config, int32_t max_shared)
     : config_(config),
+      max_shared_(max_shared > 0 ? max_shared : -1),
       connection_(config.uri, config.database, config.lock.write_concern_w),
       wait_rng_(config.seed),
       host_(hostname()),
@@ -57,6 +58,17 @@ void SquareLock::create_indexes() {
                              " failed: " + reply.message);
 }
 
+Json SquareLock::lock_details(const std::string& lock_id, int64_t now_ms) const {
+  return {{"lockId", lock_id},
+          {"owner", config_.id},
+          {"host", host_},
+          {"comment", ""},
+          {"createdAt", json_date_ms(now_ms)},
+          {"renewedAt", nullptr},
+          {"expiresAt", json_date_ms(now_ms + ttl_s_ * 1000)},
+          {"acquired", true}};
+}
+
 Reply SquareLock::xlock(const std::string& resource, const std::string& lock_id) {
   const int64_t now = wall_clock_ms();
   const Json query = {
@@ -64,20 +76,27 @@ Reply SquareLock::xlock(const std::string& resource, const std::string& lock_id)
       {"$or", Json::array({{{"exclusive.acquired", false}},
                            {{"exclusive.expiresAt", {{"$lte", json_date_ms(now)}}}}})},
       {"shared.count", 0}};
-  const Json exclusive = {{"lockId", lock_id},
-                          {"owner", config_.id},
-                          {"host", host_},
-                          {"comment", ""},
-                          {"createdAt", json_date_ms(now)},
-                          {"renewedAt", nullptr},
-                          {"expiresAt", json_date_ms(now + ttl_s_ * 1000)},
-                          {"acquired", true}};
   const Json set = {{"resource", resource},
-                    {"exclusive", exclusive},
+                    {"exclusive", lock_details(lock_id, now)},
                     {"shared", {{"count", 0}, {"locks", Json::array()}}}};
   return connection_.write({{"findAndModify", kCollection},
                             {"query", query},
                             {"update", {{"$set", set}}},
+                            {"upsert", true},
+                            {"new", true}});
+}
+
+Reply SquareLock::slock(const std::string& resource, const std::string& lock_id) {
+  const int64_t now = wall_clock_ms();
+  Json query = {{"resource", resource},
+                {"exclusive.acquired", false},
+                {"shared.locks.lockId", {{"$ne", lock_id}}}};
+  if (max_shared_ >= 0) query["shared.count"] = Json{{"$lt", max_shared_}};
+  return connection_.write({{"findAndModify", kCollection},
+                            {"query", query},
+                            {"update",
+                             {{"$inc", {{"shared.count", 1}}},
+                              {"$push", {{"shared.locks", lock_details(lock_id, now)}}}}},
                             {"upsert", true},
                             {"new", true}});
 }
@@ -95,7 +114,7 @@ bool SquareLock::retry_wait(std::stop_token stop) {
   return !stop.stop_requested();
 }
 
-AcquireResult SquareLock::acquire(const std::string& lock, std::stop_token stop,
+AcquireResult SquareLock::acquire(const std::string& lock, HoldMode mode, std::stop_token stop,
                                   std::function<void(std::optional<int64_t>)> /*on_lost*/) {
   AcquireResult result;
   const std::string lock_id =
@@ -105,7 +124,7 @@ AcquireResult SquareLock::acquire(const std::string& lock, std::stop_token stop,
       result.detail = "cancelled";
       return result;
     }
-    const Reply reply = xlock(lock, lock_id);
+    const Reply reply = mode == HoldMode::kShared ? slock(lock, lock_id) : xlock(lock, lock_id);
     if (reply.duplicate_key()) continue;  // ErrAlreadyLocked
     if (!reply.ok()) {
       result.kind =
@@ -120,20 +139,36 @@ AcquireResult SquareLock::acquire(const std::string& lock, std::stop_token stop,
   }
 }
 
+std::optional<Reply> SquareLock::unlock_one(const Json& doc, const std::string& id) {
+  const Json resource = at_path(doc, {"resource"});
+  if (at_path(doc, {"exclusive", "lockId"}) == id) {
+    return connection_.write({{"findAndModify", kCollection},
+                              {"query", {{"resource", resource}, {"exclusive.lockId", id}}},
+                              {"update", {{"$set", {{"exclusive", null_lock()}}}}}});
+  }
+  const Json shared = at_path(doc, {"shared", "locks"});
+  const bool holds_shared =
+      shared.is_array() && std::any_of(shared.begin(), shared.end(),
+                                       [&](const Json& l) { return at_path(l, {"lockId"}) == id; });
+  if (!holds_shared) return std::nullopt;
+  return connection_.write(
+      {{"findAndModify", kCollection},
+       {"query", {{"resource", resource}, {"shared.locks.lockId", id}}},
+       {"update",
+        {{"$inc", {{"shared.count", -1}}}, {"$pull", {{"shared.locks", {{"lockId", id}}}}}}}});
+}
+
 ReleaseResult SquareLock::release(const std::string& /*lock*/) {
   assert(!lock_id_.empty());
   const std::string id = lock_id_;
   lock_id_.clear();
   ReleaseResult result;
-  const Json status = {
-      {"aggregate", kCollection},
-      {"pipeline",
-       Json::array(
-           {{{"$match",
-              {{"$or", Json::array({{{"exclusive.lockId", id}}, {{"shared.locks.lockId", id}}})}}}},
-            {{"$sort", {{"_id", -1}}}}})},
-      {"cursor", Json::object()}};
-  const Reply found = connection_.read(status);
+  const Json match = {
+      {"$or", Json::array({{{"exclusive.lockId", id}}, {{"shared.locks.lockId", id}}})}};
+  const Reply found = connection_.read(
+      {{"aggregate", kCollection},
+       {"pipeline", Json::array({{{"$match", match}}, {{"$sort", {{"_id", -1}}}}})},
+       {"cursor", Json::object()}});
   if (!found.ok()) {
     result.kind = ReleaseResult::Kind::kNotHeld;  // Status only reads: nothing was unlocked
     result.detail = "Status failed: " + found.message;
@@ -142,17 +177,14 @@ ReleaseResult SquareLock::release(const std::string& /*lock*/) {
   bool unlocked = false;
   const Json batch = at_path(found.doc, {"cursor", "firstBatch"});
   for (const Json& doc : batch.is_array() ? batch : Json::array()) {
-    if (at_path(doc, {"exclusive", "lockId"}) != id) continue;
-    const Reply reply = connection_.write(
-        {{"findAndModify", kCollection},
-         {"query", {{"resource", at_path(doc, {"resource"})}, {"exclusive.lockId", id}}},
-         {"update", {{"$set", {{"exclusive", null_lock()}}}}}});
-    if (!reply.ok()) {
+    const std::optional<Reply> reply = unlock_one(doc, id);
+    if (!reply) continue;
+    if (!reply->ok()) {
       result.kind = ReleaseResult::Kind::kUnknown;
-      result.detail = reply.message;
+      result.detail = reply->message;
       return result;
     }
-    unlocked = unlocked || at_path(reply.doc, {"value"}).is_object();
+    unlocked = unlocked || at_path(reply->doc, {"value"}).is_object();
   }
   result.kind = unlocked ? ReleaseResult::Kind::kReleased : ReleaseResult::Kind::kNotHeld;
   if (!unlocked) result.detail = "no resource holds this lockId (expired and taken over)";

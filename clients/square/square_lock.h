@@ -18,10 +18,19 @@
 //            A held resource makes the query miss, the upsert insert a second document for R,
 //            and the unique index answer E11000: "already locked" (ErrAlreadyLocked). The TTL
 //            is in whole seconds: --expiry-ms rounds up to the next second.
+//   SLock    (the rw workload's readers) findAndModify {upsert: true, new: true,
+//            query: {resource: R, exclusive.acquired: false, shared.locks.lockId: {$ne: id}
+//                    [, shared.count: {$lt: maxConcurrent}]},
+//            update: {$inc: {shared.count: 1}, $push: {shared.locks: <lock as above>}}};
+//            E11000 again means "already locked". maxConcurrent < 0 is unlimited (--max-shared
+//            0). The query ignores exclusive.expiresAt: an expired X lock blocks every reader
+//            until something purges it, and XLock's shared.count: 0 ignores expired readers.
 //   Unlock   Status: aggregate [{$match: {$or: [{exclusive.lockId: id},
-//            {shared.locks.lockId: id}]}}], then newest first by _id, per exclusive hold
-//            findAndModify {query: {resource: R, exclusive.lockId: id},
-//                           update: {$set: {exclusive: <every field null, acquired: false>}}}.
+//            {shared.locks.lockId: id}]}}, {$sort: {_id: -1}}] (newest first), then per
+//            resource: an exclusive hold findAndModify {query: {resource: R, exclusive.lockId:
+//            id}, update: {$set: {exclusive: <every field null, acquired: false>}}}, a shared
+//            one findAndModify {query: {resource: R, shared.locks.lockId: id}, update: {$inc:
+//            {shared.count: -1}, $pull: {shared.locks: {lockId: id}}}}.
 // No renewal, no lost notification, no token, no waiting: the library returns
 // ErrAlreadyLocked at once. The worker retries it after min + U(0,1) * (max - min) of the
 // busy-wait flags (its own loop: the library has none). README advice: w "majority".
@@ -29,6 +38,7 @@
 // Thread rules: used from the workload thread only.
 #pragma once
 
+#include <optional>
 #include <random>
 #include <string>
 
@@ -43,14 +53,16 @@ inline constexpr const char* kCollection = "locks";
 class SquareLock final : public SeedLock {
  public:
   // Creates the indexes; throws std::runtime_error when it cannot.
-  SquareLock(const WorkerConfig& config, Recorder& recorder);
+  // max_shared: readers allowed at once on a resource (0 = unlimited).
+  SquareLock(const WorkerConfig& config, int32_t max_shared);
 
-  AcquireResult acquire(const std::string& lock, std::stop_token stop,
+  AcquireResult acquire(const std::string& lock, HoldMode mode, std::stop_token stop,
                         std::function<void(std::optional<int64_t>)> on_lost) override;
   ReleaseResult release(const std::string& lock) override;
 
  private:
   WorkerConfig config_;
+  int32_t max_shared_;  // SLock's maxConcurrent: -1 = unlimited
   Connection connection_;
   std::mt19937_64 wait_rng_;
   std::string host_;
@@ -59,8 +71,12 @@ class SquareLock final : public SeedLock {
   std::string lock_id_;  // of the current hold
 
   void create_indexes();
-  // One XLock: the reply of the findAndModify.
+  Json lock_details(const std::string& lock_id, int64_t now_ms) const;
+  // One XLock or SLock: the reply of the findAndModify.
   Reply xlock(const std::string& resource, const std::string& lock_id);
+  Reply slock(const std::string& resource, const std::string& lock_id);
+  // Unlocks one resource document Status returned; nullopt when it holds nothing of id.
+  std::optional<Reply> unlock_one(const Json& doc, const std::string& id);
   bool retry_wait(std::stop_token stop);
 };
 

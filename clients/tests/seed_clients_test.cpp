@@ -10,6 +10,8 @@
 // 60 s.
 #include <gtest/gtest.h>
 
+#include <climits>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -217,6 +219,55 @@ TEST_F(SeedClientsTest, RecipeHoldLongerThanTtlOverlaps) {
   const PropertyResult* strict = v.find(kExclusionStrict);
   ASSERT_NE(strict, nullptr);
   EXPECT_EQ(strict->outcome, Outcome::kInvalid) << outcome_of(v, kExclusionStrict);
+}
+
+// One hold: a worker's acquire ok to its release invoke (or the end of the history).
+struct Hold {
+  std::string process;
+  bool shared = false;
+  int64_t from_ns = 0;
+  int64_t to_ns = INT64_MAX;
+};
+
+std::vector<Hold> holds_of(const std::vector<Event>& history) {
+  std::vector<Hold> holds;
+  std::map<std::string, size_t> open;  // process -> index of its open hold
+  for (const Event& e : history) {
+    if (e.f == "acquire" && e.type == EventType::kOk) {
+      open[e.process] = holds.size();
+      holds.push_back({e.process, e.value.value("mode", "") == "shared", e.t_ns});
+    } else if (e.f == "release" && e.type == EventType::kInvoke && open.count(e.process)) {
+      holds[open[e.process]].to_ns = e.t_ns;
+      open.erase(e.process);
+    }
+  }
+  return holds;
+}
+
+// Three square workers, half their holds shared (SLock), half exclusive (XLock), no reader
+// limit: no exclusive hold may overlap any other hold, and readers do share (some two shared
+// holds overlap), or the shared path would be an exclusive lock in disguise. The checker's
+// reader/writer property is not on this branch: the overlaps are judged here.
+TEST_F(SeedClientsTest, SquareSharedAndExclusiveHolds) {
+  const auto statuses =
+      run_workers("locklab-square", 3, "rw",
+                  {"--operations", "12", "--critical-section-ms", "60", "--expiry-ms", "5000",
+                   "--busy-wait-max-ms", "20", "--read-percent", "60"});
+  expect_all_exited_zero(statuses, 3);
+  const std::vector<Hold> holds = holds_of(read_history(history_path()));
+  ASSERT_EQ(holds.size(), 36u);
+  size_t shared_overlaps = 0;
+  for (size_t i = 0; i < holds.size(); ++i) {
+    for (size_t j = i + 1; j < holds.size(); ++j) {
+      const Hold& a = holds[i];
+      const Hold& b = holds[j];
+      if (a.process == b.process || a.to_ns <= b.from_ns || b.to_ns <= a.from_ns) continue;
+      EXPECT_TRUE(a.shared && b.shared) << a.process << " and " << b.process << " overlap with "
+                                        << "an exclusive hold";
+      ++shared_overlaps;
+    }
+  }
+  EXPECT_GT(shared_overlaps, 0u);
 }
 
 // A flag the original has no equivalent for is refused before anything starts.
