@@ -3,17 +3,22 @@
 // definition), their shared history judged by the real checkers. Where the lock is sound under
 // no faults the history must be valid; each client's documented hole that needs no fault
 // (DistributedLock.MongoDB's token reset after a clean release; the recipe's hold outliving its
-// TTL) must show as the checker's violation.
+// TTL; square's expiry judged on a client clock that runs ahead) must show as the checker's
+// violation.
 //
-// Model left out: every fault (pauses, partitions, elections, clock skew), more than one lock
-// name, worker restarts; the server's TTL pass is 1 s (the harness's setting), not MongoDB's
-// 60 s.
+// Model left out: every fault but one worker's wall clock set ahead at start (libfaketime; no
+// pauses, partitions, elections, jumps during a hold), more than one lock name, worker
+// restarts; the server's TTL pass is 1 s (the harness's setting), not MongoDB's 60 s.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <climits>
+#include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "checker.h"
@@ -39,6 +44,11 @@ bool clients_built() {
   return testing::programs_built();
 }
 
+void expect_exit_zero(const std::vector<ExitStatus>& statuses, size_t workers) {
+  ASSERT_EQ(statuses.size(), workers);
+  for (const ExitStatus& s : statuses) EXPECT_EQ(s.code, 0) << "pid " << s.pid << s.describe();
+}
+
 class SeedClientsTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -55,11 +65,7 @@ class SeedClientsTest : public ::testing::Test {
 
   std::string history_path() const { return dir_->file("history.jsonl"); }
 
-  // Runs `workers` processes of `program` to completion with the given workload flags, after a
-  // vocabulary-2 start event, and returns each worker's exit status.
-  std::vector<ExitStatus> run_workers(const std::string& program, int workers,
-                                      const std::string& kind,
-                                      const std::vector<std::string>& flags) {
+  void append_start(const std::string& kind) {
     HistoryWriter(history_path())
         .append({0,
                  "harness",
@@ -68,34 +74,93 @@ class SeedClientsTest : public ::testing::Test {
                  "",
                  std::nullopt,
                  {{"vocabulary", kHistoryVocabulary}, {"workload", kind}}});
-    std::vector<pid_t> pids;
-    for (int w = 1; w <= workers; ++w) {
-      const std::string id = "w" + std::to_string(w);
-      SpawnOptions spawn;
-      spawn.argv = {std::string(LOCKLAB_BIN_DIR) + "/" + program,
-                    "--id",
-                    id,
-                    "--uri",
-                    cluster_->uri(id),
-                    "--history",
-                    history_path(),
-                    "--database",
-                    "locklab",
-                    "--kind",
-                    kind,
-                    "--seed",
-                    std::to_string(w)};
-      spawn.argv.insert(spawn.argv.end(), flags.begin(), flags.end());
-      spawn.log_path = dir_->file(id + ".log");
-      pids.push_back(supervisor_.spawn(spawn));
+  }
+
+  // Starts worker `id` of `program` with the given workload flags; with a non-empty
+  // clock_offset (libfaketime's "+60s") its wall clock runs that far off the machine's, while
+  // CLOCK_MONOTONIC (the history's clock) stays the machine's.
+  pid_t start_worker(const std::string& program, const std::string& id, const std::string& kind,
+                     const std::vector<std::string>& flags, const std::string& clock_offset = "") {
+    SpawnOptions spawn;
+    if (!clock_offset.empty()) {
+      spawn.argv = {"/usr/bin/env", "FAKETIME_DONT_FAKE_MONOTONIC=1", "faketime", "-f",
+                    clock_offset};
     }
+    const std::vector<std::string> worker = {std::string(LOCKLAB_BIN_DIR) + "/" + program,
+                                             "--id",
+                                             id,
+                                             "--uri",
+                                             cluster_->uri(id),
+                                             "--history",
+                                             history_path(),
+                                             "--database",
+                                             "locklab",
+                                             "--kind",
+                                             kind,
+                                             "--seed",
+                                             id.substr(1)};
+    spawn.argv.insert(spawn.argv.end(), worker.begin(), worker.end());
+    spawn.argv.insert(spawn.argv.end(), flags.begin(), flags.end());
+    spawn.log_path = dir_->file(id + ".log");
+    return supervisor_.spawn(spawn);
+  }
+
+  std::vector<ExitStatus> wait_all(const std::vector<pid_t>& pids) {
     std::vector<ExitStatus> statuses;
     for (pid_t pid : pids) {
       std::optional<ExitStatus> status = supervisor_.wait_exit(pid, kWorkerExitMs);
-      EXPECT_TRUE(status.has_value()) << program << " pid " << pid << " did not finish";
+      EXPECT_TRUE(status.has_value()) << "worker pid " << pid << " did not finish";
       if (status) statuses.push_back(*status);
     }
     return statuses;
+  }
+
+  // Runs `workers` processes of `program` to completion with the given workload flags, after a
+  // vocabulary-2 start event, and returns each worker's exit status.
+  std::vector<ExitStatus> run_workers(const std::string& program, int workers,
+                                      const std::string& kind,
+                                      const std::vector<std::string>& flags) {
+    append_start(kind);
+    std::vector<pid_t> pids;
+    for (int w = 1; w <= workers; ++w) {
+      pids.push_back(start_worker(program, "w" + std::to_string(w), kind, flags));
+    }
+    return wait_all(pids);
+  }
+
+  // Waits (bounded) until `process` has an acquire ok in the history.
+  bool wait_acquired(const std::string& process) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWorkerExitMs);
+    while (std::chrono::steady_clock::now() < end) {
+      if (std::filesystem::exists(history_path())) {
+        for (const Event& e : read_history(history_path())) {
+          if (e.process == process && e.f == "acquire" && e.type == EventType::kOk) return true;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+  }
+
+  // w1 (true clock) takes the lock and holds it 4 s of a 30 s lease; once it holds, w2 starts
+  // with its wall clock 60 s ahead and asks for the same lock. Returns strict exclusion's verdict.
+  Verdict fast_clock_contender(const std::string& program) {
+    append_start("mutex");
+    if (std::system("command -v faketime > /dev/null") != 0) {
+      ADD_FAILURE() << "faketime is not on PATH";
+      return {};
+    }
+    const std::vector<std::string> flags = {"--operations",       "1", "--expiry-ms", "30000",
+                                            "--busy-wait-max-ms", "50"};
+    std::vector<std::string> w1_flags = flags;
+    w1_flags.insert(w1_flags.end(), {"--critical-section-ms", "4000"});
+    const pid_t w1 = start_worker(program, "w1", "mutex", w1_flags);
+    EXPECT_TRUE(wait_acquired("w1")) << "w1 never acquired";
+    std::vector<std::string> w2_flags = flags;
+    w2_flags.insert(w2_flags.end(), {"--critical-section-ms", "100"});
+    const pid_t w2 = start_worker(program, "w2", "mutex", w2_flags, "+60s");
+    expect_exit_zero(wait_all({w1, w2}), 2);
+    return check_history({"exclusion.strict"});
   }
 
   // The harness's final read of the counter, appended as the harness appends it.
@@ -122,11 +187,6 @@ class SeedClientsTest : public ::testing::Test {
   Supervisor supervisor_;
   std::unique_ptr<Cluster> cluster_;
 };
-
-void expect_all_exited_zero(const std::vector<ExitStatus>& statuses, size_t workers) {
-  ASSERT_EQ(statuses.size(), workers);
-  for (const ExitStatus& s : statuses) EXPECT_EQ(s.code, 0) << "pid " << s.pid << s.describe();
-}
 
 // Every acquire ok in the history: with a token for locks that issue one, and otherwise without
 // one and with value.no_token = true.
@@ -155,7 +215,7 @@ TEST_F(SeedClientsTest, DistributedLockCounterIsValid) {
   const auto statuses =
       run_workers("locklab-distributedlock", 3, "counter",
                   {"--operations", "6", "--critical-section-ms", "20", "--expiry-ms", "5000"});
-  expect_all_exited_zero(statuses, 3);
+  expect_exit_zero(statuses, 3);
   append_counter_final();
   const Verdict v = check_history({"exclusion.strict", "counter.no-lost-updates"});
   EXPECT_EQ(v.stats.acquisitions, 18u);
@@ -171,7 +231,7 @@ TEST_F(SeedClientsTest, DistributedLockTokenResetsAfterCleanRelease) {
   const auto statuses =
       run_workers("locklab-distributedlock", 2, "fenced",
                   {"--operations", "4", "--critical-section-ms", "20", "--expiry-ms", "5000"});
-  expect_all_exited_zero(statuses, 2);
+  expect_exit_zero(statuses, 2);
   const Verdict v = check_history({"exclusion.strict", "tokens.unique"});
   EXPECT_EQ(v.stats.acquisitions, 8u);
   EXPECT_EQ(outcome_of(v, kExclusionStrict), "valid");
@@ -185,7 +245,7 @@ TEST_F(SeedClientsTest, SquareCounterIsValid) {
   const auto statuses = run_workers("locklab-square", 3, "counter",
                                     {"--operations", "6", "--critical-section-ms", "20",
                                      "--expiry-ms", "5000", "--busy-wait-max-ms", "50"});
-  expect_all_exited_zero(statuses, 3);
+  expect_exit_zero(statuses, 3);
   append_counter_final();
   const Verdict v = check_history({"exclusion.strict", "counter.no-lost-updates"});
   EXPECT_EQ(v.stats.acquisitions, 18u);
@@ -198,7 +258,7 @@ TEST_F(SeedClientsTest, SquareCounterIsValid) {
 TEST_F(SeedClientsTest, RecipeCounterIsValid) {
   const auto statuses = run_workers("locklab-alistairjevans", 3, "counter",
                                     {"--operations", "6", "--critical-section-ms", "20"});
-  expect_all_exited_zero(statuses, 3);
+  expect_exit_zero(statuses, 3);
   append_counter_final();
   const Verdict v = check_history({"exclusion.strict", "counter.no-lost-updates"});
   EXPECT_EQ(v.stats.acquisitions, 18u);
@@ -214,7 +274,7 @@ TEST_F(SeedClientsTest, RecipeHoldLongerThanTtlOverlaps) {
   const auto statuses =
       run_workers("locklab-alistairjevans", 2, "mutex",
                   {"--operations", "2", "--critical-section-ms", "3500", "--expiry-ms", "1000"});
-  expect_all_exited_zero(statuses, 2);
+  expect_exit_zero(statuses, 2);
   const Verdict v = check_history({"exclusion.strict"});
   const PropertyResult* strict = v.find(kExclusionStrict);
   ASSERT_NE(strict, nullptr);
@@ -253,7 +313,7 @@ TEST_F(SeedClientsTest, SquareSharedAndExclusiveHolds) {
       run_workers("locklab-square", 3, "rw",
                   {"--operations", "12", "--critical-section-ms", "60", "--expiry-ms", "5000",
                    "--busy-wait-max-ms", "20", "--read-percent", "60"});
-  expect_all_exited_zero(statuses, 3);
+  expect_exit_zero(statuses, 3);
   const std::vector<Hold> holds = holds_of(read_history(history_path()));
   ASSERT_EQ(holds.size(), 36u);
   size_t shared_overlaps = 0;
@@ -268,6 +328,25 @@ TEST_F(SeedClientsTest, SquareSharedAndExclusiveHolds) {
     }
   }
   EXPECT_GT(shared_overlaps, 0u);
+}
+
+// square/mongo-lock judges expiry on the client's wall clock: a contender whose clock runs 60 s
+// ahead sees the holder's 30 s lease as over and takes the lock while it is held. Strict
+// exclusion must fail. (The harness's worker clock fault does the same inside a run.)
+TEST_F(SeedClientsTest, SquareFastClockStealsLiveLock) {
+  const Verdict v = fast_clock_contender("locklab-square");
+  const PropertyResult* strict = v.find(kExclusionStrict);
+  ASSERT_NE(strict, nullptr);
+  EXPECT_EQ(strict->outcome, Outcome::kInvalid) << outcome_of(v, kExclusionStrict);
+  EXPECT_EQ(v.stats.acquisitions, 2u);
+}
+
+// The same contender against mongolock, whose leases are on the server's clock: it waits for
+// the release, strict exclusion holds.
+TEST_F(SeedClientsTest, MongolockIgnoresFastClockContender) {
+  const Verdict v = fast_clock_contender("locklab-worker");
+  EXPECT_EQ(outcome_of(v, kExclusionStrict), "valid");
+  EXPECT_EQ(v.stats.acquisitions, 2u);
 }
 
 // A flag the original has no equivalent for is refused before anything starts.
