@@ -3,6 +3,19 @@
 #include <cassert>
 
 namespace locklab::clients::distributedlock {
+namespace {
+
+// update {_id, lockId} with [{$set: {expiresAt: $$NOW + expiry}}]: no expiry predicate.
+Json renew_command(const std::string& collection, const WatchedHold& hold, int64_t expiry_ms) {
+  const Json lease_end = {
+      {"$dateAdd",
+       {{"startDate", "$$NOW"}, {"unit", "millisecond"}, {"amount", json_int64(expiry_ms)}}}};
+  const Json pipeline = Json::array({{{"$set", {{"expiresAt", lease_end}}}}});
+  const Json statement = {{"q", {{"_id", hold.lock}, {"lockId", hold.lock_id}}}, {"u", pipeline}};
+  return {{"update", collection}, {"updates", Json::array({statement})}};
+}
+
+}  // namespace
 
 LeaseMonitor::LeaseMonitor(std::unique_ptr<Connection> connection, Recorder& recorder,
                            std::string collection, int64_t expiry_ms, int64_t cadence_ms)
@@ -67,17 +80,7 @@ void LeaseMonitor::tick(std::unique_lock<std::mutex>& guard, uint64_t generation
   const WatchedHold hold = *hold_;
   guard.unlock();
   recorder_.record("extend", EventType::kInvoke, hold.lock, hold.token, nullptr);
-  const Json amount = json_int64(expiry_.count());
-  const Json renew = {
-      {"update", collection_},
-      {"updates", Json::array({{{"q", {{"_id", hold.lock}, {"lockId", hold.lock_id}}},
-                                {"u", Json::array({{{"$set",
-                                                     {{"expiresAt",
-                                                       {{"$dateAdd",
-                                                         {{"startDate", "$$NOW"},
-                                                          {"unit", "millisecond"},
-                                                          {"amount", amount}}}}}}}}})}}})}};
-  const Reply reply = connection_->write(renew);
+  const Reply reply = connection_->write(renew_command(collection_, hold, expiry_.count()));
   guard.lock();
   if (generation_ != generation) return;  // released meanwhile: the completion goes unrecorded
   next_tick_ = Clock::now() + cadence_;

@@ -11,6 +11,7 @@
 // restarts; the server's TTL pass is 1 s (the harness's setting), not MongoDB's 60 s.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
@@ -347,6 +348,54 @@ TEST_F(SeedClientsTest, MongolockIgnoresFastClockContender) {
   const Verdict v = fast_clock_contender("locklab-worker");
   EXPECT_EQ(outcome_of(v, kExclusionStrict), "valid");
   EXPECT_EQ(v.stats.acquisitions, 2u);
+}
+
+std::vector<Event> events_of(const std::vector<Event>& history, const std::string& f) {
+  std::vector<Event> out;
+  for (const Event& e : history) {
+    if (e.f == f) out.push_back(e);
+  }
+  return out;
+}
+
+// DistributedLock's watchdog renews a 900 ms lease every 300 ms through a 2 s hold; when the
+// lock document is deleted under the holder (as the TTL index or an operator would), the next
+// renewal matches nothing, the hold is lost, the worker stops its critical section and records
+// `lost` before its release, which finds nothing to delete.
+TEST_F(SeedClientsTest, DistributedLockRenewsThenLosesDeletedDocument) {
+  append_start("mutex");
+  const pid_t w1 =
+      start_worker("locklab-distributedlock", "w1", "mutex",
+                   {"--operations", "2", "--critical-section-ms", "2000", "--expiry-ms", "900"});
+  ASSERT_TRUE(wait_acquired("w1"));
+  // Renewals must be seen before the document is deleted.
+  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWorkerExitMs);
+  while (std::chrono::steady_clock::now() < end) {
+    const auto extends = events_of(read_history(history_path()), "extend");
+    if (std::count_if(extends.begin(), extends.end(),
+                      [](const Event& e) { return e.type == EventType::kOk; }) >= 2)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  cluster_->command(0, "locklab",
+                    {{"delete", "distributed_locks"},
+                     {"deletes", nlohmann::json::array({{{"q", {{"_id", "L1"}}}, {"limit", 1}}})}});
+  expect_exit_zero(wait_all({w1}), 1);
+  const std::vector<Event> history = read_history(history_path());
+  const std::vector<Event> extends = events_of(history, "extend");
+  EXPECT_GE(std::count_if(extends.begin(), extends.end(),
+                          [](const Event& e) { return e.type == EventType::kOk; }),
+            2);
+  EXPECT_EQ(std::count_if(extends.begin(), extends.end(),
+                          [](const Event& e) { return e.type == EventType::kFail; }),
+            1);
+  const std::vector<Event> lost = events_of(history, "lost");
+  ASSERT_EQ(lost.size(), 1u);
+  const std::vector<Event> releases = events_of(history, "release");
+  ASSERT_EQ(releases.size(), 4u);  // two holds: invoke + completion each
+  EXPECT_LT(lost[0].t_ns, releases[0].t_ns);
+  EXPECT_EQ(releases[1].type, EventType::kFail) << to_json_line(releases[1]);
+  EXPECT_EQ(releases[3].type, EventType::kOk) << to_json_line(releases[3]);
 }
 
 // A flag the original has no equivalent for is refused before anything starts.
