@@ -3,12 +3,15 @@
 //                             [--seed N] [--out DIR]
 //                             [--junit FILE] [--expectation-gate]
 //   locklab check RUN_DIR [--junit FILE]
+//   locklab clients          the lock clients a scenario can choose, and whether each can run here
 // Exit codes (docs/properties.md "Outcomes"): 0 valid, 1 a property violated, 3 unknown,
-// 2 harness error or bad input (including bad command-line arguments).
+// 2 harness error or bad input (including bad command-line arguments), 77 (run only) not run:
+// the scenario's client is unavailable here.
 #include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "check_command.h"
+#include "clients.h"
 #include "run.h"
 
 int main(int argc, char** argv) {
@@ -36,6 +39,9 @@ int main(int argc, char** argv) {
   check_cmd->add_option("run_dir", run_dir, "a run's output directory")->required();
   check_cmd->add_option("--junit", check.junit_path, "also write a JUnit XML report here");
 
+  CLI::App* clients_cmd =
+      app.add_subcommand("clients", "list the lock clients and whether each can run here");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -45,6 +51,10 @@ int main(int argc, char** argv) {
   if (run_cmd->parsed()) {
     if (seed_opt->count() > 0) run.seed = seed;
     return locklab::run_scenario(run);
+  }
+  if (clients_cmd->parsed()) {
+    std::cout << locklab::render_clients(locklab::ClientEnvironment::current());
+    return 0;
   }
   return locklab::check_run_directory(run_dir, check);
 }

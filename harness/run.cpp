@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -19,6 +20,7 @@
 
 #include "check_command.h"
 #include "checker.h"
+#include "clients.h"
 #include "cluster.h"
 #include "history.h"
 #include "nemesis.h"
@@ -312,6 +314,8 @@ class Run {
         {"check", check_config(s_).to_json()},
         {"vocabulary", kHistoryVocabulary},
         {"workload", to_string(s_.workload.kind)},
+        {"client", s_.workload.client},
+        {"tokens", find_client(s_.workload.client)->fencing_tokens},
         {"write_concern", s_.lock.write_concern_w == 0 ? nlohmann::json("majority")
                                                        : nlohmann::json(s_.lock.write_concern_w)},
         {"fencing", s_.lock.fencing},
@@ -398,7 +402,7 @@ class Run {
 
   void start_workers() {
     WorkerLaunch launch;
-    launch.program = binary_dir() + "/locklab-worker";
+    launch.program = client_program(*find_client(s_.workload.client), ClientEnvironment::current());
     launch.log_dir = (out_ / "workers").string();
     launch.base.database = kDatabase;
     launch.base.history_path = (out_ / "history.jsonl").string();
@@ -539,6 +543,22 @@ class Run {
   }
 };
 
+// A scenario whose client cannot run on this machine (node missing, program not built) is not
+// run: "locklab: unsupported: ..." and kExitNotRun, before anything starts. Returns 0 when the
+// client is available.
+int refuse_unavailable_client(const Scenario& s) {
+  const ClientSpec* client = find_client(s.workload.client);
+  assert(client != nullptr);  // load_scenario refuses unknown clients
+  const std::string why = client_unavailable(*client, ClientEnvironment::current());
+  if (why.empty()) return 0;
+  const std::string where = s.workload.client_line > 0
+                                ? s.path + ":" + std::to_string(s.workload.client_line)
+                                : s.path + " (the default client)";
+  std::cerr << "locklab: unsupported: " << where << ": workload.client: client \""
+            << s.workload.client << "\" is unavailable here: " << why << "\n";
+  return kExitNotRun;
+}
+
 // Does the verdict match what the scenario expects? Prints why not.
 bool expectation_met(const Scenario& s, const Verdict& v, std::ostream& out) {
   bool met = true;
@@ -581,6 +601,7 @@ int run_scenario(const RunOptions& options) {
     std::cerr << "locklab: " << e.what() << "\n";
     return 2;
   }
+  if (int code = refuse_unavailable_client(scenario); code != 0) return code;
   const uint64_t seed = options.seed ? *options.seed : std::random_device{}();
   const fs::path out = options.out_dir.empty()
                            ? fs::path("results/runs") / (utc_stamp() + "-" + scenario.name)

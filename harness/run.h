@@ -12,7 +12,8 @@
 //
 // Exit code: 0 valid, 1 a property violated, 2 unknown or harness error. With
 // `expectation_gate`, instead: 0 when the outcome matches the scenario's `expect` (and its
-// named properties), 1 when it does not, 2 on harness error.
+// named properties), 1 when it does not, 2 on harness error. Either way 77 (kExitNotRun) when
+// the scenario's client cannot run here, before anything starts.
 // Thread rules: the process's main thread; at most one run per process.
 #pragma once
 
@@ -35,6 +36,10 @@ struct RunOptions {
   std::string junit_path;  // "" = none
   bool expectation_gate = false;
 };
+
+// run_scenario's exit code when the scenario was not run because what it needs is missing here
+// (its client is unavailable); the automake/ctest convention for "skipped".
+inline constexpr int kExitNotRun = 77;
 
 int run_scenario(const RunOptions& options);
 

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "checker.h"
+#include "clients.h"
 #include "scenario_faults.h"
 
 namespace locklab {
@@ -180,6 +181,11 @@ WorkloadSpec read_workload(TableReader& r) {
   w.kind = kind == "mutex"    ? WorkloadKind::kMutex
            : kind == "fenced" ? WorkloadKind::kFenced
                               : WorkloadKind::kCounter;
+  w.client = r.string("client", w.client);
+  if (r.take("client") != nullptr) w.client_line = r.line_of("client");
+  if (std::string e = client_choice_error(w.client, to_string(w.kind)); !e.empty()) {
+    r.fail(r.line_of("client"), "client", e);
+  }
   w.workers = static_cast<int>(r.integer("workers", w.workers, 1, kMaxWorkers));
   w.locks = static_cast<int>(r.integer("locks", w.locks, 1, kMaxLocks));
   w.critical_section_ms = r.integer("critical_section_ms", w.critical_section_ms, 0, 600'000);
@@ -470,6 +476,7 @@ nlohmann::json to_json(const Scenario& s) {
         {"fencing", s.lock.fencing}}},
       {"workload",
        {{"kind", to_string(s.workload.kind)},
+        {"client", s.workload.client},
         {"workers", s.workload.workers},
         {"locks", s.workload.locks},
         {"critical_section_ms", s.workload.critical_section_ms},

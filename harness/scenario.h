@@ -56,6 +56,9 @@ struct LockSpec {
 
 struct WorkloadSpec {
   WorkloadKind kind = WorkloadKind::kMutex;
+  // The lock under test: a row of the client table (clients.h) that can run `kind`.
+  std::string client = "mongolock";
+  int client_line = 0;  // where `client` was set (0: the default), for refusals at run time
   int workers = 3;
   int locks = 1;
   int64_t critical_section_ms = 50;
