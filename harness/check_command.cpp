@@ -11,6 +11,26 @@
 namespace locklab {
 namespace {
 
+// The harness's worker-output events (worker_output.h): torn fragments of killed workers, and
+// problems (bad lines left out of the history, workers that ended on their own).
+struct WorkerOutputCount {
+  size_t torn = 0;
+  size_t bad = 0;
+};
+WorkerOutputCount count_worker_output(const std::vector<Event>& history) {
+  WorkerOutputCount count;
+  for (const Event& e : history) {
+    if (e.process != "harness" || e.f != "worker-output" || !e.value.is_object()) continue;
+    const auto torn = e.value.find("torn");
+    if (torn != e.value.end() && torn->is_boolean() && torn->get<bool>()) {
+      ++count.torn;
+    } else {
+      ++count.bad;
+    }
+  }
+  return count;
+}
+
 CheckCommandResult check_directory(const std::string& run_dir, const CheckCommandOptions& options,
                                    std::ostream& out, std::ostream& err) {
   HistoryReadStats read_stats;
@@ -24,7 +44,18 @@ CheckCommandResult check_directory(const std::string& run_dir, const CheckComman
   if (read_stats.torn_fragments > 0)
     err << "locklab check: " << read_stats.torn_fragments
         << " torn line fragment(s) of killed writers dropped from the history\n";
+  const WorkerOutputCount worker_output = count_worker_output(history);
+  result.verdict.stats.torn_fragments += worker_output.torn;
   result.exit_code = exit_code(result.verdict.overall);
+  if (worker_output.bad > 0) {
+    // What a bad line said is missing from the history: no verdict can be trusted.
+    result.exit_code = kExitError;
+    result.error = std::to_string(worker_output.bad) +
+                   " worker output problem(s): bad lines left out of the history or workers that "
+                   "ended on their own (harness worker-output events name them); the verdict "
+                   "cannot be trusted";
+    err << "locklab check: " << result.error << "\n";
+  }
   write_outputs(run_dir, history, result.verdict, OutputOptions{options.junit_path, "locklab"});
   out << render_summary_md(result.verdict) << "\ntimeline: " << run_dir << "/timeline.html\n"
       << "verdict:  " << run_dir << "/verdict.json\n";

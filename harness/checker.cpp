@@ -40,6 +40,33 @@ std::string no_acquire(const std::vector<Event>& history, const HistoryIndex&, c
   return any ? "" : "the history holds no acquire";
 }
 
+// A lock that issues no fencing tokens, said by the start event (value.tokens = false: the
+// client's table row) or by every grant (value.no_token = true): token order and the lost
+// signal, which is judged by a takeover with a higher token, cannot be judged; exclusion,
+// counter and liveness can.
+std::string no_tokens(const std::vector<Event>& history, const HistoryIndex& index,
+                      const CheckConfig& config) {
+  if (std::string why = no_acquire(history, index, config); !why.empty()) return why;
+  auto flag = [](const Event& e, const char* key) {
+    auto it = e.value.is_object() ? e.value.find(key) : e.value.end();
+    return it != e.value.end() && it->is_boolean() ? std::optional<bool>(it->get<bool>())
+                                                   : std::nullopt;
+  };
+  bool all_tokenless = true;
+  for (const Event& e : history) {
+    if (e.process == "harness" && e.f == "start" && flag(e, "tokens") == false) {
+      const auto client = e.value.find("client");
+      return "the lock issues no fencing tokens (client " +
+             (client != e.value.end() && client->is_string() ? client->get<std::string>() : "?") +
+             ")";
+    }
+    if (e.f == "acquire" && e.type == EventType::kOk && e.process != "nemesis") {
+      all_tokenless = all_tokenless && flag(e, "no_token") == true;
+    }
+  }
+  return all_tokenless ? "the lock's grants carry no fencing token (value.no_token)" : "";
+}
+
 std::string no_fenced(const std::vector<Event>& history, const HistoryIndex& index,
                       const CheckConfig& config) {
   if (!index.workload.empty()) return workload_mismatch(index, "fenced");
@@ -59,12 +86,12 @@ std::string no_counter(const std::vector<Event>& history, const HistoryIndex& in
 
 const std::vector<PropertyEntry>& registry() {
   static const std::vector<PropertyEntry> entries = {
-      {kTokensUnique, check_tokens_unique, no_acquire},
-      {kTokensMonotonic, check_tokens_monotonic, no_acquire},
+      {kTokensUnique, check_tokens_unique, no_tokens},
+      {kTokensMonotonic, check_tokens_monotonic, no_tokens},
       {kExclusionFenced, check_exclusion_fenced, no_fenced},
       {kExclusionStrict, check_exclusion_strict, no_acquire},
       {kLivenessRecovery, check_liveness_recovery, no_acquire},
-      {kLostSignalled, check_lost_signalled, no_acquire},
+      {kLostSignalled, check_lost_signalled, no_tokens},
       {kCounterNoLostUpdates, check_counter, no_counter},
   };
   return entries;

@@ -44,6 +44,14 @@ std::string node_client_missing(const ClientSpec& client, const ClientEnvironmen
   return "";
 }
 
+// A Python script: python3 on PATH and the script.
+std::string python_client_missing(const ClientSpec& client, const ClientEnvironment& env) {
+  if (find_on_path("python3", env.path).empty()) return "python3 not found on PATH";
+  return program_missing(client, env);
+}
+
+constexpr const char* kMisbehaving = "harness/tests/clients/misbehaving_worker.py";
+
 // The table. Adding a client is adding a row.
 const std::vector<ClientSpec> kClients = {
     {"mongolock",
@@ -87,6 +95,43 @@ const std::vector<ClientSpec> kClients = {
      false,
      false,
      program_missing},
+    // Self-test clients: each breaks the protocol one way (harness/tests/worker_output_test.cpp).
+    {"test-truncated-line",
+     "ends its output with a line cut short",
+     ProgramBase::kSourceDir,
+     kMisbehaving,
+     {"mutex"},
+     false,
+     true,
+     python_client_missing,
+     {"--mode", "truncated"}},
+    {"test-unknown-f",
+     "writes an event with an unknown f",
+     ProgramBase::kSourceDir,
+     kMisbehaving,
+     {"mutex"},
+     false,
+     true,
+     python_client_missing,
+     {"--mode", "unknown-f"}},
+    {"test-non-json",
+     "writes a line that is not JSON",
+     ProgramBase::kSourceDir,
+     kMisbehaving,
+     {"mutex"},
+     false,
+     true,
+     python_client_missing,
+     {"--mode", "non-json"}},
+    {"test-exit-at-once",
+     "exits (status 3) before writing anything",
+     ProgramBase::kSourceDir,
+     kMisbehaving,
+     {"mutex"},
+     false,
+     true,
+     python_client_missing,
+     {"--mode", "exit-at-once"}},
 };
 
 bool valid_table(const std::vector<ClientSpec>& table) {

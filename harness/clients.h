@@ -41,6 +41,7 @@ struct ClientSpec {
   bool self_test = false;                   // a misbehaving client for the harness's own tests
   // Why the client cannot run in `env` (e.g. "node not found on PATH"), or "" when it can.
   std::string (*unavailable)(const ClientSpec& client, const ClientEnvironment& env) = nullptr;
+  std::vector<std::string_view> args = {};  // passed before the protocol's flags
 };
 
 // Every client, lock clients first, in listing order.

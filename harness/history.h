@@ -1,6 +1,8 @@
-// The history: one JSONL file per run, one event per line, appended by every worker process,
-// the nemesis and the harness. It is the only input of the checkers (`locklab check` reads
-// nothing else), so this header is the contract between everything that writes and reads it.
+// The history: one JSONL file per run, one event per line, appended by the harness: its own
+// and the nemesis's events, and every worker's, which each worker appends to a file of its own
+// that the harness validates and merges (worker_output.h; the protocol is harness/WORKERS.md).
+// It is the only input of the checkers (`locklab check` reads nothing else), so this header is
+// the contract between everything that writes and reads it.
 //
 // Line format:
 //   {"t": <CLOCK_MONOTONIC ns>, "process": "w3", "type": "invoke", "f": "acquire",
@@ -14,6 +16,7 @@
 // and an invoke with no completion (a killed worker) is unknown too.
 //   process "w<N>" (a worker):
 //     acquire  invoke -> ok {token, value.lease_ms} | fail {value.reason} | info {value.error}
+//              a lock without fencing tokens writes ok {value.lease_ms, value.no_token: true}
 //     extend   invoke {token} -> ok {value.lease_ms} | fail {value.reason} | info {value.error}
 //              background extensions; an extension in flight when the hold is released may
 //              have no completion
@@ -49,9 +52,15 @@
 //   process "harness":
 //     start    info {value.scenario, value.seed, value.backend, value.check,
 //              value.vocabulary = 2, value.workload, value.write_concern ("majority" or w),
-//              value.fencing, value.honour_lost}        first event of a run
+//              value.fencing, value.honour_lost, value.client, value.tokens (whether the
+//              client's grants carry fencing tokens)}        first event of a run
 //     spawn / exit   info {value.worker, value.pid, value.status}   worker lifecycle
 //     stop     info {value.reason}   the harness starts stopping the workers
+//     worker-output info {value.worker, value.file, value.line, value.error, value.text}
+//              a bad worker line, left out of the history (the run fails)
+//              | info {value.worker, value.error}   a worker that ended on its own (the run fails)
+//              | info {value.worker, value.file, value.line, value.torn: true, value.bytes}
+//              the unfinished last write of a worker the harness killed, dropped
 //     final    ok {value.resource, value.count}                          counter
 //              ok {value.resource, value.token, value.count, value.writes: [{id, token}...]}
 //                 fenced; writes keeps the last kFencedWritesKept, count counts them all

@@ -264,9 +264,21 @@ class Run {
     record_stop("end of run");
     workers_->stop_all(s_.lock.expiry_ms + 3000);
     reap();
+    workers_->drain();  // a worker that outlived even SIGKILL's grace: what it wrote so far
     final_reads();
     history_->append({0, "harness", EventType::kInfo, "end", "", std::nullopt, nullptr});
     display_.finish();
+  }
+
+  // Bad worker output and workers that ended on their own: the run fails with these.
+  std::vector<std::string> worker_problems() const {
+    if (!workers_) return {};
+    std::vector<std::string> out = workers_->problems();
+    if (workers_->problem_count() > out.size()) {
+      out.push_back("... and " + std::to_string(workers_->problem_count() - out.size()) +
+                    " more (harness worker-output events in history.jsonl)");
+    }
+    return out;
   }
 
   void teardown() {
@@ -402,7 +414,9 @@ class Run {
 
   void start_workers() {
     WorkerLaunch launch;
-    launch.program = client_program(*find_client(s_.workload.client), ClientEnvironment::current());
+    const ClientSpec& client = *find_client(s_.workload.client);
+    launch.program = client_program(client, ClientEnvironment::current());
+    launch.program_args.assign(client.args.begin(), client.args.end());
     launch.log_dir = (out_ / "workers").string();
     launch.base.database = kDatabase;
     launch.base.history_path = (out_ / "history.jsonl").string();
@@ -427,10 +441,12 @@ class Run {
     write_file(out_ / "plan.json", plan_json.dump(2) + "\n");
     WorkerView view;
     view.holder = [this] {
+      workers_->drain();
       progress_->poll();  // the holder now, not as of the last tick
       return progress_->current_holder();
     };
     view.role = [this](const std::string& worker) {
+      workers_->drain();
       progress_->poll();
       return progress_->role(worker);
     };
@@ -456,6 +472,7 @@ class Run {
   void tick() {
     check_interrupt();
     reap();
+    workers_->drain();
     progress_->poll();
     const int64_t elapsed = now_ms() - start_ms_;
     nemesis_->tick(elapsed);
@@ -603,6 +620,7 @@ int run_scenario(const RunOptions& options) {
   }
   if (int code = refuse_unavailable_client(scenario); code != 0) return code;
   const uint64_t seed = options.seed ? *options.seed : std::random_device{}();
+  std::vector<std::string> worker_problems;
   const fs::path out = options.out_dir.empty()
                            ? fs::path("results/runs") / (utc_stamp() + "-" + scenario.name)
                            : fs::path(options.out_dir);
@@ -630,6 +648,7 @@ int run_scenario(const RunOptions& options) {
     init_driver();
     Run run(options, scenario, seed, backend, out);
     run.execute();
+    worker_problems = run.worker_problems();
   } catch (const Unsupported& e) {
     std::cerr << "\nlocklab: unsupported: " << e.what() << "\n";
     return 2;
@@ -640,6 +659,13 @@ int run_scenario(const RunOptions& options) {
   CheckCommandOptions check_options;
   check_options.junit_path = options.junit_path;
   const CheckCommandResult result = run_check_command(out.string(), check_options);
+  if (!worker_problems.empty()) {
+    // The history lacks what the bad lines said: its verdict cannot be trusted either way.
+    std::cerr << "locklab: run failed: bad worker output (every other event is kept in "
+              << (out / "history.jsonl").string() << "):\n";
+    for (const std::string& p : worker_problems) std::cerr << "  " << p << "\n";
+    return 2;
+  }
   if (!result.error.empty()) return 2;
   const bool met = expectation_met(scenario, result.verdict, std::cout);
   std::cout << "expectation (" << to_string(scenario.expect) << "): " << (met ? "met" : "NOT met")

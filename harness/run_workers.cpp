@@ -9,7 +9,10 @@ namespace locklab {
 
 WorkerPool::WorkerPool(Supervisor& supervisor, HistoryWriter& history, WorkerLaunch launch,
                        int workers)
-    : supervisor_(supervisor), history_(history), launch_(std::move(launch)) {
+    : supervisor_(supervisor),
+      history_(history),
+      launch_(std::move(launch)),
+      outputs_(history, launch_.log_dir) {
   assert(workers >= 1);
   for (int i = 1; i <= workers; ++i) ids_.push_back("w" + std::to_string(i));
 }
@@ -18,8 +21,8 @@ void WorkerPool::start_all() {
   for (const std::string& id : ids_) start(id);
 }
 
-std::vector<std::string> WorkerPool::argv_for(const std::string& id, int index,
-                                              int64_t incarnation) const {
+std::vector<std::string> WorkerPool::argv_for(const std::string& id, int index, int64_t incarnation,
+                                              const std::string& history_path) const {
   const WorkerConfig& b = launch_.base;
   std::vector<std::string> argv = {launch_.program,
                                    "--id",
@@ -27,7 +30,7 @@ std::vector<std::string> WorkerPool::argv_for(const std::string& id, int index,
                                    "--uri",
                                    launch_.uri_for(id),
                                    "--history",
-                                   b.history_path,
+                                   history_path,
                                    "--database",
                                    b.database,
                                    "--kind",
@@ -57,6 +60,7 @@ std::vector<std::string> WorkerPool::argv_for(const std::string& id, int index,
                                    "--incarnation",
                                    std::to_string(incarnation)};
   if (!b.lock.fencing) argv.push_back("--no-fencing");
+  argv.insert(argv.begin() + 1, launch_.program_args.begin(), launch_.program_args.end());
   return argv;
 }
 
@@ -64,8 +68,13 @@ void WorkerPool::start(const std::string& id) {
   if (pid(id) != 0) return;
   const auto at = std::find(ids_.begin(), ids_.end(), id);
   if (at == ids_.end()) throw std::invalid_argument("no worker " + id);
+  // An incarnation whose exit was never recorded: merge the rest of its file first.
+  outputs_.close(id, killed_[id]);
+  killed_[id] = false;
+  const int64_t incarnation = starts_[id]++;
+  const std::string history_path = outputs_.open(id, incarnation);
   SpawnOptions options;
-  options.argv = argv_for(id, static_cast<int>(at - ids_.begin()), starts_[id]++);
+  options.argv = argv_for(id, static_cast<int>(at - ids_.begin()), incarnation, history_path);
   options.netns = launch_.netns_for(id);
   options.log_path = launch_.log_dir + "/" + id + ".log";
   const pid_t pid = supervisor_.spawn(options);
@@ -76,6 +85,7 @@ void WorkerPool::start(const std::string& id) {
 
 bool WorkerPool::signal(const std::string& id, int sig) {
   const pid_t p = pid(id);
+  if (p != 0 && sig == SIGKILL) killed_[id] = true;
   return p != 0 && supervisor_.signal(p, sig);
 }
 
@@ -87,6 +97,8 @@ pid_t WorkerPool::pid(const std::string& id) const {
 bool WorkerPool::record_exit(const ExitStatus& status) {
   for (auto it = pids_.begin(); it != pids_.end(); ++it) {
     if (it->second != status.pid) continue;
+    outputs_.close(it->first, killed_[it->first]);
+    judge_exit(it->first, status);
     history_.append({0,
                      "harness",
                      EventType::kInfo,
@@ -106,7 +118,25 @@ int WorkerPool::running() const {
   return n;
 }
 
+// A worker runs until the harness stops or kills it, or until it has done its operations.
+void WorkerPool::judge_exit(const std::string& id, const ExitStatus& status) {
+  if (stopping_ || killed_[id]) return;
+  const std::string log = launch_.log_dir + "/" + id + ".log";
+  if (status.code != 0) {
+    outputs_.problem(id, "ended on its own before the run asked it to stop (" + status.describe() +
+                             "); its output: " + log);
+  } else if (launch_.base.operations == 0) {
+    outputs_.problem(id,
+                     "exited (exit 0) before the run asked it to stop, in a run timed by "
+                     "duration (it must run until SIGTERM); its output: " +
+                         log);
+  } else if (outputs_.events(id) == 0) {
+    outputs_.problem(id, "exited (exit 0) having written no event; its output: " + log);
+  }
+}
+
 void WorkerPool::stop_all(int64_t grace_ms) {
+  stopping_ = true;
   for (const auto& [id, p] : pids_) {
     supervisor_.signal(p, SIGCONT);
     supervisor_.signal(p, SIGTERM);
@@ -115,6 +145,7 @@ void WorkerPool::stop_all(int64_t grace_ms) {
   for (const auto& [id, p] : pending) {
     std::optional<ExitStatus> status = supervisor_.wait_exit(p, grace_ms);
     if (!status) {
+      killed_[id] = true;
       supervisor_.signal(p, SIGKILL);
       status = supervisor_.wait_exit(p, grace_ms);
     }

@@ -6,6 +6,11 @@
 // the same, so failCommand faults keep targeting it; the history tells incarnations apart by the
 // spawn/exit events between them.
 //
+// Each incarnation writes its events to its own file (worker_output.h), which the pool follows
+// and merges into the history. A worker that ends on its own before the run asks it to stop
+// (not killed by the harness), or that ends having written nothing, is a problem, as is a bad
+// line: problems() lists them, and the run fails with them after keeping every good event.
+//
 // Thread rules: the harness's main thread only (it spawns, and PDEATHSIG is per thread).
 #pragma once
 
@@ -18,14 +23,16 @@
 
 #include "history.h"
 #include "process.h"
+#include "worker_output.h"
 #include "workload.h"
 
 namespace locklab {
 
 struct WorkerLaunch {
-  std::string program;  // locklab-worker
-  std::string log_dir;  // worker logs: <log_dir>/<id>.log
-  WorkerConfig base;    // everything but id, uri and seed
+  std::string program;                    // the client's worker executable (clients.h)
+  std::vector<std::string> program_args;  // the client's own arguments, before the protocol's
+  std::string log_dir;  // worker logs <log_dir>/<id>.log and event files <id>.<n>.jsonl
+  WorkerConfig base;    // everything but id, uri, seed and history_path
   uint64_t seed = 0;    // worker i gets seed + i
   std::function<std::string(const std::string& id)> uri_for;
   std::function<std::string(const std::string& id)> netns_for;  // "" = no namespace
@@ -47,6 +54,11 @@ class WorkerPool {
   int running() const;
   // SIGCONT + SIGTERM to all, wait up to grace_ms, then SIGKILL; records every exit.
   void stop_all(int64_t grace_ms);
+  // Merges what the running workers wrote since the last call into the history.
+  void drain() { outputs_.drain(); }
+  // Bad lines and workers that ended on their own, each naming the worker ("" when none).
+  const std::vector<std::string>& problems() const { return outputs_.problems(); }
+  size_t problem_count() const { return outputs_.problem_count(); }
 
  private:
   Supervisor& supervisor_;
@@ -55,8 +67,13 @@ class WorkerPool {
   std::vector<std::string> ids_;
   std::map<std::string, pid_t> pids_;
   std::map<std::string, int64_t> starts_;  // per id: how many times it was spawned
+  std::map<std::string, bool> killed_;     // per id: the harness sent its incarnation SIGKILL
+  bool stopping_ = false;                  // stop_all was called: exits are expected
+  WorkerOutputs outputs_;
 
-  std::vector<std::string> argv_for(const std::string& id, int index, int64_t incarnation) const;
+  std::vector<std::string> argv_for(const std::string& id, int index, int64_t incarnation,
+                                    const std::string& history_path) const;
+  void judge_exit(const std::string& id, const ExitStatus& status);
 };
 
 }  // namespace locklab
