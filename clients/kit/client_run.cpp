@@ -290,7 +290,12 @@ int client_main(int argc, char** argv, const SeedClient& spec) {
   bool no_fencing = false;
   CLI::App app{spec.program + ": " + spec.description};
   add_flags(app, spec, client, kind, backoff, write_concern, no_fencing);
+  // The worker protocol: flags a later harness adds are accepted and ignored (said in the log).
+  app.allow_extras();
   CLI11_PARSE(app, argc, argv);
+  for (const std::string& extra : app.remaining()) {
+    std::cerr << spec.program << ": ignoring argument " << extra << std::endl;
+  }
   c.kind = parse_kind(kind);
   client.rw = kind == "rw";
   c.lock.backoff = backoff == "random" ? Backoff::kRandom : Backoff::kAdaptive;

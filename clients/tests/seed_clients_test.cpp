@@ -398,6 +398,14 @@ TEST_F(SeedClientsTest, DistributedLockRenewsThenLosesDeletedDocument) {
   EXPECT_EQ(releases[3].type, EventType::kOk) << to_json_line(releases[3]);
 }
 
+// The worker protocol: a flag added by a later harness is accepted and ignored.
+TEST_F(SeedClientsTest, UnknownFlagIsIgnored) {
+  const auto statuses = run_workers("locklab-square", 1, "mutex",
+                                    {"--operations", "1", "--flag-from-the-future", "3"});
+  expect_exit_zero(statuses, 1);
+  EXPECT_EQ(check_history({"exclusion.strict"}).stats.acquisitions, 1u);
+}
+
 // A flag the original has no equivalent for is refused before anything starts.
 TEST_F(SeedClientsTest, DistributedLockRefusesAdaptiveBackoff) {
   const auto statuses = run_workers("locklab-distributedlock", 1, "mutex",
