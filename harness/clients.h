@@ -8,7 +8,7 @@
 // (a missing program, node not on PATH, a package not installed). Adding a client is adding one
 // row to kClients in clients.cpp.
 //
-// Invariants: names are unique, non-empty and lower-case; every row lists at least one workload;
+// Invariants: names are unique and non-empty; every row lists at least one workload;
 // a client without fencing tokens never lists the fenced workload (its writes would carry no
 // token to check). Thread rules: the table is immutable; every function here is a pure function
 // of its arguments (availability looks at the file system and PATH).

@@ -2,6 +2,7 @@
 #include "worker_output.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -88,7 +89,11 @@ void WorkerOutputs::drain() {
 }
 
 void WorkerOutputs::read(File& file) {
-  std::string chunk(kReadChunkBytes, '\0');
+  // Called for every worker on every tick: look at the size before allocating anything.
+  struct stat st {};
+  if (::fstat(file.fd, &st) != 0 || st.st_size <= file.offset) return;
+  const auto wanted = std::min<int64_t>(st.st_size - file.offset, kReadChunkBytes);
+  std::string chunk(static_cast<size_t>(wanted), '\0');
   const ssize_t n = ::pread(file.fd, chunk.data(), chunk.size(), file.offset);
   if (n <= 0) return;
   file.offset += n;

@@ -40,7 +40,9 @@ function parseFlags(argv) {
     const key = argv[i].slice(2);
     out[key] = key === 'no-fencing' ? true : argv[++i];
   }
-  for (const key of ['id', 'uri', 'history']) if (!out[key]) throw new Error(`--${key} is required`);
+  for (const key of ['id', 'uri', 'history']) {
+    if (!out[key]) throw new Error(`--${key} is required`);
+  }
   return out;
 }
 
