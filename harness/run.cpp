@@ -406,6 +406,7 @@ class Run {
     launch.base.locks = s_.workload.locks;
     launch.base.critical_section_ms = s_.workload.critical_section_ms;
     launch.base.honour_lost = s_.workload.honour_lost;
+    launch.base.read_percent = s_.workload.read_percent;
     launch.base.operations = s_.workload.operations;
     launch.base.lock = s_.lock;
     launch.seed = seed_;

@@ -118,8 +118,12 @@ TEST(Scenario, BadValuesAreNamed) {
   EXPECT_EQ(error_of("[workload]\nduration_ms = 1\nworkers = 0\n"),
             "s.toml:3: workload.workers: must be in [1, 64], got 0");
   EXPECT_EQ(error_of("[workload]\nduration_ms = 1\nkind = \"queue\"\n"),
-            "s.toml:3: workload.kind: must be one of \"mutex\", \"fenced\", \"counter\", got "
-            "\"queue\"");
+            "s.toml:3: workload.kind: must be one of \"mutex\", \"fenced\", \"counter\", "
+            "\"rw\", got \"queue\"");
+  EXPECT_EQ(error_of("[workload]\nduration_ms = 1\nkind = \"rw\"\nread_percent = 101\n"),
+            "s.toml:4: workload.read_percent: must be in [0, 100], got 101");
+  EXPECT_EQ(error_of("[workload]\nduration_ms = 1\n[lock]\nmax_shared = -1\n"),
+            "s.toml:4: lock.max_shared: must be in [0, 100000], got -1");
   EXPECT_EQ(error_of("[workload]\nduration_ms = 1\n[lock]\nwrite_concern = \"all\"\n"),
             "s.toml:4: lock.write_concern: must be \"majority\" or 1..7");
   EXPECT_EQ(error_of("[workload]\nduration_ms = \"long\"\n"),
