@@ -10,9 +10,9 @@
 //     write with a higher token from a conflicting hold (one of the two exclusive);
 //   - current refused: a write refused although its hold's lease was surely live when the
 //     refusal came back (the acquire or last acknowledged extension was invoked less than
-//     lease_ms - lease_skew before) and no acquire that conflicts with the hold, invoked
-//     before the refusal, got a higher token or has an unknown outcome. A hold that is live
-//     has nothing newer to yield to: only a conflicting grant with a higher token may fence it.
+//     lease_ms - lease_skew before) and no write the resource may have applied before (invoked
+//     earlier, not refused) came from a conflicting hold with a higher token. A live hold has
+//     nothing newer to yield to: only a conflicting holder's higher token may fence it out.
 // Both are O(n log n): sweeps in time order and binary searches over per-lock prefix maxima.
 #include <algorithm>
 #include <limits>
@@ -24,15 +24,9 @@
 namespace locklab {
 namespace {
 
-constexpr int64_t kUnknownToken = std::numeric_limits<int64_t>::max();
-
 // Holds by (process, lock, token), each list in start order.
 using HoldsByKey =
     std::map<std::tuple<std::string, std::string, int64_t>, std::vector<const Hold*>>;
-
-bool mode_shared(const Event& event) {
-  return event.value.is_object() && event.value.value("mode", "") == "shared";
-}
 
 int64_t max_shared_of(const Event& acquire_ok) {
   return int_field(acquire_ok, "max_shared").value_or(0);
@@ -78,50 +72,6 @@ void judge_hold(const Hold& hold, std::vector<const Hold*>& open, const std::vec
   open.push_back(&hold);
 }
 
-// Per lock, acquires in invoke order with the running maximum of their tokens (an unknown
-// outcome counts as the highest token): all acquires, and exclusive ones only.
-struct AcquireMaxima {
-  std::vector<int64_t> invoke_ns;
-  std::vector<int64_t> max_any;
-  std::vector<int64_t> max_exclusive;
-
-  // The highest token among acquires (exclusive only when asked) invoked before t_ns.
-  int64_t before(int64_t t_ns, bool exclusive_only) const {
-    const auto n = std::lower_bound(invoke_ns.begin(), invoke_ns.end(), t_ns) - invoke_ns.begin();
-    if (n == 0) return std::numeric_limits<int64_t>::min();
-    return (exclusive_only ? max_exclusive : max_any)[static_cast<size_t>(n - 1)];
-  }
-};
-
-std::map<std::string, AcquireMaxima> acquire_maxima(const std::vector<Event>& history,
-                                                    const HistoryIndex& index) {
-  std::map<std::string, std::vector<std::tuple<int64_t, int64_t, bool>>> per_lock;
-  for (const Operation& op : index.operations) {
-    if (op.f != "acquire" || op.invoke == kNoEvent) continue;
-    const EventType outcome = op.outcome(history);
-    if (outcome == EventType::kFail) continue;
-    const int64_t token = outcome == EventType::kOk && op.token ? *op.token : kUnknownToken;
-    const Event& described = op.completion != kNoEvent && outcome == EventType::kOk
-                                 ? history[op.completion]
-                                 : history[op.invoke];
-    per_lock[op.lock].emplace_back(history[op.invoke].t_ns, token, !mode_shared(described));
-  }
-  std::map<std::string, AcquireMaxima> maxima;
-  for (auto& [lock, acquires] : per_lock) {
-    std::sort(acquires.begin(), acquires.end());
-    AcquireMaxima& m = maxima[lock];
-    int64_t any = std::numeric_limits<int64_t>::min(), exclusive = any;
-    for (const auto& [t_ns, token, is_exclusive] : acquires) {
-      any = std::max(any, token);
-      if (is_exclusive) exclusive = std::max(exclusive, token);
-      m.invoke_ns.push_back(t_ns);
-      m.max_any.push_back(any);
-      m.max_exclusive.push_back(exclusive);
-    }
-  }
-  return maxima;
-}
-
 // The hold a write belongs to: the latest hold of its process, lock and token started by the
 // write's first event; nullptr when there is none (a write outside any hold).
 const Hold* hold_of(const std::vector<Event>& history, const Operation& write,
@@ -134,6 +84,50 @@ const Hold* hold_of(const std::vector<Event>& history, const Operation& write,
     if (h->start_ns <= history[write.first()].t_ns) found = h;
   }
   return found;
+}
+
+// Per resource, the writes it may have applied (every write not refused), in invoke order,
+// with the running maximum of their tokens: of all of them, and of those that conflict with a
+// shared hold (writes of exclusive holds, and writes outside any known hold).
+struct WriteMaxima {
+  std::vector<int64_t> invoke_ns;
+  std::vector<int64_t> max_any;
+  std::vector<int64_t> max_exclusive;
+
+  // The highest token among such writes (exclusive ones only when asked) invoked before t_ns.
+  int64_t before(int64_t t_ns, bool exclusive_only) const {
+    const auto n = std::lower_bound(invoke_ns.begin(), invoke_ns.end(), t_ns) - invoke_ns.begin();
+    if (n == 0) return std::numeric_limits<int64_t>::min();
+    return (exclusive_only ? max_exclusive : max_any)[static_cast<size_t>(n - 1)];
+  }
+};
+
+std::map<std::string, WriteMaxima> write_maxima(const std::vector<Event>& history,
+                                                const HistoryIndex& index,
+                                                const CheckConfig& config,
+                                                const HoldsByKey& holds) {
+  std::map<std::string, std::vector<std::tuple<int64_t, int64_t, bool>>> per_resource;
+  for (const Operation& op : index.operations) {
+    if (op.f != "write" || op.resource == config.counter_resource || !op.token) continue;
+    if (op.outcome(history) == EventType::kFail) continue;
+    const Hold* hold = hold_of(history, op, holds);
+    per_resource[op.resource].emplace_back(history[op.first()].t_ns, *op.token,
+                                           hold == nullptr || !hold->shared);
+  }
+  std::map<std::string, WriteMaxima> maxima;
+  for (auto& [resource, writes] : per_resource) {
+    std::sort(writes.begin(), writes.end());
+    WriteMaxima& m = maxima[resource];
+    int64_t any = std::numeric_limits<int64_t>::min(), exclusive = any;
+    for (const auto& [t_ns, token, is_exclusive] : writes) {
+      any = std::max(any, token);
+      if (is_exclusive) exclusive = std::max(exclusive, token);
+      m.invoke_ns.push_back(t_ns);
+      m.max_any.push_back(any);
+      m.max_exclusive.push_back(exclusive);
+    }
+  }
+  return maxima;
 }
 
 // The earliest time the hold's lease may have ended on the server: its acquire's or last
@@ -194,7 +188,7 @@ RwWrites rw_writes(const HistoryIndex& index) {
 // A refused write whose hold was surely live and had no conflicting newer grant to yield to.
 void judge_refusal(const std::vector<Event>& history, const HistoryIndex& index,
                    const CheckConfig& config, const Operation& write, const Hold& hold,
-                   const RwWrites& w, const std::map<std::string, AcquireMaxima>& maxima,
+                   const RwWrites& w, const std::map<std::string, WriteMaxima>& maxima,
                    PropertyResult& result, size_t& judged) {
   const int64_t refused_ns = history[write.completion].t_ns;
   auto invoke = w.acquire_invoke_of_ok.find(hold.acquire_ok);
@@ -205,10 +199,10 @@ void judge_refusal(const std::vector<Event>& history, const HistoryIndex& index,
       history[write.first()].t_ns, config);
   if (refused_ns >= floor_ns) return;  // the lease may have ended: a refusal is allowed
   ++judged;
-  auto m = maxima.find(hold.lock);
+  auto m = maxima.find(write.resource);
   const int64_t newer = m == maxima.end() ? std::numeric_limits<int64_t>::min()
                                           : m->second.before(refused_ns, hold.shared);
-  if (newer > *write.token) return;  // a conflicting grant (or an unknown one) may be newer
+  if (newer > *write.token) return;  // a conflicting holder's newer write may have been seen
   add_violation(result, config,
                 "resource " + write.resource + " refused the write of " + hold_text(hold) +
                     " while its lease was surely live (for " + ms_text(floor_ns - refused_ns) +
@@ -224,7 +218,7 @@ PropertyResult check_exclusion_rw_fenced(const std::vector<Event>& history,
                                          const HistoryIndex& index, const CheckConfig& config) {
   PropertyResult result{std::string(kExclusionRwFenced), Outcome::kValid, "", 0, {}};
   const RwWrites w = rw_writes(index);
-  const std::map<std::string, AcquireMaxima> maxima = acquire_maxima(history, index);
+  const std::map<std::string, WriteMaxima> maxima = write_maxima(history, index, config, w.holds);
   // Accepted writes by event, to sweep in time order: at an invoke, snapshot the highest
   // accepted tokens so far (per resource: of exclusive holds, of any hold).
   struct Accepted {

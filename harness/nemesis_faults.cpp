@@ -184,6 +184,15 @@ std::unique_ptr<Fault> make_fault(const std::string& kind, const std::string& ta
                                                        : IsolationMode::kDrop);
   }
   if (kind == "fail-command") return std::make_unique<FailCommand>(target, params);
+  if (kind == "command-delay") {
+    // failCommand's blockConnection: the command waits delay_ms on the server, then executes
+    // (the worker's socket timeout, below delay_ms, has given up on it by then).
+    return std::make_unique<FailCommand>(
+        target, nlohmann::json{{"mode", "block"},
+                               {"block_ms", params.value("delay_ms", int64_t{0})},
+                               {"commands", params.value("commands", nlohmann::json::array(
+                                                                         {"findAndModify"}))}});
+  }
   if (auto fault = make_partition_fault(kind, target, params)) return fault;
   if (auto fault = make_replset_fault(kind, target, params)) return fault;
   throw std::invalid_argument("unknown fault kind " + kind);

@@ -57,6 +57,9 @@ std::vector<std::string> WorkerPool::argv_for(const std::string& id, int index,
                                    "--incarnation",
                                    std::to_string(incarnation)};
   if (!b.lock.fencing) argv.push_back("--no-fencing");
+  if (b.lock.socket_timeout_ms > 0) {
+    argv.insert(argv.end(), {"--socket-timeout-ms", std::to_string(b.lock.socket_timeout_ms)});
+  }
   if (b.kind == WorkloadKind::kRw) {  // only then, so other workloads keep their argv
     argv.insert(argv.end(), {"--read-percent", std::to_string(b.read_percent), "--max-shared",
                              std::to_string(b.lock.max_shared)});

@@ -53,6 +53,9 @@ struct LockSpec {
   int write_concern_w = 0;  // 0 = "majority", otherwise the number of members
   bool fencing = true;      // false: the fenced resource accepts any token (known-unsafe)
   int32_t max_shared = 0;   // rw workload: readers allowed at once per lock (0 = unlimited)
+  // The socketTimeoutMS the workers' lock library uses (0: the library's own choice); a
+  // command-delay fault delays commands past it.
+  int64_t socket_timeout_ms = 0;
 };
 
 struct WorkloadSpec {

@@ -35,6 +35,7 @@ const std::map<std::string, std::vector<std::string>>& known_faults() {
       {"pause-worker", {}},
       {"kill-worker", {"restart"}},
       {"fail-command", {"mode", "commands", "error_code", "block_ms"}},
+      {"command-delay", {"delay_ms", "commands"}},
       {"partition-worker", {"members"}},
       {"pause-member", {}},
       {"kill-member", {"restart"}},
@@ -55,6 +56,7 @@ FaultTarget fault_target(std::string_view fault) {
   static const std::map<std::string, FaultTarget, std::less<>> targets = {
       {"isolate-worker", FaultTarget::kWorker},   {"pause-worker", FaultTarget::kWorker},
       {"kill-worker", FaultTarget::kWorker},      {"fail-command", FaultTarget::kWorker},
+      {"command-delay", FaultTarget::kWorker},
       {"partition-worker", FaultTarget::kWorker}, {"pause-member", FaultTarget::kMember},
       {"kill-member", FaultTarget::kMember},      {"isolate-member", FaultTarget::kMember},
       {"freeze", FaultTarget::kMember},           {"clock-skew", FaultTarget::kMember},
@@ -167,6 +169,14 @@ std::optional<FaultParamError> fault_param_error(const std::string& fault, const
     e = integer(key, -kClockMaxMs, kClockMaxMs);
     if (!e && p.contains(key) && p[key].get<int64_t>() == 0)
       e = FaultParamError{key, "must not be 0"};
+  }
+  if (fault == "command-delay") {
+    if (!p.contains("delay_ms"))
+      return FaultParamError{"delay_ms", "required (milliseconds, above lock.socket_timeout_ms)"};
+    e = integer("delay_ms", 1, 600'000);
+    if (!e && p.contains("commands") && (!p["commands"].is_array() || p["commands"].empty())) {
+      e = FaultParamError{"commands", "expected a non-empty array of command names"};
+    }
   }
   if (fault == "fail-command") {
     e = choice("mode", {"close-connection", "block", "error", "write-concern-error"});

@@ -51,6 +51,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 100));
   app.add_option("--max-shared", c.lock.max_shared, "rw: readers at once (0 = unlimited)")
       ->check(CLI::Range(0, 100'000));
+  app.add_option("--socket-timeout-ms", c.lock.socket_timeout_ms,
+                 "socketTimeoutMS for the lock library's connections (0 = its default)")
+      ->check(CLI::Range(int64_t{0}, int64_t{600'000}));
   app.add_option("--honour-lost", c.honour_lost,
                  "false: finish the critical section even after the lock is lost (unsafe)");
   app.add_option("--operations", c.operations, "0 = until SIGTERM")

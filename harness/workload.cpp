@@ -77,6 +77,14 @@ mongolock::Options lock_options(const WorkerConfig& c,
   return o;
 }
 
+// The lock library's URI: the cluster's, with the scenario's socket timeout when it sets one
+// (the command-delay fault delays commands past it, so requests time out and execute later).
+std::string lock_uri(const WorkerConfig& c) {
+  if (c.lock.socket_timeout_ms == 0) return c.uri;
+  return c.uri + (c.uri.find('?') == std::string::npos ? "?" : "&") +
+         "socketTimeoutMS=" + std::to_string(c.lock.socket_timeout_ms);
+}
+
 // The outcome of one write to a resource document.
 enum class WriteOutcome { kAccepted, kRejected, kUnknown };
 
@@ -205,7 +213,7 @@ class Worker {
   Worker(const WorkerConfig& config, HistoryWriter& history)
       : config_(config),
         history_(history),
-        provider_(config.uri, config.database,
+        provider_(lock_uri(config), config.database,
                   lock_options(config,
                                [this](const mongolock::Event& event) {
                                  record_lock_event(history_, config_, event);
