@@ -123,6 +123,22 @@ TEST(ExclusionRwFenced, ACurrentReaderRefusedForAnotherReadersTokenIsInvalid) {
   EXPECT_EQ(outcome_of(epochs, kExclusionRwFenced), "valid");
 }
 
+// A writer's acquire pending at the refusal (granted later) cannot have written: the refused
+// current reader is still fenced out only by the other reader's token.
+TEST(ExclusionRwFenced, AWriterStillWaitingDoesNotExcuseTheRefusal) {
+  HistoryBuilder h;
+  h.acquire(0, 1, "w1", "L", 5, mode("shared"));
+  h.acquire(2, 3, "w2", "L", 6, mode("shared"));
+  h.ev(5, "w3", EventType::kInvoke, "acquire", "L", std::nullopt, {{"mode", "exclusive"}});
+  h.write(10, 11, "w2", "RL", 6, kOk);
+  h.write(20, 21, "w1", "RL", 5, kFail);
+  h.release(30, "w1", "L", 5);
+  h.release(31, "w2", "L", 6);
+  h.ev(40, "w3", kOk, "acquire", "L", 7, mode("exclusive"));
+  h.release(50, "w3", "L", 7);
+  EXPECT_EQ(outcome_of(h, kExclusionRwFenced), "invalid");
+}
+
 // A reader refused because a writer with a higher token was granted (the exclusion broke, the
 // fencing did its work), and a reader refused after its lease surely ran out: both are allowed.
 TEST(ExclusionRwFenced, RefusalsAfterANewerWriterOrPastTheLeaseAreValid) {

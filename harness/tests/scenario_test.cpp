@@ -130,6 +130,18 @@ TEST(Scenario, BadValuesAreNamed) {
             "s.toml:2: workload.duration_ms: expected an integer");
 }
 
+TEST(Scenario, CommandDelayNeedsASocketTimeoutBelowTheDelay) {
+  const std::string fault =
+      "[workload]\nduration_ms = 5000\n[[nemesis.fault]]\nat_ms = 1\nfault = "
+      "\"command-delay\"\ntarget = \"w1\"\nduration_ms = 100\ndelay_ms = 500\n";
+  EXPECT_EQ(error_of(fault),
+            "s.toml:3: nemesis.fault.delay_ms: command-delay needs lock.socket_timeout_ms set and "
+            "below delay_ms");
+  EXPECT_NE(error_of("[lock]\nsocket_timeout_ms = 500\n" + fault).find("below delay_ms"),
+            std::string::npos);
+  EXPECT_EQ(error_of("[lock]\nsocket_timeout_ms = 300\n" + fault), "");
+}
+
 TEST(Scenario, WorkloadNeedsExactlyOneBound) {
   EXPECT_NE(error_of("[workload]\nworkers = 2\n").find("set exactly one"), std::string::npos);
   EXPECT_NE(error_of("[workload]\nduration_ms = 5\noperations = 5\n").find("set exactly one"),
@@ -140,7 +152,8 @@ TEST(Scenario, FaultErrors) {
   const std::string head = "[workload]\nduration_ms = 10000\nworkers = 2\n";
   EXPECT_EQ(error_of(head + "[[nemesis.fault]]\nfault = \"flood\"\nduration_ms = 5\n"),
             "s.toml:5: nemesis.fault.fault: unknown fault \"flood\" (known: clock-jump, "
-            "clock-skew, fail-command, freeze, isolate-member, isolate-worker, kill-member, "
+            "clock-skew, command-delay, fail-command, freeze, isolate-member, isolate-worker, "
+            "kill-member, "
             "kill-worker, partition-bridge, partition-halves, partition-ring, partition-worker, "
             "pause-member, pause-worker, primary-divergence, step-down)");
   EXPECT_EQ(error_of(head + "[[nemesis.fault]]\nfault = \"pause-worker\"\ntarget = \"w3\"\n"
