@@ -57,6 +57,9 @@ std::vector<std::string> WorkerPool::argv_for(const std::string& id, int index,
                                    "--incarnation",
                                    std::to_string(incarnation)};
   if (!b.lock.fencing) argv.push_back("--no-fencing");
+  if (b.lock.reap_after_s >= 0) {
+    argv.insert(argv.end(), {"--reap-after-s", std::to_string(b.lock.reap_after_s)});
+  }
   if (b.lock.socket_timeout_ms > 0) {
     argv.insert(argv.end(), {"--socket-timeout-ms", std::to_string(b.lock.socket_timeout_ms)});
   }

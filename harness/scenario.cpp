@@ -173,6 +173,7 @@ LockSpec read_lock(TableReader& r) {
   l.fencing = r.boolean("fencing", true);
   l.max_shared = static_cast<int32_t>(r.integer("max_shared", 0, 0, kMaxShared));
   l.socket_timeout_ms = r.integer("socket_timeout_ms", 0, 0, 600'000);
+  l.reap_after_s = r.integer("reap_after_s", -1, 0, 31'536'000);
   r.reject_unknown();
   return l;
 }
@@ -360,9 +361,9 @@ void validate_whole(TableReader& r, const Scenario& s) {
   const int64_t run_ms = s.workload.duration_ms;
   for (const FaultSpec& f : s.nemesis.schedule) {
     // A command delayed less than the socket timeout is only slow: the client waits it out.
-    if (f.fault == "command-delay" && (s.lock.socket_timeout_ms == 0 ||
-                                       f.params.value("delay_ms", int64_t{0}) <=
-                                           s.lock.socket_timeout_ms)) {
+    if (f.fault == "command-delay" &&
+        (s.lock.socket_timeout_ms == 0 ||
+         f.params.value("delay_ms", int64_t{0}) <= s.lock.socket_timeout_ms)) {
       r.fail(f.line, "nemesis.fault.delay_ms",
              "command-delay needs lock.socket_timeout_ms set and below delay_ms");
     }
@@ -483,7 +484,8 @@ nlohmann::json to_json(const Scenario& s) {
                                                       : nlohmann::json(s.lock.write_concern_w)},
         {"fencing", s.lock.fencing},
         {"max_shared", s.lock.max_shared},
-        {"socket_timeout_ms", s.lock.socket_timeout_ms}}},
+        {"socket_timeout_ms", s.lock.socket_timeout_ms},
+        {"reap_after_s", s.lock.reap_after_s}}},
       {"workload",
        {{"kind", to_string(s.workload.kind)},
         {"workers", s.workload.workers},

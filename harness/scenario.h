@@ -56,6 +56,8 @@ struct LockSpec {
   // The socketTimeoutMS the workers' lock library uses (0: the library's own choice); a
   // command-delay fault delays commands past it.
   int64_t socket_timeout_ms = 0;
+  // The lock library's TTL reap delay (Options::reap_after_s); -1: the library's default.
+  int64_t reap_after_s = -1;
 };
 
 struct WorkloadSpec {

@@ -54,6 +54,8 @@ int main(int argc, char** argv) {
   app.add_option("--socket-timeout-ms", c.lock.socket_timeout_ms,
                  "socketTimeoutMS for the lock library's connections (0 = its default)")
       ->check(CLI::Range(int64_t{0}, int64_t{600'000}));
+  app.add_option("--reap-after-s", c.lock.reap_after_s, "TTL reap delay (-1 = the default)")
+      ->check(CLI::Range(int64_t{-1}, int64_t{31'536'000}));
   app.add_option("--honour-lost", c.honour_lost,
                  "false: finish the critical section even after the lock is lost (unsafe)");
   app.add_option("--operations", c.operations, "0 = until SIGTERM")

@@ -72,6 +72,7 @@ mongolock::Options lock_options(const WorkerConfig& c,
   o.write_concern = c.lock.write_concern_w == 0 ? mongolock::WriteConcern::kMajority
                                                 : mongolock::WriteConcern::kW1;
   o.collection = kLockCollection;
+  if (c.lock.reap_after_s >= 0) o.reap_after_s = c.lock.reap_after_s;
   o.app_name = c.id;
   o.owner.description = c.id;
   return o;
