@@ -142,6 +142,19 @@ TEST(Scenario, CommandDelayNeedsASocketTimeoutBelowTheDelay) {
   EXPECT_EQ(error_of("[lock]\nsocket_timeout_ms = 300\n" + fault), "");
 }
 
+TEST(Scenario, WorkerClockFaultsNeedTheirOffsetAndAWorkerTarget) {
+  const std::string head = "[workload]\nduration_ms = 5000\n[[nemesis.fault]]\nat_ms = 1\n";
+  EXPECT_NE(error_of(head + "fault = \"clock-skew-worker\"\nduration_ms = 100\n").find("offset_ms"),
+            std::string::npos);
+  EXPECT_NE(error_of(head + "fault = \"clock-jump-worker\"\ntarget = \"m0\"\nduration_ms = "
+                            "100\njump_ms = 5\n")
+                .find("not a worker"),
+            std::string::npos);
+  EXPECT_EQ(error_of(head + "fault = \"clock-jump-worker\"\ntarget = \"w1\"\nduration_ms = "
+                            "100\njump_ms = -5\n"),
+            "");
+}
+
 TEST(Scenario, WorkloadNeedsExactlyOneBound) {
   EXPECT_NE(error_of("[workload]\nworkers = 2\n").find("set exactly one"), std::string::npos);
   EXPECT_NE(error_of("[workload]\nduration_ms = 5\noperations = 5\n").find("set exactly one"),
@@ -152,8 +165,8 @@ TEST(Scenario, FaultErrors) {
   const std::string head = "[workload]\nduration_ms = 10000\nworkers = 2\n";
   EXPECT_EQ(error_of(head + "[[nemesis.fault]]\nfault = \"flood\"\nduration_ms = 5\n"),
             "s.toml:5: nemesis.fault.fault: unknown fault \"flood\" (known: clock-jump, "
-            "clock-skew, command-delay, fail-command, freeze, isolate-member, isolate-worker, "
-            "kill-member, "
+            "clock-jump-worker, clock-skew, clock-skew-worker, command-delay, fail-command, "
+            "freeze, isolate-member, isolate-worker, kill-member, "
             "kill-worker, partition-bridge, partition-halves, partition-ring, partition-worker, "
             "pause-member, pause-worker, primary-divergence, step-down)");
   EXPECT_EQ(error_of(head + "[[nemesis.fault]]\nfault = \"pause-worker\"\ntarget = \"w3\"\n"
