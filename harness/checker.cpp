@@ -69,6 +69,7 @@ std::string no_tokens(const std::vector<Event>& history, const HistoryIndex& ind
 
 std::string no_fenced(const std::vector<Event>& history, const HistoryIndex& index,
                       const CheckConfig& config) {
+  if (index.workload == "rw") return "";  // the rw workload writes the fenced resources too
   if (!index.workload.empty()) return workload_mismatch(index, "fenced");
   bool any = std::any_of(history.begin(), history.end(), [&config](const Event& e) {
     return e.f == "write" && is_worker_event(e, config, false);
@@ -84,6 +85,26 @@ std::string no_counter(const std::vector<Event>& history, const HistoryIndex& in
   return any ? "" : "the history holds no counter read or write";
 }
 
+// The rw properties apply to a history whose acquires name their mode (the rw workload).
+std::string no_rw(const std::vector<Event>& history, const HistoryIndex& index,
+                  const CheckConfig&) {
+  if (!index.workload.empty()) return workload_mismatch(index, "rw");
+  bool any = std::any_of(history.begin(), history.end(), [](const Event& e) {
+    return e.f == "acquire" && e.type == EventType::kOk && e.value.is_object() &&
+           e.value.contains("mode");
+  });
+  return any ? "" : "the history holds no reader/writer acquire";
+}
+
+std::string no_rw_fenced(const std::vector<Event>& history, const HistoryIndex& index,
+                         const CheckConfig& config) {
+  if (std::string why = no_rw(history, index, config); !why.empty()) return why;
+  bool any = std::any_of(history.begin(), history.end(), [&config](const Event& e) {
+    return e.f == "write" && is_worker_event(e, config, false);
+  });
+  return any || !index.workload.empty() ? "" : "the history holds no fenced write";
+}
+
 const std::vector<PropertyEntry>& registry() {
   static const std::vector<PropertyEntry> entries = {
       {kTokensUnique, check_tokens_unique, no_tokens},
@@ -93,6 +114,8 @@ const std::vector<PropertyEntry>& registry() {
       {kLivenessRecovery, check_liveness_recovery, no_acquire},
       {kLostSignalled, check_lost_signalled, no_tokens},
       {kCounterNoLostUpdates, check_counter, no_counter},
+      {kExclusionRw, check_exclusion_rw, no_rw},
+      {kExclusionRwFenced, check_exclusion_rw_fenced, no_rw_fenced},
   };
   return entries;
 }

@@ -39,6 +39,8 @@ inline constexpr std::string_view kExclusionStrict = "exclusion.strict";
 inline constexpr std::string_view kLivenessRecovery = "liveness.recovery";
 inline constexpr std::string_view kLostSignalled = "lost.signalled";
 inline constexpr std::string_view kCounterNoLostUpdates = "counter.no-lost-updates";
+inline constexpr std::string_view kExclusionRw = "exclusion.rw";
+inline constexpr std::string_view kExclusionRwFenced = "exclusion.rw-fenced";
 
 // Every property, in report order.
 const std::vector<std::string>& all_properties();

@@ -135,5 +135,9 @@ PropertyResult check_lost_signalled(const std::vector<Event>& history, const His
                                     const CheckConfig& config);
 PropertyResult check_counter(const std::vector<Event>& history, const HistoryIndex& index,
                              const CheckConfig& config);
+PropertyResult check_exclusion_rw(const std::vector<Event>& history, const HistoryIndex& index,
+                                  const CheckConfig& config);
+PropertyResult check_exclusion_rw_fenced(const std::vector<Event>& history,
+                                         const HistoryIndex& index, const CheckConfig& config);
 
 }  // namespace locklab

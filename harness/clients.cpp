@@ -58,7 +58,7 @@ const std::vector<ClientSpec> kClients = {
      "this project's lock library (C++, libmongoc): lib/",
      ProgramBase::kBinDir,
      "locklab-worker",
-     {"mutex", "fenced", "counter"},
+     {"mutex", "fenced", "counter", "rw"},
      true,
      false,
      program_missing},

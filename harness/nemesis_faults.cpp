@@ -96,6 +96,33 @@ class IsolateWorker : public Fault {
   IsolationMode mode_;
 };
 
+// A worker's wall clock off by delta_ms for the window (skew), or moved by delta_ms and left
+// there (jump), through the faketime file its process reads (WorkerPool::set_clock_offset).
+class WorkerClock : public Fault {
+ public:
+  WorkerClock(std::string target, int64_t delta_ms, bool jump)
+      : target_(std::move(target)), delta_ms_(delta_ms), jump_(jump) {}
+  void begin(FaultContext& c) override {
+    const int64_t base = jump_ ? c.workers.clock_offset(target_) : 0;
+    previous_ms_ = c.workers.set_clock_offset(target_, base + delta_ms_);
+    moved_ = true;
+  }
+  void heal(FaultContext& c) override {
+    if (moved_ && !jump_) c.workers.set_clock_offset(target_, previous_ms_);
+    moved_ = false;
+  }
+  nlohmann::json detail() const override {
+    return {{"worker", target_}, {jump_ ? "jump_ms" : "offset_ms", delta_ms_}};
+  }
+
+ private:
+  std::string target_;
+  int64_t delta_ms_;
+  bool jump_;
+  int64_t previous_ms_ = 0;
+  bool moved_ = false;
+};
+
 // failCommand on every member, filtered to the target worker's appName.
 class FailCommand : public Fault {
  public:
@@ -184,6 +211,22 @@ std::unique_ptr<Fault> make_fault(const std::string& kind, const std::string& ta
                                                        : IsolationMode::kDrop);
   }
   if (kind == "fail-command") return std::make_unique<FailCommand>(target, params);
+  if (kind == "clock-skew-worker") {
+    return std::make_unique<WorkerClock>(target, params.value("offset_ms", int64_t{0}), false);
+  }
+  if (kind == "clock-jump-worker") {
+    return std::make_unique<WorkerClock>(target, params.value("jump_ms", int64_t{0}), true);
+  }
+  if (kind == "command-delay") {
+    // failCommand's blockConnection: the command waits delay_ms on the server, then executes
+    // (the worker's socket timeout, below delay_ms, has given up on it by then).
+    return std::make_unique<FailCommand>(
+        target,
+        nlohmann::json{
+            {"mode", "block"},
+            {"block_ms", params.value("delay_ms", int64_t{0})},
+            {"commands", params.value("commands", nlohmann::json::array({"findAndModify"}))}});
+  }
   if (auto fault = make_partition_fault(kind, target, params)) return fault;
   if (auto fault = make_replset_fault(kind, target, params)) return fault;
   throw std::invalid_argument("unknown fault kind " + kind);

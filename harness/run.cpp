@@ -93,6 +93,26 @@ bool moves_clocks(const Scenario& s) {
   return false;
 }
 
+// libfaketime's multithreaded library where distributions install it, or "".
+std::string find_libfaketime() {
+  for (const char* path :
+       {"/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1",
+        "/usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1",
+        "/usr/lib64/faketime/libfaketimeMT.so.1", "/usr/lib/faketime/libfaketimeMT.so.1",
+        "/usr/local/lib/faketime/libfaketimeMT.so.1"}) {
+    if (std::filesystem::exists(path)) return path;
+  }
+  return "";
+}
+
+// Worker clock faults need every worker started under faketime.
+bool moves_worker_clocks(const Scenario& s) {
+  for (const std::string& f : scenario_faults(s)) {
+    if (f == "clock-skew-worker" || f == "clock-jump-worker") return true;
+  }
+  return false;
+}
+
 // An executable named `name` on $PATH, or "".
 std::string find_on_path(const std::string& name) {
   const char* path = std::getenv("PATH");
@@ -173,6 +193,11 @@ void preflight(const Scenario& s, const std::string& backend, const RunOptions& 
           (netns_refusal.empty() ? " (--cluster netns; no root needed)"
                                  : ", which cannot run here: " + netns_refusal));
     }
+  }
+  if (moves_worker_clocks(s) && find_libfaketime().empty()) {
+    throw std::runtime_error(s.path +
+                             ": worker clock faults (clock-skew-worker, clock-jump-worker) need "
+                             "libfaketime (libfaketimeMT.so.1), which is not installed");
   }
   if (!o.member_program.empty() && moves_clocks(s) && find_on_path("faketime").empty()) {
     throw std::runtime_error(s.path +
@@ -430,6 +455,8 @@ class Run {
     launch.base.locks = s_.workload.locks;
     launch.base.critical_section_ms = s_.workload.critical_section_ms;
     launch.base.honour_lost = s_.workload.honour_lost;
+    launch.base.read_percent = s_.workload.read_percent;
+    if (moves_worker_clocks(s_)) launch.faketime = find_libfaketime();
     launch.base.operations = s_.workload.operations;
     launch.base.lock = s_.lock;
     launch.seed = seed_;

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 
 namespace locklab {
 
@@ -61,6 +64,16 @@ std::vector<std::string> WorkerPool::argv_for(const std::string& id, int index, 
                                    std::to_string(incarnation)};
   if (!b.lock.fencing) argv.push_back("--no-fencing");
   argv.insert(argv.begin() + 1, launch_.program_args.begin(), launch_.program_args.end());
+  if (b.lock.reap_after_s >= 0) {
+    argv.insert(argv.end(), {"--reap-after-s", std::to_string(b.lock.reap_after_s)});
+  }
+  if (b.lock.socket_timeout_ms > 0) {
+    argv.insert(argv.end(), {"--socket-timeout-ms", std::to_string(b.lock.socket_timeout_ms)});
+  }
+  if (b.kind == WorkloadKind::kRw) {  // only then, so other workloads keep their argv
+    argv.insert(argv.end(), {"--read-percent", std::to_string(b.read_percent), "--max-shared",
+                             std::to_string(b.lock.max_shared)});
+  }
   return argv;
 }
 
@@ -75,12 +88,48 @@ void WorkerPool::start(const std::string& id) {
   const std::string history_path = outputs_.open(id, incarnation);
   SpawnOptions options;
   options.argv = argv_for(id, static_cast<int>(at - ids_.begin()), incarnation, history_path);
+  if (!launch_.faketime.empty()) {
+    set_clock_offset(id, clock_offset(id));
+    std::vector<std::string> wrap = {"/usr/bin/env",
+                                     "-u",
+                                     "FAKETIME",
+                                     "LD_PRELOAD=" + launch_.faketime,
+                                     "FAKETIME_DONT_FAKE_MONOTONIC=1",
+                                     "FAKETIME_TIMESTAMP_FILE=" + clock_file(id),
+                                     "FAKETIME_NO_CACHE=1"};
+    options.argv.insert(options.argv.begin(), wrap.begin(), wrap.end());
+  }
   options.netns = launch_.netns_for(id);
   options.log_path = launch_.log_dir + "/" + id + ".log";
   const pid_t pid = supervisor_.spawn(options);
   pids_[id] = pid;
   history_.append(
       {0, "harness", EventType::kInfo, "spawn", "", std::nullopt, {{"worker", id}, {"pid", pid}}});
+}
+
+std::string WorkerPool::clock_file(const std::string& id) const {
+  return launch_.log_dir + "/" + id + ".faketime";
+}
+
+int64_t WorkerPool::clock_offset(const std::string& id) const {
+  auto it = clock_offsets_ms_.find(id);
+  return it == clock_offsets_ms_.end() ? 0 : it->second;
+}
+
+int64_t WorkerPool::set_clock_offset(const std::string& id, int64_t offset_ms) {
+  if (launch_.faketime.empty())
+    throw std::runtime_error("cannot move " + id + "'s clock: workers run without faketime");
+  // libfaketime's "+N.NNNs" offset spec.
+  char text[64];
+  std::snprintf(text, sizeof text, "%s%lld.%03llds\n", offset_ms < 0 ? "-" : "+",
+                static_cast<long long>(std::llabs(offset_ms) / 1000),
+                static_cast<long long>(std::llabs(offset_ms) % 1000));
+  std::ofstream out(clock_file(id), std::ios::trunc);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + id + "'s faketime file " + clock_file(id));
+  const int64_t previous = clock_offset(id);
+  clock_offsets_ms_[id] = offset_ms;
+  return previous;
 }
 
 bool WorkerPool::signal(const std::string& id, int sig) {

@@ -36,6 +36,12 @@ struct WorkerLaunch {
   uint64_t seed = 0;    // worker i gets seed + i
   std::function<std::string(const std::string& id)> uri_for;
   std::function<std::string(const std::string& id)> netns_for;  // "" = no namespace
+  // libfaketime (the multithreaded library) to preload into each worker (worker clock faults),
+  // or "": each worker's wall clock then reads <log_dir>/<id>.faketime on every call (its
+  // monotonic clock, which the history and the lock's lease timing use, is left alone). The
+  // library is preloaded through `env`, which execs: the worker keeps its pid, so stop and kill
+  // signals reach it (the faketime program forks and would take them instead).
+  std::string faketime;
 };
 
 class WorkerPool {
@@ -59,6 +65,10 @@ class WorkerPool {
   // Bad lines and workers that ended on their own, each naming the worker ("" when none).
   const std::vector<std::string>& problems() const { return outputs_.problems(); }
   size_t problem_count() const { return outputs_.problem_count(); }
+  // Sets a worker's wall-clock offset (needs WorkerLaunch::faketime); returns the previous one.
+  // A restarted worker keeps its offset. Throws std::runtime_error naming the worker.
+  int64_t set_clock_offset(const std::string& id, int64_t offset_ms);
+  int64_t clock_offset(const std::string& id) const;
 
  private:
   Supervisor& supervisor_;
@@ -68,12 +78,14 @@ class WorkerPool {
   std::map<std::string, pid_t> pids_;
   std::map<std::string, int64_t> starts_;  // per id: how many times it was spawned
   std::map<std::string, bool> killed_;     // per id: the harness sent its incarnation SIGKILL
-  bool stopping_ = false;                  // stop_all was called: exits are expected
+  std::map<std::string, int64_t> clock_offsets_ms_;  // per id, when faketime is on
+  bool stopping_ = false;                            // stop_all was called: exits are expected
   WorkerOutputs outputs_;
 
   std::vector<std::string> argv_for(const std::string& id, int index, int64_t incarnation,
                                     const std::string& history_path) const;
   void judge_exit(const std::string& id, const ExitStatus& status);
+  std::string clock_file(const std::string& id) const;
 };
 
 }  // namespace locklab

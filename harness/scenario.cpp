@@ -21,6 +21,7 @@ constexpr int64_t kMaxOperations = 1'000'000;
 constexpr int kMaxWorkers = 64;
 constexpr int kMaxMembers = 7;
 constexpr int kMaxLocks = 64;
+constexpr int64_t kMaxShared = 100'000;  // RwLock's own bound
 constexpr size_t kMaxFaults = 1000;
 
 // Reads one TOML table, remembering which keys were consumed so the rest can be reported as
@@ -171,16 +172,20 @@ LockSpec read_lock(TableReader& r) {
     }
   }
   l.fencing = r.boolean("fencing", true);
+  l.max_shared = static_cast<int32_t>(r.integer("max_shared", 0, 0, kMaxShared));
+  l.socket_timeout_ms = r.integer("socket_timeout_ms", 0, 0, 600'000);
+  l.reap_after_s = r.integer("reap_after_s", -1, 0, 31'536'000);
   r.reject_unknown();
   return l;
 }
 
 WorkloadSpec read_workload(TableReader& r) {
   WorkloadSpec w;
-  std::string kind = r.choice("kind", "mutex", {"mutex", "fenced", "counter"});
-  w.kind = kind == "mutex"    ? WorkloadKind::kMutex
-           : kind == "fenced" ? WorkloadKind::kFenced
-                              : WorkloadKind::kCounter;
+  std::string kind = r.choice("kind", "mutex", {"mutex", "fenced", "counter", "rw"});
+  w.kind = kind == "mutex"     ? WorkloadKind::kMutex
+           : kind == "fenced"  ? WorkloadKind::kFenced
+           : kind == "counter" ? WorkloadKind::kCounter
+                               : WorkloadKind::kRw;
   w.client = r.string("client", w.client);
   if (r.take("client") != nullptr) w.client_line = r.line_of("client");
   if (std::string e = client_choice_error(w.client, to_string(w.kind)); !e.empty()) {
@@ -190,6 +195,7 @@ WorkloadSpec read_workload(TableReader& r) {
   w.locks = static_cast<int>(r.integer("locks", w.locks, 1, kMaxLocks));
   w.critical_section_ms = r.integer("critical_section_ms", w.critical_section_ms, 0, 600'000);
   w.honour_lost = r.boolean("honour_lost", true);
+  w.read_percent = static_cast<int>(r.integer("read_percent", w.read_percent, 0, 100));
   w.operations = r.integer("operations", 0, 0, kMaxOperations);
   w.duration_ms = r.integer("duration_ms", 0, 0, kMaxDurationMs);
   if ((w.operations == 0) == (w.duration_ms == 0)) {
@@ -360,6 +366,13 @@ void read_expectation(TableReader& r, Scenario& s) {
 void validate_whole(TableReader& r, const Scenario& s) {
   const int64_t run_ms = s.workload.duration_ms;
   for (const FaultSpec& f : s.nemesis.schedule) {
+    // A command delayed less than the socket timeout is only slow: the client waits it out.
+    if (f.fault == "command-delay" &&
+        (s.lock.socket_timeout_ms == 0 ||
+         f.params.value("delay_ms", int64_t{0}) <= s.lock.socket_timeout_ms)) {
+      r.fail(f.line, "nemesis.fault.delay_ms",
+             "command-delay needs lock.socket_timeout_ms set and below delay_ms");
+    }
     if (run_ms > 0 && f.at_ms + f.duration_ms > run_ms) {
       r.fail(f.line, "nemesis.fault", "window ends after workload.duration_ms");
     }
@@ -383,6 +396,8 @@ std::string_view to_string(WorkloadKind kind) {
       return "fenced";
     case WorkloadKind::kCounter:
       return "counter";
+    case WorkloadKind::kRw:
+      return "rw";
   }
   return "?";
 }
@@ -473,7 +488,10 @@ nlohmann::json to_json(const Scenario& s) {
         {"busy_wait_max_ms", s.lock.busy_wait_max_ms},
         {"write_concern", s.lock.write_concern_w == 0 ? nlohmann::json("majority")
                                                       : nlohmann::json(s.lock.write_concern_w)},
-        {"fencing", s.lock.fencing}}},
+        {"fencing", s.lock.fencing},
+        {"max_shared", s.lock.max_shared},
+        {"socket_timeout_ms", s.lock.socket_timeout_ms},
+        {"reap_after_s", s.lock.reap_after_s}}},
       {"workload",
        {{"kind", to_string(s.workload.kind)},
         {"client", s.workload.client},
@@ -481,6 +499,7 @@ nlohmann::json to_json(const Scenario& s) {
         {"locks", s.workload.locks},
         {"critical_section_ms", s.workload.critical_section_ms},
         {"honour_lost", s.workload.honour_lost},
+        {"read_percent", s.workload.read_percent},
         {"operations", s.workload.operations},
         {"duration_ms", s.workload.duration_ms}}},
       {"nemesis", {{"quiet_ms", s.nemesis.quiet_ms}, {"fault", schedule}, {"random", random}}},

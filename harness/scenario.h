@@ -29,7 +29,7 @@ class ScenarioError : public std::runtime_error {
 };
 
 enum class Backoff { kRandom, kAdaptive };
-enum class WorkloadKind { kMutex, kFenced, kCounter };
+enum class WorkloadKind { kMutex, kFenced, kCounter, kRw };
 enum class Expect { kValid, kInvalid };
 enum class Tier { kQuick, kLong };
 
@@ -52,6 +52,12 @@ struct LockSpec {
   int64_t busy_wait_max_ms = 250;
   int write_concern_w = 0;  // 0 = "majority", otherwise the number of members
   bool fencing = true;      // false: the fenced resource accepts any token (known-unsafe)
+  int32_t max_shared = 0;   // rw workload: readers allowed at once per lock (0 = unlimited)
+  // The socketTimeoutMS the workers' lock library uses (0: the library's own choice); a
+  // command-delay fault delays commands past it.
+  int64_t socket_timeout_ms = 0;
+  // The lock library's TTL reap delay (Options::reap_after_s); -1: the library's default.
+  int64_t reap_after_s = -1;
 };
 
 struct WorkloadSpec {
@@ -65,6 +71,7 @@ struct WorkloadSpec {
   // false: workers ignore the lost notification and finish their critical section anyway —
   // the known-unsafe pattern must-fail scenarios demonstrate.
   bool honour_lost = true;
+  int read_percent = 80;    // rw workload: the share of operations that take a shared hold
   int64_t operations = 0;   // per worker; 0 when the run is timed by duration_ms
   int64_t duration_ms = 0;  // 0 when the run is counted by operations
 };

@@ -35,6 +35,9 @@ const std::map<std::string, std::vector<std::string>>& known_faults() {
       {"pause-worker", {}},
       {"kill-worker", {"restart"}},
       {"fail-command", {"mode", "commands", "error_code", "block_ms"}},
+      {"command-delay", {"delay_ms", "commands"}},
+      {"clock-skew-worker", {"offset_ms"}},
+      {"clock-jump-worker", {"jump_ms"}},
       {"partition-worker", {"members"}},
       {"pause-member", {}},
       {"kill-member", {"restart"}},
@@ -53,14 +56,16 @@ const std::map<std::string, std::vector<std::string>>& known_faults() {
 
 FaultTarget fault_target(std::string_view fault) {
   static const std::map<std::string, FaultTarget, std::less<>> targets = {
-      {"isolate-worker", FaultTarget::kWorker},   {"pause-worker", FaultTarget::kWorker},
-      {"kill-worker", FaultTarget::kWorker},      {"fail-command", FaultTarget::kWorker},
-      {"partition-worker", FaultTarget::kWorker}, {"pause-member", FaultTarget::kMember},
-      {"kill-member", FaultTarget::kMember},      {"isolate-member", FaultTarget::kMember},
-      {"freeze", FaultTarget::kMember},           {"clock-skew", FaultTarget::kMember},
-      {"clock-jump", FaultTarget::kMember},       {"partition-halves", FaultTarget::kCluster},
-      {"partition-ring", FaultTarget::kCluster},  {"partition-bridge", FaultTarget::kCluster},
-      {"step-down", FaultTarget::kCluster},       {"primary-divergence", FaultTarget::kCluster},
+      {"isolate-worker", FaultTarget::kWorker},      {"pause-worker", FaultTarget::kWorker},
+      {"kill-worker", FaultTarget::kWorker},         {"fail-command", FaultTarget::kWorker},
+      {"command-delay", FaultTarget::kWorker},       {"clock-skew-worker", FaultTarget::kWorker},
+      {"clock-jump-worker", FaultTarget::kWorker},   {"partition-worker", FaultTarget::kWorker},
+      {"pause-member", FaultTarget::kMember},        {"kill-member", FaultTarget::kMember},
+      {"isolate-member", FaultTarget::kMember},      {"freeze", FaultTarget::kMember},
+      {"clock-skew", FaultTarget::kMember},          {"clock-jump", FaultTarget::kMember},
+      {"partition-halves", FaultTarget::kCluster},   {"partition-ring", FaultTarget::kCluster},
+      {"partition-bridge", FaultTarget::kCluster},   {"step-down", FaultTarget::kCluster},
+      {"primary-divergence", FaultTarget::kCluster},
   };
   const auto it = targets.find(fault);
   if (it == targets.end()) throw std::out_of_range("unknown fault kind " + std::string(fault));
@@ -156,10 +161,11 @@ std::optional<FaultParamError> fault_param_error(const std::string& fault, const
     if (!e) e = integer("cadence_ms", 0, 600'000);
     if (!e) e = boolean("force");
   }
-  if (fault == "clock-skew" || fault == "clock-jump" || fault == "primary-divergence") {
-    const char* key = fault == "clock-skew"   ? "offset_ms"
-                      : fault == "clock-jump" ? "jump_ms"
-                                              : "clock_ms";
+  if (fault == "clock-skew" || fault == "clock-jump" || fault == "primary-divergence" ||
+      fault == "clock-skew-worker" || fault == "clock-jump-worker") {
+    const char* key = fault.starts_with("clock-skew")   ? "offset_ms"
+                      : fault.starts_with("clock-jump") ? "jump_ms"
+                                                        : "clock_ms";
     if (fault != "primary-divergence" && !p.contains(key)) {
       return FaultParamError{key, std::string("required (milliseconds, non-zero, at most ") +
                                       std::to_string(kClockMaxMs) + " either way)"};
@@ -167,6 +173,14 @@ std::optional<FaultParamError> fault_param_error(const std::string& fault, const
     e = integer(key, -kClockMaxMs, kClockMaxMs);
     if (!e && p.contains(key) && p[key].get<int64_t>() == 0)
       e = FaultParamError{key, "must not be 0"};
+  }
+  if (fault == "command-delay") {
+    if (!p.contains("delay_ms"))
+      return FaultParamError{"delay_ms", "required (milliseconds, above lock.socket_timeout_ms)"};
+    e = integer("delay_ms", 1, 600'000);
+    if (!e && p.contains("commands") && (!p["commands"].is_array() || p["commands"].empty())) {
+      e = FaultParamError{"commands", "expected a non-empty array of command names"};
+    }
   }
   if (fault == "fail-command") {
     e = choice("mode", {"close-connection", "block", "error", "write-concern-error"});

@@ -43,9 +43,19 @@ int main(int argc, char** argv) {
   app.add_option("--uri", c.uri, "cluster connection string")->required();
   app.add_option("--history", c.history_path, "history.jsonl to append to")->required();
   app.add_option("--database", c.database, "database for locks and resources");
-  app.add_option("--kind", kind, "workload")->check(CLI::IsMember({"mutex", "fenced", "counter"}));
+  app.add_option("--kind", kind, "workload")
+      ->check(CLI::IsMember({"mutex", "fenced", "counter", "rw"}));
   app.add_option("--locks", c.locks, "number of locks")->check(CLI::Range(1, 64));
   app.add_option("--critical-section-ms", c.critical_section_ms)->check(CLI::Range(0, 600'000));
+  app.add_option("--read-percent", c.read_percent, "rw: the share of shared holds")
+      ->check(CLI::Range(0, 100));
+  app.add_option("--max-shared", c.lock.max_shared, "rw: readers at once (0 = unlimited)")
+      ->check(CLI::Range(0, 100'000));
+  app.add_option("--socket-timeout-ms", c.lock.socket_timeout_ms,
+                 "socketTimeoutMS for the lock library's connections (0 = its default)")
+      ->check(CLI::Range(int64_t{0}, int64_t{600'000}));
+  app.add_option("--reap-after-s", c.lock.reap_after_s, "TTL reap delay (-1 = the default)")
+      ->check(CLI::Range(int64_t{-1}, int64_t{31'536'000}));
   app.add_option("--honour-lost", c.honour_lost,
                  "false: finish the critical section even after the lock is lost (unsafe)");
   app.add_option("--operations", c.operations, "0 = until SIGTERM")
@@ -64,9 +74,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(int64_t{0}, int64_t{1'000'000}));
   CLI11_PARSE(app, argc, argv);
 
-  c.kind = kind == "mutex"    ? locklab::WorkloadKind::kMutex
-           : kind == "fenced" ? locklab::WorkloadKind::kFenced
-                              : locklab::WorkloadKind::kCounter;
+  c.kind = kind == "mutex"     ? locklab::WorkloadKind::kMutex
+           : kind == "fenced"  ? locklab::WorkloadKind::kFenced
+           : kind == "counter" ? locklab::WorkloadKind::kCounter
+                               : locklab::WorkloadKind::kRw;
   c.lock.backoff = backoff == "random" ? locklab::Backoff::kRandom : locklab::Backoff::kAdaptive;
   c.lock.write_concern_w = write_concern == "majority" ? 0 : 1;
   c.lock.fencing = !no_fencing;

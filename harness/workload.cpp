@@ -14,6 +14,7 @@
 #include "history.h"
 #include "mongolock/errors.h"
 #include "mongolock/provider.h"
+#include "mongolock/rw_lock.h"
 
 namespace locklab {
 namespace {
@@ -71,9 +72,18 @@ mongolock::Options lock_options(const WorkerConfig& c,
   o.write_concern = c.lock.write_concern_w == 0 ? mongolock::WriteConcern::kMajority
                                                 : mongolock::WriteConcern::kW1;
   o.collection = kLockCollection;
+  if (c.lock.reap_after_s >= 0) o.reap_after_s = c.lock.reap_after_s;
   o.app_name = c.id;
   o.owner.description = c.id;
   return o;
+}
+
+// The lock library's URI: the cluster's, with the scenario's socket timeout when it sets one
+// (the command-delay fault delays commands past it, so requests time out and execute later).
+std::string lock_uri(const WorkerConfig& c) {
+  if (c.lock.socket_timeout_ms == 0) return c.uri;
+  return c.uri + (c.uri.find('?') == std::string::npos ? "?" : "&") +
+         "socketTimeoutMS=" + std::to_string(c.lock.socket_timeout_ms);
 }
 
 // The outcome of one write to a resource document.
@@ -204,7 +214,7 @@ class Worker {
   Worker(const WorkerConfig& config, HistoryWriter& history)
       : config_(config),
         history_(history),
-        provider_(config.uri, config.database,
+        provider_(lock_uri(config), config.database,
                   lock_options(config,
                                [this](const mongolock::Event& event) {
                                  record_lock_event(history_, config_, event);
@@ -215,7 +225,9 @@ class Worker {
   // One acquire, critical section, release. Returns false when the worker should stop.
   bool operation(std::stop_token stop) {
     const std::string lock = pick_lock();
-    std::optional<mongolock::Handle> held = acquire(lock, stop);
+    const bool shared =
+        config_.kind == WorkloadKind::kRw && static_cast<int>(rng_() % 100) < config_.read_percent;
+    std::optional<mongolock::Handle> held = acquire(lock, shared, stop);
     if (!held) return !stop.stop_requested();
     const int64_t token = held->fencing_token();
     auto signal = std::make_shared<LostSignal>();
@@ -260,12 +272,26 @@ class Worker {
     return lock_name(static_cast<int>(rng_() % static_cast<uint64_t>(config_.locks)));
   }
 
-  std::optional<mongolock::Handle> acquire(const std::string& lock, std::stop_token stop) {
-    record("acquire", EventType::kInvoke, lock, std::nullopt, nullptr);
+  // A plain lock, or for the rw workload a shared or exclusive hold of the RwLock.
+  mongolock::Handle take(const std::string& lock, bool shared, std::stop_token stop) {
+    if (config_.kind != WorkloadKind::kRw)
+      return provider_.create_lock(lock).acquire(mongolock::kWaitForever, stop);
+    mongolock::RwLock rw = provider_.create_rw_lock(lock, config_.lock.max_shared);
+    return shared ? rw.acquire_shared(mongolock::kWaitForever, stop)
+                  : rw.acquire_exclusive(mongolock::kWaitForever, stop);
+  }
+
+  std::optional<mongolock::Handle> acquire(const std::string& lock, bool shared,
+                                           std::stop_token stop) {
+    const bool rw = config_.kind == WorkloadKind::kRw;
+    const nlohmann::json mode =
+        rw ? nlohmann::json{{"mode", shared ? "shared" : "exclusive"}} : nlohmann::json();
+    record("acquire", EventType::kInvoke, lock, std::nullopt, mode);
     try {
-      mongolock::Handle h = provider_.create_lock(lock).acquire(mongolock::kWaitForever, stop);
-      record("acquire", EventType::kOk, lock, h.fencing_token(),
-             {{"lease_ms", config_.lock.expiry_ms}});
+      mongolock::Handle h = take(lock, shared, stop);
+      nlohmann::json value = {{"lease_ms", config_.lock.expiry_ms}};
+      if (rw) value.update({{"mode", mode["mode"]}, {"max_shared", config_.lock.max_shared}});
+      record("acquire", EventType::kOk, lock, h.fencing_token(), std::move(value));
       return h;
     } catch (const mongolock::Cancelled&) {
       record("acquire", EventType::kFail, lock, std::nullopt, {{"reason", "cancelled"}});
@@ -291,6 +317,11 @@ class Worker {
       case WorkloadKind::kCounter:
         counter_increment(lock, token, signal, stop);
         return;
+      case WorkloadKind::kRw: {
+        const auto span_ms = static_cast<uint64_t>(2 * config_.critical_section_ms + 1);
+        if (hold(signal, stop, static_cast<int64_t>(rng_() % span_ms))) fenced_write(lock, token);
+        return;
+      }
     }
   }
 
@@ -324,9 +355,12 @@ class Worker {
   // Holds for the critical section; false means stop early. A worker told not to honour the
   // lost notification holds for the full time regardless (the unsafe pattern, on purpose).
   bool hold(LostSignal& signal, std::stop_token stop) {
-    if (config_.honour_lost) return signal.hold_for(config_.critical_section_ms, stop);
+    return hold(signal, stop, config_.critical_section_ms);
+  }
+  bool hold(LostSignal& signal, std::stop_token stop, int64_t duration_ms) {
+    if (config_.honour_lost) return signal.hold_for(duration_ms, stop);
     LostSignal never_fired;
-    return never_fired.hold_for(config_.critical_section_ms, stop);
+    return never_fired.hold_for(duration_ms, stop);
   }
 
   // Read, hold, write read + 1. The write's invoke is recorded before the update is sent, so

@@ -7,7 +7,12 @@
 //            known-unsafe configuration);
 //   counter  acquire, read the counter document, hold, write the value read plus one: a
 //            read-modify-write guarded only by the lock, so a lost update shows as a count
-//            below the number of completed critical sections.
+//            below the number of completed critical sections;
+//   rw       on a reader/writer lock (mongolock::RwLock, max_shared readers): each operation
+//            takes a shared hold (read_percent of them) or an exclusive one, holds for a random
+//            time in [0, 2 * critical_section_ms] (so holds granted in one order write in
+//            another), then writes the fenced resource with its token, as `fenced` does;
+//            acquire ok carries value.mode ("shared" | "exclusive") and value.max_shared.
 // With honour_lost (the default) the lost notification stops the critical section: `lost` is
 // recorded once it has stopped (after a write already in flight completes), and nothing more is
 // written with that token. Without it, `lost-ignored` is recorded when the notification fires
@@ -36,6 +41,7 @@ struct WorkerConfig {
   WorkloadKind kind = WorkloadKind::kMutex;
   int locks = 1;
   int64_t critical_section_ms = 50;
+  int read_percent = 80;    // rw: the share of operations that take a shared hold
   bool honour_lost = true;  // false: the critical section runs on after the lost notification
   int64_t operations = 0;   // 0: until stopped
   LockSpec lock;

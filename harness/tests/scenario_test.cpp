@@ -118,12 +118,41 @@ TEST(Scenario, BadValuesAreNamed) {
   EXPECT_EQ(error_of("[workload]\nduration_ms = 1\nworkers = 0\n"),
             "s.toml:3: workload.workers: must be in [1, 64], got 0");
   EXPECT_EQ(error_of("[workload]\nduration_ms = 1\nkind = \"queue\"\n"),
-            "s.toml:3: workload.kind: must be one of \"mutex\", \"fenced\", \"counter\", got "
-            "\"queue\"");
+            "s.toml:3: workload.kind: must be one of \"mutex\", \"fenced\", \"counter\", "
+            "\"rw\", got \"queue\"");
+  EXPECT_EQ(error_of("[workload]\nduration_ms = 1\nkind = \"rw\"\nread_percent = 101\n"),
+            "s.toml:4: workload.read_percent: must be in [0, 100], got 101");
+  EXPECT_EQ(error_of("[workload]\nduration_ms = 1\n[lock]\nmax_shared = -1\n"),
+            "s.toml:4: lock.max_shared: must be in [0, 100000], got -1");
   EXPECT_EQ(error_of("[workload]\nduration_ms = 1\n[lock]\nwrite_concern = \"all\"\n"),
             "s.toml:4: lock.write_concern: must be \"majority\" or 1..7");
   EXPECT_EQ(error_of("[workload]\nduration_ms = \"long\"\n"),
             "s.toml:2: workload.duration_ms: expected an integer");
+}
+
+TEST(Scenario, CommandDelayNeedsASocketTimeoutBelowTheDelay) {
+  const std::string fault =
+      "[workload]\nduration_ms = 5000\n[[nemesis.fault]]\nat_ms = 1\nfault = "
+      "\"command-delay\"\ntarget = \"w1\"\nduration_ms = 100\ndelay_ms = 500\n";
+  EXPECT_EQ(error_of(fault),
+            "s.toml:3: nemesis.fault.delay_ms: command-delay needs lock.socket_timeout_ms set and "
+            "below delay_ms");
+  EXPECT_NE(error_of("[lock]\nsocket_timeout_ms = 500\n" + fault).find("below delay_ms"),
+            std::string::npos);
+  EXPECT_EQ(error_of("[lock]\nsocket_timeout_ms = 300\n" + fault), "");
+}
+
+TEST(Scenario, WorkerClockFaultsNeedTheirOffsetAndAWorkerTarget) {
+  const std::string head = "[workload]\nduration_ms = 5000\n[[nemesis.fault]]\nat_ms = 1\n";
+  EXPECT_NE(error_of(head + "fault = \"clock-skew-worker\"\nduration_ms = 100\n").find("offset_ms"),
+            std::string::npos);
+  EXPECT_NE(error_of(head + "fault = \"clock-jump-worker\"\ntarget = \"m0\"\nduration_ms = "
+                            "100\njump_ms = 5\n")
+                .find("not a worker"),
+            std::string::npos);
+  EXPECT_EQ(error_of(head + "fault = \"clock-jump-worker\"\ntarget = \"w1\"\nduration_ms = "
+                            "100\njump_ms = -5\n"),
+            "");
 }
 
 TEST(Scenario, WorkloadNeedsExactlyOneBound) {
@@ -136,7 +165,8 @@ TEST(Scenario, FaultErrors) {
   const std::string head = "[workload]\nduration_ms = 10000\nworkers = 2\n";
   EXPECT_EQ(error_of(head + "[[nemesis.fault]]\nfault = \"flood\"\nduration_ms = 5\n"),
             "s.toml:5: nemesis.fault.fault: unknown fault \"flood\" (known: clock-jump, "
-            "clock-skew, fail-command, freeze, isolate-member, isolate-worker, kill-member, "
+            "clock-jump-worker, clock-skew, clock-skew-worker, command-delay, fail-command, "
+            "freeze, isolate-member, isolate-worker, kill-member, "
             "kill-worker, partition-bridge, partition-halves, partition-ring, partition-worker, "
             "pause-member, pause-worker, primary-divergence, step-down)");
   EXPECT_EQ(error_of(head + "[[nemesis.fault]]\nfault = \"pause-worker\"\ntarget = \"w3\"\n"
