@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
@@ -30,12 +31,6 @@ std::string errno_text() {
   return std::strerror(errno);
 }
 
-void make_dir(const std::string& path) {
-  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
-    throw std::runtime_error("cannot create directory " + path + ": " + errno_text());
-  }
-}
-
 void fsync_path(const std::string& path, int flags) {
   int fd = ::open(path.c_str(), flags | O_CLOEXEC);
   if (fd < 0) throw std::runtime_error("cannot open " + path + ": " + errno_text());
@@ -43,6 +38,19 @@ void fsync_path(const std::string& path, int flags) {
   std::string err = rc != 0 ? errno_text() : std::string();
   ::close(fd);
   if (rc != 0) throw std::runtime_error("cannot fsync " + path + ": " + err);
+}
+
+// Creates `path` if missing. A directory this call created is synced through its parent: a new
+// directory entry survives a machine crash only once its parent directory is synced.
+void make_dir(const std::string& path) {
+  if (::mkdir(path.c_str(), 0755) == 0) {
+    std::string parent = std::filesystem::path(path).parent_path().string();
+    fsync_path(parent.empty() ? "." : parent, O_RDONLY | O_DIRECTORY);
+    return;
+  }
+  if (errno != EEXIST) {
+    throw std::runtime_error("cannot create directory " + path + ": " + errno_text());
+  }
 }
 
 void write_all(int fd, const std::string& bytes, const std::string& path) {
@@ -112,8 +120,6 @@ DbPath::DbPath(std::string dir) : dir_(std::move(dir)) {
   while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
   make_dir(dir_);
   make_dir(dir_ + "/" + kJournalDir);
-  // A new directory entry is durable only once its parent directory is synced.
-  fsync_path(dir_, O_RDONLY | O_DIRECTORY);
   std::string lock_path = dir_ + "/mongod.lock";
   lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (lock_fd_ < 0) throw std::runtime_error("cannot open " + lock_path + ": " + errno_text());

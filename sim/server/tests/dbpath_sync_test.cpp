@@ -1,9 +1,11 @@
 // A new --dbpath's directory entries survive a machine crash only once their parent directories
-// are synced: DIR/journal after its mkdir (an fsync of DIR), the journal file after its creation
-// (an fsync of DIR/journal). Checked on the real server's system calls as strace records them.
-// Model: it observes the calls, not the disk — a machine crash cannot be made here, and a file
-// system that orders metadata (ext4 data=ordered) would hide a missing sync from any crash test
-// on this machine anyway. Skipped, with the reason, where strace is missing or cannot trace.
+// are synced: DIR itself when the server creates it (an fsync of its parent), DIR/journal after
+// its mkdir (an fsync of DIR), the journal file after its creation (an fsync of DIR/journal).
+// Every directory the server makes (rollback folders too) goes through the same make_dir. Checked
+// on the real server's system calls as strace records them. Model: it observes the calls, not the
+// disk — a machine crash cannot be made here, and a file system that orders metadata (ext4
+// data=ordered) would hide a missing sync from any crash test on this machine anyway. Skipped, with
+// the reason, where strace is missing or cannot trace.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -67,6 +69,11 @@ TEST(DbPathSync, NewDirectoryEntriesAreSyncedThroughTheirParents) {
   std::vector<std::string> lines = lines_of(trace);
   fs::remove_all(root);
   if (lines.empty()) GTEST_SKIP() << "strace recorded nothing (tracing not permitted here?)";
+
+  long mkdir_db = find_line(lines, 0, {"mkdir", "\"" + db + "\"", "= 0"});
+  ASSERT_GE(mkdir_db, 0) << show(lines);
+  long sync_root = find_line(lines, static_cast<size_t>(mkdir_db), {"fsync(", "<" + root + ">"});
+  EXPECT_GE(sync_root, 0) << "DIR's own entry is never synced through its parent:\n" << show(lines);
 
   long mkdir_journal = find_line(lines, 0, {"mkdir", "\"" + db + "/journal\"", "= 0"});
   ASSERT_GE(mkdir_journal, 0) << show(lines);

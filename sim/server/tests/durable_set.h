@@ -149,7 +149,7 @@ class DurableMember {
     paused_ = false;
   }
   void pause() {
-    if (pid_ > 0 && ::kill(pid_, SIGSTOP) == 0) paused_ = true;
+    if (pid_ > 0 && ::kill(pid_, SIGSTOP) == 0 && wait_until_stopped(pid_)) paused_ = true;
   }
   void resume() {
     if (pid_ > 0 && ::kill(pid_, SIGCONT) == 0) paused_ = false;

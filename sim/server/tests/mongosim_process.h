@@ -24,7 +24,9 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -32,6 +34,33 @@
 #include <vector>
 
 namespace mongosim::testing {
+
+// Returns once every thread of `pid` is stopped (state T in /proc), as SIGSTOP leaves it; false
+// after `timeout`. kill(SIGSTOP) returns before the target's threads have stopped, so a test
+// that acts right after it may still race with the member it believes paused.
+inline bool wait_until_stopped(pid_t pid,
+                               std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+  auto all_stopped = [pid] {
+    std::error_code ec;
+    std::filesystem::directory_iterator tasks("/proc/" + std::to_string(pid) + "/task", ec);
+    if (ec) return false;
+    for (const auto& task : tasks) {
+      std::ifstream in(task.path() / "stat");
+      std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      size_t close = stat.rfind(')');
+      if (close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] != 'T') {
+        return false;
+      }
+    }
+    return true;
+  };
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!all_stopped()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
 
 class MongosimProcess {
  public:

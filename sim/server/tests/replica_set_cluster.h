@@ -158,7 +158,9 @@ class ReplicaSetCluster {
   }
   // SIGSTOP: the member keeps its sockets but answers nothing, like a paused process.
   void pause(int i) {
-    ::kill(members_.at(static_cast<size_t>(i))->pid(), SIGSTOP);
+    pid_t pid = members_.at(static_cast<size_t>(i))->pid();
+    ::kill(pid, SIGSTOP);
+    if (!wait_until_stopped(pid)) throw std::runtime_error("member did not stop on SIGSTOP");
     paused_[static_cast<size_t>(i)] = true;
   }
   void resume(int i) {
