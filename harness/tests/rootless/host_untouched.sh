@@ -3,7 +3,7 @@
 #   - no /dev/shm/mongoc-<harness pid> remains after the run (the driver makes it before the
 #     sandbox exists; the harness must remove it from the host's /dev/shm when it exits), as the
 #     calling user and (started as root) as nobody;
-#   - as root: --out inside a directory of another owner (65534, mode 0755) gives a valid run
+#   - as root: --out naming a directory of another owner (65534, mode 0755) gives a valid run
 #     (root keeps its power over files of every owner inside its sandbox);
 #   - as root: a host namespace named like a dead run's (ll-<dead pid>-w1) is left in place,
 #     while that dead run's /tmp/ll-<dead pid>-* directory is swept.
@@ -48,9 +48,9 @@ run() {
     echo "SKIP: this kernel refuses the sandbox (see above)"
     exit 77
   fi
+  [ "$status" = 0 ] || fail "$name: locklab exited $status"
   grep -q '"backend":"netns"' "$work/$name/run/history.jsonl" 2>/dev/null ||
     fail "$name: the run did not use the netns backend"
-  [ "$status" = 0 ] || fail "$name: locklab exited $status"
   [ -e "/dev/shm/mongoc-$harness" ] && fail "$name: /dev/shm/mongoc-$harness left on the host"
   echo "ok: $name (pid $harness): valid run, no /dev/shm/mongoc-$harness"
 }
@@ -61,7 +61,7 @@ if [ "$(id -u)" = 0 ]; then
   dead_ns="ll-$dead-w1"
   ip netns add "$dead_ns" || fail "cannot add $dead_ns"
   mkdir "/tmp/ll-$dead-x"
-  mkdir "$work/root" && chown 65534:65534 "$work/root" && chmod 0755 "$work/root"
+  mkdir -p "$work/root/run" && chown 65534:65534 "$work/root/run" && chmod 0755 "$work/root/run"
   run root
   ip netns list | grep -q "^$dead_ns\b" || fail "the run deleted the host namespace $dead_ns"
   [ -e "/tmp/ll-$dead-x" ] && fail "the run did not sweep /tmp/ll-$dead-x"
