@@ -8,7 +8,8 @@
 //      SIGKILL: the kernel closes the harness's end of a pipe) and then deletes the run's
 //      namespaces and temporary directory;
 //   3. every run starts with a sweep of "ll-<pid>-*" leftovers whose owner pid is dead (for the
-//      case where the janitor itself was killed).
+//      case where the janitor itself was killed). A netns-backend run sweeps and cleans /tmp
+//      only (HostNamespaces::kLeave): it never touches the host's /run/netns.
 // Thread rules: call from the harness's main thread, before other threads exist (it forks).
 #pragma once
 

@@ -86,6 +86,10 @@ std::optional<NamespaceError> enter_user_namespace_as_root() {
   }
   if (refused) return NamespaceError{refused, "unshare(CLONE_NEWUSER)"};
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return std::nullopt;
+  // Written from inside, as an ordinary caller does: setgroups denied before the gid_map.
+  if (const int e = write_proc("/proc/self/setgroups", "deny"); e != 0 && e != ENOENT) {
+    return NamespaceError{e, "writing /proc/self/setgroups"};
+  }
   if (const int e = write_proc("/proc/self/uid_map", "0 0 1\n")) {
     return NamespaceError{e, "writing /proc/self/uid_map"};
   }
