@@ -54,6 +54,10 @@ void install_signal_handlers() {
   sigemptyset(&sa.sa_mask);
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  // In the sandbox the stop signals start blocked (run_sandboxed): those sent meanwhile arrive now.
+  sigset_t stop_signals;
+  stop_signal_set(&stop_signals);
+  sigprocmask(SIG_UNBLOCK, &stop_signals, nullptr);
 }
 
 // A run that cannot be done with this member program (a mongosim without the clock command);
@@ -713,9 +717,12 @@ int run_scenario(const RunOptions& options) {
                                                          : options.member_program)
                        .dump(2) +
                    "\n");
-    sweep_stale_runs();
+    // A sandboxed run leaves the host's named namespaces alone: it never creates any there.
+    const HostNamespaces host =
+        backend == "netns" ? HostNamespaces::kLeave : HostNamespaces::kClean;
+    sweep_stale_runs(host);
     // Forked here, outside the sandbox: it removes the run's /tmp directory after a SIGKILL.
-    start_janitor(run_prefix());
+    start_janitor(run_prefix(), host);
     const auto experiment = [&] { return run_experiment(options, scenario, seed, backend, out); };
     const int code = backend == "netns" ? run_sandboxed(experiment) : experiment();
     if (code != 0) return code;

@@ -24,7 +24,7 @@ bool alive(pid_t pid) {
 }
 
 // Runs in the janitor child: wait for EOF (the harness is gone), clean, exit.
-[[noreturn]] void janitor_main(int read_fd, const std::string& prefix) {
+[[noreturn]] void janitor_main(int read_fd, const std::string& prefix, HostNamespaces host) {
   signal(SIGINT, SIG_IGN);
   signal(SIGTERM, SIG_IGN);
   signal(SIGHUP, SIG_IGN);
@@ -38,7 +38,7 @@ bool alive(pid_t pid) {
   while (read(read_fd, &byte, 1) != 0) {
     if (errno != EINTR) break;
   }
-  cleanup_run(prefix);
+  cleanup_run(prefix, host);
   _exit(0);
 }
 
@@ -83,8 +83,10 @@ void kill_namespace_processes(const std::string& ns) {
   }
 }
 
-void cleanup_run(const std::string& prefix) {
-  for (const std::string& ns : list_namespaces(prefix + "-")) {
+void cleanup_run(const std::string& prefix, HostNamespaces host) {
+  const std::vector<std::string> namespaces =
+      host == HostNamespaces::kClean ? list_namespaces(prefix + "-") : std::vector<std::string>{};
+  for (const std::string& ns : namespaces) {
     kill_namespace_processes(ns);
     delete_namespace(ns);
   }
@@ -96,9 +98,11 @@ void cleanup_run(const std::string& prefix) {
   }
 }
 
-std::vector<std::string> sweep_stale_runs() {
+std::vector<std::string> sweep_stale_runs(HostNamespaces host) {
   std::set<pid_t> owners;
-  for (const std::string& ns : list_namespaces("ll-")) owners.insert(owner_of(ns));
+  if (host == HostNamespaces::kClean) {
+    for (const std::string& ns : list_namespaces("ll-")) owners.insert(owner_of(ns));
+  }
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(kTempRoot, ec)) {
     owners.insert(owner_of(entry.path().filename().string()));
@@ -107,13 +111,13 @@ std::vector<std::string> sweep_stale_runs() {
   for (pid_t pid : owners) {
     if (pid <= 0 || alive(pid)) continue;
     const std::string prefix = "ll-" + std::to_string(pid);
-    cleanup_run(prefix);
+    cleanup_run(prefix, host);
     cleaned.push_back(prefix);
   }
   return cleaned;
 }
 
-void start_janitor(const std::string& prefix) {
+void start_janitor(const std::string& prefix, HostNamespaces host) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {
     throw std::runtime_error(std::string("janitor pipe: ") + std::strerror(errno));
@@ -123,7 +127,7 @@ void start_janitor(const std::string& prefix) {
   if (pid == 0) {
     close(fds[1]);
     setpgid(0, 0);  // out of the terminal's process group: Ctrl-C is for the harness
-    janitor_main(fds[0], prefix);
+    janitor_main(fds[0], prefix, host);
   }
   close(fds[0]);
   // fds[1] stays open, unused, for the rest of the harness's life; close-on-exec keeps it

@@ -40,11 +40,72 @@ int write_proc(const char* path, const std::string& text) {
   return saved;
 }
 
-// A new user namespace in which this process is root, uid/gid 0 being the caller's euid/egid on
-// the host (the only mapping an unprivileged process may write for itself).
+// Real root's maps: every id of the current user namespace mapped to itself, so root inside keeps
+// its power over files of every owner (a 0->0 map would leave other owners unmapped, and root
+// without CAP_DAC_OVERRIDE over them). The kernel accepts such a map only from a writer outside
+// the new namespace, so a helper forked before the unshare writes it. Returns 0 or an errno.
+int map_all_ids_from_outside(pid_t target, int go_fd) {
+  char byte = 0;
+  if (read(go_fd, &byte, 1) != 1) return ECANCELED;  // the unshare failed: nothing to map
+  for (const char* kind : {"uid_map", "gid_map"}) {
+    std::ifstream current(std::string("/proc/self/") + kind);
+    std::string identity;
+    unsigned long first = 0, outside = 0, count = 0;
+    for (int lines = 0; lines < 340 && current >> first >> outside >> count; ++lines) {
+      identity +=
+          std::to_string(first) + " " + std::to_string(first) + " " + std::to_string(count) + "\n";
+    }
+    const std::string path = "/proc/" + std::to_string(target) + "/" + kind;
+    if (const int e = write_proc(path.c_str(), identity)) return e;
+  }
+  return 0;
+}
+
+// unshare(CLONE_NEWUSER) for real root, with the identity maps written by a helper (above). When
+// the helper cannot write them, falls back to the single 0->0 map. nullopt or the refusal.
+std::optional<NamespaceError> enter_user_namespace_as_root() {
+  int go[2];
+  if (pipe2(go, O_CLOEXEC) != 0) return NamespaceError{errno, "pipe"};
+  const pid_t outer = getpid();
+  const pid_t helper = fork();
+  if (helper < 0) return NamespaceError{errno, "fork"};
+  if (helper == 0) {
+    close(go[1]);
+    _exit(map_all_ids_from_outside(outer, go[0]) == 0 ? 0 : 1);
+  }
+  close(go[0]);
+  const int refused = unshare(CLONE_NEWUSER) != 0 ? errno : 0;
+  if (!refused) {
+    const char byte = 1;
+    const ssize_t ignored = write(go[1], &byte, 1);  // on failure the helper sees EOF: fallback
+    (void)ignored;
+  }
+  close(go[1]);
+  int status = 0;
+  while (waitpid(helper, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (refused) return NamespaceError{refused, "unshare(CLONE_NEWUSER)"};
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return std::nullopt;
+  // Written from inside, as an ordinary caller does: setgroups denied before the gid_map.
+  if (const int e = write_proc("/proc/self/setgroups", "deny"); e != 0 && e != ENOENT) {
+    return NamespaceError{e, "writing /proc/self/setgroups"};
+  }
+  if (const int e = write_proc("/proc/self/uid_map", "0 0 1\n")) {
+    return NamespaceError{e, "writing /proc/self/uid_map"};
+  }
+  if (const int e = write_proc("/proc/self/gid_map", "0 0 1\n")) {
+    return NamespaceError{e, "writing /proc/self/gid_map"};
+  }
+  return std::nullopt;
+}
+
+// A new user namespace in which this process is root. For an ordinary caller uid/gid 0 are its
+// euid/egid on the host (the only mapping it may write for itself); for real root every id maps
+// to itself.
 std::optional<NamespaceError> enter_user_namespace() {
   const uid_t uid = geteuid();
   const gid_t gid = getegid();
+  if (uid == 0) return enter_user_namespace_as_root();
   if (unshare(CLONE_NEWUSER) != 0) return NamespaceError{errno, "unshare(CLONE_NEWUSER)"};
   // setgroups must be denied before an unprivileged process may write its gid_map.
   if (const int e = write_proc("/proc/self/setgroups", "deny"); e != 0 && e != ENOENT) {
@@ -106,6 +167,13 @@ void become_sandbox_init(int parent_alive_fd) {
   // The outer process holds the write end: a hang-up means it died before PDEATHSIG was armed.
   if (::poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLHUP | POLLERR))) _exit(2);
   close(parent_alive_fd);
+  // A mount namespace of its own, so the private /run and /dev/shm below are not the outer
+  // process's: the outer keeps the host's /dev/shm, where the driver's files made before the
+  // sandbox are (and are removed when it exits).
+  if (unshare(CLONE_NEWNS) != 0) {
+    throw std::runtime_error(std::string("cannot create the run's mount namespace: ") +
+                             std::strerror(errno));
+  }
   private_run_dir();
   // A /proc of this PID namespace, so /proc/<pid> means the pids this process sees. A container
   // may forbid the mount (masked /proc paths); the harness then only loses /proc lookups of its
@@ -119,13 +187,16 @@ void forward_signal(int sig) {
   if (g_sandbox_init > 0) kill(g_sandbox_init, sig);
 }
 
-// The outer process's part: forward stop signals to PID 1 and return its exit code.
-int wait_for_init(pid_t init) {
+// The outer process's part: forward stop signals to PID 1 and return its exit code. The stop
+// signals are blocked on entry (see run_sandboxed); those that came meanwhile are forwarded on
+// unblocking.
+int wait_for_init(pid_t init, const sigset_t& previous_mask) {
   g_sandbox_init = init;
   struct sigaction sa {};
   sa.sa_handler = forward_signal;
   sigemptyset(&sa.sa_mask);
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+  sigprocmask(SIG_SETMASK, &previous_mask, nullptr);
   int status = 0;
   while (waitpid(init, &status, 0) < 0) {
     if (errno != EINTR) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
@@ -151,6 +222,11 @@ bool tools_present() {
 }
 
 }  // namespace
+
+void stop_signal_set(sigset_t* set) {
+  sigemptyset(set);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(set, sig);
+}
 
 std::string userns_refusal_message(int error, const std::string& proc_sys) {
   const std::string head = std::string(
@@ -233,8 +309,18 @@ int run_sandboxed(const std::function<int()>& body) {
   }
   std::cout.flush();
   std::cerr.flush();
+  // PID 1 of a PID namespace never receives a signal it has no handler for: one forwarded before
+  // the body installs its handlers would be lost. Blocked from before the fork, it stays pending
+  // until the body unblocks it (the outer, until its forwarder is installed).
+  sigset_t stop_signals, previous_mask;
+  stop_signal_set(&stop_signals);
+  sigprocmask(SIG_BLOCK, &stop_signals, &previous_mask);
   const pid_t init = fork();
-  if (init < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (init < 0) {
+    const int e = errno;
+    sigprocmask(SIG_SETMASK, &previous_mask, nullptr);
+    throw std::runtime_error(std::string("fork: ") + std::strerror(e));
+  }
   if (init == 0) {
     close(alive[1]);
     int code = 2;
@@ -249,7 +335,7 @@ int run_sandboxed(const std::function<int()>& body) {
     _exit(code);
   }
   close(alive[0]);
-  const int code = wait_for_init(init);
+  const int code = wait_for_init(init, previous_mask);
   close(alive[1]);
   return code;
 }

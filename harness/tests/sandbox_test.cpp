@@ -1,7 +1,7 @@
 // The run's sandbox (sandbox.h): the refusal message names the sysctl that forbids user
 // namespaces, and a body run in the sandbox is PID 1 of its own PID namespace, in network and
 // user namespaces of its own, with an empty private /run, and writes files its caller owns.
-// Not modelled here: signals and a killed harness (the hermetic and cleanup tests run the real
+// Not modelled here: a killed harness (the hermetic and cleanup tests run the real
 // program for those); kernel.unprivileged_userns_clone and AppArmor's restriction are only
 // checked through the message (a test cannot set them without changing the whole machine).
 #include "sandbox.h"
@@ -10,6 +10,7 @@
 #include <grp.h>
 #include <gtest/gtest.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -110,6 +111,56 @@ TEST(Sandbox, BodyRunsAsPidOneInItsOwnNamespaces) {
   ASSERT_EQ(stat(dir.file("made-inside").c_str(), &st), 0);
   EXPECT_EQ(st.st_uid, geteuid());  // the caller owns what the sandbox wrote, never a mapped id
   EXPECT_EQ(st.st_gid, getegid());
+}
+
+// A stop signal sent to the harness right after the sandbox starts, before the body has
+// installed its handlers, is not lost (the kernel drops a signal to a PID-namespace init that
+// has no handler for it): the body finds it pending, installs its handler, unblocks, and gets it.
+// The body tells the test when it has started; the test then sends SIGINT to the outer process,
+// which forwards it. Not modelled: the real run's handlers (the cleanup tests signal real runs).
+volatile sig_atomic_t g_seen_signal = 0;
+void note_signal(int sig) {
+  g_seen_signal = sig;
+}
+
+TEST(Sandbox, EarlyStopSignalReachesTheBody) {
+  const std::string refusal = netns_backend_refusal();
+  if (!refusal.empty()) GTEST_SKIP() << refusal;
+  int started[2];
+  ASSERT_EQ(pipe(started), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(started[0]);
+    _exit(run_sandboxed([&] {
+      const char byte = 1;
+      if (write(started[1], &byte, 1) != 1) return 20;
+      // Bounded wait for the forwarded signal to be pending (at most 10 s).
+      sigset_t pending;
+      for (int i = 0; i < 1000; ++i) {
+        sigpending(&pending);
+        if (sigismember(&pending, SIGINT)) break;
+        usleep(10'000);
+      }
+      struct sigaction sa {};
+      sa.sa_handler = note_signal;
+      sigemptyset(&sa.sa_mask);
+      sigaction(SIGINT, &sa, nullptr);
+      sigset_t stop;
+      stop_signal_set(&stop);
+      sigprocmask(SIG_UNBLOCK, &stop, nullptr);
+      return g_seen_signal == SIGINT ? 3 : 4;
+    }));
+  }
+  close(started[1]);
+  char byte = 0;
+  ASSERT_EQ(read(started[0], &byte, 1), 1);
+  close(started[0]);
+  ASSERT_EQ(kill(child, SIGINT), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "the outer process died of signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 3) << "4: the body never got the SIGINT";
 }
 
 // Runs `argv` as `uid` (0 or 65534) inside a user namespace that maps ids 0-65535 to the same

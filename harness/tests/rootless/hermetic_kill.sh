@@ -39,8 +39,21 @@ done
 snapshot "$work/before"
 kill -CONT "$harness"
 # Mid-partition: the fault window has opened and its table exists inside the sandbox.
-inside() { nsenter -t "$harness" -U -m -n "$@" 2>/dev/null ||
-           nsenter -t "$harness" -m -n "$@" 2>/dev/null; }
+# Inside means the namespaces of the run's PID 1 (the harness's child in another PID namespace):
+# its mount namespace holds the run's /run.
+init_pid() {
+  for child in $(pgrep -P "$harness"); do
+    if [ "$(readlink /proc/"$child"/ns/pid)" != "$(readlink /proc/"$harness"/ns/pid)" ]; then
+      echo "$child"
+      return
+    fi
+  done
+}
+inside() {
+  init=$(init_pid)
+  [ -n "$init" ] || return 1
+  nsenter -t "$init" -U -m -n "$@" 2>/dev/null || nsenter -t "$init" -m -n "$@" 2>/dev/null
+}
 found=""
 tries=0
 while [ -z "$found" ] && [ $tries -lt 600 ]; do
