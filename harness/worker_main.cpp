@@ -11,26 +11,8 @@
 #include <stop_token>
 #include <thread>
 
+#include "worker_signals.h"
 #include "workload.h"
-
-namespace {
-
-// Blocks the stop signals (inherited by every thread started later) and starts the thread that
-// waits for them. The thread is detached: it lives until the process exits.
-void stop_on_signals(std::stop_source& source) {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  std::thread([set, source]() mutable {
-    int sig = 0;
-    sigwait(&set, &sig);
-    source.request_stop();
-  }).detach();
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   locklab::WorkerConfig c;
@@ -83,6 +65,6 @@ int main(int argc, char** argv) {
   c.lock.fencing = !no_fencing;
 
   std::stop_source stop;
-  stop_on_signals(stop);
+  locklab::stop_on_signals(stop);
   return locklab::run_workload(c, stop.get_token());
 }

@@ -15,39 +15,12 @@
 #include "mongolock/errors.h"
 #include "mongolock/provider.h"
 #include "mongolock/rw_lock.h"
+#include "worker_signals.h"
 
 namespace locklab {
 namespace {
 
 constexpr const char* kLockCollection = "locks";
-
-// The lost notification, shared between the watchdog thread (sets it) and the workload thread
-// (waits on it during the critical section).
-class LostSignal {
- public:
-  void fire() {
-    {
-      std::lock_guard<std::mutex> guard(mutex_);
-      lost_ = true;
-    }
-    cv_.notify_all();
-  }
-  bool lost() const {
-    std::lock_guard<std::mutex> guard(mutex_);
-    return lost_;
-  }
-  // Waits up to duration_ms; returns false when cut short by the lost notification or `stop`.
-  bool hold_for(int64_t duration_ms, std::stop_token stop) {
-    std::unique_lock<std::mutex> guard(mutex_);
-    cv_.wait_for(guard, stop, std::chrono::milliseconds(duration_ms), [&] { return lost_; });
-    return !lost_ && !stop.stop_requested();
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::condition_variable_any cv_;
-  bool lost_ = false;
-};
 
 struct BsonPtr {
   bson_t* doc = nullptr;
@@ -358,9 +331,7 @@ class Worker {
     return hold(signal, stop, config_.critical_section_ms);
   }
   bool hold(LostSignal& signal, std::stop_token stop, int64_t duration_ms) {
-    if (config_.honour_lost) return signal.hold_for(duration_ms, stop);
-    LostSignal never_fired;
-    return never_fired.hold_for(duration_ms, stop);
+    return signal.hold_for(duration_ms, config_.honour_lost, stop);
   }
 
   // Read, hold, write read + 1. The write's invoke is recorded before the update is sent, so

@@ -14,53 +14,10 @@
 #include <thread>
 
 #include "resources.h"
+#include "worker_signals.h"
 
 namespace locklab::clients {
 namespace {
-
-// Blocks the stop signals (inherited by every thread started later) and starts the detached
-// thread that turns them into a stop request, so no work happens in a signal handler.
-void stop_on_signals(std::stop_source& source) {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  std::thread([set, source]() mutable {
-    int sig = 0;
-    sigwait(&set, &sig);
-    source.request_stop();
-  }).detach();
-}
-
-// The lost notification, shared between the lock's watchdog thread (fires it) and the workload
-// thread (waits on it during the critical section).
-class LostSignal {
- public:
-  void fire() {
-    {
-      std::lock_guard<std::mutex> guard(mutex_);
-      lost_ = true;
-    }
-    cv_.notify_all();
-  }
-  bool lost() const {
-    std::lock_guard<std::mutex> guard(mutex_);
-    return lost_;
-  }
-  // Waits up to duration_ms; false when cut short by the notification (if heeded) or `stop`.
-  bool hold_for(int64_t duration_ms, bool heed, std::stop_token stop) {
-    std::unique_lock<std::mutex> guard(mutex_);
-    cv_.wait_for(guard, stop, std::chrono::milliseconds(duration_ms),
-                 [&] { return heed && lost_; });
-    return !(heed && lost_) && !stop.stop_requested();
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::condition_variable_any cv_;
-  bool lost_ = false;
-};
 
 // One worker's loop state.
 class Worker {
