@@ -69,6 +69,56 @@ std::optional<std::map<std::string, int64_t>> snapshot(mongoc_collection_t* coll
   return docs;
 }
 
+// What the watcher has seen so far; one per run.
+class Watch {
+ public:
+  // One answered poll: the member's time and its lock documents.
+  void observe(int64_t time_ms, std::map<std::string, int64_t> now) {
+    if (last_time_ms_ - time_ms >= kStepNoticedMs) {
+      ++steps_;
+      std::printf("clock stepped back %lld ms\n", static_cast<long long>(last_time_ms_ - time_ms));
+    }
+    last_time_ms_ = time_ms;
+    for (const auto& [id, token] : present_) {
+      if (now.contains(id)) continue;
+      std::printf("gone %s token %lld\n", id.c_str(), static_cast<long long>(token));
+      gone_[id] = Gone{token, steps_};
+      ++reaped_;
+    }
+    for (const auto& [id, token] : now) {
+      auto was = gone_.find(id);
+      if (was == gone_.end()) continue;
+      const bool lower = token <= was->second.token;
+      const bool stepped = steps_ > was->second.steps_before;
+      std::printf("back %s token %lld (was %lld: %s)%s\n", id.c_str(),
+                  static_cast<long long>(token), static_cast<long long>(was->second.token),
+                  lower ? "LOWER" : "higher", stepped ? " across a step" : "");
+      ++recreated_;
+      across_ += stepped ? 1 : 0;
+      lower_ += lower ? 1 : 0;
+      gone_.erase(was);
+    }
+    present_ = std::move(now);
+    std::fflush(stdout);
+  }
+  void summary() const {
+    std::printf(
+        "clock steps back %d, reaped %d, recreated %d, recreated across a clock step %d, "
+        "recreated lower %d\n",
+        steps_, reaped_, recreated_, across_, lower_);
+  }
+
+ private:
+  struct Gone {
+    int64_t token;
+    int steps_before;  // clock steps seen when the document was found gone
+  };
+  std::map<std::string, int64_t> present_;  // as of the last answered poll
+  std::map<std::string, Gone> gone_;        // reaped and not yet back
+  int steps_ = 0, reaped_ = 0, recreated_ = 0, across_ = 0, lower_ = 0;
+  int64_t last_time_ms_ = 0;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -87,16 +137,9 @@ int main(int argc, char** argv) {
   mongoc_client_t* client = mongoc_client_new_from_uri(uri);
   mongoc_collection_t* coll = mongoc_client_get_collection(client, argc > 2 ? argv[2] : "locklab",
                                                            argc > 3 ? argv[3] : "locks");
-  std::map<std::string, int64_t> present;  // as of the last answered poll
-  struct Gone {
-    int64_t token;
-    int steps_before;  // clock steps seen when the document was found gone
-  };
-  std::map<std::string, Gone> gone;  // reaped and not yet back
-  int reaped = 0, recreated = 0, across = 0, recreated_lower = 0, failed_polls = 0, steps = 0;
+  Watch watch;
   bool answered_once = false;
-  int64_t last_time_ms = 0;
-  while (failed_polls < kFailedPollsToStop) {
+  for (int failed_polls = 0; failed_polls < kFailedPollsToStop;) {
     std::this_thread::sleep_for(kPollPeriod);
     const std::optional<int64_t> time_ms = member_time_ms(client);
     auto now = snapshot(coll);
@@ -106,37 +149,9 @@ int main(int argc, char** argv) {
     }
     failed_polls = 0;
     answered_once = true;
-    if (last_time_ms - *time_ms >= kStepNoticedMs) {
-      ++steps;
-      std::printf("clock stepped back %lld ms\n", static_cast<long long>(last_time_ms - *time_ms));
-    }
-    last_time_ms = *time_ms;
-    for (const auto& [id, token] : present) {
-      if (now->contains(id)) continue;
-      std::printf("gone %s token %lld\n", id.c_str(), static_cast<long long>(token));
-      gone[id] = Gone{token, steps};
-      ++reaped;
-    }
-    for (const auto& [id, token] : *now) {
-      auto was = gone.find(id);
-      if (was == gone.end()) continue;
-      const bool lower = token <= was->second.token;
-      const bool stepped = steps > was->second.steps_before;
-      std::printf("back %s token %lld (was %lld: %s)%s\n", id.c_str(),
-                  static_cast<long long>(token), static_cast<long long>(was->second.token),
-                  lower ? "LOWER" : "higher", stepped ? " across a step" : "");
-      ++recreated;
-      across += stepped ? 1 : 0;
-      recreated_lower += lower ? 1 : 0;
-      gone.erase(was);
-    }
-    present = std::move(*now);
-    std::fflush(stdout);
+    watch.observe(*time_ms, std::move(*now));
   }
-  std::printf(
-      "clock steps back %d, reaped %d, recreated %d, recreated across a clock step %d, "
-      "recreated lower %d\n",
-      steps, reaped, recreated, across, recreated_lower);
+  watch.summary();
   mongoc_collection_destroy(coll);
   mongoc_client_destroy(client);
   mongoc_uri_destroy(uri);

@@ -9,11 +9,12 @@ Reads RUN_DIR/members/m0.log (mongosim's log: connection metadata, failed comman
 connections). A held try's connection ends when the try has executed and its reply meets the
 socket the client closed at its timeout, so "connection ended" marks the late execution. A
 round is counted when a 10107 refusal on one of the worker's connections is followed, within
-the 1.5 s hold, by the end of another of its connections that had no refusal in between.
+the 1.5 s hold, by the end of another of its connections (each ended connection counted once).
 Prints one line per round and the count; exit 0 iff at least one round was found.
 """
 import datetime
 import json
+import os
 import sys
 
 HOLD_S = 1.5
@@ -24,12 +25,15 @@ def main():
         sys.exit(__doc__)
     worker = sys.argv[2] if len(sys.argv) == 3 else "w1"
     apps, events = {}, []
-    with open(sys.argv[1] + "/members/m0.log") as log:
+    path = os.path.join(sys.argv[1], "members", "m0.log")
+    if not os.path.isfile(path):
+        sys.exit(f"retry-shape.py: {path}: no such file (give a locklab run directory)")
+    with open(path) as log:
         for number, line in enumerate(log, 1):
             try:
                 entry = json.loads(line)
             except json.JSONDecodeError as error:
-                sys.exit(f"{sys.argv[1]}/members/m0.log:{number}: not JSON ({error})")
+                sys.exit(f"retry-shape.py: {path}:{number}: not JSON ({error})")
             attr, ctx = entry.get("attr", {}), entry.get("ctx", "")
             if entry["id"] == 51800:
                 apps[ctx] = attr.get("appName", "")

@@ -16,7 +16,7 @@ scenario=$1 seed=$2 out=$3
 bin=${4:-$here/../../build/bin}
 mkdir -p "$out"
 rm -rf "$out/run"
-g++ -std=c++20 -O1 -Wall -Wextra -Werror "$here/reap_watch.cpp" \
+g++ -std=c++20 -O1 -Wall -Wextra -Wpedantic -Wshadow -Werror "$here/reap_watch.cpp" \
   $(pkg-config --cflags --libs libmongoc-1.0) -o "$out/reap-watch"
 
 "$bin/locklab" run "$scenario" --seed "$seed" --out "$out/run" --cluster loopback \
