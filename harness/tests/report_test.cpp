@@ -463,6 +463,8 @@ TEST(CheckCommand, ExtremeTimestampsAreReported) {
   std::vector<Event> history = read_history(dir.path() + "/history.jsonl");
   RunModel model = RunModel::build(history);
   EXPECT_EQ(model.span_ns(), INT64_MAX);
+  Verdict verdict = check(history, CheckConfig{});
+  EXPECT_EQ(verdict.stats.duration_ns, INT64_MAX) << "saturated, not overflowed";
   EXPECT_LE(model.series.acquisitions_per_s.size(), 128u);
   EXPECT_GE(model.series.waiting_workers.back(), 0);
 }
