@@ -167,8 +167,11 @@ TEST(ReplState, DeposedPrimarysPausedWriteCannotCountTowardTheNewPrimarysMajorit
 // offset wall clock, as mongod's run on its wall clock), so the set may go through further
 // elections before it takes the closing majority write, and that write may be indeterminate on the
 // way (wait_for_majority_write's comment). The hold stands for a slow network; the steps between
-// the hold and its end must fit in it (kBlockMs): on a machine too loaded for that the batch
-// returns before X is primary and the test fails on the drop message, never passes vacuously.
+// the hold and its end must fit in it (kBlockMs). The drop message is not tied to S's batch:
+// the fail point holds every fetch, so X's next fetch (or Y's) may be the one dropped. What
+// shows that this schedule delivers S's entry to X as primary is the same test against
+// b9676d2's mongosim, where X dies of the journal's optime-order assertion; here, an applied
+// entry out of optime order would abort X the same way and fail the test.
 TEST(ReplState, FetchBatchInFlightAcrossAnElectionIsDroppedNotApplied) {
   DurableSet set(3,
                  Document{{"catchUpTimeoutMillis", V(int32_t{0})}, {"chainingAllowed", V(false)}});
