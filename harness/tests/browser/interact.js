@@ -30,7 +30,8 @@
     var r = cv.getBoundingClientRect(), pw = cv.clientWidth - LABEL_W - RIGHT_PAD;
     var t = (Math.max(h.t0[best], v0) + Math.min(h.t1[best], v1)) / 2;
     var tops = st.dataset.rowTopsPx.split(',').map(Number);
-    return {x: r.left + LABEL_W + (t - v0) * pw / (v1 - v0), y: r.top + tops[h.row[best]] + 4};
+    return {x: r.left + LABEL_W + (t - v0) * pw / (v1 - v0), y: r.top + tops[h.row[best]] + 1,
+            row: D.rows[h.row[best]][0]};
   }
   function middle() { var r = cv.getBoundingClientRect(); return {x: r.left + r.width / 2, y: r.top + 60}; }
   var steps = [
@@ -41,17 +42,25 @@
     ['whole_key', function () { key('0'); }],
     ['wheel_in', function () {
       var m = middle();
+      out.wheel_at_px = m.x - cv.getBoundingClientRect().left;
       cv.dispatchEvent(new WheelEvent('wheel', {deltaY: -400, clientX: m.x, clientY: m.y, bubbles: true, cancelable: true}));
     }],
     ['drag_left', function () {
       var m = middle();
+      out.plot_width_px = cv.clientWidth - LABEL_W - RIGHT_PAD;
       mouse(cv, 'mousedown', m.x, m.y); mouse(window, 'mousemove', m.x - 200, m.y); mouse(window, 'mouseup', m.x - 200, m.y);
     }],
     ['whole_again', function () { key('0'); }],
     ['prev_key', function () { key('p'); }],
     ['next_key', function () { key('n'); }],
+    // n towards the violation the fragment already names: no hashchange, shown all the same.
+    ['same_hash_setup', function () {
+      key('0');
+      if (D.viol.length) history.replaceState(null, '', '#violation-' + ((+st.dataset.selected + 1) % D.viol.length));
+    }],
+    ['same_hash_next', function () { key('n'); }],
     ['whole_last', function () { key('0'); }],
-    ['hover', function () { var p = holdPoint(); if (p) mouse(cv, 'mousemove', p.x, p.y); }],
+    ['hover', function () { var p = holdPoint(); if (p) { out.hover_row = p.row; mouse(cv, 'mousemove', p.x, p.y); } }],
     ['click', function () {
       var p = holdPoint(); if (p) { mouse(cv, 'mousedown', p.x, p.y); mouse(cv, 'mouseup', p.x, p.y); }
     }],

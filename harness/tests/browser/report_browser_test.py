@@ -46,6 +46,16 @@ BREAKS = {
     "nofit": ("ROW_H=Math.max(ROW_H_MIN,", "ROW_H=ROW_H_MAX||Math.max(ROW_H_MIN,"),
     "blank": ("function drawItems(ix,top,height,colourOf,aggColour){",
               "function drawItems(ix,top,height,colourOf,aggColour){return 0;"),
+    # The proving events of a violation are not outlined (run with --fragment violation-0).
+    "nohighlight": ("highlights.push([x0,x1,yy]);", "0;"),
+    # No operation drawn, only holds.
+    "noops": ("var ops=drawItems(O,", "var ops=0&&drawItems(O,"),
+    # The wheel zooms around the view's middle, not the pointer (run with --interact).
+    "wheelcentre": ("zoom(Math.exp(e.deltaY*0.0015),tAt(e.clientX-r.left));", "zoom(Math.exp(e.deltaY*0.0015));"),
+    # A hover shows the first row's name whatever the row (run with --interact).
+    "wrongrow": ("return 'hold  '+D.rows[h.row[i]][0]", "return 'hold  '+D.rows[0][0]"),
+    # n towards the violation already in the fragment does nothing (run with --interact).
+    "samehash": ("if(location.hash===h)route();else ", ""),
     # Keys do nothing (run with --interact).
     "nokeys": ("document.addEventListener('keydown',", "document.addEventListener('keyup',"),
     # p with nothing selected goes to the second-to-last violation (run with --interact).
@@ -53,6 +63,7 @@ BREAKS = {
     # A hover finds nothing (run with --interact).
     "nohover": ("var r=rowAt(yy),t=tAt(x)", "var r=-1,t=tAt(x)"),
 }
+LABEL_W_PX = 118  # the page's label column
 INTERACT_JS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "interact.js")
 INK_MIN_PX = 200
 
@@ -147,8 +158,17 @@ def check_interaction(state, data):
            "0 did not show the whole run: %s vs %s" % (got["whole_key"], got["start"]))
     expect(span("wheel_in") < 0.9 * span("whole_key"),
            "the wheel did not zoom in: %d -> %d us" % (span("whole_key"), span("wheel_in")))
-    expect(got["drag_left"]["v0"] > got["wheel_in"]["v0"] and near(span("drag_left"), span("wheel_in"), 0.01),
-           "dragging left did not pan right: %s -> %s" % (got["wheel_in"], got["drag_left"]))
+    # The wheel zooms around the pointer: the time under it stays where it was.
+    at = lambda k: got[k]["v0"] + (got["wheel_at_px"] - LABEL_W_PX) * span(k) / got["plot_width_px"]
+    expect(near(at("wheel_in"), at("whole_key"), 0.01) or abs(at("wheel_in") - at("whole_key")) < 0.01 * span("whole_key"),
+           "the wheel did not zoom around the pointer: %d us under it before, %d after"
+           % (at("whole_key"), at("wheel_in")))
+    # A drag moves the view by what the pointer moved (200 px).
+    moved = got["drag_left"]["v0"] - got["wheel_in"]["v0"]
+    expect(near(moved, 200 * span("wheel_in") / got["plot_width_px"], 0.05) and
+           near(span("drag_left"), span("wheel_in"), 0.01),
+           "dragging 200 px left moved the view by %d us, not %d" %
+           (moved, 200 * span("wheel_in") / got["plot_width_px"]))
     violations = len(data["viol"])
     if violations:
         expect(got["prev_key"]["selected"] == violations - 1,
@@ -156,9 +176,14 @@ def check_interaction(state, data):
                % (got["prev_key"]["selected"], violations - 1))
         expect(got["next_key"]["selected"] == 0,
                "n after the last violation selected %d, not 0" % got["next_key"]["selected"])
+        want = (got["same_hash_setup"]["selected"] + 1) % violations
+        expect(got["same_hash_next"]["selected"] == want and
+               span("same_hash_next") < span("same_hash_setup"),
+               "n towards the violation already in the fragment did not show it: %s"
+               % got["same_hash_next"])
     if data["holds"]["t0"]:
-        expect(got["hover"]["tip"].startswith("hold"),
-               "a hover over a hold showed %r" % got["hover"]["tip"][:80])
+        expect(got["hover"]["tip"].startswith("hold  %s " % got.get("hover_row")),
+               "a hover over a hold of %s showed %r" % (got.get("hover_row"), got["hover"]["tip"][:80]))
         expect(got["click"]["details"].startswith("hold"),
                "a click on a hold showed %r" % got["click"]["details"][:80])
     return failures
@@ -197,6 +222,13 @@ def check_page(dom, stderr, fragment, fits_screen=False, interact=False):
     if fits_screen:
         failures += check_fit(state)
     data = json.loads("".join(reader.data))
+    # Each kind of thing the run has is drawn: holds, operations, row labels, fault bands.
+    for key, count, what in (("data-drawn-holds", len(data["holds"]["t0"]), "holds"),
+                             ("data-drawn-ops", len(data["ops"]["t0"]), "operations"),
+                             ("data-row-labels", len(data["rows"]), "row labels"),
+                             ("data-bands-labelled", len(data["faults"]), "fault band labels")):
+        if count and int(state.get(key, 0)) <= 0:
+            failures.append("the run has %d %s and none was drawn (%s)" % (count, what, key))
     if interact:
         return failures + check_interaction(state, data)
     v0, v1 = int(state["data-view-start-us"]), int(state["data-view-end-us"])
@@ -217,6 +249,8 @@ def check_page(dom, stderr, fragment, fits_screen=False, interact=False):
                         % (k, wanted, v0, v1))
     if v1 - v0 >= data["span"]:
         failures.append("view %d..%d µs did not zoom in (run: %d µs)" % (v0, v1, data["span"]))
+    if int(state.get("data-highlighted", 0)) <= 0:
+        failures.append("violation %d: none of its events is outlined" % k)
     return failures
 
 
