@@ -90,9 +90,11 @@
 //  [journaling] A majority acknowledgement survives crashes only if those members journal it
 //    (writeConcernMajorityJournalDefault true, the default, with journaling on). Otherwise a
 //    simultaneous crash of a majority can lose a grant, and its token can be issued again.
-//  [clock-steps] No server's wall clock (across failovers) steps back by more than
-//    expiry_ms + reap_after_s, or tokens after a TTL reap can go backwards. Raise
-//    reap_after_s (or drop the TTL index) to widen that.
+//  [clock-steps] The primary's wall clock (whichever member is primary, across failovers)
+//    never reads more than expiry_ms + reap_after_s below the highest value any primary's
+//    clock has read before. The bound is on the total regression, not on each step: two
+//    steps back inside the bound add up, and tokens after a TTL reap can then go backwards.
+//    Raise reap_after_s (or drop the TTL index) to widen it.
 //  [clock-rate] Client and server clocks run at rates that differ by less than
 //    lost_safety_margin_ms over one lease (expiry_ms).
 //  [failover-clock] A member that becomes primary while a lease runs has a wall clock at most
