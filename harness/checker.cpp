@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstdint>
 #include <functional>
 #include <stdexcept>
 
@@ -133,7 +134,11 @@ Stats compute_stats(const std::vector<Event>& history, const HistoryIndex& index
   stats.holds = index.holds.size();
   stats.faults = index.windows.size();
   stats.start_ns = index.first_ns;
-  stats.duration_ns = index.last_ns - index.first_ns;
+  // Saturated: timestamps from a worker's history can be anything int64 holds, and the span
+  // of two far-apart ones overflows (UB, and a negative duration in the summary).
+  int64_t duration_ns = 0;
+  if (__builtin_sub_overflow(index.last_ns, index.first_ns, &duration_ns)) duration_ns = INT64_MAX;
+  stats.duration_ns = std::max<int64_t>(0, duration_ns);
   return stats;
 }
 

@@ -11,10 +11,6 @@
 #include <utility>
 
 namespace locklab {
-namespace {
-
-const std::string kNemesis = "nemesis";
-const std::string kHarness = "harness";
 
 std::string text_of(const nlohmann::json& value) {
   if (value.is_string()) return value.get<std::string>();
@@ -41,6 +37,72 @@ std::string field_text(const Event& event, const char* key) {
   auto it = event.value.find(key);
   return it == event.value.end() ? "" : text_of(*it);
 }
+
+bool undone(const Event& event) {
+  return event.value.is_object() && event.value.value("undone", false) == true;
+}
+
+// The window key of a nemesis event: its value.window; without one, a fault is keyed by its
+// name and a heal by the fault its value names.
+std::string window_key(const Event& event) {
+  std::string id = field_text(event, "window");
+  if (!id.empty()) return id;
+  return event.f == "heal" ? field_text(event, "fault") : event.f;
+}
+
+std::vector<FaultWindow> collect_windows(const std::vector<Event>& history) {
+  std::vector<FaultWindow> windows;
+  std::unordered_map<std::string, size_t> open;  // window key -> index in windows
+  auto close = [&](std::unordered_map<std::string, size_t>::iterator it, size_t i) {
+    windows[it->second].heal_event = i;
+    windows[it->second].end_ns = history[i].t_ns;
+    open.erase(it);
+  };
+  for (size_t i = 0; i < history.size(); ++i) {
+    const Event& event = history[i];
+    if (event.process != "nemesis") continue;
+    const std::string key = window_key(event);
+    auto it = open.find(key);
+    if (event.f == "heal") {
+      if (it == open.end()) continue;  // a heal of nothing open: nothing to pair
+      windows[it->second].events.push_back(i);
+      // v2: the heal's invoke is only an attempt and a failed heal never heals.
+      if (event.type != EventType::kInvoke && event.type != EventType::kFail) close(it, i);
+      continue;
+    }
+    // An event naming a window that is already open (its activation, or a fault acting again
+    // inside its window, e.g. a step-down at a cadence) is part of that window. A fault event
+    // without a window id (v1) starts a window of its own.
+    if (it != open.end() && !field_text(event, "window").empty()) {
+      windows[it->second].events.push_back(i);
+      if (event.type == EventType::kFail && undone(event)) close(it, i);
+      continue;
+    }
+    FaultWindow window;
+    window.start_event = i;
+    window.fault = event.f;
+    window.window = key;
+    window.targets = targets_of(event);
+    window.start_ns = event.t_ns;
+    window.end_ns = history.back().t_ns;
+    window.events.push_back(i);
+    if (event.type == EventType::kFail && undone(event)) {  // nothing happened
+      window.undone = true;
+      window.heal_event = i;
+      window.end_ns = event.t_ns;
+      windows.push_back(std::move(window));
+      continue;
+    }
+    open[key] = windows.size();
+    windows.push_back(std::move(window));
+  }
+  return windows;
+}
+
+namespace {
+
+const std::string kNemesis = "nemesis";
+const std::string kHarness = "harness";
 
 // Pairs completions with invokes: per (process, f), a stack of pending operations.
 std::vector<Operation> pair_operations(const std::vector<Event>& history) {
@@ -80,53 +142,6 @@ std::vector<Operation> pair_operations(const std::vector<Event>& history) {
     if (op.resource.empty()) op.resource = resource_of(event);
   }
   return operations;
-}
-
-bool undone(const Event& event) {
-  return event.value.is_object() && event.value.value("undone", false) == true;
-}
-
-std::vector<FaultWindow> collect_windows(const std::vector<Event>& history) {
-  std::vector<FaultWindow> windows;
-  std::unordered_map<std::string, size_t> open;  // window id -> index in windows
-  auto close = [&](std::unordered_map<std::string, size_t>::iterator it, size_t i) {
-    windows[it->second].heal_event = i;
-    windows[it->second].end_ns = history[i].t_ns;
-    open.erase(it);
-  };
-  for (size_t i = 0; i < history.size(); ++i) {
-    const Event& event = history[i];
-    if (event.process != kNemesis) continue;
-    std::string id = field_text(event, "window");
-    if (event.f == "heal") {
-      // v2: the heal's invoke is only an attempt and a failed heal never heals.
-      if (event.type == EventType::kInvoke || event.type == EventType::kFail) continue;
-      if (id.empty()) id = field_text(event, "fault");
-      auto it = open.find(id);
-      if (it != open.end()) close(it, i);  // a heal of nothing: harmless, nothing to pair
-      continue;
-    }
-    // An event of a window that is already open (its activation, or a fault acting again
-    // inside its window, e.g. a step-down at a cadence) is part of that window.
-    if (!id.empty()) {
-      auto it = open.find(id);
-      if (it != open.end()) {
-        if (event.type == EventType::kFail && undone(event)) close(it, i);
-        continue;
-      }
-    }
-    if (event.type == EventType::kFail && undone(event)) continue;  // nothing happened
-    FaultWindow window;
-    window.start_event = i;
-    window.fault = event.f;
-    window.window = id.empty() ? event.f : id;
-    window.targets = targets_of(event);
-    window.start_ns = event.t_ns;
-    window.end_ns = history.back().t_ns;
-    open[window.window] = windows.size();
-    windows.push_back(std::move(window));
-  }
-  return windows;
 }
 
 // Tracks the open holds of every process while sweeping the history.
@@ -326,7 +341,10 @@ HistoryIndex HistoryIndex::build(const std::vector<Event>& history) {
   index.first_ns = history.front().t_ns;
   index.last_ns = history.back().t_ns;
   index.operations = pair_operations(history);
-  index.windows = collect_windows(history);
+  // A fault that failed at once and was undone did nothing: no property blames it.
+  for (FaultWindow& window : collect_windows(history)) {
+    if (!window.undone) index.windows.push_back(std::move(window));
+  }
   for (const Event& event : history) {
     if (event.process != kHarness || event.f != "start" || !event.value.is_object()) continue;
     index.vocabulary = static_cast<int>(int_field(event, "vocabulary").value_or(1));

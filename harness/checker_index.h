@@ -75,11 +75,29 @@ struct FaultWindow {
   std::vector<std::string> targets;
   int64_t start_ns = 0;
   int64_t end_ns = 0;
+  // Every nemesis event paired into the window, ascending: its start, activations, acts
+  // inside it, heal attempts and the heal.
+  std::vector<size_t> events;
+  // The first event was a `fail` whose partial action was undone: nothing happened, and the
+  // window ends where it starts (heal_event is that event).
+  bool undone = false;
 
   bool targets_any_of(const std::string& a, const std::string& b) const;
   // "pause-worker w2 (window 3)"
   std::string describe() const;
 };
+
+// Pairs every nemesis event of the history into fault windows (the rule above), undone ones
+// included. The one pairing rule: the checkers (HistoryIndex::windows, without the undone
+// windows) and the report both use it.
+std::vector<FaultWindow> collect_windows(const std::vector<Event>& history);
+
+// Small readers of an event's value shared by the checkers and the report: a field as text
+// ("" when absent), the targets (value.targets or value.target) and value.undone.
+std::string text_of(const nlohmann::json& value);
+std::string field_text(const Event& event, const char* key);
+std::vector<std::string> targets_of(const Event& event);
+bool undone(const Event& event);
 
 struct HistoryIndex {
   std::vector<Operation> operations;

@@ -7,6 +7,8 @@
 #include <regex>
 #include <set>
 
+#include "checker_index.h"
+
 namespace locklab {
 namespace {
 
@@ -16,29 +18,10 @@ constexpr size_t kChartBucketsWanted = 60;
 constexpr size_t kChartBucketsMax = 128;
 constexpr size_t kWindowErrorsKept = 8;
 
-std::string text_of(const nlohmann::json& value) {
-  if (value.is_string()) return value.get<std::string>();
-  if (value.is_null()) return "";
-  return value.dump();
-}
-
 const nlohmann::json* field(const Event& event, const char* key) {
   if (!event.value.is_object()) return nullptr;
   auto it = event.value.find(key);
   return it == event.value.end() ? nullptr : &*it;
-}
-
-std::vector<std::string> targets_of(const Event& event) {
-  std::vector<std::string> targets;
-  const nlohmann::json* found = field(event, "targets");
-  if (!found) found = field(event, "target");
-  if (!found) return targets;
-  if (found->is_array()) {
-    for (const auto& target : *found) targets.push_back(text_of(target));
-  } else {
-    targets.push_back(text_of(*found));
-  }
-  return targets;
 }
 
 bool is_member_name(const std::string& name) {
@@ -58,90 +41,45 @@ int64_t nice_ns(int64_t at_least_ns) {
   }
 }
 
-class WindowReader {
- public:
-  WindowReader(RunModel& model, const std::vector<Event>& history)
-      : model_(model), history_(history) {}
-
-  void read(size_t i) {
-    const Event& event = history_[i];
-    // The checker's pairing rule (collect_windows): a fault without a window id is keyed by
-    // its fault name, and a heal without one closes the window named by its value.fault.
-    const nlohmann::json* id = field(event, "window");
-    std::string key = id ? text_of(*id) : "";
-    if (key.empty()) {
-      const nlohmann::json* named = event.f == "heal" ? field(event, "fault") : nullptr;
-      key = named ? text_of(*named) : event.f;
-    }
+// A report window from the checkers' pairing (collect_windows): what the report adds is when
+// the fault was in force, the errors its events carried and a status in words.
+ReportWindow report_window(const FaultWindow& w, const std::vector<Event>& history) {
+  ReportWindow window;
+  window.fault = w.fault;
+  window.window = w.window;
+  window.targets = w.targets;
+  window.start_ns = window.in_force_ns = w.start_ns;
+  window.end_ns = w.end_ns;
+  window.events = w.events;
+  bool in_force_seen = false;
+  std::string heal_failure;
+  for (size_t i : w.events) {
+    const Event& event = history[i];
+    const std::string error = field_text(event, "error");
     if (event.f == "heal") {
-      heal(i, key);
-    } else {
-      fault(i, key);
+      if (event.type == EventType::kFail) {
+        heal_failure = "heal failed" + (error.empty() ? std::string() : ": " + error);
+      } else if (event.type != EventType::kInvoke && !error.empty()) {
+        window.errors.push_back(error);
+      }
+      continue;
     }
-  }
-
-  void finish() {
-    for (auto& [key, index] : open_) {
-      ReportWindow& window = model_.windows[index];
-      window.end_ns = model_.last_ns;
-      if (window.status.empty()) window.status = "never healed";
-    }
-    open_.clear();
-  }
-
- private:
-  void fault(size_t i, const std::string& key) {
-    const Event& event = history_[i];
-    auto it = open_.find(key);
-    if (it == open_.end()) {
-      ReportWindow window;
-      window.fault = event.f;
-      window.window = key;
-      window.targets = targets_of(event);
-      window.start_ns = window.in_force_ns = event.t_ns;
-      it = open_.emplace(key, model_.windows.size()).first;
-      model_.windows.push_back(std::move(window));
-    }
-    ReportWindow& window = model_.windows[it->second];
-    window.events.push_back(i);
-    if (const nlohmann::json* error = field(event, "error");
-        error && window.errors.size() < kWindowErrorsKept)
-      window.errors.push_back(text_of(*error));
-    if (event.type == EventType::kOk) {
+    if (!error.empty() && window.errors.size() < kWindowErrorsKept) window.errors.push_back(error);
+    if (event.type == EventType::kOk && !in_force_seen) {
+      in_force_seen = true;
       window.in_force_ns = event.t_ns;
       if (window.targets.empty()) window.targets = targets_of(event);
     }
-    const nlohmann::json* undone = field(event, "undone");
-    if (event.type == EventType::kFail && undone && undone->is_boolean() && undone->get<bool>()) {
-      window.end_ns = event.t_ns;
-      window.status = "failed, undone";
-      open_.erase(it);
-    }
   }
-
-  void heal(size_t i, const std::string& key) {
-    const Event& event = history_[i];
-    auto it = open_.find(key);
-    if (it == open_.end()) return;  // a heal of nothing open: shown as a nemesis event only
-    ReportWindow& window = model_.windows[it->second];
-    window.events.push_back(i);
-    if (event.type == EventType::kInvoke) return;
-    if (event.type == EventType::kFail) {
-      const nlohmann::json* error = field(event, "error");
-      window.status = "heal failed" + (error ? ": " + text_of(*error) : std::string());
-      return;  // never heals: stays open to the run's end
-    }
-    window.end_ns = event.t_ns;
+  if (w.heal_event == kNoEvent) {
+    window.status = heal_failure.empty() ? "never healed" : heal_failure;
+  } else if (history[w.heal_event].f == "heal") {
     window.status = "healed";
-    if (const nlohmann::json* error = field(event, "error"))
-      window.errors.push_back(text_of(*error));
-    open_.erase(it);
+  } else {
+    window.status = "failed, undone";
   }
-
-  RunModel& model_;
-  const std::vector<Event>& history_;
-  std::map<std::string, size_t> open_;  // window key -> index into model_.windows
-};
+  return window;
+}
 
 void observe_primaries(RunModel& model, const Event& event, size_t i) {
   auto add = [&](const std::string& member, const std::string& source) {
@@ -286,14 +224,11 @@ RunModel RunModel::build(const std::vector<Event>& history) {
     model.first_ns = history.front().t_ns;
     model.last_ns = history.back().t_ns;
   }
-  WindowReader windows(model, history);
+  for (const FaultWindow& w : collect_windows(history))
+    model.windows.push_back(report_window(w, history));
   for (size_t i = 0; i < history.size(); ++i) {
-    const Event& event = history[i];
-    if (event.process != "nemesis") continue;
-    windows.read(i);
-    observe_primaries(model, event, i);
+    if (history[i].process == "nemesis") observe_primaries(model, history[i], i);
   }
-  windows.finish();
   build_rows(model, history);
   build_series(model, history);
   return model;

@@ -409,6 +409,42 @@ TEST(Report, FaultWithoutWindowIdIsClosedByItsHeal) {
   EXPECT_EQ(index.windows[0].end_ns, model.windows[0].end_ns) << "same pairing as the checker";
 }
 
+// The report draws the checkers' windows, not windows of its own: a v1 fault repeated without a
+// window id starts a second window (the report used to fold it into the first), an activation
+// naming its window joins it, a heal attempt that fails leaves it open, and a fault undone at
+// once is shown (status "failed, undone") though no property blames it.
+TEST(Report, WindowsAreTheCheckersWindows) {
+  HistoryBuilder h;
+  h.ev(1, "harness", EventType::kInfo, "start");
+  h.ev(10, "nemesis", EventType::kInfo, "kill-worker", "", std::nullopt, {{"targets", {"w1"}}});
+  h.ev(20, "nemesis", EventType::kInfo, "kill-worker", "", std::nullopt, {{"targets", {"w2"}}});
+  h.ev(30, "nemesis", EventType::kInvoke, "step-down", "", std::nullopt, {{"window", 7}});
+  h.ev(31, "nemesis", EventType::kOk, "step-down", "", std::nullopt,
+       {{"window", 7}, {"targets", {"m0"}}});
+  h.ev(40, "nemesis", EventType::kFail, "heal", "", std::nullopt,
+       {{"window", 7}, {"error", "no answer"}});
+  h.ev(50, "nemesis", EventType::kFail, "isolate-member", "", std::nullopt,
+       {{"window", 8}, {"undone", true}, {"error", "nft refused"}});
+  h.ev(100, "harness", EventType::kInfo, "end");
+  const std::vector<Event> history = h.build();
+  RunModel model = RunModel::build(history);
+  const std::vector<FaultWindow> pairs = collect_windows(history);
+  ASSERT_EQ(model.windows.size(), 4u);
+  ASSERT_EQ(pairs.size(), model.windows.size());
+  for (size_t k = 0; k < pairs.size(); ++k) {
+    EXPECT_EQ(model.windows[k].start_ns, pairs[k].start_ns) << k;
+    EXPECT_EQ(model.windows[k].end_ns, pairs[k].end_ns) << k;
+    EXPECT_EQ(model.windows[k].events, pairs[k].events) << k;
+  }
+  EXPECT_EQ(model.windows[0].targets, std::vector<std::string>{"w1"});
+  EXPECT_EQ(model.windows[1].targets, std::vector<std::string>{"w2"});
+  EXPECT_EQ(model.windows[2].in_force_ns, 31'000'000);
+  EXPECT_EQ(model.windows[2].status, "heal failed: no answer");
+  EXPECT_EQ(model.windows[2].end_ns, 100'000'000) << "a failed heal leaves the window open";
+  EXPECT_EQ(model.windows[3].status, "failed, undone");
+  EXPECT_EQ(HistoryIndex::build(history).windows.size(), 3u) << "the undone fault blames nothing";
+}
+
 // Timestamps at the ends of int64: spans are taken without overflow and the charts keep
 // their bucket limit; `locklab check` writes every report.
 TEST(CheckCommand, ExtremeTimestampsAreReported) {
@@ -427,6 +463,8 @@ TEST(CheckCommand, ExtremeTimestampsAreReported) {
   std::vector<Event> history = read_history(dir.path() + "/history.jsonl");
   RunModel model = RunModel::build(history);
   EXPECT_EQ(model.span_ns(), INT64_MAX);
+  Verdict verdict = check(history, CheckConfig{});
+  EXPECT_EQ(verdict.stats.duration_ns, INT64_MAX) << "saturated, not overflowed";
   EXPECT_LE(model.series.acquisitions_per_s.size(), 128u);
   EXPECT_GE(model.series.waiting_workers.back(), 0);
 }

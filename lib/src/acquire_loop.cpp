@@ -100,7 +100,7 @@ Handle start_lease(const std::shared_ptr<Context>& context, const HoldSpec& spec
                 " was granted but its lease threads could not start (" + error.what() +
                 "); the hold was given back");
   }
-  return Handle(std::move(lease));
+  return make_handle(std::move(lease));
 }
 
 AttemptResult attempt_once(const std::shared_ptr<Context>& context, const HoldSpec& spec,

@@ -16,6 +16,12 @@ const detail::Lease& checked(const std::shared_ptr<detail::Lease>& lease) {
 
 Handle::Handle(std::shared_ptr<detail::Lease> lease) : lease_(std::move(lease)) {}
 
+namespace detail {
+Handle make_handle(std::shared_ptr<Lease> lease) {
+  return Handle(std::move(lease));
+}
+}  // namespace detail
+
 Handle& Handle::operator=(Handle&& other) noexcept {
   if (this != &other) {
     release();

@@ -27,9 +27,12 @@
 
 namespace mongolock {
 
+class Handle;
 namespace detail {
 class Lease;
-}
+// The library's one way to make a valid Handle (a Handle's constructor from a Lease is private).
+Handle make_handle(std::shared_ptr<Lease> lease);
+}  // namespace detail
 
 // What a release did: removed this hold (kReleased), found it already gone (kNotHeld: expired
 // and taken, force-released, or already released), or cannot say (kUnknown: the request failed
@@ -39,7 +42,6 @@ enum class ReleaseResult { kReleased, kNotHeld, kUnknown };
 class Handle {
  public:
   Handle() = default;  // an invalid handle (valid() == false)
-  explicit Handle(std::shared_ptr<detail::Lease> lease);
   Handle(Handle&& other) noexcept = default;
   Handle& operator=(Handle&& other) noexcept;
   Handle(const Handle&) = delete;
@@ -86,6 +88,9 @@ class Handle {
   std::chrono::steady_clock::time_point lease_deadline() const;
 
  private:
+  friend Handle detail::make_handle(std::shared_ptr<detail::Lease> lease);
+  explicit Handle(std::shared_ptr<detail::Lease> lease);
+
   std::shared_ptr<detail::Lease> lease_;
 };
 

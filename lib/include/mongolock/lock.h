@@ -32,11 +32,11 @@ class Context;
 // Wait without a time limit (only the stop_token ends the wait).
 inline constexpr std::chrono::milliseconds kWaitForever = std::chrono::milliseconds::max();
 
+class Provider;
+
+// Made by Provider::create_lock.
 class Lock {
  public:
-  // Throws InvalidArgument for a bad name (see Provider::create_lock).
-  Lock(std::shared_ptr<detail::Context> context, std::string name);
-
   // Blocks until held. Throws Timeout, Cancelled, UnknownOutcome, ServerError; InvalidArgument
   // for a negative timeout (before any round trip).
   Handle acquire(std::chrono::milliseconds timeout = kWaitForever, std::stop_token stop = {});
@@ -47,6 +47,10 @@ class Lock {
   const std::string& name() const { return name_; }
 
  private:
+  friend class Provider;
+  // Throws InvalidArgument for a bad name (see Provider::create_lock).
+  Lock(std::shared_ptr<detail::Context> context, std::string name);
+
   std::shared_ptr<detail::Context> context_;
   std::string name_;
 };

@@ -6,90 +6,11 @@
 //   store.write(data, held.fencing_token());   // the store refuses tokens lower than it has seen
 //   held.release();
 //
-// This header documents what goes over the wire, so the library can be audited against a real
-// MongoDB 5.0+ replica set. Every write carries writeConcern {w: "majority" | 1, wtimeout: W}
-// (Options::write_concern, Options::write_timeout_ms). NOW is the server's $$NOW; EXP is
-// Options::expiry_ms as Int64; ID is the hold's random 128-bit id as 32 hex chars.
-//
-// ## Plain lock document (collection Options::collection, default "mongolock_locks")
-//   { _id: <name>, token: Int64, holder: ID | null, owner: {host, pid, description} | null,
-//     acquiredAt: Date, expiresAt: Date,
-//     reapAt: Date,          -- max(NOW + EXP) over every grant and extension; never lowered
-//     abandoned: [ID, ...] } -- tombstones: ids whose acquire was given up (at most 32)
-// The document is never deleted by the library. A lock is free when holder is null or
-// expiresAt <= NOW; the client clock never takes part in that decision.
-//
-//   FREE = {$or: [{$eq: [{$ifNull: ["$holder", null]}, null]},
-//                 {$lte: [{$ifNull: ["$expiresAt", Date(0)]}, "$$NOW"]}]}
-//   OK   = {$not: [{$in: [ID, {$ifNull: ["$abandoned", []]}]}]}
-//   NEXT = {$max: [{$add: [{$ifNull: ["$token", 0]}, 1]},
-//                  {$multiply: [{$toLong: "$$NOW"}, 1048576]}]}
-//   REAP = {$max: [{$ifNull: ["$reapAt", Date(0)]}, {$add: ["$$NOW", EXP]}]}
-//
-// acquire (one round trip; G = {$and: [FREE, OK]}):
-//   {findAndModify: C, query: {_id: N}, upsert: true, new: true, writeConcern: WC,
-//    update: [{$set: {reapAt: {$cond: [G, REAP, "$reapAt"]},
-//                     token: {$cond: [G, NEXT, "$token"]},
-//                     holder: {$cond: [G, ID, "$holder"]},
-//                     owner: {$cond: [G, {$literal: OWNER}, "$owner"]},
-//                     acquiredAt: {$cond: [G, "$$NOW", "$acquiredAt"]},
-//                     expiresAt: {$cond: [G, {$add: ["$$NOW", EXP]}, "$expiresAt"]}}}]}
-//   Held iff the returned document's holder == ID; the token is its `token`. The query is a
-//   pure equality on _id, so two concurrent upserts of a missing document are resolved by the
-//   server's duplicate-key retry, and no $expr is needed in an upsert query (error 224).
-// extend (one round trip; never revives an expired lease):
-//   {update: C, updates: [{q: {_id: N, holder: ID, $expr: {$gt: ["$expiresAt", "$$NOW"]}},
-//                          u: [{$set: {expiresAt: {$add: ["$$NOW", EXP]}, reapAt: REAP}}]}]}
-//   Extended iff n == 1.
-// release (one round trip; owner-checked, keeps the document, its token and its reapAt):
-//   {update: C, updates: [{q: {_id: N, holder: ID},
-//                          u: [{$set: {holder: null, owner: null, expiresAt: "$$NOW"}}]}], ...}
-// resolve (after an acquire with an unknown outcome; one upsert, see "Unknown outcomes"):
-//   {update: C, updates: [{q: {_id: N}, upsert: true, u: [{$set: {
-//      holder/owner: {$cond: [{$eq: ["$holder", ID]}, null, <kept>]},
-//      expiresAt: {$cond: [{$eq: ["$holder", ID]}, NOW, "$expiresAt"]},
-//      abandoned: ID appended unless listed, the oldest dropped beyond 32,
-//      reapAt: REAP}}]}]}      (RwLock: also drops a shared entry with id ID)
-// force_release: {findAndModify: C, query: {_id: N}, new: false,
-//                 update: [{$set: {holder: null, owner: null, expiresAt: "$$NOW"}}], ...}
-// inspect: {aggregate: C, pipeline: [{$match: {_id: N}}, {$set: {_now: "$$NOW"}}], cursor: {},
-//           readConcern: {level: RC}}
-// index (once per cluster+database+collection per process, in the background):
-//   {createIndexes: C, indexes: [{key: {reapAt: 1}, name: "mongolock_reap",
-//                                 expireAfterSeconds: Options::reap_after_s}]}
-//   Versions before reapAt had "mongolock_ttl" on expiresAt here, which reaps a released
-//   document reap_after_s after the release (tokens can then go backwards within the clock
-//   tolerance): drop it when upgrading ({dropIndexes: C, index: "mongolock_ttl"}).
-//   Failures are written to stderr and otherwise ignored (locks work without the index);
-//   an index of that name with other options (85, 86) is kept as it is and reported.
-//   A Provider constructed after a failed creation tries again. create_index = false creates
-//   nothing and drops nothing: an index made earlier keeps reaping until an operator drops it.
-//
-// ## Reader/writer lock document (collection Options::rw_collection, "mongolock_rwlocks")
-//   { _id, token, holder, owner, acquiredAt, expiresAt   -- the exclusive hold, as above
-//     shared: [{id: ID, owner, acquiredAt, expiresAt, token}],
-//     reapAt, abandoned }  -- as above; the TTL index "mongolock_ttl" is on reapAt
-// acquire_shared / acquire_exclusive: one findAndModify upsert on {_id: N} with the pipeline
-//   {$set: {_live: {$filter: {input: {$ifNull: ["$shared", []]}, as: "s",
-//                             cond: {$gt: ["$$s.expiresAt", "$$NOW"]}}}, _xfree: FREE}}
-//   {$set: {_grant: G, _next: T}}
-//     shared:    G = {$and: ["$_xfree", {$lt: [{$size: "$_live"}, MAX]}, OK]}
-//                T = {$cond: [{$gt: [{$size: "$_live"}, 0]}, "$token", NEXT]}   (epochs)
-//     exclusive: G = {$and: ["$_xfree", {$eq: [{$size: "$_live"}, 0]}, OK]},  T = NEXT
-//   {$set: {token: {$cond: ["$_grant", "$_next", "$token"]},
-//           reapAt: {$cond: ["$_grant", REAP, "$reapAt"]},
-//     shared:    shared: {$cond: ["$_grant", {$concatArrays: ["$_live",
-//                   [{id: ID, owner: OWNER, acquiredAt: NOW, expiresAt: NOW+EXP,
-//                     token: "$_next"}]]}, "$shared"]}
-//     exclusive: holder/owner/acquiredAt/expiresAt as for a plain lock, with "$_grant" for G,
-//                and shared: {$cond: ["$_grant", [], "$shared"]}}}
-//   {$unset: ["_live", "_xfree", "_grant", "_next"]}
-//   Held iff the returned document has holder == ID (exclusive) or a shared entry with id == ID.
-// extend_shared: update q {_id: N, $expr: <a shared entry has id ID and expiresAt > NOW>},
-//   u: [{$set: {shared: {$map: ... expiresAt of entry ID := NOW+EXP}, reapAt: REAP}}]
-// release_shared: update q {_id: N, "shared.id": ID},
-//   u: [{$set: {shared: {$filter: {input: "$shared", cond: {$ne: ["$$this.id", ID]}}}}}]
-// exclusive extend/release as for a plain lock.
+// What goes over the wire (every command, the lock documents, the TTL index) is in
+// docs/mongolock-wire.md, built by lib/src/commands.cpp. Every write carries writeConcern
+// {w: "majority" | 1, wtimeout: W} (Options::write_concern, Options::write_timeout_ms); NOW below
+// is the server's $$NOW and EXP is Options::expiry_ms. This header states what those commands
+// guarantee, and under which assumptions.
 //
 // ## Fencing
 // A resource protected by a lock keeps the highest token it has seen and refuses a lower one
@@ -169,9 +90,11 @@
 //  [journaling] A majority acknowledgement survives crashes only if those members journal it
 //    (writeConcernMajorityJournalDefault true, the default, with journaling on). Otherwise a
 //    simultaneous crash of a majority can lose a grant, and its token can be issued again.
-//  [clock-steps] No server's wall clock (across failovers) steps back by more than
-//    expiry_ms + reap_after_s, or tokens after a TTL reap can go backwards. Raise
-//    reap_after_s (or drop the TTL index) to widen that.
+//  [clock-steps] The primary's wall clock (whichever member is primary, across failovers)
+//    never reads more than expiry_ms + reap_after_s below the highest value any primary's
+//    clock has read before. The bound is on the total regression, not on each step: two
+//    steps back inside the bound add up, and tokens after a TTL reap can then go backwards.
+//    Raise reap_after_s (or drop the TTL index) to widen it.
 //  [clock-rate] Client and server clocks run at rates that differ by less than
 //    lost_safety_margin_ms over one lease (expiry_ms).
 //  [failover-clock] A member that becomes primary while a lease runs has a wall clock at most
@@ -200,3 +123,4 @@
 #include "mongolock/options.h"
 #include "mongolock/provider.h"
 #include "mongolock/rw_lock.h"
+#include "mongolock/version.h"

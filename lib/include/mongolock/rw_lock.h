@@ -29,11 +29,11 @@
 
 namespace mongolock {
 
+class Provider;
+
+// Made by Provider::create_rw_lock.
 class RwLock {
  public:
-  // Throws InvalidArgument for a bad name or max_shared < 0 or > 100'000.
-  RwLock(std::shared_ptr<detail::Context> context, std::string name, int32_t max_shared = 0);
-
   Handle acquire_shared(std::chrono::milliseconds timeout = kWaitForever,
                         std::stop_token stop = {});
   std::optional<Handle> try_acquire_shared(
@@ -47,6 +47,10 @@ class RwLock {
   int32_t max_shared() const { return max_shared_; }
 
  private:
+  friend class Provider;
+  // Throws InvalidArgument for a bad name or max_shared < 0 or > 100'000.
+  RwLock(std::shared_ptr<detail::Context> context, std::string name, int32_t max_shared = 0);
+
   std::shared_ptr<detail::Context> context_;
   std::string name_;
   int32_t max_shared_;

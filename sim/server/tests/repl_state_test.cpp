@@ -47,6 +47,15 @@ Document refuse_fetches() {
                   {"errorCode", V(kOperationFailed)}};
 }
 
+// A member refuses rollback and fetch requests from the others (errorCode): nobody can roll
+// back against it or fetch from it.
+Document refuse_rollback_and_fetches() {
+  return Document{
+      {"failCommands", V(bson::Array{V("replSetRollbackOptimes"), V("replSetRollbackFetch"),
+                                     V("replSetFetchOplog")})},
+      {"errorCode", V(kOperationFailed)}};
+}
+
 // Whether member i logged that an operation is held at a pausing fail point.
 bool paused_at_fail_point(DurableSet& set, int i) {
   return set.member(i).log_text().find("Fail point enabled: pausing") != std::string::npos;
@@ -69,6 +78,14 @@ void wait_for_next_second(DurableSet& set) {
 void stop_fetcher(DurableSet& set, int i) {
   int64_t before = fail_point(set, i, "stopReplProducer", V("alwaysOn"));
   set.wait_for([&] { return fail_point(set, i, "stopReplProducer", V("alwaysOn")) > before; });
+}
+
+// The host member i fetches from now, per its replSetGetStatus ("" when none or no answer).
+std::string sync_source(DurableSet& set, int i) {
+  auto status = set.member(i).command(Document{{"replSetGetStatus", V(1)}});
+  if (!reply_is_ok(status)) return "";
+  const bson::Value* host = status->get("syncSourceHost");
+  return host != nullptr && host->is_string() ? host->as_string() : "";
 }
 
 bool is_writable_primary(DurableSet& set, int i) {
@@ -135,40 +152,61 @@ TEST(ReplState, DeposedPrimarysPausedWriteCannotCountTowardTheNewPrimarysMajorit
   EXPECT_TRUE(code != nullptr && code->number_as_double() == 11602) << show(w0);
 }
 
-// Schedule B: both secondaries' fetches from the primary S are held (blockConnection); S then
-// writes an entry nobody else has, in a later second than everything before. X, its clock set
-// back a few seconds, wins the next term with the third member's vote and, with no catch-up,
-// writes its new-primary no-op: a newer optime with an older timestamp. The held fetch then
-// returns S's entry. X must drop that batch (and say so in its log), not apply it. Applying such
-// a batch is what aborted members on the journal's optime-order assertion (scenario
-// replset-random-mix at seed 3221192417); this schedule checks the drop, and that every member
-// survives and a new primary takes majority writes.
-// Model: the drop is checked where the schedule makes it happen; X's clock step makes its
-// timers fire late or early (they run on its offset wall clock, as mongod's run on its wall
-// clock), so the set may go through further elections before it takes the closing majority
-// write, and that write may be indeterminate on the way (wait_for_majority_write's comment).
+// Schedule B: X's fetch from the primary S is held (blockConnection) while the third member Y is
+// paused, so the held fetch is X's. With the fetch in flight, X's clock is set back a few seconds
+// and S writes an entry nobody else has, in a later second than everything before. X then refuses
+// rollback and fetch requests, so S, deposed, cannot roll that entry back (against X) before the
+// held fetch has read it. Y resumes; X wins the next term with Y's vote and, with no catch-up,
+// writes its new-primary no-op: a newer optime with an older timestamp. The held fetch then returns
+// S's entry. X must drop that batch (and say so in its log), not apply it. Applying such a batch is
+// what aborted members on the journal's optime-order assertion (scenario replset-random-mix at seed
+// 3221192417); against that code (b9676d2) this schedule ends with X dead of that assertion. The
+// clock step comes after the fetch is held: a member whose clock jumps may drop its sync source for
+// a while, and then no fetch of X's would be in flight. Model: the drop is checked where the
+// schedule makes it happen; X's clock step makes its timers fire late or early (they run on its
+// offset wall clock, as mongod's run on its wall clock), so the set may go through further
+// elections before it takes the closing majority write, and that write may be indeterminate on the
+// way (wait_for_majority_write's comment). The hold stands for a slow network; the steps between
+// the hold and its end must fit in it (kBlockMs). The drop message is not tied to S's batch:
+// the fail point holds every fetch, so X's next fetch (or Y's) may be the one dropped. What
+// shows that this schedule delivers S's entry to X as primary is the same test against
+// b9676d2's mongosim, where X dies of the journal's optime-order assertion; here, an applied
+// entry out of optime order would abort X the same way and fail the test.
 TEST(ReplState, FetchBatchInFlightAcrossAnElectionIsDroppedNotApplied) {
-  DurableSet set(3, Document{{"catchUpTimeoutMillis", V(int32_t{0})}});
+  DurableSet set(3,
+                 Document{{"catchUpTimeoutMillis", V(int32_t{0})}, {"chainingAllowed", V(false)}});
   int s = set.primary();
   ASSERT_GE(s, 0);
   int x = (s + 1) % 3;
+  int y = (s + 2) % 3;
   ASSERT_TRUE(write_ok(set.insert(s, Document{{"_id", V("base")}}, kW3))) << set.logs();
-  ASSERT_TRUE(reply_is_ok(
-      set.member(x).command(Document{{"mongosimSetClockOffset", V(int64_t{-kClockBackMs})}})));
+  // Without chaining X fetches from S, so its held fetch is one S answers.
+  ASSERT_TRUE(set.wait_for([&] { return sync_source(set, x) == set.member(s).host(); }))
+      << set.logs();
 
   constexpr int32_t kBlockMs = 1800;  // below the fetcher's 2 s network timeout
   const Document hold_fetches{{"failCommands", V(bson::Array{V("replSetFetchOplog")})},
                               {"blockConnection", V(true)},
                               {"blockTimeMS", V(kBlockMs)}};
   wait_for_next_second(set);
+  set.pause(y);
   int64_t held_before = fail_point(set, s, "failCommand", V("alwaysOn"), hold_fetches);
-  // Both secondaries have a fetch held at S once two more fetches entered the fail point.
   ASSERT_TRUE(set.wait_for([&] {
-    return fail_point(set, s, "failCommand", V("alwaysOn"), hold_fetches) >= held_before + 2;
+    return fail_point(set, s, "failCommand", V("alwaysOn"), hold_fetches) > held_before;
   })) << set.logs();
+  ASSERT_TRUE(reply_is_ok(
+      set.member(x).command(Document{{"mongosimSetClockOffset", V(int64_t{-kClockBackMs})}})));
   ASSERT_TRUE(write_ok(set.insert(s, Document{{"_id", V("stale")}}, kW1))) << set.logs();
-  auto step_up = set.member(x).command(Document{{"replSetStepUp", V(1)}});
-  ASSERT_TRUE(reply_is_ok(step_up)) << show(step_up) << "\n" << set.logs();
+  // S will step down on hearing X's term; it must not roll "stale" back against X before the
+  // held fetch reads S's oplog, or the batch comes back without it.
+  fail_point(set, x, "failCommand", V("alwaysOn"), refuse_rollback_and_fetches());
+  set.resume(y);
+  // X may already be standing (its clock step can fire its election timer): either way it
+  // becomes primary.
+  ASSERT_TRUE(set.wait_for([&] {
+    return reply_is_ok(set.member(x).command(Document{{"replSetStepUp", V(1)}})) ||
+           is_writable_primary(set, x);
+  })) << set.logs();
 
   // The held batch comes back to X as primary: X drops it, or (before the fix) dies.
   ASSERT_TRUE(set.wait_for([&] {
@@ -177,6 +215,7 @@ TEST(ReplState, FetchBatchInFlightAcrossAnElectionIsDroppedNotApplied) {
   })) << set.logs();
   ASSERT_TRUE(set.member(x).running()) << set.logs();
   fail_point(set, s, "failCommand", V("off"));
+  fail_point(set, x, "failCommand", V("off"));
   set.member(x).command(Document{{"mongosimSetClockOffset", V(int64_t{0})}});
   std::optional<Document> last;
   ASSERT_GE(set.wait_for_majority_write(&last), 0)
