@@ -14,12 +14,16 @@
 #   JOBS=n   runs at once (default 2; each run is a 3-member cluster and 3 workers)
 #   ONLY=re  only the rows/faults whose "row/fault" matches the extended regex re (the table
 #            then keeps the previous results of the other cells from RUNS_DIR when present)
+#   RESUME=1 skip the runs RUNS_DIR already has a verdict or a skip for (exit 0, 1 or 77): runs
+#            again only those that are missing or ended in an error (with nothing left to run,
+#            it rewrites the table and the notes from RUNS_DIR)
 set -euo pipefail
 
 seeds="${1:-3}"
 runs="${2:-results/runs/gallery}"
 jobs="${JOBS:-2}"
 only="${ONLY:-}"
+resume="${RESUME:-0}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 [[ "$seeds" =~ ^[1-9][0-9]?$ ]] || { echo "gallery: SEEDS must be 1..99, not '$seeds'" >&2; exit 2; }
@@ -47,7 +51,13 @@ for row in "${rows[@]}"; do
   for fault in "${faults[@]}"; do
     [ -f "results/gallery/$row/$fault.toml" ] || continue
     [ -z "$only" ] || [[ "$row/$fault" =~ $only ]] || continue
-    for seed in $(seq 1 "$seeds"); do echo "$row $fault $seed"; done
+    for seed in $(seq 1 "$seeds"); do
+      if [ "$resume" = 1 ]; then
+        code="$(cat "$runs/$row/$fault/seed-$seed.code" 2>/dev/null || true)"
+        case "$code" in 0 | 1 | 77) continue ;; esac
+      fi
+      echo "$row $fault $seed"
+    done
   done
 done >"$plan"
 total="$(wc -l <"$plan")"
@@ -70,7 +80,7 @@ run_one() {
 export -f run_one
 export locklab runs plan total
 started=$SECONDS
-xargs -P "$jobs" -L 1 bash -c 'run_one "$@"' _ <"$plan"
+xargs -r -P "$jobs" -L 1 bash -c 'run_one "$@"' _ <"$plan"
 elapsed=$((SECONDS - started))
 echo "gallery: runs done in $((elapsed / 60)) min $((elapsed % 60)) s" >&2
 
