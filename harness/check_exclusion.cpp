@@ -272,9 +272,8 @@ size_t check_final_writes(const std::vector<Event>& history, const Event& final_
     }
     if (outcome != EventType::kOk) continue;
     add_violation(result, config,
-                  "resource " + resource + ": accepted write " + id + " (" + op->process +
-                      ", token " + (op->token ? std::to_string(*op->token) : "?") +
-                      ") is not in the final read: lost",
+                  "resource " + resource + ": accepted write " + id + " (" + op->process + ", " +
+                      token_text(op->token) + ") is not in the final read: lost",
                   "none", {op->completion, final_index});
   }
   judge_older_writes(final_read, final_index, listed.size(), older, resource, config, result,
@@ -395,10 +394,9 @@ PropertyResult check_exclusion_strict(const std::vector<Event>& /*history*/,
       if (other != nullptr && other->end_ns > hold->start_ns) {
         int64_t overlap_end = std::min(other->end_ns, hold->end_ns);
         add_violation(result, config,
-                      "lock " + lock + ": " + hold->process + " acquired (token " +
-                          (hold->token ? std::to_string(*hold->token) : "?") + ") while " +
-                          other->process + " still held it (token " +
-                          (other->token ? std::to_string(*other->token) : "?") + ", until " +
+                      "lock " + lock + ": " + hold->process + " acquired (" +
+                          token_text(hold->token) + ") while " + other->process +
+                          " still held it (" + token_text(other->token) + ", until " +
                           std::string(describe(other->end)) + "); overlap " +
                           ms_text(overlap_end - hold->start_ns),
                       index.cause(hold->start_ns, overlap_end, hold->process, other->process),

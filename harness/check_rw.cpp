@@ -33,8 +33,8 @@ int64_t max_shared_of(const Event& acquire_ok) {
 }
 
 std::string hold_text(const Hold& hold) {
-  return hold.process + " (" + (hold.shared ? "shared" : "exclusive") + ", token " +
-         (hold.token ? std::to_string(*hold.token) : "?") + ")";
+  return hold.process + " (" + (hold.shared ? "shared" : "exclusive") + ", " +
+         token_text(hold.token) + ")";
 }
 
 // One lock's open holds while its holds are swept in start order. At most one hold per

@@ -418,6 +418,10 @@ std::string ms_text(int64_t ns) {
   return buffer;
 }
 
+std::string token_text(const std::optional<int64_t>& token) {
+  return token ? "token " + std::to_string(*token) : "no token";
+}
+
 void add_violation(PropertyResult& result, const CheckConfig& config, std::string message,
                    std::string cause, std::vector<size_t> events) {
   result.outcome = Outcome::kInvalid;

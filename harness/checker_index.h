@@ -128,6 +128,8 @@ struct HistoryIndex {
 // Small shared helpers for the property checkers.
 std::string resource_of(const Event& event);  // value.resource as text, "" when absent
 std::string ms_text(int64_t ns);              // "1234.5 ms"
+// "token 7", or "no token" for a grant of a lock that issues none (value.no_token).
+std::string token_text(const std::optional<int64_t>& token);
 std::optional<int64_t> int_field(const Event& event, const char* key);  // value.key if integer
 // Appends a violation to result (keeping at most config.violations_kept_max) and marks it
 // invalid. Sorts and deduplicates events.

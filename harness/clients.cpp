@@ -82,7 +82,7 @@ const std::vector<ClientSpec> kClients = {
      "square/mongo-lock (Go; foomo/mongo-lock) re-created in C++ on libmongoc: clients/square/",
      ProgramBase::kBinDir,
      "locklab-square",
-     {"mutex", "counter"},
+     {"mutex", "counter", "rw"},
      false,
      false,
      program_missing},

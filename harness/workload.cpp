@@ -15,22 +15,13 @@
 #include "mongolock/errors.h"
 #include "mongolock/provider.h"
 #include "mongolock/rw_lock.h"
+#include "resource_client.h"
 #include "worker_signals.h"
 
 namespace locklab {
 namespace {
 
 constexpr const char* kLockCollection = "locks";
-
-struct BsonPtr {
-  bson_t* doc = nullptr;
-  explicit BsonPtr(bson_t* d) : doc(d) {}
-  ~BsonPtr() {
-    if (doc) bson_destroy(doc);
-  }
-  BsonPtr(const BsonPtr&) = delete;
-  BsonPtr& operator=(const BsonPtr&) = delete;
-};
 
 mongolock::Options lock_options(const WorkerConfig& c,
                                 std::function<void(const mongolock::Event&)> on_event) {
@@ -58,97 +49,6 @@ std::string lock_uri(const WorkerConfig& c) {
   return c.uri + (c.uri.find('?') == std::string::npos ? "?" : "&") +
          "socketTimeoutMS=" + std::to_string(c.lock.socket_timeout_ms);
 }
-
-// The outcome of one write to a resource document.
-enum class WriteOutcome { kAccepted, kRejected, kUnknown };
-
-// The worker's own driver client for resource reads and writes, with timeouts bounded by the
-// lease so a partition cannot hang a critical section for minutes.
-class ResourceClient {
- public:
-  explicit ResourceClient(const WorkerConfig& c) : config_(c) {
-    const std::string bound = std::to_string(c.lock.expiry_ms);
-    const std::string uri = c.uri + "&serverSelectionTimeoutMS=" + bound +
-                            "&connectTimeoutMS=" + bound + "&socketTimeoutMS=" + bound;
-    client_ = mongoc_client_new(uri.c_str());
-    if (!client_) throw std::runtime_error("bad cluster URI: " + uri);
-    mongoc_client_set_error_api(client_, MONGOC_ERROR_API_VERSION_2);
-  }
-  ~ResourceClient() { mongoc_client_destroy(client_); }
-  ResourceClient(const ResourceClient&) = delete;
-  ResourceClient& operator=(const ResourceClient&) = delete;
-
-  // updateOne with upsert. A duplicate-key error means the token check refused the write: the
-  // document exists with a higher token, so the filter missed and the upsert collided on _id.
-  // An accepted write sets the token, counts itself in `count` and appends {id, token} to
-  // `writes` (apply order), which keeps the last kFencedWritesKept entries: when count exceeds
-  // the list's length the oldest entries were dropped.
-  WriteOutcome fenced_write(const std::string& resource, int64_t token, const std::string& id,
-                            std::string* error) {
-    BsonPtr filter(config_.lock.fencing ? BCON_NEW("_id", BCON_UTF8(resource.c_str()), "token", "{",
-                                                   "$lte", BCON_INT64(token), "}")
-                                        : BCON_NEW("_id", BCON_UTF8(resource.c_str())));
-    BsonPtr update(BCON_NEW("$set", "{", "token", BCON_INT64(token), "}", "$inc", "{", "count",
-                            BCON_INT64(1), "}", "$push", "{", "writes", "{", "$each", "[", "{",
-                            "id", BCON_UTF8(id.c_str()), "token", BCON_INT64(token), "}", "]",
-                            "$slice", BCON_INT32(-kFencedWritesKept), "}", "}"));
-    return update_one(kFencedCollection, filter.doc, update.doc, error);
-  }
-
-  // The counter's current value (0 when the document does not exist yet); nullopt on error.
-  std::optional<int64_t> read_counter(std::string* error) {
-    mongoc_collection_t* coll =
-        mongoc_client_get_collection(client_, config_.database.c_str(), kCounterCollection);
-    BsonPtr filter(BCON_NEW("_id", BCON_UTF8(kCounterResource)));
-    BsonPtr opts(BCON_NEW("readConcern", "{", "level", BCON_UTF8("majority"), "}"));
-    mongoc_cursor_t* cursor = mongoc_collection_find_with_opts(coll, filter.doc, opts.doc, nullptr);
-    const bson_t* doc = nullptr;
-    std::optional<int64_t> count = 0;
-    if (mongoc_cursor_next(cursor, &doc)) {
-      bson_iter_t it;
-      count = bson_iter_init_find(&it, doc, "count") && BSON_ITER_HOLDS_NUMBER(&it)
-                  ? bson_iter_as_int64(&it)
-                  : 0;
-    }
-    bson_error_t err;
-    if (mongoc_cursor_error(cursor, &err)) {
-      *error = err.message;
-      count.reset();
-    }
-    mongoc_cursor_destroy(cursor);
-    mongoc_collection_destroy(coll);
-    return count;
-  }
-
-  WriteOutcome write_counter(int64_t count, std::string* error) {
-    BsonPtr filter(BCON_NEW("_id", BCON_UTF8(kCounterResource)));
-    BsonPtr update(BCON_NEW("$set", "{", "count", BCON_INT64(count), "}"));
-    return update_one(kCounterCollection, filter.doc, update.doc, error);
-  }
-
- private:
-  WorkerConfig config_;
-  mongoc_client_t* client_ = nullptr;
-
-  WriteOutcome update_one(const char* collection, const bson_t* filter, const bson_t* update,
-                          std::string* error) {
-    mongoc_collection_t* coll =
-        mongoc_client_get_collection(client_, config_.database.c_str(), collection);
-    BsonPtr opts(config_.lock.write_concern_w == 0
-                     ? BCON_NEW("upsert", BCON_BOOL(true), "writeConcern", "{", "w",
-                                BCON_UTF8("majority"), "}")
-                     : BCON_NEW("upsert", BCON_BOOL(true), "writeConcern", "{", "w",
-                                BCON_INT32(config_.lock.write_concern_w), "}"));
-    bson_t reply;
-    bson_error_t err;
-    const bool ok = mongoc_collection_update_one(coll, filter, update, opts.doc, &reply, &err);
-    bson_destroy(&reply);
-    mongoc_collection_destroy(coll);
-    if (ok) return WriteOutcome::kAccepted;
-    *error = err.message;
-    return err.code == 11000 ? WriteOutcome::kRejected : WriteOutcome::kUnknown;
-  }
-};
 
 // Records the lock library's background events (extensions) in the history. Called on the
 // library's extender thread, concurrently with the workload thread: it only appends.
@@ -330,9 +230,19 @@ class Worker {
   bool hold(LostSignal& signal, std::stop_token stop) {
     return hold(signal, stop, config_.critical_section_ms);
   }
+// GCC 12, inlining the condition variable's stop_token copy into this caller, reports a
+// use-after-free of the stop state that is not one (a known false positive of
+// -Wuse-after-free on std::stop_token's reference count).
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuse-after-free"
+#endif
   bool hold(LostSignal& signal, std::stop_token stop, int64_t duration_ms) {
     return signal.hold_for(duration_ms, config_.honour_lost, stop);
   }
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#pragma GCC diagnostic pop
+#endif
 
   // Read, hold, write read + 1. The write's invoke is recorded before the update is sent, so
   // a worker killed with the update in flight leaves a pending (indeterminate) write.

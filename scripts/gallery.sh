@@ -1,19 +1,33 @@
 #!/usr/bin/env bash
 # Regenerates results/gallery.md: which fault breaks which lock. Runs every
 # results/gallery/<row>/<fault>.toml (a row is a client and how it is configured, e.g.
-# npm-distributed-locks-mongodb-w1) at one seed and writes one table: rows x faults, each cell
-# the properties the run found violated, "—" when none, "?" after a property it could not
-# decide, "not run" when the client is unavailable here (exit 77), "error" on a harness error,
-# and "no scenario" where the cell's file does not exist yet.
-# Each cell is reproduced by: build/bin/locklab run results/gallery/<row>/<fault>.toml --seed N
+# npm-distributed-locks-mongodb-w1) at seeds 1..N and writes one table: rows x faults, each cell
+# the properties the runs found violated with how many of the N runs broke each
+# (`exclusion.strict 2/3`), "—" when no run broke anything, a `?` after a property a run could
+# not decide, "not run" when the client is unavailable here (exit 77), "error k/N" for runs the
+# harness could not finish, and "no scenario" where the cell's file does not exist yet.
+# The seed fixes the fault plan, not which worker holds when a fault lands: that is why a cell
+# is N runs, not one.
+# Each run is reproduced by: build/bin/locklab run results/gallery/<row>/<fault>.toml --seed S
 #
-# Usage: scripts/gallery.sh [SEED] [RUNS_DIR]   (default seed 1, runs in results/runs/gallery)
+# Usage: scripts/gallery.sh [SEEDS] [RUNS_DIR]   (default 3 seeds, runs in results/runs/gallery)
+#   JOBS=n   runs at once (default 2; each run is a 3-member cluster and 3 workers)
+#   ONLY=re  only the rows/faults whose "row/fault" matches the extended regex re (the table
+#            then keeps the previous results of the other cells from RUNS_DIR when present)
+#   RESUME=1 skip the runs RUNS_DIR already has a verdict or a skip for (exit 0, 1 or 77): runs
+#            again only those that are missing or ended in an error (with nothing left to run,
+#            it rewrites the table and the notes from RUNS_DIR)
 set -euo pipefail
 
-seed="${1:-1}"
+seeds="${1:-3}"
 runs="${2:-results/runs/gallery}"
+jobs="${JOBS:-2}"
+only="${ONLY:-}"
+resume="${RESUME:-0}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+[[ "$seeds" =~ ^[1-9][0-9]?$ ]] || { echo "gallery: SEEDS must be 1..99, not '$seeds'" >&2; exit 2; }
+[[ "$jobs" =~ ^[1-8]$ ]] || { echo "gallery: JOBS must be 1..8, not '$jobs'" >&2; exit 2; }
 # LOCKLAB=path: another build's locklab (its mongosim and locklab-worker beside it).
 locklab="${LOCKLAB:-build/bin/locklab}"
 [ -x "$locklab" ] || { echo "gallery: $locklab not built (make build)" >&2; exit 2; }
@@ -22,51 +36,63 @@ locklab="${LOCKLAB:-build/bin/locklab}"
 faults=(none pause-worker isolate-worker kill-worker clock-skew-worker clock-skew-member
   step-down isolate-primary primary-divergence fail-command-close-connection)
 
-# The violated (and undecided) properties of one run directory, or the reason it has none.
-cell() {
-  local dir="$1" code="$2"
-  case "$code" in
-    77) echo "not run"; return ;;
-    2) echo "error"; return ;;
-  esac
-  python3 - "$dir/verdict.json" <<'EOF'
-import json, sys
-v = json.load(open(sys.argv[1]))
-bad = [p["property"] for p in v["properties"] if p["outcome"] == "invalid"]
-bad += [p["property"] + "?" for p in v["properties"] if p["outcome"] == "unknown"]
-print(", ".join(bad) if bad else "—")
-EOF
-}
+# Rows: mongolock first (the reference), then the others in byte order, so that a configuration
+# variant (name-w1, name-rw) comes right after its client's row.
+rows=()
+[ -d results/gallery/mongolock ] && rows+=(mongolock)
+while IFS= read -r row; do
+  [ "$row" = mongolock ] || rows+=("$row")
+done < <(find results/gallery -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | LC_ALL=C sort)
 
-table="| client | $(IFS='|'; echo "${faults[*]}" | sed 's/|/ | /g') |"
-table+=$'\n'"|---|$(for _ in "${faults[@]}"; do printf -- '---|'; done)"
-# Rows in name order, a configuration variant (name-w1) right after its client's row.
-for row_dir in results/gallery/*; do
-  [ -d "$row_dir" ] || continue
-  row="$(basename "$row_dir")"
-  line="| $row |"
+# The runs to do: one line "row fault seed" per run of an existing cell file.
+plan="$(mktemp)"
+trap 'rm -f "$plan"' EXIT
+for row in "${rows[@]}"; do
   for fault in "${faults[@]}"; do
-    scenario="$row_dir/$fault.toml"
-    if [ ! -f "$scenario" ]; then
-      line+=" no scenario |"
-      continue
-    fi
-    out="$runs/$row/$fault"
-    mkdir -p "$runs/$row"
-    echo "gallery: $row / $fault" >&2
-    code=0
-    "$locklab" run "$scenario" --seed "$seed" --out "$out" >"$out.log" 2>&1 || code=$?
-    line+=" $(cell "$out" "$code") |"
+    [ -f "results/gallery/$row/$fault.toml" ] || continue
+    [ -z "$only" ] || [[ "$row/$fault" =~ $only ]] || continue
+    for seed in $(seq 1 "$seeds"); do
+      if [ "$resume" = 1 ]; then
+        code="$(cat "$runs/$row/$fault/seed-$seed.code" 2>/dev/null || true)"
+        case "$code" in 0 | 1 | 77) continue ;; esac
+      fi
+      echo "$row $fault $seed"
+    done
   done
-  table+=$'\n'"$line"
-done
+done >"$plan"
+total="$(wc -l <"$plan")"
+echo "gallery: $total runs ($seeds seeds per cell), $jobs at once, in $runs" >&2
 
+# One run: its directory, log and exit code (in <dir>.code, written last), then a progress line.
+run_one() {
+  local row="$1" fault="$2" seed="$3"
+  local out="$runs/$row/$fault/seed-$seed"
+  mkdir -p "$(dirname "$out")"
+  rm -rf "$out" "$out.code"
+  local code=0 start=$SECONDS
+  "$locklab" run "results/gallery/$row/$fault.toml" --seed "$seed" --out "$out" >"$out.log" 2>&1 ||
+    code=$?
+  echo "$code" >"$out.code"
+  local done_count
+  done_count="$(find "$runs" -name 'seed-*.code' -newer "$plan" | wc -l)"
+  echo "gallery: [$done_count/$total] $row / $fault seed $seed: exit $code ($((SECONDS - start)) s)" >&2
+}
+export -f run_one
+export locklab runs plan total
+started=$SECONDS
+xargs -r -P "$jobs" -L 1 bash -c 'run_one "$@"' _ <"$plan"
+elapsed=$((SECONDS - started))
+echo "gallery: runs done in $((elapsed / 60)) min $((elapsed % 60)) s" >&2
+
+table="$(python3 scripts/gallery_table.py "$runs" "$seeds" "${faults[*]}" "${rows[@]}")"
 {
   echo "# The gallery: which fault breaks which lock"
   echo
-  echo "Generated by \`scripts/gallery.sh $seed\` (seed $seed). Each cell: the properties the run"
-  echo "violated (\`?\`: could not decide), \`—\` when none held false. Reproduce one cell with"
-  echo "\`build/bin/locklab run results/gallery/<client>/<fault>.toml --seed $seed\`."
+  echo "Generated by \`scripts/gallery.sh $seeds\`: every cell is $seeds runs, at seeds 1..$seeds."
+  echo "Each cell: the properties the runs violated and in how many of the $seeds runs"
+  echo "(\`exclusion.strict 2/$seeds\`), \`?\` after a property a run could not decide, \`—\` when no"
+  echo "run broke anything. Reproduce one run with"
+  echo "\`build/bin/locklab run results/gallery/<row>/<fault>.toml --seed S\`."
   echo
   echo "$table"
   # What the table means for a user of each lock, written by hand from the runs.

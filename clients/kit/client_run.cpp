@@ -13,7 +13,7 @@
 #include <random>
 #include <thread>
 
-#include "resources.h"
+#include "resource_client.h"
 #include "worker_signals.h"
 
 namespace locklab::clients {
@@ -27,8 +27,7 @@ class Worker {
         config_(client.worker),
         recorder_(recorder),
         lock_(std::move(lock)),
-        resources_(config_.uri, config_.database, config_.lock.write_concern_w,
-                   config_.lock.fencing),
+        resources_(config_),
         rng_(config_.seed) {}
 
   // One acquire, critical section, release. Returns false when the worker should stop.
@@ -53,7 +52,7 @@ class Worker {
   WorkerConfig config_;  // client_.worker
   Recorder& recorder_;
   std::unique_ptr<SeedLock> lock_;
-  Resources resources_;
+  ResourceClient resources_;
   std::mt19937_64 rng_;
   int64_t next_write_ = 1;  // sequence of this incarnation's fenced write ids
 

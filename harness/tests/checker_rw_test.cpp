@@ -33,6 +33,31 @@ std::string outcome_of(const HistoryBuilder& h, std::string_view property) {
   return std::string(to_string(result_of(h, property, verdict).outcome));
 }
 
+// A lock without tokens (the square client's S/X locks): the overlap's message says "no token"
+// rather than a "token ?" that reads as a token the history lost.
+TEST(ExclusionRw, ATokenlessWriterOverlappingAReaderSaysNoToken) {
+  HistoryBuilder h;
+  nlohmann::json shared = mode("shared");
+  nlohmann::json exclusive = mode("exclusive");
+  shared["no_token"] = true;
+  exclusive["no_token"] = true;
+  h.ev(0, "w1", EventType::kInvoke, "acquire", "L");
+  h.ev(1, "w1", kOk, "acquire", "L", std::nullopt, shared);
+  h.ev(2, "w2", EventType::kInvoke, "acquire", "L");
+  h.ev(3, "w2", kOk, "acquire", "L", std::nullopt, exclusive);
+  h.ev(10, "w1", EventType::kInvoke, "release", "L");
+  h.ev(11, "w1", kOk, "release", "L");
+  h.ev(12, "w2", EventType::kInvoke, "release", "L");
+  h.ev(13, "w2", kOk, "release", "L");
+  Verdict verdict;
+  const PropertyResult& result = result_of(h, kExclusionRw, verdict);
+  EXPECT_EQ(result.outcome, Outcome::kInvalid);
+  ASSERT_EQ(result.violation_count, 1u);
+  EXPECT_NE(result.violations[0].message.find("w2 (exclusive, no token) acquired while w1"),
+            std::string::npos)
+      << result.violations[0].message;
+}
+
 TEST(ExclusionRw, ReadersTogetherThenAWriterAreValid) {
   HistoryBuilder h;
   h.acquire(0, 1, "w1", "L", 5, mode("shared"));

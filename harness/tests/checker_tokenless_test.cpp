@@ -44,6 +44,25 @@ TEST(CheckerTokenless, TokenPropertiesAreNotApplicableAndExclusionIsJudged) {
   EXPECT_EQ(v.overall, Outcome::kInvalid);
 }
 
+// The overlap's message says the holds carry no token, instead of a "token ?" that reads as a
+// token the history lost.
+TEST(CheckerTokenless, ExclusionMessageSaysNoToken) {
+  HistoryBuilder h;
+  grant(h, 0, 1, "w1");
+  grant(h, 2, 3, "w2");
+  release(h, 10, "w1");
+  release(h, 12, "w2");
+  const Verdict v = check(h.build(), CheckConfig{});
+  const PropertyResult* r = v.find(kExclusionStrict);
+  ASSERT_NE(r, nullptr);
+  ASSERT_FALSE(r->violations.empty());
+  const std::string& message = r->violations[0].message;
+  EXPECT_NE(message.find("w2 acquired (no token) while w1 still held it (no token"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(message.find('?'), std::string::npos) << message;
+}
+
 TEST(CheckerTokenless, StartEventNamesTheTokenlessClient) {
   HistoryBuilder h;
   h.ev(0, "harness", kInfo, "start", "", std::nullopt,
