@@ -41,7 +41,7 @@
 #include <vector>
 
 #include "cluster.h"
-#include "docker_engine.h"
+#include "db/docker_engine.h"
 #include "process.h"
 
 namespace locklab {

@@ -10,8 +10,8 @@
 #include <exception>
 #include <string>
 
-#include "docker_engine.h"
-#include "docker_image.h"
+#include "db/docker_engine.h"
+#include "db/docker_image.h"
 #include "docker_set.h"
 
 int main(int argc, char** argv) {

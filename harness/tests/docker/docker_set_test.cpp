@@ -16,8 +16,8 @@
 #include <string>
 #include <thread>
 
-#include "docker_engine.h"
-#include "docker_image.h"
+#include "db/docker_engine.h"
+#include "db/docker_image.h"
 
 namespace locklab {
 namespace {

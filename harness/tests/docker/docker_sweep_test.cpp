@@ -15,7 +15,7 @@
 #include <sstream>
 #include <string>
 
-#include "docker_engine.h"
+#include "db/docker_engine.h"
 #include "process.h"
 
 namespace locklab {

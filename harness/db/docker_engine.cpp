@@ -1,4 +1,4 @@
-#include "docker_engine.h"
+#include "db/docker_engine.h"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-#include "docker_image.h"
+#include "db/docker_image.h"
 
 #include <sys/stat.h>
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "docker_engine.h"
+#include "db/docker_engine.h"
 
 namespace locklab {
 
