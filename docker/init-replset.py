@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Initiates the replica set "rs0" of docker/compose.yaml (or any 3 members given) from the host,
 and waits (bounded) for a primary that acknowledges a majority write.
 
