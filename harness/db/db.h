@@ -179,10 +179,11 @@ class Db {
 
   // Building blocks for start(): initiate rs0 from host(0..n-1) with the configured election
   // timeout (AlreadyInitialized is fine); wait until every member answers hello; wait until a
-  // writable primary acknowledges a majority write. Deadlines are steady-clock milliseconds.
+  // writable primary acknowledges a majority write. Deadlines are steady-clock milliseconds;
+  // `reap` as for wait_until.
   void initiate() const;
-  void wait_all_answering(int64_t deadline_ms) const;
-  void wait_ready(int64_t deadline_ms) const;
+  void wait_all_answering(int64_t deadline_ms, const std::function<void()>& reap = nullptr) const;
+  void wait_ready(int64_t deadline_ms, const std::function<void()>& reap = nullptr) const;
   void check_interrupted() const;
   // Polls `ready` until it returns true; throws naming the member (and its log tail) when the
   // member stops running or the deadline passes. `reap` is called before each poll.

@@ -62,7 +62,7 @@ class NftPartitions : public Partitions {
   NftPartitions(std::string prefix, std::string subnet, std::string device = "eth0");
 
   // Registers a host (before any fault names it). Throws on a duplicate role.
-  void add_host(const NetHost& host);
+  void register_host(const NetHost& host);
   const NetHost& host(const std::string& role) const;  // throws std::out_of_range
   // The host's namespace changed (its container restarted): records the new one and writes the
   // role's isolation and partition tables there again.
