@@ -23,6 +23,7 @@
 #include "clients.h"
 #include "db/admin.h"
 #include "db/db.h"
+#include "db/docker_engine.h"
 #include "history.h"
 #include "nemesis.h"
 #include "process.h"
@@ -513,6 +514,8 @@ int run_scenario(const RunOptions& options) {
     const HostNamespaces host =
         backend.name == "netns" ? HostNamespaces::kLeave : HostNamespaces::kClean;
     sweep_stale_runs(host);
+    // What a SIGKILLed docker run left (its containers, network, images, a daemon it started).
+    if (backend.name == "docker") sweep_docker_leftovers();
     // Forked here, outside the sandbox: it removes the run's /tmp directory after a SIGKILL.
     start_janitor(run_prefix(), host);
     const auto experiment = [&] { return run_experiment(options, scenario, seed, backend, out); };

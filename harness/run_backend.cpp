@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "db/docker_db.h"
+#include "db/docker_engine.h"
 #include "db/external_db.h"
 #include "db/process_db.h"
 #include "sandbox.h"
@@ -38,6 +40,20 @@ BackendChoice choose_backend(const RunOptions& o, const Scenario& s) {
     return {"loopback", ""};
   }
   BackendChoice choice{!o.backend.empty() ? o.backend : s.cluster.backend, ""};
+  if (!o.image.empty() && choice.name != "docker") {
+    throw std::runtime_error("--image needs --cluster docker");
+  }
+  if (choice.name == "docker") {
+    if (!o.member_program.empty()) {
+      throw std::runtime_error(
+          "--cluster docker and --mongod exclude each other (--image "
+          "names a mongod image)");
+    }
+    if (const std::string why = docker_unavailable_reason(); !why.empty()) {
+      throw std::runtime_error("--cluster docker: Docker cannot run here: " + why);
+    }
+    return choice;
+  }
   if (choice.name.empty() || choice.name == "netns") choice.netns_refusal = netns_backend_refusal();
   if (choice.name.empty()) choice.name = choice.netns_refusal.empty() ? "netns" : "loopback";
   if (choice.name == "netns" && !choice.netns_refusal.empty()) {
@@ -45,7 +61,7 @@ BackendChoice choose_backend(const RunOptions& o, const Scenario& s) {
                              " (--cluster loopback runs without namespaces)");
   }
   if (choice.name != "netns" && choice.name != "loopback") {
-    throw std::runtime_error("unknown --cluster " + choice.name + " (netns or loopback)");
+    throw std::runtime_error("unknown --cluster " + choice.name + " (netns, loopback or docker)");
   }
   return choice;
 }
@@ -67,6 +83,13 @@ std::unique_ptr<Db> make_db(const RunOptions& o, const Scenario& s, const Backen
     } catch (const std::invalid_argument& e) {
       throw std::runtime_error(s.path + ": " + e.what());
     }
+  }
+  if (backend.name == "docker") {
+    DockerDbOptions options;
+    options.image = o.image;
+    options.programs = {binary_dir() + "/mongosim", binary_dir() + "/locklab-worker"};
+    options.dockerfile = LOCKLAB_DOCKERFILE;
+    return std::make_unique<DockerDb>(std::move(config), options);
   }
   const Placement placement = backend.name == "netns" ? Placement::kNetns : Placement::kLoopback;
   if (!o.member_program.empty()) {

@@ -1,7 +1,8 @@
 // Which database backend a run uses, and the check that it can inject every fault of the
 // scenario before anything starts.
 //
-// choose_backend() reads --cluster, --mongod, --external-uri and the scenario's cluster.backend;
+// choose_backend() reads --cluster, --mongod, --external-uri, --image and the scenario's
+// cluster.backend (docker only from --cluster; it refuses, saying why, where Docker cannot run);
 // make_db() builds the Db for that choice (construction starts nothing, so the preflight can
 // ask it); preflight() asks Db::supports for every fault kind of the scenario, fixed windows and
 // the random mix alike, and checks what the workers need (libfaketime for worker clocks).
