@@ -189,7 +189,6 @@ void DockerDb::start_worker_host(const std::string& worker, int index) {
 }
 
 void DockerDb::start() {
-  const int64_t deadline = steady_ms() + config().ready_timeout_ms;
   if (!engine_) engine_.emplace(DockerEngine::acquire());
   if (image_.empty()) {
     const BuiltImage built = build_image(
@@ -202,6 +201,10 @@ void DockerDb::start() {
   for (size_t k = 0; k < config().workers.size(); ++k) {
     start_worker_host(config().workers[k], static_cast<int>(k));
   }
+  // The ready timeout counts once the containers run, as it does once processes are spawned:
+  // starting a daemon, building the image and each docker command have bounds of their own
+  // (on a loaded machine, creating 3 + N containers takes tens of seconds).
+  const int64_t deadline = steady_ms() + config().ready_timeout_ms;
   nft_ = std::make_unique<NftPartitions>(config().run_prefix, subnet_prefix_ + ".0/24");
   for (int m = 0; m < size(); ++m) {
     nft_->register_host({member_role(m), netns_of(member_role(m)), address(member_role(m))});
