@@ -24,8 +24,12 @@ int main(int argc, char** argv) {
   run_cmd->add_option("scenario", run.scenario_path, "scenario TOML file")->required();
   run_cmd
       ->add_option("--cluster", run.backend,
-                   "netns (default where its namespaces can be made) or loopback")
-      ->check(CLI::IsMember({"netns", "loopback"}));
+                   "netns (default where its namespaces can be made), loopback, or docker "
+                   "(members and workers in containers: docker/README.md)")
+      ->check(CLI::IsMember({"netns", "loopback", "docker"}));
+  run_cmd->add_option("--image", run.image,
+                      "--cluster docker: the members' image (default: locklab/mongosim built "
+                      "from the local programs; e.g. mongo:7.0)");
   run_cmd->add_option("--mongod", run.member_program, "member program (default: mongosim)");
   run_cmd->add_option("--external-uri", run.external_uri,
                       "an already-initiated replica set to run against (e.g. docker/)");

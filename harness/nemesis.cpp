@@ -5,7 +5,7 @@
 #include <iostream>
 #include <tuple>
 
-#include "cluster.h"
+#include "db/db.h"
 #include "nemesis_kinds.h"
 #include "run_workers.h"
 
@@ -20,15 +20,17 @@ int64_t uniform(std::mt19937_64& rng, int64_t lo, int64_t hi) {
   return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
 }
 
-std::string random_target(std::mt19937_64& rng, const std::string& fault, const Scenario& s) {
-  if (fault_target(fault) == FaultTarget::kCluster) return "primary";
-  if (fault_targets_member(fault)) {
+std::string random_target(std::mt19937_64& rng, FaultKind fault, const Scenario& s) {
+  const FaultTarget target = fault_row(fault).target;
+  if (target == FaultTarget::kCluster) return "primary";
+  if (target == FaultTarget::kMember) {
     return "m" + std::to_string(uniform(rng, 0, s.cluster.members - 1));
   }
   return "w" + std::to_string(uniform(rng, 1, s.workload.workers));
 }
 
-std::string pick_weighted(std::mt19937_64& rng, const std::map<std::string, double>& weights) {
+FaultKind pick_weighted(std::mt19937_64& rng,
+                        const std::map<FaultKind, double, FaultKindByName>& weights) {
   double total = 0;
   for (const auto& [kind, w] : weights) total += w;
   double x = std::uniform_real_distribution<double>(0, total)(rng);
@@ -49,7 +51,7 @@ void add_random_windows(std::vector<PlannedFault>& plan, const RandomMixSpec& m,
     f.duration_ms = uniform(rng, m.duration_min_ms, m.duration_max_ms);
     f.at_ms = t;
     if (f.at_ms + f.duration_ms > end) break;
-    f.target = m.target == "holder" && !fault_targets_member(f.fault)
+    f.target = m.target == "holder" && fault_row(f.fault).target == FaultTarget::kWorker
                    ? "holder"
                    : random_target(rng, f.fault, s);
     f.selection = f.target == "holder" || f.target == "primary" ? f.target : "random";
@@ -94,7 +96,7 @@ std::vector<PlannedFault> plan_faults(const Scenario& s, int64_t run_ms, uint64_
 nlohmann::json to_json(const PlannedFault& f) {
   return {{"at_ms", f.at_ms},
           {"duration_ms", f.duration_ms},
-          {"fault", f.fault},
+          {"fault", to_string(f.fault)},
           {"target", f.target},
           {"params", f.params}};
 }
@@ -111,21 +113,21 @@ Nemesis::~Nemesis() {
   heal_all();
 }
 
-void Nemesis::record(EventType type, const std::string& f, nlohmann::json value) {
-  history_.append({0, "nemesis", type, f, "", std::nullopt, std::move(value)});
+void Nemesis::record(EventType type, std::string_view f, nlohmann::json value) {
+  history_.append({0, "nemesis", type, std::string(f), "", std::nullopt, std::move(value)});
 }
 
 std::pair<std::string, std::string> Nemesis::resolve_target(const PlannedFault& planned) {
-  if (fault_target(planned.fault) == FaultTarget::kMember) {
+  if (fault_row(planned.fault).target == FaultTarget::kMember) {
     if (planned.target == "primary") {
-      const int p = context_.cluster.primary();
+      const int p = context_.db.primary();
       if (p < 0) throw std::runtime_error("no primary to target");
       return {"m" + std::to_string(p), "primary"};
     }
     if (planned.target == "secondaries") {
-      const int p = context_.cluster.primary();
+      const int p = context_.db.primary();
       std::string list;
-      for (int m = 0; m < context_.cluster.size(); ++m) {
+      for (int m = 0; m < context_.db.size(); ++m) {
         if (m != p) list += (list.empty() ? "m" : ",m") + std::to_string(m);
       }
       return {list, "secondaries"};
@@ -142,17 +144,18 @@ std::pair<std::string, std::string> Nemesis::resolve_target(const PlannedFault& 
 
 // Each target's role now: workers from the history, members from their hello. A fault on the
 // whole set ("primary") names the member that is primary now.
-nlohmann::json Nemesis::roles(const std::string& fault, const std::string& target) const {
+nlohmann::json Nemesis::roles(FaultKind fault, const std::string& target) const {
   nlohmann::json out = nlohmann::json::object();
-  if (fault_target(fault) == FaultTarget::kCluster) {
-    const int p = context_.cluster.primary();
+  const FaultTarget kind = fault_row(fault).target;
+  if (kind == FaultTarget::kCluster) {
+    const int p = context_.db.primary();
     if (p >= 0) out[member_role(p)] = "primary";
     return out;
   }
   for (const auto& one : split_targets(target)) {
     const std::string name = one.get<std::string>();
-    if (fault_targets_member(fault)) {
-      out[name] = context_.cluster.member_state(member_indices(name).at(0));
+    if (kind == FaultTarget::kMember) {
+      out[name] = context_.db.member_state(member_indices(name).at(0));
     } else {
       out[name] = view_.role ? view_.role(name) : "idle";
     }
@@ -174,14 +177,14 @@ void Nemesis::open(const PlannedFault& planned, int64_t elapsed_ms) {
     std::tie(w.planned.target, selection) = resolve_target(planned);
   } catch (const std::exception& e) {
     intent["targets"] = split_targets(planned.target);
-    record(EventType::kInvoke, planned.fault, intent);
-    record(EventType::kFail, planned.fault,
+    record(EventType::kInvoke, to_string(planned.fault), intent);
+    record(EventType::kFail, to_string(planned.fault),
            {{"window", w.id}, {"error", e.what()}, {"undone", true}});
     return;
   }
   intent["targets"] = split_targets(w.planned.target);
   intent["selection"] = selection;
-  record(EventType::kInvoke, planned.fault, intent);
+  record(EventType::kInvoke, to_string(planned.fault), intent);
   nlohmann::json done = {
       {"window", w.id}, {"targets", intent["targets"]}, {"selection", selection}};
   try {
@@ -189,20 +192,21 @@ void Nemesis::open(const PlannedFault& planned, int64_t elapsed_ms) {
     w.fault = make_fault(planned.fault, w.planned.target, planned.params);
     w.fault->begin(context_);
   } catch (const std::exception& e) {
-    std::cerr << "locklab: " << planned.fault << " " << w.planned.target << ": " << e.what()
-              << std::endl;
+    std::cerr << "locklab: " << to_string(planned.fault) << " " << w.planned.target << ": "
+              << e.what() << std::endl;
     nlohmann::json failed = {{"window", w.id}, {"error", e.what()}};
     if (undo(w, failed)) {
-      record(EventType::kFail, planned.fault, failed);
+      record(EventType::kFail, to_string(planned.fault), failed);
       return;
     }
-    record(EventType::kInfo, planned.fault, failed);  // the heal at the window's end retries
+    record(EventType::kInfo, to_string(planned.fault),
+           failed);  // the heal at the window's end retries
     active_.push_back(std::move(w));
     return;
   }
   const nlohmann::json detail = w.fault->detail();
   if (!detail.is_null()) done["detail"] = detail;
-  record(EventType::kOk, planned.fault, done);
+  record(EventType::kOk, to_string(planned.fault), done);
   active_.push_back(std::move(w));
 }
 
@@ -224,8 +228,9 @@ bool Nemesis::undo(Window& w, nlohmann::json& value) {
 }
 
 void Nemesis::close(Window& w) {
-  const nlohmann::json value = {
-      {"window", w.id}, {"fault", w.planned.fault}, {"targets", split_targets(w.planned.target)}};
+  const nlohmann::json value = {{"window", w.id},
+                                {"fault", to_string(w.planned.fault)},
+                                {"targets", split_targets(w.planned.target)}};
   record(EventType::kInvoke, "heal", value);
   if (w.fault) {
     try {
@@ -234,7 +239,7 @@ void Nemesis::close(Window& w) {
       nlohmann::json failed = value;
       failed["error"] = e.what();
       record(EventType::kFail, "heal", failed);
-      std::cerr << "locklab: heal " << w.planned.fault << " " << w.planned.target << ": "
+      std::cerr << "locklab: heal " << to_string(w.planned.fault) << " " << w.planned.target << ": "
                 << e.what() << std::endl;
       return;
     }
@@ -254,7 +259,8 @@ void Nemesis::tick_window(Window& w, int64_t elapsed_ms) {
   if (event.is_null()) return;
   event["window"] = w.id;
   event["targets"] = split_targets(w.planned.target);
-  record(event.contains("error") ? EventType::kInfo : EventType::kOk, w.planned.fault, event);
+  record(event.contains("error") ? EventType::kInfo : EventType::kOk, to_string(w.planned.fault),
+         event);
 }
 
 void Nemesis::tick(int64_t elapsed_ms) {

@@ -11,10 +11,12 @@
 //   heal invoke / ok / fail   the heal, ok only once the fault is really over.
 // So the checkers can attribute anomalies to the faults active then.
 //
-// Adding a fault means: a Fault subclass (nemesis_faults.cpp for worker and process faults,
-// nemesis_partitions.cpp for network partitions, nemesis_replset.cpp for step-down, freeze,
-// kill-member, clocks and the divergence sequence), its name, target kind and parameter keys in
-// scenario_faults.cpp, and, if it needs a new lever on the cluster, a member of FaultContext.
+// Adding a fault means: its row in the fault-kind table (nemesis/fault_kind.h: name, target,
+// members, what it needs of the backend, keys), a Fault subclass (nemesis_faults.cpp for worker
+// and process faults, nemesis_partitions.cpp for network partitions, nemesis_replset.cpp for
+// step-down, freeze, kill-member, clocks and the divergence sequence) and its case in
+// make_fault; and, if it needs a new lever on the database, a method of Db (db/db.h) that each
+// backend implements or refuses in supports().
 //
 // Thread rules: the harness's main thread only.
 #pragma once
@@ -33,15 +35,14 @@
 
 namespace locklab {
 
-class Cluster;
-class Network;
+class Db;
 class WorkerPool;
 
-// The levers faults pull. `network` is null on the loopback backend.
+// The levers faults pull: the database (members, clocks, db.partitions(), null where the
+// backend cannot partition) and the workers.
 struct FaultContext {
-  Cluster& cluster;
+  Db& db;
   WorkerPool& workers;
-  Network* network = nullptr;
 };
 
 // One fault: begin() applies it, heal() undoes it. Both throw std::runtime_error naming what
@@ -63,17 +64,16 @@ class Fault {
   virtual nlohmann::json detail() const { return nullptr; }
 };
 
-// Makes the fault for a kind from known_faults(). `target` is already resolved: "w2", one or
+// Makes the fault of a kind. `target` is already resolved: "w2", one or
 // more members "m0" / "m1,m2", or "primary" for the faults that act on the whole set.
-// Throws std::invalid_argument for an unknown kind.
-std::unique_ptr<Fault> make_fault(const std::string& kind, const std::string& target,
+std::unique_ptr<Fault> make_fault(FaultKind kind, const std::string& target,
                                   const nlohmann::json& params);
 
 // One window of the plan, relative to the start of the workload.
 struct PlannedFault {
   int64_t at_ms = 0;
   int64_t duration_ms = 0;
-  std::string fault;
+  FaultKind fault = FaultKind::kPauseWorker;
   std::string target;  // "w2", "m0", or "holder" (resolved when the window opens)
   nlohmann::json params = nlohmann::json::object();
   // How the target is chosen: "fixed" (named in the scenario), "random" (drawn with the seed
@@ -133,9 +133,9 @@ class Nemesis {
   void close(Window& window);
   // The resolved target and how it was chosen.
   std::pair<std::string, std::string> resolve_target(const PlannedFault& planned);
-  nlohmann::json roles(const std::string& fault, const std::string& target) const;
+  nlohmann::json roles(FaultKind fault, const std::string& target) const;
   void tick_window(Window& window, int64_t elapsed_ms);
-  void record(EventType type, const std::string& f, nlohmann::json value);
+  void record(EventType type, std::string_view f, nlohmann::json value);
 };
 
 }  // namespace locklab

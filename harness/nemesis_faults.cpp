@@ -4,10 +4,10 @@
 
 #include <stdexcept>
 
-#include "cluster.h"
+#include "db/admin.h"
+#include "db/db.h"
 #include "nemesis.h"
 #include "nemesis_kinds.h"
-#include "netns.h"
 #include "run_workers.h"
 
 namespace locklab {
@@ -58,7 +58,7 @@ class PauseMember : public Fault {
   explicit PauseMember(const std::string& target) : members_(member_indices(target)) {}
   void begin(FaultContext& c) override {
     for (int m : members_) {
-      c.cluster.pause_member(m);
+      c.db.pause_member(m);
       paused_.push_back(m);
     }
   }
@@ -66,7 +66,7 @@ class PauseMember : public Fault {
     std::string errors;
     for (int m : paused_) {
       try {
-        c.cluster.resume_member(m);
+        c.db.resume_member(m);
       } catch (const std::exception& e) {
         errors += (errors.empty() ? "" : "; ") + std::string(e.what());
       }
@@ -84,11 +84,12 @@ class IsolateWorker : public Fault {
  public:
   IsolateWorker(std::string target, IsolationMode mode) : target_(std::move(target)), mode_(mode) {}
   void begin(FaultContext& c) override {
-    if (!c.network) throw std::runtime_error("isolate-worker needs the netns backend");
-    c.network->isolate(target_, mode_);
+    if (!c.db.partitions())
+      throw std::runtime_error("isolate-worker needs a backend that can partition");
+    c.db.partitions()->isolate(target_, mode_);
   }
   void heal(FaultContext& c) override {
-    if (c.network) c.network->heal(target_);
+    if (c.db.partitions()) c.db.partitions()->heal(target_);
   }
 
  private:
@@ -146,10 +147,9 @@ class FailCommand : public Fault {
     }
   }
   void begin(FaultContext& c) override {
-    for (int m = 0; m < c.cluster.size(); ++m) {
-      c.cluster.command(
-          m, "admin",
-          {{"configureFailPoint", "failCommand"}, {"mode", "alwaysOn"}, {"data", data_}});
+    for (int m = 0; m < c.db.size(); ++m) {
+      c.db.command(m, "admin",
+                   {{"configureFailPoint", "failCommand"}, {"mode", "alwaysOn"}, {"data", data_}});
       set_.push_back(m);
     }
   }
@@ -159,8 +159,8 @@ class FailCommand : public Fault {
     std::string errors;
     std::vector<int> still_set;
     for (int m : set_) {
-      const nlohmann::json reply = c.cluster.try_command(
-          m, "admin", {{"configureFailPoint", "failCommand"}, {"mode", "off"}});
+      const nlohmann::json reply =
+          c.db.try_command(m, "admin", {{"configureFailPoint", "failCommand"}, {"mode", "off"}});
       if (reply_ok(reply)) continue;
       still_set.push_back(m);
       errors += (errors.empty() ? "" : "; ") + member_role(m) + ": " +
@@ -198,38 +198,54 @@ std::string member_role(int member) {
   return "m" + std::to_string(member);
 }
 
-std::unique_ptr<Fault> make_fault(const std::string& kind, const std::string& target,
+// Every kind has a case (the compiler refuses a switch over FaultKind that misses one).
+std::unique_ptr<Fault> make_fault(FaultKind kind, const std::string& target,
                                   const nlohmann::json& params) {
-  if (kind == "pause-worker") return std::make_unique<PauseWorker>(target);
-  if (kind == "kill-worker") {
-    return std::make_unique<KillWorker>(target, params.value("restart", true));
+  std::unique_ptr<Fault> fault;
+  switch (kind) {
+    case FaultKind::kPauseWorker:
+      return std::make_unique<PauseWorker>(target);
+    case FaultKind::kKillWorker:
+      return std::make_unique<KillWorker>(target, params.value("restart", true));
+    case FaultKind::kPauseMember:
+      return std::make_unique<PauseMember>(target);
+    case FaultKind::kIsolateWorker:
+      return std::make_unique<IsolateWorker>(target, params.value("mode", "drop") == "reject"
+                                                         ? IsolationMode::kReject
+                                                         : IsolationMode::kDrop);
+    case FaultKind::kFailCommand:
+      return std::make_unique<FailCommand>(target, params);
+    case FaultKind::kClockSkewWorker:
+      return std::make_unique<WorkerClock>(target, params.value("offset_ms", int64_t{0}), false);
+    case FaultKind::kClockJumpWorker:
+      return std::make_unique<WorkerClock>(target, params.value("jump_ms", int64_t{0}), true);
+    case FaultKind::kCommandDelay:
+      // failCommand's blockConnection: the command waits delay_ms on the server, then executes
+      // (the worker's socket timeout, below delay_ms, has given up on it by then).
+      return std::make_unique<FailCommand>(
+          target,
+          nlohmann::json{
+              {"mode", "block"},
+              {"block_ms", params.value("delay_ms", int64_t{0})},
+              {"commands", params.value("commands", nlohmann::json::array({"findAndModify"}))}});
+    case FaultKind::kIsolateMember:
+    case FaultKind::kPartitionHalves:
+    case FaultKind::kPartitionRing:
+    case FaultKind::kPartitionBridge:
+    case FaultKind::kPartitionWorker:
+      fault = make_partition_fault(kind, target, params);
+      break;
+    case FaultKind::kFreeze:
+    case FaultKind::kClockSkew:
+    case FaultKind::kClockJump:
+    case FaultKind::kStepDown:
+    case FaultKind::kKillMember:
+    case FaultKind::kPrimaryDivergence:
+      fault = make_replset_fault(kind, target, params);
+      break;
   }
-  if (kind == "pause-member") return std::make_unique<PauseMember>(target);
-  if (kind == "isolate-worker") {
-    return std::make_unique<IsolateWorker>(target, params.value("mode", "drop") == "reject"
-                                                       ? IsolationMode::kReject
-                                                       : IsolationMode::kDrop);
-  }
-  if (kind == "fail-command") return std::make_unique<FailCommand>(target, params);
-  if (kind == "clock-skew-worker") {
-    return std::make_unique<WorkerClock>(target, params.value("offset_ms", int64_t{0}), false);
-  }
-  if (kind == "clock-jump-worker") {
-    return std::make_unique<WorkerClock>(target, params.value("jump_ms", int64_t{0}), true);
-  }
-  if (kind == "command-delay") {
-    // failCommand's blockConnection: the command waits delay_ms on the server, then executes
-    // (the worker's socket timeout, below delay_ms, has given up on it by then).
-    return std::make_unique<FailCommand>(
-        target,
-        nlohmann::json{
-            {"mode", "block"},
-            {"block_ms", params.value("delay_ms", int64_t{0})},
-            {"commands", params.value("commands", nlohmann::json::array({"findAndModify"}))}});
-  }
-  if (auto fault = make_partition_fault(kind, target, params)) return fault;
-  if (auto fault = make_replset_fault(kind, target, params)) return fault;
-  throw std::invalid_argument("unknown fault kind " + kind);
+  if (!fault) throw std::logic_error("no fault class for " + std::string(to_string(kind)));
+  return fault;
 }
 
 }  // namespace locklab

@@ -12,11 +12,11 @@
 namespace locklab {
 
 // nemesis_partitions.cpp: isolate-member, partition-halves/-ring/-bridge, partition-worker.
-std::unique_ptr<Fault> make_partition_fault(const std::string& kind, const std::string& target,
+std::unique_ptr<Fault> make_partition_fault(FaultKind kind, const std::string& target,
                                             const nlohmann::json& params);
 // nemesis_replset.cpp: step-down, freeze, kill-member, clock-skew, clock-jump,
 // primary-divergence.
-std::unique_ptr<Fault> make_replset_fault(const std::string& kind, const std::string& target,
+std::unique_ptr<Fault> make_replset_fault(FaultKind kind, const std::string& target,
                                           const nlohmann::json& params);
 
 // "m0" -> {0}; "m1,m2" -> {1, 2}. Throws std::invalid_argument on anything else.

@@ -1,28 +1,27 @@
 // Network partitions among members (and between a worker and some members): each is a set of
-// cuts (netns.h) chosen when the window opens, from whoever is primary then, and removed on
+// cuts (db/partitions.h) chosen when the window opens, from whoever is primary then, and removed on
 // heal. Workers keep reaching every member unless a fault says otherwise: that is what lets an
 // isolated former primary go on acknowledging w:1 writes from the workers still connected to
 // it while the majority side elects a new primary (reference §6.3).
 #include <stdexcept>
 #include <utility>
 
-#include "cluster.h"
+#include "db/db.h"
 #include "nemesis_kinds.h"
-#include "netns.h"
 #include "run_workers.h"
 
 namespace locklab {
 namespace {
 
-using Cuts = std::vector<Network::Cut>;
+using Cuts = std::vector<Partitions::Cut>;
 
 // Members with the current primary first, then the others in index order; the shapes below
 // place the primary by position, so every shape is deterministic given who is primary.
-std::vector<int> primary_first(const Cluster& cluster) {
-  const int p = cluster.primary();
+std::vector<int> primary_first(const Db& db) {
+  const int p = db.primary();
   std::vector<int> order;
   if (p >= 0) order.push_back(p);
-  for (int m = 0; m < cluster.size(); ++m) {
+  for (int m = 0; m < db.size(); ++m) {
     if (m != p) order.push_back(m);
   }
   return order;
@@ -46,15 +45,16 @@ nlohmann::json roles(const std::vector<int>& members) {
 class Partition : public Fault {
  public:
   void begin(FaultContext& c) override {
-    if (!c.network) throw std::runtime_error("partitions need the netns backend");
+    if (!c.db.partitions())
+      throw std::runtime_error("partitions need a backend that can partition");
     cuts_ = shape(c);
-    c.network->cut(cuts_);
+    c.db.partitions()->cut(cuts_);
   }
   // The cut counts drop once even if rewriting a table fails (that failure fails the heal;
   // a second heal must not drop another window's counts).
   void heal(FaultContext& c) override {
     const Cuts cuts = std::exchange(cuts_, {});
-    if (c.network) c.network->uncut(cuts);
+    if (c.db.partitions()) c.db.partitions()->uncut(cuts);
   }
   nlohmann::json detail() const override {
     nlohmann::json out = detail_;
@@ -84,7 +84,7 @@ class IsolateMember : public Partition {
   bool everyone_;
   Cuts shape(FaultContext& c) override {
     std::vector<int> others;
-    for (int m = 0; m < c.cluster.size(); ++m) {
+    for (int m = 0; m < c.db.size(); ++m) {
       if (std::find(members_.begin(), members_.end(), m) == members_.end()) others.push_back(m);
     }
     Cuts cuts = between(members_, others);
@@ -101,7 +101,7 @@ class IsolateMember : public Partition {
 // A minority holding the primary (floor(n/2) members) against the majority.
 class Halves : public Partition {
   Cuts shape(FaultContext& c) override {
-    const std::vector<int> order = primary_first(c.cluster);
+    const std::vector<int> order = primary_first(c.db);
     const size_t minority = order.size() / 2;
     const std::vector<int> a(order.begin(), order.begin() + static_cast<long>(minority));
     const std::vector<int> b(order.begin() + static_cast<long>(minority), order.end());
@@ -114,7 +114,7 @@ class Halves : public Partition {
 // enough for a majority of their own, but no two members see the same majority.
 class Ring : public Partition {
   Cuts shape(FaultContext& c) override {
-    const std::vector<int> order = primary_first(c.cluster);
+    const std::vector<int> order = primary_first(c.db);
     const int n = static_cast<int>(order.size());
     const int reach = (n / 2 + 1) / 2;  // neighbours on each side; 1 for 5 members
     Cuts cuts;
@@ -133,7 +133,7 @@ class Ring : public Partition {
 // primary is on the first side.
 class Bridge : public Partition {
   Cuts shape(FaultContext& c) override {
-    const std::vector<int> order = primary_first(c.cluster);
+    const std::vector<int> order = primary_first(c.db);
     const size_t side = (order.size() - 1) / 2;
     const std::vector<int> a(order.begin(), order.begin() + static_cast<long>(side));
     const std::vector<int> b(order.begin() + static_cast<long>(side) + 1, order.end());
@@ -152,11 +152,11 @@ class PartitionWorker : public Partition {
   std::string worker_;
   std::string which_;
   Cuts shape(FaultContext& c) override {
-    const int p = c.cluster.primary();
+    const int p = c.db.primary();
     if (which_ != "all" && p < 0) throw std::runtime_error("no primary to tell members apart");
     Cuts cuts;
     std::vector<int> members;
-    for (int m = 0; m < c.cluster.size(); ++m) {
+    for (int m = 0; m < c.db.size(); ++m) {
       const bool take = which_ == "all" || (which_ == "primary") == (m == p);
       if (take) members.push_back(m);
     }
@@ -168,13 +168,13 @@ class PartitionWorker : public Partition {
 
 }  // namespace
 
-std::unique_ptr<Fault> make_partition_fault(const std::string& kind, const std::string& target,
+std::unique_ptr<Fault> make_partition_fault(FaultKind kind, const std::string& target,
                                             const nlohmann::json& params) {
-  if (kind == "isolate-member") return std::make_unique<IsolateMember>(target, params);
-  if (kind == "partition-halves") return std::make_unique<Halves>();
-  if (kind == "partition-ring") return std::make_unique<Ring>();
-  if (kind == "partition-bridge") return std::make_unique<Bridge>();
-  if (kind == "partition-worker") return std::make_unique<PartitionWorker>(target, params);
+  if (kind == FaultKind::kIsolateMember) return std::make_unique<IsolateMember>(target, params);
+  if (kind == FaultKind::kPartitionHalves) return std::make_unique<Halves>();
+  if (kind == FaultKind::kPartitionRing) return std::make_unique<Ring>();
+  if (kind == FaultKind::kPartitionBridge) return std::make_unique<Bridge>();
+  if (kind == FaultKind::kPartitionWorker) return std::make_unique<PartitionWorker>(target, params);
   return nullptr;
 }
 

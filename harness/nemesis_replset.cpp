@@ -1,15 +1,15 @@
 // Replica-set faults that act through the members themselves: step-down (once, or again at a
 // cadence), freeze, kill and restart, clock skew and jumps, and the primary-divergence sequence.
 // Commands are mongod's own (replSetStepDown, replSetFreeze; reference §6.4), except the clock,
-// which goes through Cluster::set_clock_offset (mongosimSetClockOffset, or faketime with
+// which goes through Db::set_clock_offset (mongosimSetClockOffset, or faketime with
 // --mongod).
 #include <algorithm>
 #include <stdexcept>
 #include <utility>
 
-#include "cluster.h"
+#include "db/admin.h"
+#include "db/db.h"
 #include "nemesis_kinds.h"
-#include "netns.h"
 
 namespace locklab {
 namespace {
@@ -24,9 +24,9 @@ constexpr int64_t kCatchUpSecsMax = 10;
 // Lets every member stand for election again: replSetFreeze 0 also ends the wait a
 // replSetStepDown imposed on the member it stepped down. A primary refuses it; that is fine.
 // Restarts a killed member and waits until it answers: the kill is over only then.
-void restart_and_wait(Cluster& cluster, int member) {
-  cluster.restart_member(member);
-  if (!cluster.wait_answering(member, kMemberBackWaitMs)) {
+void restart_and_wait(Db& db, int member) {
+  db.restart_member(member);
+  if (!db.wait_answering(member, kMemberBackWaitMs)) {
     throw std::runtime_error(member_role(member) + " restarted but did not answer within " +
                              std::to_string(kMemberBackWaitMs) + " ms");
   }
@@ -51,9 +51,9 @@ class HealErrors {
   std::string text_;
 };
 
-void unfreeze_all(Cluster& cluster) {
-  for (int m = 0; m < cluster.size(); ++m) {
-    if (cluster.running(m)) cluster.try_command(m, "admin", {{"replSetFreeze", 0}});
+void unfreeze_all(Db& db) {
+  for (int m = 0; m < db.size(); ++m) {
+    if (db.running(m)) db.try_command(m, "admin", {{"replSetFreeze", 0}});
   }
 }
 
@@ -74,7 +74,7 @@ class StepDown : public Fault {
     next_ms_ = window_elapsed_ms + cadence_ms_;
     return step_down(c);
   }
-  void heal(FaultContext& c) override { unfreeze_all(c.cluster); }
+  void heal(FaultContext& c) override { unfreeze_all(c.db); }
   nlohmann::json detail() const override { return detail_; }
 
  private:
@@ -85,13 +85,13 @@ class StepDown : public Fault {
   nlohmann::json detail_;
 
   nlohmann::json step_down(FaultContext& c) {
-    const int p = c.cluster.primary();
+    const int p = c.db.primary();
     if (p < 0) return {{"action", "step-down"}, {"error", "no primary to step down"}};
     const nlohmann::ordered_json command = {
         {"replSetStepDown", secs_},
         {"secondaryCatchUpPeriodSecs", std::min(secs_ - 1, kCatchUpSecsMax)},
         {"force", force_}};
-    const nlohmann::json reply = c.cluster.try_command(p, "admin", command);
+    const nlohmann::json reply = c.db.try_command(p, "admin", command);
     nlohmann::json event = {{"action", "step-down"}, {"primary", member_role(p)}};
     if (!reply_ok(reply)) event["error"] = reply.value("errmsg", reply.dump());
     return event;
@@ -104,15 +104,15 @@ class Freeze : public Fault {
   explicit Freeze(const std::string& target) : members_(member_indices(target)) {}
   void begin(FaultContext& c) override {
     for (int m : members_) {
-      c.cluster.command(m, "admin", {{"replSetFreeze", freeze_secs_}});
+      c.db.command(m, "admin", {{"replSetFreeze", freeze_secs_}});
       frozen_.push_back(m);
     }
   }
   void heal(FaultContext& c) override {
     HealErrors errors;
     for (int m : frozen_) {
-      if (c.cluster.running(m)) {
-        errors.attempt([&] { c.cluster.command(m, "admin", {{"replSetFreeze", 0}}); });
+      if (c.db.running(m)) {
+        errors.attempt([&] { c.db.command(m, "admin", {{"replSetFreeze", 0}}); });
       }
     }
     frozen_.clear();
@@ -132,14 +132,14 @@ class KillMember : public Fault {
       : members_(member_indices(target)), restart_(restart) {}
   void begin(FaultContext& c) override {
     for (int m : members_) {
-      c.cluster.kill_member(m);
+      c.db.kill_member(m);
       killed_.push_back(m);
     }
   }
   void heal(FaultContext& c) override {
     if (!restart_) return;
     HealErrors errors;
-    for (int m : killed_) errors.attempt([&] { restart_and_wait(c.cluster, m); });
+    for (int m : killed_) errors.attempt([&] { restart_and_wait(c.db, m); });
     killed_.clear();
     errors.throw_if_any();
   }
@@ -158,8 +158,8 @@ class Clock : public Fault {
       : members_(member_indices(target)), delta_ms_(delta_ms), jump_(jump) {}
   void begin(FaultContext& c) override {
     for (int m : members_) {
-      const int64_t base = jump_ ? c.cluster.clock_offset(m) : 0;
-      previous_.push_back({m, c.cluster.set_clock_offset(m, base + delta_ms_)});
+      const int64_t base = jump_ ? c.db.clock_offset(m) : 0;
+      previous_.push_back({m, c.db.set_clock_offset(m, base + delta_ms_)});
       detail_[member_role(m)] = base + delta_ms_;
     }
   }
@@ -167,7 +167,7 @@ class Clock : public Fault {
     if (jump_) return;
     HealErrors errors;
     for (const auto& [m, offset_ms] : previous_) {
-      if (c.cluster.running(m)) errors.attempt([&] { c.cluster.set_clock_offset(m, offset_ms); });
+      if (c.db.running(m)) errors.attempt([&] { c.db.set_clock_offset(m, offset_ms); });
     }
     previous_.clear();
     errors.throw_if_any();
@@ -192,21 +192,22 @@ class PrimaryDivergence : public Fault {
       : clock_ms_(params.value("clock_ms", int64_t{0})) {}
   // A failure part-way leaves what was applied; the nemesis undoes it with heal().
   void begin(FaultContext& c) override {
-    if (!c.network) throw std::runtime_error("primary-divergence needs the netns backend");
-    old_ = c.cluster.primary();
+    if (!c.db.partitions())
+      throw std::runtime_error("primary-divergence needs a backend that can partition");
+    old_ = c.db.primary();
     if (old_ < 0) throw std::runtime_error("no primary to isolate");
-    for (int m = 0; m < c.cluster.size(); ++m) {
+    for (int m = 0; m < c.db.size(); ++m) {
       if (m != old_) cuts_.push_back({member_role(old_), member_role(m)});
     }
-    c.network->cut(cuts_);
-    if (clock_ms_ != 0) previous_offset_ms_ = c.cluster.set_clock_offset(old_, clock_ms_);
+    c.db.partitions()->cut(cuts_);
+    if (clock_ms_ != 0) previous_offset_ms_ = c.db.set_clock_offset(old_, clock_ms_);
     clock_moved_ = clock_ms_ != 0;
-    new_ = c.cluster.wait_for_primary(kNewPrimaryWaitMs, old_);
+    new_ = c.db.wait_for_primary(kNewPrimaryWaitMs, old_);
     if (new_ < 0) {
       throw std::runtime_error("the majority side elected no primary within " +
                                std::to_string(kNewPrimaryWaitMs) + " ms");
     }
-    c.cluster.kill_member(new_);
+    c.db.kill_member(new_);
     killed_ = true;
   }
   // Over only when the partition is gone, the killed member answers again and the old
@@ -214,19 +215,19 @@ class PrimaryDivergence : public Fault {
   void heal(FaultContext& c) override {
     HealErrors errors;
     errors.attempt([&] {
-      const std::vector<Network::Cut> cuts = std::exchange(cuts_, {});
-      if (c.network) c.network->uncut(cuts);
+      const std::vector<Partitions::Cut> cuts = std::exchange(cuts_, {});
+      if (c.db.partitions()) c.db.partitions()->uncut(cuts);
     });
     // The clock comes back before waiting for the killed member: the old primary must not
     // run with its moved clock any longer than the partition lasted.
-    if (killed_) errors.attempt([&] { c.cluster.restart_member(new_); });
-    if (clock_moved_ && c.cluster.running(old_)) {
-      errors.attempt([&] { c.cluster.set_clock_offset(old_, previous_offset_ms_); });
+    if (killed_) errors.attempt([&] { c.db.restart_member(new_); });
+    if (clock_moved_ && c.db.running(old_)) {
+      errors.attempt([&] { c.db.set_clock_offset(old_, previous_offset_ms_); });
     }
     clock_moved_ = false;
     if (killed_) {
       errors.attempt([&] {
-        if (!c.cluster.wait_answering(new_, kMemberBackWaitMs)) {
+        if (!c.db.wait_answering(new_, kMemberBackWaitMs)) {
           throw std::runtime_error(member_role(new_) + " restarted but did not answer within " +
                                    std::to_string(kMemberBackWaitMs) + " ms");
         }
@@ -248,25 +249,25 @@ class PrimaryDivergence : public Fault {
   bool killed_ = false;
   bool clock_moved_ = false;
   int64_t previous_offset_ms_ = 0;
-  std::vector<Network::Cut> cuts_;
+  std::vector<Partitions::Cut> cuts_;
 };
 
 }  // namespace
 
-std::unique_ptr<Fault> make_replset_fault(const std::string& kind, const std::string& target,
+std::unique_ptr<Fault> make_replset_fault(FaultKind kind, const std::string& target,
                                           const nlohmann::json& params) {
-  if (kind == "step-down") return std::make_unique<StepDown>(params);
-  if (kind == "freeze") return std::make_unique<Freeze>(target);
-  if (kind == "kill-member") {
+  if (kind == FaultKind::kStepDown) return std::make_unique<StepDown>(params);
+  if (kind == FaultKind::kFreeze) return std::make_unique<Freeze>(target);
+  if (kind == FaultKind::kKillMember) {
     return std::make_unique<KillMember>(target, params.value("restart", true));
   }
-  if (kind == "clock-skew") {
+  if (kind == FaultKind::kClockSkew) {
     return std::make_unique<Clock>(target, params.value("offset_ms", int64_t{0}), false);
   }
-  if (kind == "clock-jump") {
+  if (kind == FaultKind::kClockJump) {
     return std::make_unique<Clock>(target, params.value("jump_ms", int64_t{0}), true);
   }
-  if (kind == "primary-divergence") return std::make_unique<PrimaryDivergence>(params);
+  if (kind == FaultKind::kPrimaryDivergence) return std::make_unique<PrimaryDivergence>(params);
   return nullptr;
 }
 

@@ -72,7 +72,7 @@ struct ChildSetup {
 
 int open_netns(const std::string& name) {
   if (name.empty()) return -1;
-  const std::string path = "/var/run/netns/" + name;
+  const std::string path = netns_path(name);
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     throw std::runtime_error("cannot open network namespace " + path + ": " + std::strerror(errno));
@@ -310,6 +310,10 @@ char process_state(pid_t pid) {
   const size_t close_paren = line.rfind(')');
   if (close_paren == std::string::npos || close_paren + 2 >= line.size()) return 0;
   return line[close_paren + 2];
+}
+
+std::string netns_path(const std::string& netns) {
+  return netns.starts_with("/") ? netns : "/var/run/netns/" + netns;
 }
 
 }  // namespace locklab

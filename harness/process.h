@@ -22,8 +22,8 @@ namespace locklab {
 
 struct SpawnOptions {
   std::vector<std::string> argv;  // argv[0] is the program's path
-  std::string netns;              // named network namespace to run in; "" = the harness's own
-  std::string log_path;           // stdout and stderr are appended here; "" = /dev/null
+  std::string netns;     // network namespace to run in (netns_path); "" = the harness's own
+  std::string log_path;  // stdout and stderr are appended here; "" = /dev/null
 };
 
 // How a child ended, decoded from a waitpid status.
@@ -87,5 +87,10 @@ std::string run_tool_checked(const std::vector<std::string>& argv, const std::st
 
 // /proc/<pid>/stat's state letter ('R', 'S', 'T' stopped, 'Z' zombie...), or 0 when gone.
 char process_state(pid_t pid);
+
+// A network namespace reference as the harness passes them around: a name under
+// /var/run/netns ("ll-123-m0"), or an absolute path to a namespace file (a container's
+// /proc/<pid>/ns/net). Returns the file to open.
+std::string netns_path(const std::string& netns);
 
 }  // namespace locklab

@@ -21,11 +21,13 @@
 #include "check_command.h"
 #include "checker.h"
 #include "clients.h"
-#include "cluster.h"
+#include "db/admin.h"
+#include "db/db.h"
+#include "db/docker_engine.h"
 #include "history.h"
 #include "nemesis.h"
-#include "netns.h"
 #include "process.h"
+#include "run_backend.h"
 #include "run_cleanup.h"
 #include "run_progress.h"
 #include "run_workers.h"
@@ -38,7 +40,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int64_t kTickMs = 20;
-constexpr int64_t kMemberPort = 27017;
 constexpr int64_t kOperationsRunMaxMs = 600'000;  // an operations-counted run ends by then
 constexpr const char* kDatabase = "locklab";
 
@@ -60,13 +61,6 @@ void install_signal_handlers() {
   sigprocmask(SIG_UNBLOCK, &stop_signals, nullptr);
 }
 
-// A run that cannot be done with this member program (a mongosim without the clock command);
-// printed as "locklab: unsupported: ..." so a test runner can report it as skipped.
-class Unsupported : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
 // Bound on finding the primary for the final reads (an election may still be running after
 // the last heal).
 constexpr int64_t kFinalPrimaryWaitMs = 30'000;
@@ -74,142 +68,6 @@ constexpr int64_t kFinalPrimaryWaitMs = 30'000;
 // again), and the bound on all final reads together; past either the read is `final info`.
 constexpr int kFinalReadAttempts = 5;
 constexpr int64_t kFinalReadsMaxMs = 90'000;
-
-bool needs_network(const std::string& fault) {
-  return fault == "isolate-worker" || fault == "isolate-member" ||
-         fault.starts_with("partition-") || fault == "primary-divergence";
-}
-
-// The scenario's fault kinds: fixed windows and the random mix.
-std::vector<std::string> scenario_faults(const Scenario& s) {
-  std::vector<std::string> out;
-  for (const FaultSpec& f : s.nemesis.schedule) out.push_back(f.fault);
-  if (s.nemesis.random) {
-    for (const auto& [kind, weight] : s.nemesis.random->weights) out.push_back(kind);
-  }
-  return out;
-}
-
-bool moves_clocks(const Scenario& s) {
-  for (const std::string& f : scenario_faults(s)) {
-    if (fault_moves_clock(f)) return true;
-  }
-  return false;
-}
-
-// libfaketime's multithreaded library where distributions install it, or "".
-std::string find_libfaketime() {
-  for (const char* path :
-       {"/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1",
-        "/usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1",
-        "/usr/lib64/faketime/libfaketimeMT.so.1", "/usr/lib/faketime/libfaketimeMT.so.1",
-        "/usr/local/lib/faketime/libfaketimeMT.so.1"}) {
-    if (std::filesystem::exists(path)) return path;
-  }
-  return "";
-}
-
-// Worker clock faults need every worker started under faketime.
-bool moves_worker_clocks(const Scenario& s) {
-  for (const std::string& f : scenario_faults(s)) {
-    if (f == "clock-skew-worker" || f == "clock-jump-worker") return true;
-  }
-  return false;
-}
-
-// An executable named `name` on $PATH, or "".
-std::string find_on_path(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "";
-  size_t start = 0;
-  while (start <= dirs.size()) {
-    const size_t colon = dirs.find(':', start);
-    const std::string dir = dirs.substr(start, colon == std::string::npos ? colon : colon - start);
-    if (!dir.empty()) {
-      const fs::path candidate = fs::path(dir) / name;
-      if (access(candidate.c_str(), X_OK) == 0) return candidate.string();
-    }
-    if (colon == std::string::npos) break;
-    start = colon + 1;
-  }
-  return "";
-}
-
-// "mongodb://h1:p1,h2/?x" -> {{h1, p1}, {h2, 27017}}. Throws std::runtime_error.
-std::vector<MemberPlacement> uri_hosts(const std::string& uri) {
-  const std::string scheme = "mongodb://";
-  if (!uri.starts_with(scheme)) {
-    throw std::runtime_error("--external-uri must start with mongodb:// (got " + uri + ")");
-  }
-  std::string list = uri.substr(scheme.size());
-  list = list.substr(0, list.find_first_of("/?"));
-  if (const size_t at = list.rfind('@'); at != std::string::npos) list = list.substr(at + 1);
-  std::vector<MemberPlacement> out;
-  size_t start = 0;
-  while (start <= list.size() && out.size() < 50) {
-    const size_t comma = list.find(',', start);
-    const std::string host = list.substr(start, comma == std::string::npos ? comma : comma - start);
-    const size_t colon = host.rfind(':');
-    MemberPlacement m;
-    m.address = host.substr(0, colon);
-    try {
-      m.port = colon == std::string::npos ? 27017 : std::stoi(host.substr(colon + 1));
-    } catch (const std::exception&) {
-      throw std::runtime_error("--external-uri: bad port in \"" + host + "\"");
-    }
-    if (m.address.empty()) throw std::runtime_error("--external-uri: empty host in " + uri);
-    out.push_back(m);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
-// Refuses, before anything starts, a run whose faults this setup cannot inject.
-// `netns_refusal`: why the netns backend cannot run here ("" when it can or was not asked about).
-void preflight(const Scenario& s, const std::string& backend, const RunOptions& o,
-               const std::string& netns_refusal) {
-  if (!o.external_uri.empty()) {
-    const std::vector<MemberPlacement> hosts = uri_hosts(o.external_uri);
-    if (static_cast<int>(hosts.size()) != s.cluster.members) {
-      throw std::runtime_error(s.path + ": cluster.members is " +
-                               std::to_string(s.cluster.members) + " but --external-uri names " +
-                               std::to_string(hosts.size()) + " hosts");
-    }
-    for (const FaultSpec& f : s.nemesis.schedule) {
-      const bool possible = fault_target(f.fault) == FaultTarget::kWorker
-                                ? !needs_network(f.fault)
-                                : f.fault == "step-down" || f.fault == "freeze";
-      if (!possible) {
-        throw std::runtime_error(s.path + ":" + std::to_string(f.line) + ": " + f.fault +
-                                 " is not possible on an external cluster (only worker faults, "
-                                 "step-down and freeze)");
-      }
-    }
-    if (s.nemesis.random) {
-      throw std::runtime_error(s.path + ": [nemesis.random] is not supported with --external-uri");
-    }
-  }
-  for (const FaultSpec& f : s.nemesis.schedule) {
-    if (backend == "loopback" && needs_network(f.fault)) {
-      throw std::runtime_error(
-          s.path + ":" + std::to_string(f.line) + ": " + f.fault + " needs the netns backend" +
-          (netns_refusal.empty() ? " (--cluster netns; no root needed)"
-                                 : ", which cannot run here: " + netns_refusal));
-    }
-  }
-  if (moves_worker_clocks(s) && find_libfaketime().empty()) {
-    throw std::runtime_error(s.path +
-                             ": worker clock faults (clock-skew-worker, clock-jump-worker) need "
-                             "libfaketime (libfaketimeMT.so.1), which is not installed");
-  }
-  if (!o.member_program.empty() && moves_clocks(s) && find_on_path("faketime").empty()) {
-    throw std::runtime_error(s.path +
-                             ": clock faults (clock-skew, clock-jump, primary-divergence) on "
-                             "--mongod members need the faketime program (libfaketime), and "
-                             "none is on PATH; install faketime or remove those faults");
-  }
-}
 
 int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -230,27 +88,6 @@ void write_file(const fs::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   out << text;
   if (!out) throw std::runtime_error("cannot write " + path.string());
-}
-
-// Sets `netns_refusal` to why the netns backend cannot run here when it was considered.
-std::string choose_backend(const RunOptions& o, const Scenario& s, std::string& netns_refusal) {
-  if (!o.external_uri.empty()) {
-    // The harness cannot put someone else's members into its namespaces; workers run beside it.
-    if (o.backend == "netns") throw std::runtime_error("--external-uri needs --cluster loopback");
-    if (!o.member_program.empty())
-      throw std::runtime_error("--external-uri and --mongod exclude each other");
-    return "loopback";
-  }
-  std::string backend = !o.backend.empty() ? o.backend : s.cluster.backend;
-  if (backend.empty() || backend == "netns") netns_refusal = netns_backend_refusal();
-  if (backend.empty()) backend = netns_refusal.empty() ? "netns" : "loopback";
-  if (backend == "netns" && !netns_refusal.empty()) {
-    throw std::runtime_error(netns_refusal + " (--cluster loopback runs without namespaces)");
-  }
-  if (backend != "netns" && backend != "loopback") {
-    throw std::runtime_error("unknown --cluster " + backend + " (netns or loopback)");
-  }
-  return backend;
 }
 
 CheckConfig check_config(const Scenario& s) {
@@ -277,7 +114,7 @@ nlohmann::json versions(const std::string& member_program) {
 // Everything one run owns, torn down in reverse order by the destructor.
 class Run {
  public:
-  Run(const RunOptions& options, Scenario scenario, uint64_t seed, std::string backend,
+  Run(const RunOptions& options, Scenario scenario, uint64_t seed, BackendChoice backend,
       fs::path out)
       : options_(options),
         s_(std::move(scenario)),
@@ -292,7 +129,7 @@ class Run {
     prepare();
     history_ = std::make_unique<HistoryWriter>((out_ / "history.jsonl").string());
     history_->append({0, "harness", EventType::kInfo, "start", "", std::nullopt, start_value()});
-    start_cluster();
+    start_db();
     start_workers();
     fault_phase();
     quiet_phase();
@@ -323,9 +160,9 @@ class Run {
       record_stop("teardown");
       workers_->stop_all(1000);
     }
-    if (cluster_) cluster_->stop();
+    if (db_) db_->stop();
     supervisor_.stop_all(1000);
-    if (network_) network_->teardown();
+    if (db_) db_->teardown();
     if (!temp_dir_.empty()) {
       std::error_code ec;
       fs::remove_all(temp_dir_, ec);
@@ -337,14 +174,13 @@ class Run {
   RunOptions options_;
   Scenario s_;
   uint64_t seed_;
-  std::string backend_;
+  BackendChoice backend_;
   fs::path out_;
   std::string prefix_;
   std::string temp_dir_;
   Supervisor supervisor_;
   std::unique_ptr<HistoryWriter> history_;
-  std::unique_ptr<Network> network_;
-  std::unique_ptr<Cluster> cluster_;
+  std::unique_ptr<Db> db_;
   std::unique_ptr<WorkerPool> workers_;
   std::unique_ptr<Nemesis> nemesis_;
   std::unique_ptr<ProgressTracker> progress_;
@@ -357,7 +193,7 @@ class Run {
     return {
         {"scenario", s_.name},
         {"seed", seed_},
-        {"backend", backend_},
+        {"backend", backend_.name},
         {"check", check_config(s_).to_json()},
         {"vocabulary", kHistoryVocabulary},
         {"workload", to_string(s_.workload.kind)},
@@ -391,60 +227,18 @@ class Run {
     temp_dir_ = make_run_temp_dir(prefix_);
     fs::create_directories(out_ / "members");
     fs::create_directories(out_ / "workers");
-    if (backend_ == "netns") {
-      network_ = std::make_unique<Network>(prefix_);
-      for (int m = 0; m < s_.cluster.members; ++m) network_->add_host("m" + std::to_string(m));
-      network_->add_host("ctl");
-      for (int w = 1; w <= s_.workload.workers; ++w) network_->add_host("w" + std::to_string(w));
-    }
   }
 
-  void start_cluster() {
-    ClusterOptions c;
-    c.program =
-        options_.member_program.empty() ? binary_dir() + "/mongosim" : options_.member_program;
+  void start_db() {
+    DbConfig c = scenario_db_config(s_);
+    c.run_prefix = prefix_;
     c.data_dir = temp_dir_;
     c.log_dir = (out_ / "members").string();
-    c.election_timeout_ms = s_.cluster.election_timeout_ms;
-    c.real_mongod = !options_.member_program.empty() || !options_.external_uri.empty();
-    if (c.real_mongod && moves_clocks(s_)) c.faketime = find_on_path("faketime");
+    c.database = kDatabase;
     c.interrupted = [] { return g_stop_signal != 0; };
-    c.external_uri = options_.external_uri;
-    if (!c.external_uri.empty()) c.members = uri_hosts(c.external_uri);
-    for (int m = 0; c.external_uri.empty() && m < s_.cluster.members; ++m) {
-      if (network_) {
-        const Host& h = network_->host("m" + std::to_string(m));
-        c.members.push_back({h.netns, h.address, static_cast<int>(kMemberPort)});
-      } else {
-        c.members.push_back({"", "127.0.0.1", pick_free_port()});
-      }
-    }
-    if (network_) c.admin_netns = network_->host("ctl").netns;
-    cluster_ = std::make_unique<Cluster>(c, supervisor_);
-    cluster_->start();
+    db_ = make_db(options_, s_, backend_, std::move(c), supervisor_);
+    db_->start();
     check_interrupt();
-    if (!c.real_mongod && c.external_uri.empty() && moves_clocks(s_)) probe_clock_command();
-    if (!c.external_uri.empty()) drop_database();
-  }
-
-  // An external set keeps what earlier runs wrote; the history must start from nothing.
-  void drop_database() {
-    const int primary = cluster_->wait_for_primary(kFinalPrimaryWaitMs);
-    if (primary < 0) throw std::runtime_error("no primary to drop the database on");
-    cluster_->command(primary, kDatabase,
-                      {{"dropDatabase", 1}, {"writeConcern", {{"w", "majority"}}}});
-  }
-
-  // The clock faults need mongosimSetClockOffset; a mongosim without it is refused here, before
-  // any worker starts, rather than producing a run whose clock faults silently did nothing.
-  void probe_clock_command() {
-    const nlohmann::json reply = cluster_->try_command(0, "admin", {{"mongosimSetClockOffset", 0}});
-    if (!reply_ok(reply)) {
-      throw Unsupported(
-          "clock faults need mongosim's mongosimSetClockOffset command, which this "
-          "member program refuses: " +
-          reply.value("errmsg", reply.dump()));
-    }
   }
 
   void start_workers() {
@@ -464,9 +258,8 @@ class Run {
     launch.base.operations = s_.workload.operations;
     launch.base.lock = s_.lock;
     launch.seed = seed_;
-    launch.uri_for = [this](const std::string& id) { return cluster_->uri(id); };
-    Network* net = network_.get();
-    launch.netns_for = [net](const std::string& id) { return net ? net->host(id).netns : ""; };
+    launch.uri_for = [this](const std::string& id) { return db_->uri(id); };
+    launch.netns_for = [this](const std::string& id) { return db_->worker_netns(id); };
     workers_ = std::make_unique<WorkerPool>(supervisor_, *history_, launch, s_.workload.workers);
     progress_ = std::make_unique<ProgressTracker>(launch.base.history_path);
     const int64_t run_ms = s_.workload.duration_ms > 0 ? s_.workload.duration_ms
@@ -487,8 +280,8 @@ class Run {
       progress_->poll();
       return progress_->role(worker);
     };
-    nemesis_ = std::make_unique<Nemesis>(plan, FaultContext{*cluster_, *workers_, network_.get()},
-                                         *history_, view, seed_);
+    nemesis_ =
+        std::make_unique<Nemesis>(plan, FaultContext{*db_, *workers_}, *history_, view, seed_);
     workers_->start_all();
     start_ms_ = now_ms();
   }
@@ -497,8 +290,8 @@ class Run {
   void reap() {
     for (const ExitStatus& e : supervisor_.poll()) {
       if (workers_ && workers_->record_exit(e)) continue;
-      for (int m = 0; cluster_ && m < cluster_->size(); ++m) {
-        if (cluster_->pid(m) == e.pid) {
+      for (int m = 0; db_ && m < db_->size(); ++m) {
+        if (db_->pid(m) == e.pid) {
           throw std::runtime_error("member m" + std::to_string(m) + " ended (" + e.describe() +
                                    "); see " + (out_ / "members").string());
         }
@@ -538,7 +331,7 @@ class Run {
   }
 
   // One `final` per resource the workload used, read at majority from a member confirmed
-  // primary for the whole read (Cluster::read_confirmed); a missing document is a final read
+  // primary for the whole read (Db::read_confirmed); a missing document is a final read
   // too; a read that cannot be confirmed is `final info`.
   void final_reads() {
     if (s_.workload.kind == WorkloadKind::kMutex) return;
@@ -555,15 +348,13 @@ class Run {
   void final_read(const std::string& collection, const std::string& resource, int64_t deadline) {
     std::string error = "no time left for the final reads";
     for (int attempt = 0; attempt < kFinalReadAttempts && now_ms() < deadline; ++attempt) {
-      const int primary =
-          cluster_->wait_for_primary(std::min(kFinalPrimaryWaitMs, deadline - now_ms()));
+      const int primary = db_->wait_for_primary(std::min(kFinalPrimaryWaitMs, deadline - now_ms()));
       if (primary < 0) {
         error = "no primary within the final-read bound";
         continue;
       }
       try {
-        const nlohmann::json doc =
-            cluster_->read_confirmed(primary, kDatabase, collection, resource);
+        const nlohmann::json doc = db_->read_confirmed(primary, kDatabase, collection, resource);
         history_->append(
             {0, "harness", EventType::kOk, "final", "", std::nullopt, final_value(resource, doc)});
         return;
@@ -654,7 +445,7 @@ std::vector<std::string> read_lines(const fs::path& path) {
 // Everything from the cluster's start to the end of the final reads: 0 when the history is
 // complete, 2 (after printing why) when not. On the netns backend this is the sandbox's PID 1.
 int run_experiment(const RunOptions& options, const Scenario& scenario, uint64_t seed,
-                   const std::string& backend, const fs::path& out) {
+                   const BackendChoice& backend, const fs::path& out) {
   try {
     Supervisor::become_subreaper();
     install_signal_handlers();
@@ -701,9 +492,16 @@ int run_scenario(const RunOptions& options) {
   std::cout << "locklab: scenario " << scenario.name << ", seed " << seed << ", output "
             << out.string() << std::endl;
   try {
-    std::string netns_refusal;
-    const std::string backend = choose_backend(options, scenario, netns_refusal);
-    preflight(scenario, backend, options, netns_refusal);
+    const BackendChoice backend = choose_backend(options, scenario);
+    std::string member_program;
+    {
+      // Constructing a Db starts nothing: this one only answers what it supports.
+      Supervisor none;
+      const std::unique_ptr<Db> db =
+          make_db(options, scenario, backend, scenario_db_config(scenario), none);
+      preflight(scenario, *db);
+      member_program = db->member_program();
+    }
     fs::create_directories(out);
     // A reused directory starts a fresh history: appending to an old one would mix two runs.
     fs::remove(out / "history.jsonl");
@@ -711,20 +509,17 @@ int run_scenario(const RunOptions& options) {
     fs::copy_file(options.scenario_path, out / "scenario.toml",
                   fs::copy_options::overwrite_existing);
     write_file(out / "seed", std::to_string(seed) + "\n");
-    write_file(out / "versions.json",
-               versions(!options.external_uri.empty()    ? "external " + options.external_uri
-                        : options.member_program.empty() ? binary_dir() + "/mongosim"
-                                                         : options.member_program)
-                       .dump(2) +
-                   "\n");
+    write_file(out / "versions.json", versions(member_program).dump(2) + "\n");
     // A sandboxed run leaves the host's named namespaces alone: it never creates any there.
     const HostNamespaces host =
-        backend == "netns" ? HostNamespaces::kLeave : HostNamespaces::kClean;
+        backend.name == "netns" ? HostNamespaces::kLeave : HostNamespaces::kClean;
     sweep_stale_runs(host);
+    // What a SIGKILLed docker run left (its containers, network, images, a daemon it started).
+    if (backend.name == "docker") sweep_docker_leftovers();
     // Forked here, outside the sandbox: it removes the run's /tmp directory after a SIGKILL.
     start_janitor(run_prefix(), host);
     const auto experiment = [&] { return run_experiment(options, scenario, seed, backend, out); };
-    const int code = backend == "netns" ? run_sandboxed(experiment) : experiment();
+    const int code = backend.name == "netns" ? run_sandboxed(experiment) : experiment();
     if (code != 0) return code;
     worker_problems = read_lines(out / kWorkerProblemsFile);
   } catch (const std::exception& e) {

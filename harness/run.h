@@ -33,6 +33,8 @@ struct RunOptions {
   // (loopback backend; only faults that need no member process or network: worker faults,
   // step-down, freeze). Its database "locklab" is dropped at the start.
   std::string external_uri;
+  // --cluster docker: the members' image; "" = locklab/mongosim built from the local programs.
+  std::string image;
   std::optional<uint64_t> seed;
   std::string out_dir;     // "" = results/runs/<UTC time>-<scenario>
   std::string junit_path;  // "" = none

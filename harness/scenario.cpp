@@ -10,7 +10,6 @@
 
 #include "checker.h"
 #include "clients.h"
-#include "scenario_faults.h"
 
 namespace locklab {
 namespace {
@@ -205,20 +204,20 @@ WorkloadSpec read_workload(TableReader& r) {
   return w;
 }
 
-std::string check_fault_kind(TableReader& r, std::string_view key, const std::string& kind) {
-  if (!known_faults().count(kind)) {
-    std::string list;
-    for (const auto& [name, params] : known_faults()) list += (list.empty() ? "" : ", ") + name;
-    r.fail(r.line_of(key), key, "unknown fault \"" + kind + "\" (known: " + list + ")");
+// The one place a fault kind's name becomes a FaultKind.
+FaultKind check_fault_kind(TableReader& r, std::string_view key, const std::string& name) {
+  const std::optional<FaultKind> kind = fault_kind_named(name);
+  if (!kind) {
+    r.fail(r.line_of(key), key,
+           "unknown fault \"" + name + "\" (known: " + fault_kind_names() + ")");
   }
-  return kind;
+  return *kind;
 }
 
 // A fault's own parameters (e.g. fail-command's `mode`) become FaultSpec::params.
-nlohmann::json read_fault_params(TableReader& r, const toml::table& table,
-                                 const std::string& fault) {
+nlohmann::json read_fault_params(TableReader& r, const toml::table& table, FaultKind fault) {
   nlohmann::json params = nlohmann::json::object();
-  const auto& allowed = known_faults().at(fault);
+  const auto& allowed = fault_row(fault).keys;
   for (const std::string& key : allowed) {
     const toml::node* node = r.take(key);
     if (!node) continue;
@@ -244,7 +243,7 @@ nlohmann::json read_fault_params(TableReader& r, const toml::table& table,
   return params;
 }
 
-void validate_fault_params(TableReader& r, const std::string& fault, const nlohmann::json& p,
+void validate_fault_params(TableReader& r, FaultKind fault, const nlohmann::json& p,
                            const Scenario& s) {
   if (auto e = fault_param_error(fault, p, s.cluster.members))
     r.fail(r.line_of(e->key), e->key, e->what);
@@ -258,7 +257,7 @@ FaultSpec read_fault(TableReader& r, const toml::table& table, const Scenario& s
   f.at_ms = r.integer("at_ms", 0, 0, kMaxDurationMs);
   f.duration_ms = r.integer("duration_ms", 0, 1, kMaxDurationMs);
   if (f.duration_ms == 0) r.fail(f.line, "duration_ms", "required (how long the fault lasts)");
-  f.target = r.string("target", default_target(f.fault));
+  f.target = r.string("target", std::string(fault_row(f.fault).default_target));
   if (auto e = target_error(f.fault, f.target, s.cluster.members, s.workload.workers)) {
     r.fail(r.line_of("target"), "target", *e);
   }
@@ -276,9 +275,8 @@ RandomMixSpec read_random(TableReader& r, const std::string& file, const Scenari
   }
   TableReader weights(*faults, r.prefix() + "faults.", file);
   for (auto&& [key, node] : *faults) {
-    std::string kind(key.str());
     weights.set_line(static_cast<int>(node.source().begin.line));
-    check_fault_kind(weights, key.str(), kind);
+    const FaultKind kind = check_fault_kind(weights, key.str(), std::string(key.str()));
     m.weights[kind] = weights.number(key.str(), 0, 1e-9, 1e9);
   }
   m.target = r.string("target", "random");
@@ -288,7 +286,8 @@ RandomMixSpec read_random(TableReader& r, const std::string& file, const Scenari
   for (const auto& [kind, w] : m.weights) {
     // Random windows carry no parameters: a kind that requires one cannot be drawn.
     if (auto e = fault_param_error(kind, nlohmann::json::object(), s.cluster.members)) {
-      weights.fail(weights.line_of(kind), kind, e->key + ": " + e->what);
+      const std::string name(to_string(kind));
+      weights.fail(weights.line_of(name), name, e->key + ": " + e->what);
     }
   }
   m.start_ms = r.integer("start_ms", m.start_ms, 0, kMaxDurationMs);
@@ -367,7 +366,7 @@ void validate_whole(TableReader& r, const Scenario& s) {
   const int64_t run_ms = s.workload.duration_ms;
   for (const FaultSpec& f : s.nemesis.schedule) {
     // A command delayed less than the socket timeout is only slow: the client waits it out.
-    if (f.fault == "command-delay" &&
+    if (f.fault == FaultKind::kCommandDelay &&
         (s.lock.socket_timeout_ms == 0 ||
          f.params.value("delay_ms", int64_t{0}) <= s.lock.socket_timeout_ms)) {
       r.fail(f.line, "nemesis.fault.delay_ms",
@@ -452,7 +451,7 @@ nlohmann::json to_json(const Scenario& s) {
   nlohmann::json schedule = nlohmann::json::array();
   for (const FaultSpec& f : s.nemesis.schedule) {
     schedule.push_back({{"at_ms", f.at_ms},
-                        {"fault", f.fault},
+                        {"fault", to_string(f.fault)},
                         {"target", f.target},
                         {"duration_ms", f.duration_ms},
                         {"params", f.params}});
@@ -460,7 +459,9 @@ nlohmann::json to_json(const Scenario& s) {
   nlohmann::json random = nullptr;
   if (s.nemesis.random) {
     const RandomMixSpec& m = *s.nemesis.random;
-    random = {{"faults", m.weights},
+    nlohmann::json weights = nlohmann::json::object();
+    for (const auto& [kind, w] : m.weights) weights[std::string(to_string(kind))] = w;
+    random = {{"faults", weights},
               {"target", m.target},
               {"start_ms", m.start_ms},
               {"end_ms", m.end_ms},

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "scenario_faults.h"
+#include "nemesis/fault_kind.h"
 
 namespace locklab {
 
@@ -81,7 +81,7 @@ struct WorkloadSpec {
 // member faults "primary" / "secondaries" (whoever they are when the window opens).
 struct FaultSpec {
   int64_t at_ms = 0;
-  std::string fault;
+  FaultKind fault = FaultKind::kPauseWorker;
   std::string target;
   int64_t duration_ms = 0;
   nlohmann::json params = nlohmann::json::object();  // fault-specific keys, validated
@@ -89,7 +89,8 @@ struct FaultSpec {
 };
 
 struct RandomMixSpec {
-  std::map<std::string, double> weights;  // fault kind -> relative rate, all > 0
+  // fault kind -> relative rate, all > 0; in name order (the order the seed draws in)
+  std::map<FaultKind, double, FaultKindByName> weights;
   std::string target = "random";
   int64_t start_ms = 1000;
   int64_t end_ms = 0;  // 0: until the workload's duration ends

@@ -20,6 +20,9 @@ packages=(
   python3 python3-pymongo
   # the run report's browser tests open timeline.html in headless Chromium
   chromium
+  # --cluster docker: Debian's engine and client (apt starts no daemon here; the harness starts
+  # one when none is reachable), a static busybox for the images' base, compose v1 for docker/
+  docker.io busybox-static docker-compose
 )
 
 # `make fuzz` (libFuzzer) needs clang and its runtime; only that target asks for them.

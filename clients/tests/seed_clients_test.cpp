@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "checker.h"
-#include "cluster.h"
+#include "db/db.h"
 #include "history.h"
 #include "process.h"
 #include "programs.h"
@@ -55,8 +55,7 @@ class SeedClientsTest : public ::testing::Test {
   void SetUp() override {
     if (!clients_built()) GTEST_SKIP() << "needs mongosim and the seed clients built";
     dir_ = std::make_unique<testing::TempDir>();
-    cluster_ =
-        std::make_unique<Cluster>(testing::local_cluster_options(dir_->path(), 1), supervisor_);
+    cluster_ = testing::local_db(dir_->path(), 1, supervisor_);
     cluster_->start();
   }
   void TearDown() override {
@@ -186,7 +185,7 @@ class SeedClientsTest : public ::testing::Test {
 
   std::unique_ptr<testing::TempDir> dir_;
   Supervisor supervisor_;
-  std::unique_ptr<Cluster> cluster_;
+  std::unique_ptr<Db> cluster_;
 };
 
 // Every acquire ok in the history: with a token for locks that issue one, and otherwise without

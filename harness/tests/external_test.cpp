@@ -1,11 +1,11 @@
 // `locklab run --external-uri`: a replica set the harness did not start (here three mongosim
-// members started by the test through Cluster, on loopback ports) is used as it is; faults that
+// members started by the test through MongosimDb, on loopback ports) is used as it is; faults that
 // need the members' processes or namespaces are refused before anything starts.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
-#include "cluster.h"
+#include "db/db.h"
 #include "process.h"
 #include "programs.h"
 #include "temp_dir.h"
@@ -20,8 +20,7 @@ namespace fs = std::filesystem;
 class ExternalSet {
  public:
   explicit ExternalSet(const std::string& dir) {
-    ClusterOptions o = testing::local_cluster_options(dir, 3);
-    cluster_ = std::make_unique<Cluster>(o, supervisor_);
+    cluster_ = testing::local_db(dir, 3, supervisor_);
     cluster_->start();
     uri_ = "mongodb://";
     for (int m = 0; m < 3; ++m) uri_ += (m ? "," : "") + cluster_->host(m);
@@ -32,7 +31,7 @@ class ExternalSet {
 
  private:
   Supervisor supervisor_;
-  std::unique_ptr<Cluster> cluster_;
+  std::unique_ptr<Db> cluster_;
   std::string uri_;
 };
 

@@ -9,7 +9,7 @@
 
 #include <memory>
 
-#include "cluster.h"
+#include "db/db.h"
 #include "history.h"
 #include "nemesis.h"
 #include "process.h"
@@ -26,8 +26,7 @@ class NemesisHistoryTest : public ::testing::Test {
   void SetUp() override {
     if (!testing::programs_built()) GTEST_SKIP() << "needs mongosim built";
     dir_ = std::make_unique<testing::TempDir>();
-    ClusterOptions o = testing::local_cluster_options(dir_->path(), 1);
-    cluster_ = std::make_unique<Cluster>(o, supervisor_);
+    cluster_ = testing::local_db(dir_->path(), 1, supervisor_);
     cluster_->start();
     history_ = std::make_unique<HistoryWriter>(dir_->file("history.jsonl"));
     WorkerLaunch launch;
@@ -42,8 +41,7 @@ class NemesisHistoryTest : public ::testing::Test {
   // Runs the plan: opens at tick 0, heals at the window's end.
   std::vector<Event> run(const PlannedFault& fault) {
     {
-      Nemesis nemesis({fault}, FaultContext{*cluster_, *workers_, nullptr}, *history_, WorkerView{},
-                      1);
+      Nemesis nemesis({fault}, FaultContext{*cluster_, *workers_}, *history_, WorkerView{}, 1);
       nemesis.tick(0);
       after_open_ = read_history(dir_->file("history.jsonl")).size();
       nemesis.tick(fault.duration_ms);
@@ -54,7 +52,7 @@ class NemesisHistoryTest : public ::testing::Test {
 
   std::unique_ptr<testing::TempDir> dir_;
   Supervisor supervisor_;
-  std::unique_ptr<Cluster> cluster_;
+  std::unique_ptr<Db> cluster_;
   std::unique_ptr<HistoryWriter> history_;
   std::unique_ptr<WorkerPool> workers_;
   size_t after_open_ = 0;
@@ -64,7 +62,7 @@ class NemesisHistoryTest : public ::testing::Test {
 // heal follows: no window of a fault that never was in force.
 TEST_F(NemesisHistoryTest, FailedBeginIsRecordedUndoneAndNeverHealed) {
   PlannedFault fault;
-  fault.fault = "pause-worker";
+  fault.fault = FaultKind::kPauseWorker;
   fault.target = "w1";
   fault.duration_ms = 100;
   const std::vector<Event> events = run(fault);
@@ -83,7 +81,7 @@ TEST_F(NemesisHistoryTest, FailedBeginIsRecordedUndoneAndNeverHealed) {
 // and answering.
 TEST_F(NemesisHistoryTest, KillMemberRecordsRoleAndHealsOnlyWhenTheMemberAnswers) {
   PlannedFault fault;
-  fault.fault = "kill-member";
+  fault.fault = FaultKind::kKillMember;
   fault.target = "primary";
   fault.selection = "primary";
   fault.duration_ms = 100;

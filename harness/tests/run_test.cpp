@@ -49,7 +49,7 @@ TEST(FaultPlan, RandomWindowsStayInsideTheRunAndTargetsResolve) {
     if (i > 0) {
       EXPECT_LE(plan[i - 1].at_ms, f.at_ms);
     }
-    if (fault_targets_member(f.fault)) {
+    if (fault_row(f.fault).target != FaultTarget::kWorker) {
       EXPECT_EQ(f.target, "m0");
     } else {
       ASSERT_EQ(f.target[0], 'w') << f.target;
@@ -58,7 +58,7 @@ TEST(FaultPlan, RandomWindowsStayInsideTheRunAndTargetsResolve) {
       EXPECT_LE(w, 4);
     }
   }
-  EXPECT_EQ(plan[0].fault, "isolate-worker");  // the fixed window at 500 ms comes first
+  EXPECT_EQ(plan[0].fault, FaultKind::kIsolateWorker);  // the fixed window at 500 ms comes first
 }
 
 TEST(Progress, TracksHoldersAndOperations) {

@@ -104,7 +104,7 @@ duration_max_ms = 4000
 )",
                               "r.toml");
   ASSERT_TRUE(s.nemesis.random.has_value());
-  EXPECT_DOUBLE_EQ(s.nemesis.random->weights.at("pause-worker"), 2.0);
+  EXPECT_DOUBLE_EQ(s.nemesis.random->weights.at(FaultKind::kPauseWorker), 2.0);
   EXPECT_EQ(s.nemesis.random->target, "holder");
 }
 

@@ -15,7 +15,7 @@
 #include <optional>
 #include <thread>
 
-#include "cluster.h"
+#include "db/db.h"
 #include "history.h"
 #include "mongolock/provider.h"
 #include "process.h"
@@ -53,8 +53,7 @@ class WorkerHistoryTest : public ::testing::Test {
   void SetUp() override {
     if (!testing::programs_built()) GTEST_SKIP() << "needs locklab-worker and mongosim built";
     dir_ = std::make_unique<testing::TempDir>();
-    ClusterOptions o = testing::local_cluster_options(dir_->path(), 1);
-    cluster_ = std::make_unique<Cluster>(o, supervisor_);
+    cluster_ = testing::local_db(dir_->path(), 1, supervisor_);
     cluster_->start();
   }
   void TearDown() override {
@@ -106,7 +105,7 @@ class WorkerHistoryTest : public ::testing::Test {
 
   std::unique_ptr<testing::TempDir> dir_;
   Supervisor supervisor_;
-  std::unique_ptr<Cluster> cluster_;
+  std::unique_ptr<Db> cluster_;
 };
 
 // w1 reads 0, sends 1; the update is held server-side; w1 is SIGKILLed; the update lands. The
@@ -148,7 +147,7 @@ TEST_F(WorkerHistoryTest, CounterWriteKilledInFlightHasItsInvoke) {
 // section (the next extension is refused, the lost notification fires).
 std::vector<Event> fenced_operation_lost_midway(WorkerHistoryTest& test, pid_t worker,
                                                 const std::function<std::vector<Event>()>& read,
-                                                Supervisor& supervisor, Cluster& cluster) {
+                                                Supervisor& supervisor, Db& cluster) {
   EXPECT_TRUE(eventually([&] { return !events_of(read(), "w1", "acquire").empty(); }));
   EXPECT_TRUE(eventually([&] {
     for (const Event& e : events_of(read(), "w1", "acquire")) {

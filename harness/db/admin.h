@@ -1,0 +1,48 @@
+// The harness's own connections to members (admin commands, the confirmed final reads): one
+// short-lived single-threaded libmongoc client per call, direct to one host, appname
+// "locklab-harness" (which no failCommand fault targets), bounded timeouts. Used by Db's default
+// admin methods; usable by any backend whose members are reachable by TCP from some namespace.
+//
+// Thread rules: every function may be called from any thread; run_in_netns runs its body on a
+// helper thread joined before it returns.
+#pragma once
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace locklab {
+
+// True for a command reply with ok: 1.
+bool reply_ok(const nlohmann::json& reply);
+
+// Initializes libmongoc once per process and silences its log output (the harness reports
+// errors itself). Idempotent.
+void init_driver();
+
+// Runs `body` on a helper thread that has entered the network namespace `netns` (a name under
+// /var/run/netns or an absolute path: process.h netns_path; "" stays in the current one) and
+// rethrows its exception. setns(CLONE_NEWNET) affects only the calling thread, which is why a
+// helper thread is used.
+void run_in_netns(const std::string& netns, const std::function<void()>& body);
+
+// One command on a direct connection to `host` ("address:port") from the calling thread's
+// namespace. Never throws for a failed command: the reply, with ok 0, errmsg and code added when
+// the driver failed. Throws std::runtime_error for a command that is not valid BSON.
+nlohmann::json direct_command(const std::string& host, const std::string& database,
+                              const nlohmann::ordered_json& command);
+
+// hello, find {_id: id} at majority read concern, hello, on one connection to `host`: the
+// document (null when none) when both hellos say writable primary with the same electionId;
+// otherwise throws std::runtime_error saying why not.
+nlohmann::json confirmed_find(const std::string& host, const std::string& database,
+                              const std::string& collection, const std::string& id);
+
+// The electionId of a primary's hello as comparable text ("" when absent). ObjectId hex of one
+// length orders as the term it encodes.
+std::string election_id(const nlohmann::json& hello);
+
+// A TCP port on 127.0.0.1 that was free a moment ago (members on loopback).
+int pick_free_port();
+
+}  // namespace locklab

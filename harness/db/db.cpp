@@ -1,0 +1,195 @@
+#include "db/db.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "db/admin.h"
+
+namespace locklab {
+namespace {
+
+constexpr int64_t kReadyPollMs = 50;
+constexpr int64_t kAdminTimeoutMs = 2000;
+constexpr int kMembersMax = 50;
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// A primary that has heard from no majority within the election timeout steps down, so
+// heartbeats must come several times per timeout: mongod's 2 s default would make a set with a
+// 1 s timeout step down for nothing.
+int64_t heartbeat_interval_ms(int64_t election_timeout_ms) {
+  return std::clamp<int64_t>(election_timeout_ms / 4, 100, 2000);
+}
+
+}  // namespace
+
+Db::Db(DbConfig config) : config_(std::move(config)) {
+  if (config_.members < 1 || config_.members > kMembersMax) {
+    throw std::invalid_argument("a set needs 1.." + std::to_string(kMembersMax) + " members, not " +
+                                std::to_string(config_.members));
+  }
+  init_driver();
+}
+
+std::string Db::log_tail(int /*member*/) const {
+  return "";
+}
+
+void Db::check_interrupted() const {
+  if (config_.interrupted && config_.interrupted()) {
+    throw Interrupted("interrupted while waiting for the cluster");
+  }
+}
+
+void Db::wait_until(int member, const std::string& what, int64_t deadline_ms,
+                    const std::function<bool()>& ready, const std::function<void()>& reap) const {
+  for (;;) {
+    check_interrupted();
+    if (reap) reap();
+    const std::string tail = [&] {
+      const std::string t = log_tail(member);
+      return t.empty() ? std::string() : "; its log ends:\n" + t;
+    }();
+    if (!running(member)) {
+      throw std::runtime_error("member m" + std::to_string(member) + " (" + host(member) +
+                               ") exited while waiting for " + what + tail);
+    }
+    if (ready()) return;
+    if (now_ms() >= deadline_ms) {
+      throw std::runtime_error("member m" + std::to_string(member) + " (" + host(member) +
+                               "): no " + what + " within " +
+                               std::to_string(config_.ready_timeout_ms) + " ms" + tail);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(kReadyPollMs));
+  }
+}
+
+void Db::wait_all_answering(int64_t deadline_ms, const std::function<void()>& reap) const {
+  for (int i = 0; i < size(); ++i) {
+    wait_until(
+        i, "reply to hello", deadline_ms,
+        [&] {
+          return reply_ok(try_command(i, "admin", {{"hello", 1}}));
+        },
+        reap);
+  }
+}
+
+void Db::initiate() const {
+  nlohmann::json members = nlohmann::json::array();
+  for (int i = 0; i < size(); ++i) members.push_back({{"_id", i}, {"host", host(i)}});
+  const nlohmann::json config = {
+      {"_id", "rs0"},
+      {"members", members},
+      {"settings",
+       {{"electionTimeoutMillis", config_.election_timeout_ms},
+        {"heartbeatIntervalMillis", heartbeat_interval_ms(config_.election_timeout_ms)}}}};
+  const nlohmann::json initiated = try_command(0, "admin", {{"replSetInitiate", config}});
+  // 23 AlreadyInitialized: a restarted harness may find the set initiated; that is fine.
+  if (!reply_ok(initiated) && initiated.value("code", 0) != 23) {
+    throw std::runtime_error("replSetInitiate on " + host(0) + " failed: " + initiated.dump());
+  }
+}
+
+void Db::wait_ready(int64_t deadline_ms, const std::function<void()>& reap) const {
+  // Ready = what a client needs: a primary, and a write a majority acknowledged (a primary that
+  // is still catching up, or whose secondaries have not started syncing, fails this).
+  wait_until(
+      0, "writable primary and a majority write", deadline_ms,
+      [&] {
+        const int p = primary();
+        return p >= 0 && majority_write(p);
+      },
+      reap);
+}
+
+bool Db::majority_write(int member) const {
+  const nlohmann::ordered_json insert = {
+      {"insert", "ready"},
+      {"documents", nlohmann::json::array({{{"at_ms", now_ms()}}})},
+      {"writeConcern", {{"w", "majority"}, {"wtimeout", kAdminTimeoutMs}}}};
+  const nlohmann::json reply = try_command(member, "locklab_harness", insert);
+  return reply_ok(reply) && !reply.contains("writeConcernError") && !reply.contains("writeErrors");
+}
+
+int Db::primary() const {
+  int best = -1;
+  std::string best_id;
+  for (int i = 0; i < size(); ++i) {
+    if (!running(i) || paused(i)) continue;
+    const nlohmann::json hello = try_command(i, "admin", {{"hello", 1}});
+    if (!reply_ok(hello) || !hello.value("isWritablePrimary", false)) continue;
+    const std::string id = election_id(hello);
+    if (best < 0 || id.size() > best_id.size() || (id.size() == best_id.size() && id > best_id)) {
+      best = i;
+      best_id = id;
+    }
+  }
+  return best;
+}
+
+int Db::wait_for_primary(int64_t timeout_ms, int except) const {
+  const int64_t deadline = now_ms() + timeout_ms;
+  for (;;) {
+    check_interrupted();
+    const int p = primary();
+    if (p >= 0 && p != except) return p;
+    if (now_ms() >= deadline) return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(kReadyPollMs));
+  }
+}
+
+std::string Db::member_state(int member) const {
+  if (!running(member) || paused(member)) return "other";
+  const nlohmann::json hello = try_command(member, "admin", {{"hello", 1}});
+  if (!reply_ok(hello)) return "other";
+  if (hello.value("isWritablePrimary", false)) return "primary";
+  if (hello.value("secondary", false)) return "secondary";
+  return "other";
+}
+
+bool Db::wait_answering(int member, int64_t timeout_ms) const {
+  const int64_t deadline = now_ms() + timeout_ms;
+  for (;;) {
+    check_interrupted();
+    if (running(member) && reply_ok(try_command(member, "admin", {{"hello", 1}}))) return true;
+    if (now_ms() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(kReadyPollMs));
+  }
+}
+
+nlohmann::json Db::read_confirmed(int member, const std::string& database,
+                                  const std::string& collection, const std::string& id) const {
+  nlohmann::json out;
+  run_in_netns(admin_netns(),
+               [&] { out = confirmed_find(host(member), database, collection, id); });
+  return out;
+}
+
+nlohmann::json Db::try_command(int member, const std::string& database,
+                               const nlohmann::ordered_json& command) const {
+  nlohmann::json reply;
+  try {
+    run_in_netns(admin_netns(), [&] { reply = direct_command(host(member), database, command); });
+  } catch (const std::exception& e) {
+    reply = {{"ok", 0}, {"errmsg", e.what()}};
+  }
+  return reply;
+}
+
+nlohmann::json Db::command(int member, const std::string& database,
+                           const nlohmann::ordered_json& command) const {
+  nlohmann::json reply = try_command(member, database, command);
+  if (!reply_ok(reply)) {
+    throw std::runtime_error(command.begin().key() + " on " + host(member) +
+                             " failed: " + reply.dump());
+  }
+  return reply;
+}
+
+}  // namespace locklab

@@ -1,0 +1,314 @@
+#include "db/docker_db.h"
+
+#include <unistd.h>
+
+#include <cassert>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <thread>
+
+#include "db/docker_image.h"
+
+namespace locklab {
+namespace {
+
+constexpr int kMemberPort = 27017;
+constexpr int kSubnetTries = 40;
+constexpr int kSubnetFirst = 100;
+constexpr int kSubnetCount = 150;
+constexpr int kMemberOctet = 11;
+constexpr int kWorkerOctet = 101;
+constexpr int64_t kGoneWaitMs = 10'000;
+constexpr int64_t kPollMs = 50;
+constexpr size_t kLogTailBytes = 2000;
+// The placeholder a worker host runs: sleep, in busybox (our image) and coreutils (mongo:7.0).
+constexpr const char* kSleepSeconds = "2000000000";
+
+int64_t steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string member_role(int member) {
+  return "m" + std::to_string(member);
+}
+
+std::string next_run_id() {
+  static int count = 0;
+  return own_identity() + "-" + std::to_string(count++);
+}
+
+bool image_is_mongosim(const DockerDbOptions& o) {
+  if (o.mongosim) return *o.mongosim;
+  return o.image.empty() || o.image.starts_with("locklab/mongosim:");
+}
+
+}  // namespace
+
+DockerDb::DockerDb(DbConfig config, DockerDbOptions options)
+    : Db(std::move(config)),
+      options_(std::move(options)),
+      mongosim_(image_is_mongosim(options_)),
+      run_id_(next_run_id()),
+      network_("locklab-" + run_id_),
+      image_(options_.image) {
+  if (size() < 1 || size() > kMembersMax) {
+    throw std::invalid_argument("--cluster docker runs 1.." + std::to_string(kMembersMax) +
+                                " members, not " + std::to_string(size()));
+  }
+  if (static_cast<int>(this->config().workers.size()) > kWorkersMax) {
+    throw std::invalid_argument("--cluster docker runs at most " + std::to_string(kWorkersMax) +
+                                " workers");
+  }
+  if (image_.empty() && (options_.programs.empty() || options_.dockerfile.empty())) {
+    throw std::invalid_argument("--cluster docker needs an image or the programs to build one");
+  }
+  paused_.assign(size(), false);
+  killed_.assign(size(), false);
+  clock_offsets_ms_.assign(size(), 0);
+}
+
+DockerDb::~DockerDb() {
+  teardown();
+}
+
+std::string DockerDb::member_program() const {
+  return "docker image " + (image_.empty() ? "locklab/mongosim (built here)" : image_) + " (" +
+         (mongosim_ ? "mongosim" : "mongod") + ")";
+}
+
+std::optional<std::string> DockerDb::supports(FaultKind kind) const {
+  if (fault_row(kind).clock == ClockMoved::kMember && !mongosim_) {
+    return "moves a member's clock: image " + image_ +
+           " has no clock lever (mongosim images have mongosimSetClockOffset; a mongod image "
+           "would need libfaketime inside it); use a mongosim image or remove those faults";
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> DockerDb::labels() const {
+  return {"--label", "locklab.run=" + run_id_, "--label", "locklab.owner=" + own_identity()};
+}
+
+std::string DockerDb::container(const std::string& role) const {
+  return "locklab-" + run_id_ + "-" + role;
+}
+
+std::string DockerDb::address(const std::string& role) const {
+  if (subnet_prefix_.empty()) throw std::logic_error("DockerDb: addresses exist after start()");
+  if (role.size() > 1 && role[0] == 'm') {
+    return subnet_prefix_ + "." + std::to_string(kMemberOctet + std::stoi(role.substr(1)));
+  }
+  const auto& workers = config().workers;
+  for (size_t k = 0; k < workers.size(); ++k) {
+    if (workers[k] == role) return subnet_prefix_ + "." + std::to_string(kWorkerOctet + k);
+  }
+  throw std::out_of_range("no container with role '" + role + "'");
+}
+
+std::string DockerDb::host(int member) const {
+  (void)paused_.at(member);  // std::out_of_range for a bad index
+  return address(member_role(member)) + ":" + std::to_string(kMemberPort);
+}
+
+std::string DockerDb::uri(const std::string& app_name) const {
+  std::string hosts;
+  for (int i = 0; i < size(); ++i) hosts += (i ? "," : "") + host(i);
+  return "mongodb://" + hosts + "/?replicaSet=rs0&appname=" + app_name;
+}
+
+pid_t DockerDb::container_pid(const std::string& role) const {
+  const ToolResult r = engine_->run({"inspect", "-f", "{{.State.Pid}}", container(role)});
+  if (r.code != 0) return 0;
+  try {
+    return static_cast<pid_t>(std::stol(r.output));
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+std::string DockerDb::netns_of(const std::string& role) const {
+  const pid_t pid = container_pid(role);
+  if (pid <= 0) throw std::runtime_error(container(role) + " is not running");
+  return "/proc/" + std::to_string(pid) + "/ns/net";
+}
+
+std::string DockerDb::worker_netns(const std::string& worker) const {
+  return netns_of(worker);
+}
+
+void DockerDb::create_network() {
+  // A subnet no other network of this daemon holds: start from the pid, step on overlap.
+  const int first = static_cast<int>(getpid() % kSubnetCount);
+  std::string last_error;
+  for (int attempt = 0; attempt < kSubnetTries; ++attempt) {
+    const std::string prefix =
+        "10.89." + std::to_string(kSubnetFirst + (first + attempt) % kSubnetCount);
+    std::vector<std::string> args = {"network", "create", "--internal", "--subnet",
+                                     prefix + ".0/24"};
+    for (const std::string& l : labels()) args.push_back(l);
+    args.push_back(network_);
+    const ToolResult created = engine_->run(args);
+    if (created.code == 0) {
+      subnet_prefix_ = prefix;
+      return;
+    }
+    last_error = created.output;
+    if (last_error.find("overlap") == std::string::npos) break;
+  }
+  throw std::runtime_error("docker network create " + network_ + " failed: " + last_error);
+}
+
+void DockerDb::start_member(int member) {
+  const std::string role = member_role(member);
+  const std::string dbpath = config().data_dir + "/" + role;
+  std::filesystem::create_directories(dbpath);
+  std::vector<std::string> args = {"run", "-d",        "--name", container(role), "--hostname",
+                                   role,  "--network", network_, "--ip",          address(role)};
+  for (const std::string& l : labels()) args.push_back(l);
+  args.insert(args.end(),
+              {"-v", dbpath + ":/data/db", image_, mongosim_ ? "mongosim" : "mongod", "--replSet",
+               "rs0", "--bind_ip", address(role), "--port", std::to_string(kMemberPort), "--dbpath",
+               "/data/db", "--setParameter", "ttlMonitorSleepSecs=1"});
+  // mongod accepts failCommand only with test commands on; mongosim always does.
+  if (!mongosim_) args.insert(args.end(), {"--setParameter", "enableTestCommands=1"});
+  engine_->checked(args, 120'000);
+}
+
+void DockerDb::start_worker_host(const std::string& worker, int index) {
+  assert(index >= 0 && index < kWorkersMax);
+  std::vector<std::string> args = {"run",        "-d",           "--name",    container(worker),
+                                   "--hostname", worker,         "--network", network_,
+                                   "--ip",       address(worker)};
+  for (const std::string& l : labels()) args.push_back(l);
+  args.insert(args.end(), {"--entrypoint", "sleep", image_, kSleepSeconds});
+  engine_->checked(args, 120'000);
+}
+
+void DockerDb::start() {
+  if (!engine_) engine_.emplace(DockerEngine::acquire());
+  if (image_.empty()) {
+    const BuiltImage built = build_image(
+        *engine_, {options_.programs, options_.dockerfile, config().data_dir + "/image", run_id_});
+    image_ = built.image;
+    image_built_here_ = true;
+  }
+  create_network();
+  for (int m = 0; m < size(); ++m) start_member(m);
+  for (size_t k = 0; k < config().workers.size(); ++k) {
+    start_worker_host(config().workers[k], static_cast<int>(k));
+  }
+  // The ready timeout counts once the containers run, as it does once processes are spawned:
+  // starting a daemon, building the image and each docker command have bounds of their own
+  // (on a loaded machine, creating 3 + N containers takes tens of seconds).
+  const int64_t deadline = steady_ms() + config().ready_timeout_ms;
+  nft_ = std::make_unique<NftPartitions>(config().run_prefix, subnet_prefix_ + ".0/24");
+  for (int m = 0; m < size(); ++m) {
+    nft_->register_host({member_role(m), netns_of(member_role(m)), address(member_role(m))});
+  }
+  for (const std::string& w : config().workers) nft_->register_host({w, netns_of(w), address(w)});
+  wait_all_answering(deadline);
+  initiate();
+  wait_ready(deadline);
+  // The workload's database starts empty (a set restarted on old dbpaths is not).
+  try_command(primary(), config().database, {{"dropDatabase", 1}});
+}
+
+bool DockerDb::running(int member) const {
+  // As far as this backend knows: it alone kills and starts members (asking docker on every
+  // primary() poll would cost a client round trip per member).
+  return engine_.has_value() && !torn_down_ && !killed_.at(member);
+}
+
+void DockerDb::kill_member(int member) {
+  const std::string role = member_role(member);
+  if (!running(member)) throw std::runtime_error(role + " is not running");
+  engine_->checked({"kill", container(role)});
+  // docker kill returns once the signal is sent; the member is gone when its container stops.
+  const int64_t deadline = steady_ms() + kGoneWaitMs;
+  while (container_pid(role) > 0 && steady_ms() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(kPollMs));
+  }
+  killed_.at(member) = true;
+  paused_.at(member) = false;
+}
+
+void DockerDb::restart_member(int member) {
+  const std::string role = member_role(member);
+  if (running(member)) return;
+  engine_->checked({"start", container(role)});
+  killed_.at(member) = false;
+  // A started container has a new network namespace: its cuts are written there again.
+  nft_->rehome(role, netns_of(role));
+}
+
+void DockerDb::pause_member(int member) {
+  const std::string role = member_role(member);
+  if (!running(member)) throw std::runtime_error(role + " is not running");
+  engine_->checked({"pause", container(role)});
+  paused_.at(member) = true;
+}
+
+void DockerDb::resume_member(int member) {
+  const std::string role = member_role(member);
+  paused_.at(member) = false;
+  if (!running(member)) throw std::runtime_error(role + " is not running: nothing to resume");
+  engine_->checked({"unpause", container(role)});
+}
+
+int64_t DockerDb::set_clock_offset(int member, int64_t offset_ms) {
+  if (!mongosim_) {
+    throw std::runtime_error("m" + std::to_string(member) + ": " +
+                             *supports(FaultKind::kClockSkew));
+  }
+  const nlohmann::json reply = command(member, "admin", {{"mongosimSetClockOffset", offset_ms}});
+  clock_offsets_ms_.at(member) = offset_ms;
+  return reply.value("previousOffsetMillis", int64_t{0});
+}
+
+void DockerDb::stop(int64_t grace_ms) {
+  if (!engine_) return;
+  for (int m = 0; m < size(); ++m) {
+    if (paused_[m]) engine_->run({"unpause", container(member_role(m))});
+    paused_[m] = false;
+  }
+  std::vector<std::string> args = {"stop", "-t",
+                                   std::to_string(std::max<int64_t>(1, grace_ms / 1000))};
+  for (int m = 0; m < size(); ++m) args.push_back(container(member_role(m)));
+  engine_->run(args, grace_ms + 30'000);
+}
+
+void DockerDb::teardown() {
+  if (torn_down_ || !engine_) return;
+  torn_down_ = true;
+  if (!config().log_dir.empty()) save_logs(config().log_dir);
+  nft_.reset();
+  remove_run_objects(*engine_, run_id_, image_built_here_);
+  engine_->stop();
+}
+
+std::string DockerDb::log_tail(int member) const {
+  if (!engine_) return "";
+  const ToolResult logs = engine_->run({"logs", "--tail", "40", container(member_role(member))});
+  std::string text = logs.output;
+  if (text.size() > kLogTailBytes) text = "..." + text.substr(text.size() - kLogTailBytes);
+  return text;
+}
+
+void DockerDb::save_logs(const std::string& dir) const {
+  if (!engine_) return;
+  try {
+    std::filesystem::create_directories(dir);
+    for (int m = 0; m < size(); ++m) {
+      const ToolResult logs = engine_->run({"logs", container(member_role(m))});
+      std::ofstream(dir + "/" + member_role(m) + ".log") << logs.output;
+    }
+  } catch (const std::exception&) {
+    // Best effort: logs are for reading, not for the verdict.
+  }
+}
+
+}  // namespace locklab

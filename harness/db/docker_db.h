@@ -1,0 +1,127 @@
+// The database as a replica set "rs0" in Docker containers (`--cluster docker [--image IMAGE]`).
+//
+// Layout: one internal network per run (`--internal`: no route out), a subnet of its own
+// (10.89.<n>.0/24, the first free <n> from the run's pid) and fixed addresses: members m<i> at
+// .11+i, worker hosts at .101+k. A fixed address also fixes a container's MAC (docker derives it
+// from the address), so peers' ARP entries stay right across kill/start. The host holds the
+// bridge's gateway (.1) and reaches every container directly: admin commands go out from the
+// harness's own namespace.
+//
+// Workers: every worker has a container of its own (a placeholder that only sleeps), and the
+// harness spawns the worker process inside that container's network namespace
+// (worker_netns() = /proc/<pid>/ns/net). So each worker has its own address and every partition
+// shape stays possible, one worker cut off from one member included (a cut is an nft table in a
+// namespace, and needs each side to have its own); the worker process stays the harness's
+// child (signals, faketime, exit status) and writes its history file on the host.
+//
+// Members: `<program> --replSet rs0 --bind_ip <address> --port 27017 --dbpath /data/db`, the
+// dbpath bind-mounted from <data_dir>/m<i>, so kill + start recovers the data. The image is
+// built from the local programs (db/docker_image.h: mongosim, with the clock lever
+// mongosimSetClockOffset) unless one is given (--image mongo:7.0: program mongod, the same
+// command line plus enableTestCommands for fail-command; member clock faults are refused, the
+// image has no clock lever).
+//
+// Faults: pause = docker pause (the cgroup freezer: every process of the container), kill =
+// docker kill (SIGKILL, nothing flushed), restart = docker start (a new network namespace: the
+// partition hooks are rehomed there, so cuts in force survive), partitions = NftPartitions over
+// the containers' namespaces, step-downs and freezes by command (Db's admin).
+//
+// Cleanup: every container, the network and the images built here carry locklab.run=<run id>
+// and locklab.owner=<harness identity>; teardown() removes them and stops a daemon started here;
+// sweep_docker_leftovers() (db/docker_engine.h) removes what a SIGKILLed run left.
+//
+// Thread rules: one thread (the harness's main thread) calls every method.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "db/db.h"
+#include "db/docker_engine.h"
+#include "db/partitions.h"
+
+namespace locklab {
+
+struct DockerDbOptions {
+  // "" = build locklab/mongosim:<run id> from `programs` with `dockerfile`.
+  std::string image;
+  std::vector<std::string> programs;  // mongosim first; others ride along (locklab-worker)
+  std::string dockerfile;             // docker/Dockerfile
+  // Whether the image's member program is mongosim (the clock lever) or mongod; derived from
+  // `image` when not set: an image built here, or one named locklab/mongosim:*, is mongosim.
+  std::optional<bool> mongosim;
+};
+
+class DockerDb : public Db {
+ public:
+  static constexpr int kMembersMax = 7;
+  static constexpr int kWorkersMax = 90;
+
+  // Validates only (no side effects): throws std::invalid_argument for a member or worker count
+  // out of range, or no image and no programs to build one from.
+  DockerDb(DbConfig config, DockerDbOptions options);
+  ~DockerDb() override;
+
+  std::string name() const override { return "docker"; }
+  std::string member_program() const override;
+  std::optional<std::string> supports(FaultKind kind) const override;
+
+  void start() override;
+  void stop(int64_t grace_ms = 3000) override;
+  void teardown() override;
+
+  std::string host(int member) const override;
+  std::string uri(const std::string& app_name) const override;
+  std::string worker_netns(const std::string& worker) const override;
+
+  void kill_member(int member) override;
+  void restart_member(int member) override;
+  void pause_member(int member) override;
+  void resume_member(int member) override;
+  bool running(int member) const override;
+  bool paused(int member) const override { return paused_.at(member); }
+  int64_t set_clock_offset(int member, int64_t offset_ms) override;
+  int64_t clock_offset(int member) const override { return clock_offsets_ms_.at(member); }
+  Partitions* partitions() override { return nft_.get(); }
+
+  // For tests and the run's outputs.
+  std::string container(const std::string& role) const;
+  std::string network() const { return network_; }
+  const std::string& image() const { return image_; }
+  const std::string& run_id() const { return run_id_; }
+  const DockerEngine* engine() const { return engine_ ? &*engine_ : nullptr; }
+  // Writes every container's output to <dir>/<role>.log. Never throws.
+  void save_logs(const std::string& dir) const;
+
+ protected:
+  std::string log_tail(int member) const override;
+
+ private:
+  DockerDbOptions options_;
+  bool mongosim_;
+  std::string run_id_;
+  std::string network_;
+  std::string image_;
+  bool image_built_here_ = false;
+  std::optional<DockerEngine> engine_;
+  std::unique_ptr<NftPartitions> nft_;
+  std::string subnet_prefix_;  // "10.89.<n>"
+  std::vector<bool> paused_;
+  std::vector<bool> killed_;
+  std::vector<int64_t> clock_offsets_ms_;
+  bool torn_down_ = false;
+
+  std::string address(const std::string& role) const;
+  std::vector<std::string> labels() const;
+  void create_network();
+  void start_member(int member);
+  void start_worker_host(const std::string& worker, int index);
+  std::string netns_of(const std::string& role) const;  // /proc/<pid>/ns/net
+  pid_t container_pid(const std::string& role) const;
+};
+
+}  // namespace locklab

@@ -1,0 +1,145 @@
+#include "db/partitions.h"
+
+#include <cassert>
+#include <set>
+#include <stdexcept>
+
+#include "process.h"
+
+namespace locklab {
+namespace {
+
+constexpr const char* kNft = "nft";
+
+std::string nft_isolation_script(const std::string& table, const std::string& subnet,
+                                 const std::string& device, IsolationMode mode) {
+  // Only the run's link is filtered: the resets that reject generates for our own packets are
+  // delivered over lo and must pass.
+  const std::string out = "oifname \"" + device + "\" ip daddr " + subnet;
+  const std::string in = "iifname \"" + device + "\" ip saddr " + subnet;
+  const std::string out_rule =
+      mode == IsolationMode::kReject
+          ? out + " meta l4proto tcp reject with tcp reset; " + out + " drop;"
+          : out + " drop;";
+  return "table inet " + table + " {\n" +
+         "  chain input { type filter hook input priority 0; policy accept; " + in + " drop; }\n" +
+         "  chain output { type filter hook output priority 0; policy accept; " + out_rule +
+         " }\n}\n";
+}
+
+// Replaces the partition table in one nft transaction: declaring an existing table is a no-op,
+// so "declare, delete, define" works whether or not it was there.
+std::string nft_partition_script(const std::string& table, const std::string& device,
+                                 const std::vector<std::string>& peers) {
+  std::string set;
+  for (const std::string& address : peers) set += (set.empty() ? "" : ", ") + address;
+  return "table inet " + table + " {}\ndelete table inet " + table + "\ntable inet " + table +
+         " {\n  chain input { type filter hook input priority 0; policy accept; iifname \"" +
+         device + "\" ip saddr { " + set +
+         " } drop; }\n  chain output { type filter hook output priority 0; "
+         "policy accept; oifname \"" +
+         device + "\" ip daddr { " + set + " } drop; }\n}\n";
+}
+
+Partitions::Cut normalised(const Partitions::Cut& c) {
+  return c.first < c.second ? c : Partitions::Cut{c.second, c.first};
+}
+
+}  // namespace
+
+NftPartitions::NftPartitions(std::string prefix, std::string subnet, std::string device)
+    : prefix_(std::move(prefix)), subnet_(std::move(subnet)), device_(std::move(device)) {}
+
+void NftPartitions::register_host(const NetHost& host) {
+  if (hosts_.count(host.role)) throw std::runtime_error("network: duplicate host " + host.role);
+  hosts_[host.role] = host;
+}
+
+const NetHost& NftPartitions::host(const std::string& role) const {
+  return hosts_.at(role);
+}
+
+void NftPartitions::rehome(const std::string& role, const std::string& netns) {
+  hosts_.at(role).netns = netns;
+  if (const auto it = isolated_.find(role); it != isolated_.end()) {
+    run_tool_checked({kNft, "-f", "-"}, netns,
+                     nft_isolation_script(isolate_table(), subnet_, device_, it->second));
+  }
+  rewrite_partition_table(role);
+}
+
+void NftPartitions::clear() {
+  hosts_.clear();
+  isolated_.clear();
+  cuts_.clear();
+}
+
+void NftPartitions::isolate(const std::string& role, IsolationMode mode) {
+  const NetHost& h = host(role);
+  if (isolated_.count(role)) return;
+  run_tool_checked({kNft, "-f", "-"}, h.netns,
+                   nft_isolation_script(isolate_table(), subnet_, device_, mode));
+  isolated_[role] = mode;
+}
+
+void NftPartitions::heal(const std::string& role) {
+  const NetHost& h = host(role);
+  if (!isolated_.count(role)) return;
+  run_tool_checked({kNft, "delete", "table", "inet", isolate_table()}, h.netns);
+  isolated_.erase(role);
+}
+
+bool NftPartitions::isolated(const std::string& role) const {
+  return isolated_.count(role) > 0;
+}
+
+void NftPartitions::cut(const std::vector<Cut>& pairs) {
+  for (const Cut& c : pairs) {
+    host(c.first);  // throws for an unknown role before anything changes
+    host(c.second);
+  }
+  std::set<std::string> touched;
+  for (const Cut& raw : pairs) {
+    const Cut c = normalised(raw);
+    assert(c.first != c.second);
+    ++cuts_[c];
+    touched.insert(c.first);
+    touched.insert(c.second);
+  }
+  for (const std::string& role : touched) rewrite_partition_table(role);
+}
+
+void NftPartitions::uncut(const std::vector<Cut>& pairs) {
+  std::set<std::string> touched;
+  for (const Cut& raw : pairs) {
+    const auto it = cuts_.find(normalised(raw));
+    if (it == cuts_.end()) continue;
+    if (--it->second == 0) cuts_.erase(it);
+    touched.insert(raw.first);
+    touched.insert(raw.second);
+  }
+  for (const std::string& role : touched) rewrite_partition_table(role);
+}
+
+std::vector<std::string> NftPartitions::cut_peers(const std::string& role) const {
+  std::vector<std::string> out;
+  for (const auto& [c, count] : cuts_) {
+    if (c.first == role) out.push_back(c.second);
+    if (c.second == role) out.push_back(c.first);
+  }
+  return out;
+}
+
+void NftPartitions::rewrite_partition_table(const std::string& role) {
+  const NetHost& h = host(role);
+  std::vector<std::string> addresses;
+  for (const std::string& peer : cut_peers(role)) addresses.push_back(host(peer).address);
+  if (addresses.empty()) {
+    run_tool({kNft, "delete", "table", "inet", partition_table()}, h.netns);  // absent is fine
+    return;
+  }
+  run_tool_checked({kNft, "-f", "-"}, h.netns,
+                   nft_partition_script(partition_table(), device_, addresses));
+}
+
+}  // namespace locklab

@@ -1,0 +1,237 @@
+// A real 3-member set of mongosim containers through DockerDb (the `--cluster docker` backend)
+// on a real Docker daemon (the user's, or one started for the test): start, majority write, an
+// nft cut that costs the primary its role, a worker host cut from one member only, pause/resume,
+// kill/restart of every member recovering acknowledged data from the dbpaths, and a teardown
+// that leaves no container, network, volume, image of the run, or started daemon.
+//
+// What the model leaves out: no concurrent clients (one admin connection at a time), no worker
+// process (the worker host's namespace is probed with a TCP connect), election timing is only
+// bounded, not measured. Skipped, with the reason, where Docker cannot run.
+#include "db/docker_db.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <thread>
+
+#include "db/admin.h"
+#include "db/docker_engine.h"
+#include "db/docker_image.h"
+#include "process.h"
+
+namespace locklab {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int64_t kElectionWaitMs = 30'000;
+
+int64_t steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Polls until `done` or the bound; the bound is a failure, not a verdict on speed.
+bool eventually(int64_t timeout_ms, const std::function<bool()>& done) {
+  const int64_t deadline = steady_ms() + timeout_ms;
+  while (steady_ms() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return done();
+}
+
+nlohmann::json majority_insert(const Db& db, int member, const std::string& id) {
+  return db.try_command(member, "locklab_test",
+                        {{"insert", "docs"},
+                         {"documents", nlohmann::json::array({{{"_id", id}}})},
+                         {"writeConcern", {{"w", "majority"}, {"wtimeout", 10'000}}}});
+}
+
+// A TCP connect to host:port from inside a namespace file (a container's /proc/<pid>/ns/net).
+bool connects_from(const std::string& netns_path, const std::string& host) {
+  const size_t colon = host.find(':');
+  const std::string probe =
+      "exec 3<>/dev/tcp/" + host.substr(0, colon) + "/" + host.substr(colon + 1);
+  return run_tool({"nsenter", "--net=" + netns_path, "timeout", "3", "bash", "-c", probe}).code ==
+         0;
+}
+
+class DockerDbTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string why = docker_unavailable_reason();
+    if (!why.empty()) GTEST_SKIP() << "Docker cannot run here: " << why;
+    char pattern[] = "/tmp/locklab-dockertest-db-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    work_ = pattern;
+  }
+  void TearDown() override {
+    if (!work_.empty()) fs::remove_all(work_);
+  }
+  std::string work_;
+};
+
+TEST_F(DockerDbTest, ThreeMembersCutsPauseKillAndTeardown) {
+  DbConfig config;
+  config.members = 3;
+  config.workers = {"w1"};
+  config.run_prefix = "ll-" + std::to_string(getpid());
+  config.data_dir = work_ + "/data";
+  config.log_dir = work_ + "/logs";
+  config.ready_timeout_ms = 120'000;  // includes building the image on a loaded machine
+  DockerDbOptions options;
+  options.programs = {std::string(LOCKLAB_BIN_DIR) + "/mongosim",
+                      std::string(LOCKLAB_BIN_DIR) + "/locklab-worker"};
+  options.dockerfile = std::string(LOCKLAB_SOURCE_DIR) + "/docker/Dockerfile";
+  DockerDb db(config, options);
+  EXPECT_EQ(db.supports(FaultKind::kClockSkew), std::nullopt);
+  db.start();
+  const std::string host = db.engine()->host();
+  const pid_t dockerd = db.engine()->dockerd_pid();
+  const std::string root = db.engine()->root();
+  const std::string run_id = db.run_id();
+  const std::string network_id =
+      db.engine()->checked({"network", "inspect", "-f", "{{.Id}}", db.network()});
+  Partitions& parts = *db.partitions();
+
+  const int p = db.primary();
+  ASSERT_GE(p, 0);
+  ASSERT_TRUE(reply_ok(majority_insert(db, p, "before-cut")));
+
+  // A worker host cut from one member only: it still reaches the others.
+  const int other = (p + 1) % db.size();
+  parts.cut({{"w1", "m" + std::to_string(other)}});
+  EXPECT_FALSE(connects_from(db.worker_netns("w1"), db.host(other)));
+  EXPECT_TRUE(connects_from(db.worker_netns("w1"), db.host(p)));
+  parts.uncut({{"w1", "m" + std::to_string(other)}});
+  EXPECT_TRUE(connects_from(db.worker_netns("w1"), db.host(other)));
+
+  // The primary cut from both others loses its role; the majority elects another.
+  std::vector<Partitions::Cut> cuts;
+  for (int m = 0; m < db.size(); ++m) {
+    if (m != p) cuts.push_back({"m" + std::to_string(p), "m" + std::to_string(m)});
+  }
+  parts.cut(cuts);
+  const int next = db.wait_for_primary(kElectionWaitMs, p);
+  ASSERT_GE(next, 0) << "no new primary while m" << p << " was cut off";
+  EXPECT_TRUE(eventually(kElectionWaitMs, [&] { return db.member_state(p) != "primary"; }))
+      << "the cut-off member still says it is primary";
+  // A cut in force survives the member's restart (a new namespace).
+  db.kill_member(p);
+  db.restart_member(p);
+  ASSERT_TRUE(db.wait_answering(p, kElectionWaitMs));
+  const auto knows_primary = [&] {
+    const nlohmann::json hello = db.try_command(p, "admin", {{"hello", 1}});
+    return reply_ok(hello) && hello.contains("primary");
+  };
+  EXPECT_FALSE(eventually(3'000, knows_primary))
+      << "m" << p << " heard from the primary although its cuts were in force";
+  parts.uncut(cuts);
+  EXPECT_TRUE(parts.cut_peers("m" + std::to_string(p)).empty());
+  ASSERT_TRUE(eventually(kElectionWaitMs, knows_primary))
+      << "m" << p << " did not hear from the primary after the heal";
+
+  // Pause: the frozen member answers nothing; resumed, it answers again.
+  const int frozen = (next + 1) % db.size();
+  db.pause_member(frozen);
+  EXPECT_TRUE(db.paused(frozen));
+  EXPECT_FALSE(reply_ok(db.try_command(frozen, "admin", {{"hello", 1}})));
+  db.resume_member(frozen);
+  EXPECT_TRUE(reply_ok(db.try_command(frozen, "admin", {{"hello", 1}})));
+
+  // Kill every member and start them again: the acknowledged write can only come from the
+  // bind-mounted dbpaths.
+  const int writer = db.wait_for_primary(kElectionWaitMs);
+  ASSERT_GE(writer, 0);
+  ASSERT_TRUE(reply_ok(majority_insert(db, writer, "before-kill")));
+  for (int m = 0; m < db.size(); ++m) db.kill_member(m);
+  for (int m = 0; m < db.size(); ++m) EXPECT_FALSE(db.running(m));
+  EXPECT_THROW(db.kill_member(0), std::runtime_error);
+  for (int m = 0; m < db.size(); ++m) db.restart_member(m);
+  nlohmann::json found;
+  ASSERT_TRUE(eventually(kElectionWaitMs, [&] {
+    try {
+      found = db.read_confirmed(db.wait_for_primary(kElectionWaitMs), "locklab_test", "docs",
+                                "before-kill");
+      return !found.is_null();
+    } catch (const std::exception&) {
+      return false;
+    }
+  })) << "the acknowledged write did not survive kill/start of every member";
+  EXPECT_EQ(found["_id"], "before-kill");
+
+  db.stop();
+  db.teardown();
+  EXPECT_TRUE(fs::exists(config.log_dir + "/m0.log"));
+  if (dockerd > 0) {
+    const char state = process_state(dockerd);
+    EXPECT_TRUE(state == 0 || state == 'Z') << "the started dockerd still runs: " << state;
+    EXPECT_FALSE(fs::exists(root)) << root;
+  } else {
+    DockerEngine engine = DockerEngine::attach(host);
+    const std::string label = "label=locklab.run=" + run_id;
+    EXPECT_EQ(engine.run({"ps", "-aq", "--filter", label}).output, "");
+    EXPECT_EQ(engine.run({"network", "ls", "-q", "--filter", label}).output, "");
+    EXPECT_EQ(engine.run({"images", "-q", "--filter", label}).output, "");
+    EXPECT_EQ(engine.run({"volume", "ls", "-q", "--filter", label}).output, "");
+  }
+  EXPECT_EQ(run_tool({"ip", "-o", "link"}).output.find("br-" + network_id.substr(0, 12)),
+            std::string::npos)
+      << "the network's bridge is left on the host";
+}
+
+TEST(DockerDbSupports, MongodImagesRefuseMemberClockFaultsOnly) {
+  DbConfig config;
+  DockerDbOptions options;
+  options.image = "mongo:7.0";
+  const DockerDb db(config, options);
+  const auto why = db.supports(FaultKind::kClockSkew);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("mongo:7.0"), std::string::npos) << *why;
+  EXPECT_NE(why->find("no clock lever"), std::string::npos) << *why;
+  EXPECT_TRUE(db.supports(FaultKind::kClockJump).has_value());
+  EXPECT_EQ(db.supports(FaultKind::kPartitionHalves), std::nullopt);
+  EXPECT_EQ(db.supports(FaultKind::kKillMember), std::nullopt);
+  EXPECT_EQ(db.supports(FaultKind::kClockSkewWorker), std::nullopt);
+  EXPECT_EQ(db.name(), "docker");
+}
+
+TEST(DockerDbSupports, BadConfigurationsAreRefusedAtConstruction) {
+  DbConfig config;
+  config.members = 9;
+  DockerDbOptions options;
+  options.image = "mongo:7.0";
+  EXPECT_THROW(DockerDb(config, options), std::invalid_argument);
+  config.members = 3;
+  EXPECT_THROW(DockerDb(config, DockerDbOptions{}), std::invalid_argument);
+}
+
+TEST(DockerIdentity, OwnIsAliveAndAGoneOneIsNot) {
+  EXPECT_TRUE(identity_alive(own_identity()));
+  EXPECT_FALSE(identity_alive(std::to_string(getpid()) + ".1"));  // same pid, other start time
+  EXPECT_FALSE(identity_alive("garbage"));
+  EXPECT_FALSE(identity_alive(""));
+}
+
+TEST(DockerImage, SharedLibrariesOfMongosimIncludeLibcAndTheLoader) {
+  const std::vector<std::string> libs =
+      shared_libraries(std::string(LOCKLAB_BIN_DIR) + "/mongosim");
+  bool libc = false;
+  bool loader = false;
+  for (const std::string& l : libs) {
+    libc = libc || l.find("libc.so") != std::string::npos;
+    loader = loader || l.find("ld-linux") != std::string::npos;
+  }
+  EXPECT_TRUE(libc);
+  EXPECT_TRUE(loader);
+  EXPECT_THROW(shared_libraries("/nonexistent/program"), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace locklab
