@@ -173,6 +173,12 @@ TEST(Scenario, FaultErrors) {
                             "duration_ms = 5\n"),
             "s.toml:6: nemesis.fault.target: \"w3\" is not a worker (w1.., holder) of this "
             "scenario, nor \"random\"");
+  // A worker number past int's range is named like any other bad target (it used to escape the
+  // parser as std::out_of_range from stoi).
+  EXPECT_EQ(error_of(head + "[[nemesis.fault]]\nfault = \"pause-worker\"\n"
+                            "target = \"w99999999999\"\nduration_ms = 5\n"),
+            "s.toml:6: nemesis.fault.target: \"w99999999999\" is not a worker (w1.., holder) of "
+            "this scenario, nor \"random\"");
   EXPECT_EQ(error_of(head + "[[nemesis.fault]]\nfault = \"pause-worker\"\nduration_ms = 5\n"
                             "mode = \"drop\"\n"),
             "s.toml:7: nemesis.fault.mode: unknown key");
