@@ -42,12 +42,33 @@ bool undone(const Event& event) {
   return event.value.is_object() && event.value.value("undone", false) == true;
 }
 
-// The window key of a nemesis event: its value.window; without one, a fault is keyed by its
-// name and a heal by the fault its value names.
+// The window key of a nemesis event: its value.window; without one (v1), a fault is keyed by
+// its name and targets, and a heal by the fault its value names and its targets, so two
+// windows of one fault on different targets overlap without closing each other's.
+constexpr char kKeySeparator = '\x1f';
 std::string window_key(const Event& event) {
   std::string id = field_text(event, "window");
   if (!id.empty()) return id;
-  return event.f == "heal" ? field_text(event, "fault") : event.f;
+  std::string key = event.f == "heal" ? field_text(event, "fault") : event.f;
+  key += kKeySeparator;
+  for (const std::string& target : targets_of(event)) key += target + ",";
+  return key;
+}
+
+// The open window a heal without a window id closes: the one with its fault and targets, or,
+// when the heal names no targets, the oldest open window of its fault.
+std::unordered_map<std::string, size_t>::iterator find_healed(
+    std::unordered_map<std::string, size_t>& open, const Event& heal, const std::string& key) {
+  auto it = open.find(key);
+  if (it != open.end() || !field_text(heal, "window").empty() || !targets_of(heal).empty())
+    return it;
+  const std::string prefix = field_text(heal, "fault") + kKeySeparator;
+  for (auto candidate = open.begin(); candidate != open.end(); ++candidate) {
+    if (candidate->first.starts_with(prefix) &&
+        (it == open.end() || candidate->second < it->second))
+      it = candidate;
+  }
+  return it;
 }
 
 std::vector<FaultWindow> collect_windows(const std::vector<Event>& history) {
@@ -64,6 +85,7 @@ std::vector<FaultWindow> collect_windows(const std::vector<Event>& history) {
     const std::string key = window_key(event);
     auto it = open.find(key);
     if (event.f == "heal") {
+      it = find_healed(open, event, key);
       if (it == open.end()) continue;  // a heal of nothing open: nothing to pair
       windows[it->second].events.push_back(i);
       // v2: the heal's invoke is only an attempt and a failed heal never heals.

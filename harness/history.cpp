@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <stdexcept>
 #include <utility>
 
@@ -29,6 +30,14 @@ std::string errno_text() {
   return std::strerror(errno);
 }
 
+// An integer field as int64: nlohmann::json keeps integers above INT64_MAX as unsigned, and
+// get<int64_t>() would wrap them to negatives (a token 2^64-1 read as -1).
+bool is_int64(const nlohmann::json& value) {
+  if (!value.is_number_integer()) return false;
+  return !value.is_number_unsigned() ||
+         value.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+}
+
 // Decodes an already-parsed object; returns the reason on failure.
 std::optional<Event> event_from_object(const nlohmann::json& object, std::string* error) {
   auto fail = [error](std::string why) -> std::optional<Event> {
@@ -38,7 +47,8 @@ std::optional<Event> event_from_object(const nlohmann::json& object, std::string
   if (!object.is_object()) return fail("not a JSON object");
   Event event;
   auto t = object.find("t");
-  if (t == object.end() || !t->is_number_integer()) return fail("\"t\" missing or not an integer");
+  if (t == object.end() || !is_int64(*t))
+    return fail("\"t\" missing or not an integer within int64");
   event.t_ns = t->get<int64_t>();
   auto process = object.find("process");
   if (process == object.end() || !process->is_string() || process->get<std::string>().empty())
@@ -60,7 +70,7 @@ std::optional<Event> event_from_object(const nlohmann::json& object, std::string
     event.lock = lock->get<std::string>();
   }
   if (auto token = object.find("token"); token != object.end() && !token->is_null()) {
-    if (!token->is_number_integer()) return fail("\"token\" is not an integer");
+    if (!is_int64(*token)) return fail("\"token\" is not an integer within int64");
     event.token = token->get<int64_t>();
   }
   if (auto value = object.find("value"); value != object.end()) event.value = *value;

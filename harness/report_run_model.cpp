@@ -71,6 +71,10 @@ ReportWindow report_window(const FaultWindow& w, const std::vector<Event>& histo
       if (window.targets.empty()) window.targets = targets_of(event);
     }
   }
+  // A v2 fault is in force from its `ok`; one that never answered ok never was (a v1 fault's
+  // single `info` event is its start and its activation).
+  const bool never_in_force = !in_force_seen && history[w.start_event].type == EventType::kInvoke;
+  if (never_in_force) window.in_force_ns = window.end_ns;
   if (w.heal_event == kNoEvent) {
     window.status = heal_failure.empty() ? "never healed" : heal_failure;
   } else if (history[w.heal_event].f == "heal") {
@@ -78,6 +82,8 @@ ReportWindow report_window(const FaultWindow& w, const std::vector<Event>& histo
   } else {
     window.status = "failed, undone";
   }
+  if (never_in_force && window.status != "failed, undone")
+    window.status = "never in force; " + window.status;
   return window;
 }
 

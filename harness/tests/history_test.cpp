@@ -70,6 +70,24 @@ TEST(History, ParseErrorsSayWhatIsWrong) {
   EXPECT_NE(error.find("token"), std::string::npos);
 }
 
+// Integers above int64 are refused with a reason, not wrapped: a token 2^64-1 used to be read
+// as -1 (and judged as such), a t of 2^63 as a time before every other.
+TEST(History, IntegersBeyondInt64AreRefusedNotWrapped) {
+  std::string error;
+  EXPECT_FALSE(parse_json_line(
+      R"({"t":1,"process":"w1","type":"ok","f":"acquire","token":18446744073709551615})", &error));
+  EXPECT_NE(error.find("token"), std::string::npos) << error;
+  EXPECT_FALSE(
+      parse_json_line(R"({"t":9223372036854775808,"process":"w1","type":"ok","f":"x"})", &error));
+  EXPECT_NE(error.find("\"t\""), std::string::npos) << error;
+  auto biggest = parse_json_line(
+      R"({"t":9223372036854775807,"process":"w1","type":"ok","f":"acquire","token":9223372036854775807})",
+      &error);
+  ASSERT_TRUE(biggest.has_value()) << error;
+  EXPECT_EQ(biggest->token, INT64_MAX);
+  EXPECT_EQ(biggest->t_ns, INT64_MAX);
+}
+
 TEST(History, MalformedLineIsNamedByFileAndLine) {
   TempDir dir;
   std::string path = dir.file("history.jsonl");

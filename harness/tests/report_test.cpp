@@ -445,6 +445,51 @@ TEST(Report, WindowsAreTheCheckersWindows) {
   EXPECT_EQ(HistoryIndex::build(history).windows.size(), 3u) << "the undone fault blames nothing";
 }
 
+// v1 windows without ids overlap on different targets: each heal closes its own (it used to
+// close the newer window, leaving the older "never healed" and blamed for later violations).
+// A v2 fault that never answered ok was never in force.
+TEST(Report, OverlappingWindowsWithoutIdsAndFaultsNeverInForce) {
+  HistoryBuilder h;
+  h.ev(1, "harness", EventType::kInfo, "start");
+  h.ev(100, "nemesis", EventType::kInfo, "pause-worker", "", std::nullopt, {{"targets", {"w1"}}});
+  h.ev(200, "nemesis", EventType::kInfo, "pause-worker", "", std::nullopt, {{"targets", {"w2"}}});
+  h.ev(600, "nemesis", EventType::kInfo, "heal", "", std::nullopt,
+       {{"fault", "pause-worker"}, {"targets", {"w1"}}});
+  h.ev(700, "nemesis", EventType::kInfo, "heal", "", std::nullopt,
+       {{"fault", "pause-worker"}, {"targets", {"w2"}}});
+  h.ev(800, "nemesis", EventType::kInvoke, "kill-worker", "", std::nullopt,
+       {{"window", 3}, {"targets", {"w1"}}});
+  h.ev(810, "nemesis", EventType::kFail, "kill-worker", "", std::nullopt,
+       {{"window", 3}, {"error", "no such process"}});
+  h.ev(900, "nemesis", EventType::kOk, "heal", "", std::nullopt, {{"window", 3}});
+  h.ev(3000, "harness", EventType::kInfo, "end");
+  const std::vector<Event> history = h.build();
+  const HistoryIndex index = HistoryIndex::build(history);
+  ASSERT_EQ(index.windows.size(), 3u);
+  EXPECT_EQ(index.windows[0].end_ns, 600'000'000);
+  EXPECT_EQ(index.windows[1].end_ns, 700'000'000);
+  RunModel model = RunModel::build(history);
+  ASSERT_EQ(model.windows.size(), 3u);
+  EXPECT_EQ(model.windows[0].status, "healed");
+  EXPECT_EQ(model.windows[1].status, "healed");
+  EXPECT_EQ(model.windows[2].status, "never in force; healed");
+  EXPECT_EQ(model.windows[2].in_force_ns, model.windows[2].end_ns);
+}
+
+// A heal without a window id and without targets (v1) closes the oldest open window of its fault.
+TEST(Report, HealWithoutTargetsClosesTheOldestWindowOfItsFault) {
+  HistoryBuilder h;
+  h.ev(1, "harness", EventType::kInfo, "start");
+  h.ev(100, "nemesis", EventType::kInfo, "pause-worker", "", std::nullopt, {{"targets", {"w1"}}});
+  h.ev(200, "nemesis", EventType::kInfo, "pause-worker", "", std::nullopt, {{"targets", {"w2"}}});
+  h.ev(600, "nemesis", EventType::kInfo, "heal", "", std::nullopt, {{"fault", "pause-worker"}});
+  h.ev(3000, "harness", EventType::kInfo, "end");
+  const std::vector<FaultWindow> windows = collect_windows(h.build());
+  ASSERT_EQ(windows.size(), 2u);
+  EXPECT_EQ(windows[0].end_ns, 600'000'000);
+  EXPECT_EQ(windows[1].heal_event, kNoEvent);
+}
+
 // Timestamps at the ends of int64: spans are taken without overflow and the charts keep
 // their bucket limit; `locklab check` writes every report.
 TEST(CheckCommand, ExtremeTimestampsAreReported) {
