@@ -54,7 +54,7 @@ var F_COLOUR={acquire:'#94a3b8',release:'#0ea5e9',extend:'#a855f7',write:'#10b98
 // The row height shrinks (down to ROW_H_MIN) so that every row fits in the window below the
 // canvas's top: the whole run is on the first screen; at the minimum the page scrolls.
 // Rows below a label's height are labelled every few rows (labelEvery), the rest by position.
-var ROW_H_MAX=18,ROW_H_MIN=5,rowY=[],groups=[],HEIGHT=0;
+var ROW_H_MAX=18,ROW_H_MIN=4,rowY=[],groups=[],HEIGHT=0;
 function layout(){var n=0,last=null;D.rows.forEach(function(r){if(r[1]!==last){n++;last=r[1];}});
 var top=canvas.getBoundingClientRect().top+window.scrollY,room=window.innerHeight-top-AXIS_H-n*GROUP_H-8;
 ROW_H=Math.max(ROW_H_MIN,Math.min(ROW_H_MAX,Math.floor(room/Math.max(1,D.rows.length))));
