@@ -12,9 +12,11 @@
 
 #include "check_command.h"
 #include "clients.h"
+#include "db/admin.h"
 #include "run.h"
 
 int main(int argc, char** argv) {
+  locklab::keep_driver_out_of_shm(argv);  // for this process and every member, worker and client
   CLI::App app{"locklab: a Jepsen-style harness for MongoDB distributed locks"};
   app.require_subcommand(1);
 

@@ -168,8 +168,8 @@ void become_sandbox_init(int parent_alive_fd) {
   if (::poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLHUP | POLLERR))) _exit(2);
   close(parent_alive_fd);
   // A mount namespace of its own, so the private /run and /dev/shm below are not the outer
-  // process's: the outer keeps the host's /dev/shm, where the driver's files made before the
-  // sandbox are (and are removed when it exits).
+  // process's: the outer keeps the host's (it writes nothing there: db/admin.h
+  // keep_driver_out_of_shm).
   if (unshare(CLONE_NEWNS) != 0) {
     throw std::runtime_error(std::string("cannot create the run's mount namespace: ") +
                              std::strerror(errno));

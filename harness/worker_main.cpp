@@ -11,10 +11,12 @@
 #include <stop_token>
 #include <thread>
 
+#include "db/admin.h"
 #include "worker_signals.h"
 #include "workload.h"
 
 int main(int argc, char** argv) {
+  locklab::keep_driver_out_of_shm(argv);  // before the sigwait thread and the driver
   locklab::WorkerConfig c;
   std::string kind = "mutex";
   std::string backoff = "random";

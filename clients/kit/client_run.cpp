@@ -13,6 +13,7 @@
 #include <random>
 #include <thread>
 
+#include "db/admin.h"
 #include "resource_client.h"
 #include "worker_signals.h"
 
@@ -237,6 +238,7 @@ int run(const ClientConfig& client, const SeedClient& spec, std::stop_token stop
 
 int client_main(int argc, char** argv, const SeedClient& spec) {
   assert(!spec.kinds.empty() && spec.make_lock);
+  keep_driver_out_of_shm(argv);  // before the sigwait thread and the driver
   ClientConfig client;
   WorkerConfig& c = client.worker;
   c.lock = spec.defaults;

@@ -8,11 +8,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 
 #include "process.h"
@@ -145,6 +147,36 @@ nlohmann::json confirmed_find(const std::string& host, const std::string& databa
 bool reply_ok(const nlohmann::json& reply) {
   return reply.is_object() && reply.contains("ok") && reply["ok"].is_number() &&
          reply["ok"].get<double>() == 1.0;
+}
+
+namespace {
+
+// The driver warns "Falling back to malloc for counters." at mongoc_init whenever it does not use
+// /dev/shm, asked or not; that line would open every worker's log. Everything else goes to the
+// driver's default handler (whoever inits later may install their own).
+void drop_counters_warning(mongoc_log_level_t level, const char* domain, const char* message,
+                           void* data) {
+  if (std::strstr(message, "Falling back to malloc for counters") != nullptr) return;
+  mongoc_log_default_handler(level, domain, message, data);
+}
+
+}  // namespace
+
+void keep_driver_out_of_shm(char** argv) {
+  mongoc_log_set_handler(drop_counters_warning, nullptr);
+  const char* set = std::getenv("MONGOC_DISABLE_SHM");
+  if (set != nullptr && std::string_view(set) == "1") return;
+  if (setenv("MONGOC_DISABLE_SHM", "1", 1) != 0) {
+    throw std::runtime_error(std::string("cannot set MONGOC_DISABLE_SHM: ") + std::strerror(errno));
+  }
+  if (argv == nullptr) return;
+  // The driver's load-time initializer already made /dev/shm/mongoc-<pid>: remove it, and start
+  // this program again (same pid, same arguments) so its initializer reads the variable.
+  mongoc_cleanup();
+  execv("/proc/self/exe", argv);
+  const int e = errno;
+  throw std::runtime_error(std::string("cannot restart /proc/self/exe with MONGOC_DISABLE_SHM: ") +
+                           std::strerror(e));
 }
 
 void init_driver() {

@@ -16,8 +16,21 @@ namespace locklab {
 // True for a command reply with ok: 1.
 bool reply_ok(const nlohmann::json& reply);
 
-// Initializes libmongoc once per process and silences its log output (the harness reports
-// errors itself). Idempotent.
+// Keeps libmongoc's counters out of /dev/shm for this process and every child it starts
+// (MONGOC_DISABLE_SHM=1). Without it the driver makes /dev/shm/mongoc-<pid> when it initializes
+// (this build initializes at load, before main) and removes it only at mongoc_cleanup: a process
+// killed by a signal (a SIGKILLed harness, a worker a kill fault hit) leaves the file on the host,
+// and a later process given the same pid (pids wrap at 32768 on small machines) finds it taken.
+// With `argv` (main's), a process whose environment lacks the variable removes its file and
+// restarts itself with execv("/proc/self/exe", argv): same pid, same arguments; throws when that
+// fails. Without `argv` it only sets the variable (enough for children and a later mongoc_init).
+// Also drops the one warning the driver prints when it does not use /dev/shm (it would open every
+// worker log); other messages keep the default handler. Call from main() before any thread
+// starts: setenv and exec are not safe beside other threads.
+void keep_driver_out_of_shm(char** argv);
+
+// Initializes libmongoc once per process and silences its log
+// output (the harness reports errors itself). Idempotent.
 void init_driver();
 
 // Runs `body` on a helper thread that has entered the network namespace `netns` (a name under
