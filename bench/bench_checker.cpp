@@ -2,8 +2,8 @@
 // that size must check in seconds). Not a test: run it and read the numbers.
 #include <benchmark/benchmark.h>
 
-#include "checker.h"
-#include "checker_synthetic.h"
+#include "checker/checker.h"
+#include "checker/synthetic.h"
 
 namespace {
 

@@ -10,10 +10,10 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "check_command.h"
-#include "clients.h"
+#include "client/clients.h"
 #include "db/admin.h"
-#include "run.h"
+#include "run/check_command.h"
+#include "run/run.h"
 
 int main(int argc, char** argv) {
   locklab::keep_driver_out_of_shm(argv);  // for this process and every member, worker and client

@@ -11,9 +11,9 @@
 #include <stop_token>
 #include <thread>
 
+#include "client/worker_signals.h"
+#include "client/workload.h"
 #include "db/admin.h"
-#include "worker_signals.h"
-#include "workload.h"
 
 int main(int argc, char** argv) {
   locklab::keep_driver_out_of_shm(argv);  // before the sigwait thread and the driver

@@ -27,9 +27,9 @@
 
 #include <string>
 
+#include "client/workload.h"
 #include "connection.h"
 #include "seed_lock.h"
-#include "workload.h"
 
 namespace locklab::clients::alistairjevans {
 

@@ -43,10 +43,10 @@
 #include <random>
 #include <thread>
 
+#include "client/workload.h"
 #include "connection.h"
 #include "lease_monitor.h"
 #include "seed_lock.h"
-#include "workload.h"
 
 namespace locklab::clients::distributedlock {
 

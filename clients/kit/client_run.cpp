@@ -13,9 +13,9 @@
 #include <random>
 #include <thread>
 
+#include "client/resource_client.h"
+#include "client/worker_signals.h"
 #include "db/admin.h"
-#include "resource_client.h"
-#include "worker_signals.h"
 
 namespace locklab::clients {
 namespace {

@@ -1,7 +1,7 @@
 // The shared worker kit of the seed-lock clients: the command line (the same flags as
 // locklab-worker, so the harness launches every client alike), stop handling (SIGTERM/SIGINT
 // taken by one sigwait thread), and the workload loop that turns a SeedLock's acquires and
-// releases into history events (vocabulary v2, history.h):
+// releases into history events (vocabulary v2, checker/history.h):
 //   mutex    acquire, hold critical_section_ms, release;
 //   fenced   acquire, hold, write the fenced resource with the hold's token (locks with tokens);
 //   counter  acquire, read the counter, hold, write it plus one;
@@ -24,8 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "client/workload.h"
 #include "seed_lock.h"
-#include "workload.h"
 
 namespace locklab::clients {
 

@@ -13,7 +13,7 @@
 #include <stop_token>
 #include <string>
 
-#include "history.h"
+#include "checker/history.h"
 
 namespace locklab::clients {
 

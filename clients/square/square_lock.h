@@ -42,9 +42,9 @@
 #include <random>
 #include <string>
 
+#include "client/workload.h"
 #include "connection.h"
 #include "seed_lock.h"
-#include "workload.h"
 
 namespace locklab::clients::square {
 

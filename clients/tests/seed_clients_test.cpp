@@ -22,14 +22,14 @@
 #include <thread>
 #include <vector>
 
-#include "checker.h"
+#include "checker/checker.h"
+#include "checker/history.h"
+#include "client/workload.h"
 #include "db/db.h"
-#include "history.h"
-#include "process.h"
 #include "programs.h"
+#include "run/process.h"
 #include "temp_dir.h"
 #include "test_cluster.h"
-#include "workload.h"
 
 namespace locklab {
 namespace {

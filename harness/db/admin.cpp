@@ -17,7 +17,7 @@
 #include <string_view>
 #include <thread>
 
-#include "process.h"
+#include "run/process.h"
 
 namespace locklab {
 namespace {

@@ -34,7 +34,7 @@ void keep_driver_out_of_shm(char** argv);
 void init_driver();
 
 // Runs `body` on a helper thread that has entered the network namespace `netns` (a name under
-// /var/run/netns or an absolute path: process.h netns_path; "" stays in the current one) and
+// /var/run/netns or an absolute path: run/process.h netns_path; "" stays in the current one) and
 // rethrows its exception. setns(CLONE_NEWNET) affects only the calling thread, which is why a
 // helper thread is used.
 void run_in_netns(const std::string& netns, const std::function<void()>& body);

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "process.h"
+#include "run/process.h"
 
 namespace locklab {
 

@@ -7,7 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "process.h"
+#include "run/process.h"
 
 namespace locklab {
 namespace {

@@ -4,7 +4,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "process.h"
+#include "run/process.h"
 
 namespace locklab {
 namespace {

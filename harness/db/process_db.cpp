@@ -217,7 +217,7 @@ bool ProcessDb::signal_member(int member, int sig) {
   const pid_t pid = pids_.at(member);
   if (pid <= 0) return false;
   // The member's process group: with faketime the member proper is the wrapper's child, and a
-  // signal must reach it too (every spawned child leads its own group, process.h).
+  // signal must reach it too (every spawned child leads its own group, run/process.h).
   const bool group = ::kill(-pid, sig) == 0;
   const bool leader = supervisor_.running(pid) && supervisor_.signal(pid, sig);
   return group || leader;

@@ -3,14 +3,14 @@
 // its own dbpath under DbConfig::data_dir so a killed member restarts on its data.
 //
 // Placement: netns (the members, a control host for admin commands and every worker of
-// DbConfig::workers in namespaces of the run's own network: netns.h; partitions possible) or
+// DbConfig::workers in namespaces of the run's own network: db/netns.h; partitions possible) or
 // loopback (everything on 127.0.0.1 with free ports; no partitions). The network is built by
 // start() and deleted by teardown().
 //
 // Member levers are signals to the member's process group (a faketime wrapper's child too):
 // SIGKILL (kill), SIGSTOP/SIGCONT (pause), the first command line again (restart).
 //
-// Thread rules: Db's (the harness's main thread); spawns only from that thread (process.h).
+// Thread rules: Db's (the harness's main thread); spawns only from that thread (run/process.h).
 #pragma once
 
 #include <memory>
@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "db/db.h"
-#include "netns.h"
-#include "process.h"
+#include "db/netns.h"
+#include "run/process.h"
 
 namespace locklab {
 

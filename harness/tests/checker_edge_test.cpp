@@ -1,7 +1,7 @@
 // Hand-written histories for the checkers' edge cases, each with its exact expected outcome.
 #include <gtest/gtest.h>
 
-#include "checker.h"
+#include "checker/checker.h"
 #include "checker_history_builder.h"
 
 namespace locklab {

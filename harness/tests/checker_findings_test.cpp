@@ -6,7 +6,7 @@
 
 #include <stdexcept>
 
-#include "checker.h"
+#include "checker/checker.h"
 #include "checker_history_builder.h"
 
 namespace locklab {

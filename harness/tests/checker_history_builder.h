@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "checker.h"
-#include "history.h"
+#include "checker/checker.h"
+#include "checker/history.h"
 
 namespace locklab::testing {
 

@@ -7,8 +7,8 @@
 #include <map>
 #include <set>
 
-#include "checker.h"
-#include "checker_synthetic.h"
+#include "checker/checker.h"
+#include "checker/synthetic.h"
 
 namespace locklab {
 namespace {

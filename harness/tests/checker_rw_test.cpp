@@ -5,7 +5,7 @@
 // stated timestamps (milliseconds); leases are 2000 ms unless a test says otherwise.
 #include <gtest/gtest.h>
 
-#include "checker.h"
+#include "checker/checker.h"
 #include "checker_history_builder.h"
 
 namespace locklab {

@@ -4,7 +4,7 @@
 // the events were produced (no real client, no faults).
 #include <gtest/gtest.h>
 
-#include "checker.h"
+#include "checker/checker.h"
 #include "checker_history_builder.h"
 
 namespace locklab {

@@ -2,6 +2,8 @@
 // process or temporary directory with its prefix. Also the name parsing the sweep relies on.
 // Runs as root and as an ordinary user alike (the run builds its network in its own sandbox);
 // only the sweep of host namespaces needs root.
+#include "run/cleanup.h"
+
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -14,11 +16,10 @@
 #include <optional>
 #include <thread>
 
-#include "netns.h"
-#include "process.h"
+#include "db/netns.h"
 #include "programs.h"
-#include "run_cleanup.h"
-#include "sandbox.h"
+#include "run/process.h"
+#include "run/sandbox.h"
 
 namespace locklab {
 namespace {

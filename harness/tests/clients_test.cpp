@@ -3,7 +3,7 @@
 // that cannot run on this machine is refused by `locklab run` before anything starts (exit 77,
 // "unsupported"), and `locklab clients` says why. The run-level tests start the real locklab.
 // Left out: a client that becomes unavailable during a run (a deleted program mid-run).
-#include "clients.h"
+#include "client/clients.h"
 
 #include <gtest/gtest.h>
 
@@ -11,11 +11,11 @@
 #include <fstream>
 #include <set>
 
-#include "checker.h"
-#include "process.h"
+#include "checker/checker.h"
 #include "programs.h"
-#include "run.h"
-#include "scenario.h"
+#include "run/process.h"
+#include "run/run.h"
+#include "run/scenario.h"
 #include "temp_dir.h"
 
 namespace locklab {

@@ -6,8 +6,8 @@
 #include <filesystem>
 
 #include "db/db.h"
-#include "process.h"
 #include "programs.h"
+#include "run/process.h"
 #include "temp_dir.h"
 #include "test_cluster.h"
 

@@ -1,6 +1,6 @@
 // The history file: encoding round trip, malformed input named by file and line, and whole
 // lines from concurrent and killed writer processes.
-#include "history.h"
+#include "checker/history.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

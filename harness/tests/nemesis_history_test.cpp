@@ -9,12 +9,12 @@
 
 #include <memory>
 
+#include "checker/history.h"
 #include "db/db.h"
-#include "history.h"
-#include "nemesis.h"
-#include "process.h"
+#include "nemesis/nemesis.h"
 #include "programs.h"
-#include "run_workers.h"
+#include "run/process.h"
+#include "run/workers.h"
 #include "temp_dir.h"
 #include "test_cluster.h"
 

@@ -1,10 +1,10 @@
 // Network: real namespaces, a real bridge, real TCP across it, and nft isolation. Needs root.
-#include "netns.h"
+#include "db/netns.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "process.h"
+#include "run/process.h"
 
 namespace locklab {
 namespace {

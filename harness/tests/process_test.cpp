@@ -1,5 +1,5 @@
 // Supervisor and run_tool: real child processes, real signals.
-#include "process.h"
+#include "run/process.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -10,19 +10,19 @@
 #include <fstream>
 #include <sstream>
 
-#include "check_command.h"
-#include "checker.h"
+#include "checker/checker.h"
+#include "checker/index.h"
+#include "checker/synthetic.h"
 #include "checker_history_builder.h"
-#include "checker_index.h"
-#include "checker_synthetic.h"
-#include "report_charts.h"
-#include "report_json.h"
-#include "report_junit.h"
-#include "report_outputs.h"
-#include "report_run_model.h"
-#include "report_summary.h"
-#include "report_timeline.h"
-#include "report_timeline_data.h"
+#include "report/charts.h"
+#include "report/json.h"
+#include "report/junit.h"
+#include "report/outputs.h"
+#include "report/run_model.h"
+#include "report/summary.h"
+#include "report/timeline.h"
+#include "report/timeline_data.h"
+#include "run/check_command.h"
 #include "temp_dir.h"
 
 namespace locklab {

@@ -3,8 +3,6 @@
 // file, the line and the kind. The Dbs here are only constructed (which starts nothing): the
 // model leaves out whether a supported fault then works on that backend (the scenario tests run
 // them).
-#include "run_backend.h"
-
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -12,6 +10,7 @@
 
 #include "db/external_db.h"
 #include "db/process_db.h"
+#include "run/backend.h"
 
 namespace locklab {
 namespace {

@@ -11,9 +11,9 @@
 #include <map>
 #include <set>
 
-#include "history.h"
-#include "process.h"
+#include "checker/history.h"
 #include "programs.h"
+#include "run/process.h"
 #include "temp_dir.h"
 
 namespace locklab {

@@ -3,10 +3,10 @@
 
 #include <filesystem>
 
-#include "history.h"
-#include "nemesis.h"
-#include "run_progress.h"
-#include "scenario.h"
+#include "checker/history.h"
+#include "nemesis/nemesis.h"
+#include "run/progress.h"
+#include "run/scenario.h"
 
 namespace locklab {
 namespace {

@@ -1,10 +1,10 @@
-// The run's sandbox (sandbox.h): the refusal message names the sysctl that forbids user
+// The run's sandbox (run/sandbox.h): the refusal message names the sysctl that forbids user
 // namespaces, and a body run in the sandbox is PID 1 of its own PID namespace, in network and
 // user namespaces of its own, with an empty private /run, and writes files its caller owns.
 // Not modelled here: a killed harness (the hermetic and cleanup tests run the real
 // program for those); kernel.unprivileged_userns_clone and AppArmor's restriction are only
 // checked through the message (a test cannot set them without changing the whole machine).
-#include "sandbox.h"
+#include "run/sandbox.h"
 
 #include <fcntl.h>
 #include <grp.h>

@@ -1,5 +1,5 @@
 // Scenario parsing: defaults, every section, and errors that name file, line and key.
-#include "scenario.h"
+#include "run/scenario.h"
 
 #include <gtest/gtest.h>
 

@@ -15,14 +15,14 @@
 #include <optional>
 #include <thread>
 
+#include "checker/history.h"
+#include "client/workload.h"
 #include "db/db.h"
-#include "history.h"
 #include "mongolock/provider.h"
-#include "process.h"
 #include "programs.h"
+#include "run/process.h"
 #include "temp_dir.h"
 #include "test_cluster.h"
-#include "workload.h"
 
 namespace locklab {
 namespace {

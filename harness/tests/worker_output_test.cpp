@@ -5,7 +5,7 @@
 // against a real mongosim. Left out: a worker writing faster than the follower reads (bounded
 // by kReadChunkBytes per tick, not by correctness), and lines torn by SIGKILL in a real run
 // (tested with a file written in two steps).
-#include "worker_output.h"
+#include "run/worker_output.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -17,8 +17,8 @@
 #include <map>
 #include <ostream>
 
-#include "process.h"
 #include "programs.h"
+#include "run/process.h"
 #include "temp_dir.h"
 
 namespace locklab {

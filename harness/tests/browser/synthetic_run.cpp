@@ -1,5 +1,5 @@
 // locklab-synthetic-run DIR EVENTS [WORKERS]: writes DIR/history.jsonl, a valid synthetic
-// history (checker_synthetic.h) of about EVENTS events over WORKERS workers (default 32), so
+// history (checker/synthetic.h) of about EVENTS events over WORKERS workers (default 32), so
 // `locklab check DIR` renders the reports of a run of that size. The report load-time
 // measurement (results/report-load.md) uses it for its 100k and 1M-event runs.
 #include <algorithm>
@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <string>
 
-#include "checker_synthetic.h"
-#include "history.h"
+#include "checker/history.h"
+#include "checker/synthetic.h"
 
 int main(int argc, char** argv) {
   if (argc < 3 || argc > 4) {

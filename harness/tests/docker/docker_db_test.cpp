@@ -21,7 +21,7 @@
 #include "db/admin.h"
 #include "db/docker_engine.h"
 #include "db/docker_image.h"
-#include "process.h"
+#include "run/process.h"
 
 namespace locklab {
 namespace {

@@ -16,7 +16,7 @@
 #include <string>
 
 #include "db/docker_engine.h"
-#include "process.h"
+#include "run/process.h"
 
 namespace locklab {
 namespace {

@@ -1,0 +1,265 @@
+// The client table (client/clients.h) and what is derived from it.
+#include "client/clients.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#ifndef LOCKLAB_SOURCE_DIR
+#define LOCKLAB_SOURCE_DIR "."
+#endif
+
+namespace locklab {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Bound on the PATH entries looked at: a runaway PATH must not make a lookup slow.
+constexpr size_t kMaxPathEntries = 256;
+
+// Availability checks, shared by rows.
+
+// The program exists and is executable.
+std::string program_missing(const ClientSpec& client, const ClientEnvironment& env) {
+  const std::string program = client_program(client, env);
+  if (access(program.c_str(), F_OK) != 0) return program + " not found";
+  if (access(program.c_str(), X_OK) != 0) return program + " is not executable";
+  return "";
+}
+
+// A Node.js client: its script, node on PATH, and its npm packages installed next to it (by the
+// install script in the client's directory).
+std::string node_client_missing(const ClientSpec& client, const ClientEnvironment& env) {
+  if (find_on_path("node", env.path).empty()) return "node not found on PATH";
+  if (std::string why = program_missing(client, env); !why.empty()) return why;
+  const fs::path dir = fs::path(client_program(client, env)).parent_path();
+  // install.sh touches the stamp last, after npm ci and the seed package's extraction.
+  if (!fs::exists(dir / "node_modules" / ".package-lock.json")) {
+    return "its npm packages are not installed (run " + (dir / "install.sh").string() + ")";
+  }
+  return "";
+}
+
+// A Python script: python3 on PATH and the script.
+std::string python_client_missing(const ClientSpec& client, const ClientEnvironment& env) {
+  if (find_on_path("python3", env.path).empty()) return "python3 not found on PATH";
+  return program_missing(client, env);
+}
+
+constexpr const char* kMisbehaving = "harness/tests/clients/misbehaving_worker.py";
+
+// The table. Adding a client is adding a row.
+const std::vector<ClientSpec> kClients = {
+    {"mongolock",
+     "this project's lock library (C++, libmongoc): lib/",
+     ProgramBase::kBinDir,
+     "locklab-worker",
+     {"mutex", "fenced", "counter", "rw"},
+     true,
+     false,
+     program_missing},
+    {"npm-distributed-locks-mongodb",
+     "npm distributed-locks-mongodb 1.0.3 (TypeScript) through a Node.js adapter",
+     ProgramBase::kSourceDir,
+     "clients/npm-distributed-locks-mongodb/worker.js",
+     {"mutex", "counter"},
+     false,
+     false,
+     node_client_missing},
+    {"distributedlock",
+     "DistributedLock.MongoDB 1.0 (.NET) re-created in C++ on libmongoc: clients/distributedlock/",
+     ProgramBase::kBinDir,
+     "locklab-distributedlock",
+     {"mutex", "fenced", "counter"},
+     true,
+     false,
+     program_missing},
+    {"square",
+     "square/mongo-lock (Go; foomo/mongo-lock) re-created in C++ on libmongoc: clients/square/",
+     ProgramBase::kBinDir,
+     "locklab-square",
+     {"mutex", "counter", "rw"},
+     false,
+     false,
+     program_missing},
+    {"alistairjevans",
+     "the alistairjevans MongoDB lock recipe (C#) re-created in C++ on libmongoc: "
+     "clients/alistairjevans/",
+     ProgramBase::kBinDir,
+     "locklab-alistairjevans",
+     {"mutex", "counter"},
+     false,
+     false,
+     program_missing},
+    // Self-test clients: each breaks the protocol one way (harness/tests/worker_output_test.cpp).
+    {"test-truncated-line",
+     "ends its output with a line cut short",
+     ProgramBase::kSourceDir,
+     kMisbehaving,
+     {"mutex"},
+     false,
+     true,
+     python_client_missing,
+     {"--mode", "truncated"}},
+    {"test-unknown-f",
+     "writes an event with an unknown f",
+     ProgramBase::kSourceDir,
+     kMisbehaving,
+     {"mutex"},
+     false,
+     true,
+     python_client_missing,
+     {"--mode", "unknown-f"}},
+    {"test-non-json",
+     "writes a line that is not JSON",
+     ProgramBase::kSourceDir,
+     kMisbehaving,
+     {"mutex"},
+     false,
+     true,
+     python_client_missing,
+     {"--mode", "non-json"}},
+    {"test-exit-at-once",
+     "exits (status 3) before writing anything",
+     ProgramBase::kSourceDir,
+     kMisbehaving,
+     {"mutex"},
+     false,
+     true,
+     python_client_missing,
+     {"--mode", "exit-at-once"}},
+};
+
+bool valid_table(const std::vector<ClientSpec>& table) {
+  for (size_t i = 0; i < table.size(); ++i) {
+    const ClientSpec& c = table[i];
+    if (c.name.empty() || c.workloads.empty() || c.unavailable == nullptr) return false;
+    if (!c.fencing_tokens &&
+        std::find(c.workloads.begin(), c.workloads.end(), "fenced") != c.workloads.end()) {
+      return false;
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (table[j].name == c.name) return false;
+    }
+  }
+  return true;
+}
+
+std::string join(const std::vector<std::string_view>& items, std::string_view separator) {
+  std::string out;
+  for (std::string_view item : items) {
+    if (!out.empty()) out += separator;
+    out += item;
+  }
+  return out;
+}
+
+}  // namespace
+
+ClientEnvironment ClientEnvironment::current() {
+  ClientEnvironment env;
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  env.bin_dir = ec ? "." : self.parent_path().string();
+  env.source_dir = LOCKLAB_SOURCE_DIR;
+  const char* path = std::getenv("PATH");
+  env.path = path ? path : "";
+  return env;
+}
+
+const std::vector<ClientSpec>& all_clients() {
+  static const bool checked = [] {
+    assert(valid_table(kClients));
+    return true;
+  }();
+  (void)checked;
+  return kClients;
+}
+
+const ClientSpec* find_client(std::string_view name) {
+  for (const ClientSpec& c : all_clients()) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+std::string client_names() {
+  std::vector<std::string_view> names;
+  for (const ClientSpec& c : all_clients()) {
+    if (!c.self_test) names.push_back(c.name);
+  }
+  return join(names, ", ");
+}
+
+std::string client_program(const ClientSpec& client, const ClientEnvironment& env) {
+  const std::string& base = client.base == ProgramBase::kBinDir ? env.bin_dir : env.source_dir;
+  return (fs::path(base) / client.program).string();
+}
+
+std::string client_unavailable(const ClientSpec& client, const ClientEnvironment& env) {
+  assert(client.unavailable != nullptr);
+  return client.unavailable(client, env);
+}
+
+bool client_runs(const ClientSpec& client, std::string_view workload) {
+  return std::find(client.workloads.begin(), client.workloads.end(), workload) !=
+         client.workloads.end();
+}
+
+std::string client_choice_error(std::string_view name, std::string_view workload) {
+  const ClientSpec* client = find_client(name);
+  if (client == nullptr) {
+    return "unknown client \"" + std::string(name) + "\" (known: " + client_names() +
+           "; `locklab clients` lists them)";
+  }
+  if (!client_runs(*client, workload)) {
+    std::string why = "client \"" + std::string(name) + "\" cannot run the " +
+                      std::string(workload) +
+                      " workload (it runs: " + join(client->workloads, ", ") + ")";
+    if (workload == "fenced" && !client->fencing_tokens) why += ": its lock issues no tokens";
+    return why;
+  }
+  return "";
+}
+
+std::string find_on_path(std::string_view name, std::string_view path) {
+  size_t start = 0;
+  for (size_t entries = 0; start <= path.size() && entries < kMaxPathEntries; ++entries) {
+    const size_t colon = path.find(':', start);
+    const std::string_view dir = path.substr(
+        start, colon == std::string_view::npos ? std::string_view::npos : colon - start);
+    if (!dir.empty()) {
+      const fs::path candidate = fs::path(dir) / name;
+      if (access(candidate.c_str(), X_OK) == 0 && !fs::is_directory(candidate)) {
+        return candidate.string();
+      }
+    }
+    if (colon == std::string_view::npos) break;
+    start = colon + 1;
+  }
+  return "";
+}
+
+std::string render_clients(const ClientEnvironment& env) {
+  std::ostringstream out;
+  bool header_done = false;
+  for (bool self_test : {false, true}) {
+    for (const ClientSpec& c : all_clients()) {
+      if (c.self_test != self_test) continue;
+      if (self_test && !header_done) out << "\nharness self-test clients (misbehave on purpose):\n";
+      header_done = header_done || self_test;
+      const std::string why = client_unavailable(c, env);
+      out << c.name << "\n  " << c.description << "\n  workloads: " << join(c.workloads, ", ")
+          << "; fencing tokens: " << (c.fencing_tokens ? "yes" : "no")
+          << "\n  program: " << client_program(c, env)
+          << "\n  available: " << (why.empty() ? "yes" : "no: " + why) << "\n";
+    }
+  }
+  return out.str();
+}
+
+}  // namespace locklab

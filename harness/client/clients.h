@@ -1,0 +1,72 @@
+// The lock clients locklab can judge: one table, one row per client. A client is a worker
+// executable that speaks the worker protocol (harness/WORKERS.md): the harness starts one per
+// worker with the same command-line flags, and reads the history events it writes.
+//
+// A row names the client (the scenario's `[workload] client`), where its program is (an
+// executable in the build's bin directory, or a script in the source tree), the workloads it can
+// run, whether its grants carry fencing tokens, and a check that says why it cannot run here
+// (a missing program, node not on PATH, a package not installed). Adding a client is adding one
+// row to kClients in client/clients.cpp.
+//
+// Invariants: names are unique and non-empty; every row lists at least one workload;
+// a client without fencing tokens never lists the fenced workload (its writes would carry no
+// token to check). Thread rules: the table is immutable; every function here is a pure function
+// of its arguments (availability looks at the file system and PATH).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace locklab {
+
+// Where a client's program is looked for, and the PATH its tools are looked for on.
+struct ClientEnvironment {
+  std::string bin_dir;     // the build's bin directory (where locklab and locklab-worker are)
+  std::string source_dir;  // the source tree (scripts of script clients)
+  std::string path;        // $PATH
+  // The running locklab's bin directory, the source tree it was built from, and $PATH.
+  static ClientEnvironment current();
+};
+
+enum class ProgramBase { kBinDir, kSourceDir };
+
+struct ClientSpec {
+  std::string_view name;         // the scenario's `[workload] client`
+  std::string_view description;  // one line: what lock, which library, which language
+  ProgramBase base = ProgramBase::kBinDir;
+  std::string_view program;  // relative to base; started directly (scripts need a #! line)
+  std::vector<std::string_view> workloads;  // "mutex", "fenced", "counter"...
+  bool fencing_tokens = true;               // its acquire ok events carry a token
+  bool self_test = false;                   // a misbehaving client for the harness's own tests
+  // Why the client cannot run in `env` (e.g. "node not found on PATH"), or "" when it can.
+  std::string (*unavailable)(const ClientSpec& client, const ClientEnvironment& env) = nullptr;
+  std::vector<std::string_view> args = {};  // passed before the protocol's flags
+};
+
+// Every client, lock clients first, in listing order.
+const std::vector<ClientSpec>& all_clients();
+// The row named `name`, or nullptr.
+const ClientSpec* find_client(std::string_view name);
+// "mongolock, npm-distributed-locks-mongodb, ..." (lock clients only), for error messages.
+std::string client_names();
+
+// The absolute path of the client's program in env.
+std::string client_program(const ClientSpec& client, const ClientEnvironment& env);
+// Why the client cannot run in env, or "" when it can.
+std::string client_unavailable(const ClientSpec& client, const ClientEnvironment& env);
+bool client_runs(const ClientSpec& client, std::string_view workload);
+
+// Why this client cannot be the scenario's client for this workload ("unknown client ...",
+// "... cannot run the fenced workload ..."), or "" when it can. Availability is not judged here:
+// it depends on the machine, not on the scenario.
+std::string client_choice_error(std::string_view name, std::string_view workload);
+
+// An executable called `name` in one of the colon-separated `path` directories, or "".
+std::string find_on_path(std::string_view name, std::string_view path);
+
+// The `locklab clients` listing: a table of every client with its workloads, tokens and
+// availability ("yes" or "no: <reason>").
+std::string render_clients(const ClientEnvironment& env);
+
+}  // namespace locklab

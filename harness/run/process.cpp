@@ -1,0 +1,319 @@
+#include "run/process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cassert>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+#include <system_error>
+#include <thread>
+
+namespace locklab {
+namespace {
+
+constexpr int64_t kPollStepMs = 5;
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string join(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& a : argv) out += (out.empty() ? "" : " ") + a;
+  return out;
+}
+
+// Everything the child needs, prepared before fork so the child only makes async-signal-safe
+// calls (the harness may have other threads).
+struct ChildSetup {
+  std::vector<char*> argv;
+  int netns_fd = -1;
+  int stdin_fd = -1;
+  int out_fd = -1;
+  int error_fd = -1;  // write end of the close-on-exec error pipe
+  pid_t parent = 0;
+  bool own_group = true;
+};
+
+[[noreturn]] void child_fail(int error_fd, int step) {
+  int payload[2] = {step, errno};
+  ssize_t ignored = write(error_fd, payload, sizeof payload);
+  (void)ignored;
+  _exit(127);
+}
+
+[[noreturn]] void run_child(const ChildSetup& s) {
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) child_fail(s.error_fd, 1);
+  if (getppid() != s.parent) _exit(126);  // the parent died before PDEATHSIG was armed
+  if (s.own_group) setpgid(0, 0);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGCHLD}) signal(sig, SIG_DFL);
+  if (s.netns_fd >= 0 && setns(s.netns_fd, CLONE_NEWNET) != 0) child_fail(s.error_fd, 2);
+  if (dup2(s.stdin_fd, 0) < 0 || dup2(s.out_fd, 1) < 0 || dup2(s.out_fd, 2) < 0) {
+    child_fail(s.error_fd, 3);
+  }
+  execv(s.argv[0], s.argv.data());
+  child_fail(s.error_fd, 4);
+}
+
+int open_netns(const std::string& name) {
+  if (name.empty()) return -1;
+  const std::string path = netns_path(name);
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    throw std::runtime_error("cannot open network namespace " + path + ": " + std::strerror(errno));
+  return fd;
+}
+
+// A bare program name is looked up in PATH here, before fork, so the child can use execv.
+std::string resolve_program(const std::string& program) {
+  if (program.find('/') != std::string::npos) return program;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/sbin:/usr/bin:/sbin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    const std::string candidate = dirs.substr(start, end - start) + "/" + program;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return program;  // execv fails and reports ENOENT with the name
+}
+
+// Forks and execs; returns the pid or throws with the step that failed in the child.
+pid_t fork_exec(std::vector<std::string> argv, const std::string& netns, int stdin_fd, int out_fd,
+                bool own_group) {
+  assert(!argv.empty());
+  argv[0] = resolve_program(argv[0]);
+  ChildSetup s;
+  for (const auto& a : argv) s.argv.push_back(const_cast<char*>(a.c_str()));
+  s.argv.push_back(nullptr);
+  s.netns_fd = open_netns(netns);
+  s.stdin_fd = stdin_fd;
+  s.out_fd = out_fd;
+  s.parent = getpid();
+  s.own_group = own_group;
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) throw std::system_error(errno, std::generic_category());
+  s.error_fd = pipe_fds[1];
+  const pid_t pid = fork();
+  if (pid == 0) run_child(s);
+  const int fork_errno = errno;
+  close(pipe_fds[1]);
+  if (s.netns_fd >= 0) close(s.netns_fd);
+  if (pid < 0) {
+    close(pipe_fds[0]);
+    throw std::runtime_error("fork for " + argv[0] + ": " + std::strerror(fork_errno));
+  }
+  int payload[2] = {0, 0};
+  ssize_t n;
+  do {
+    n = read(pipe_fds[0], payload, sizeof payload);
+  } while (n < 0 && errno == EINTR);
+  close(pipe_fds[0]);
+  if (n > 0) {
+    waitpid(pid, nullptr, 0);
+    static const char* steps[] = {"", "prctl", "setns", "redirect", "exec"};
+    const char* step = payload[0] >= 1 && payload[0] <= 4 ? steps[payload[0]] : "setup";
+    throw std::runtime_error("cannot start " + argv[0] + (netns.empty() ? "" : " in " + netns) +
+                             ": " + step + ": " + std::strerror(payload[1]));
+  }
+  return pid;
+}
+
+ExitStatus decode(pid_t pid, int status) {
+  ExitStatus e;
+  e.pid = pid;
+  if (WIFEXITED(status)) e.code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) e.signal = WTERMSIG(status);
+  return e;
+}
+
+int open_log(const std::string& path) {
+  const char* target = path.empty() ? "/dev/null" : path.c_str();
+  int fd = open(target, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw std::runtime_error(std::string("cannot open ") + target + ": " + std::strerror(errno));
+  return fd;
+}
+
+}  // namespace
+
+std::string ExitStatus::describe() const {
+  if (signal != 0) return "signal " + std::to_string(signal);
+  return "exit " + std::to_string(code);
+}
+
+Supervisor::~Supervisor() {
+  for (const auto& [pid, program] : live_) kill(pid, SIGKILL);
+  for (const auto& [pid, program] : live_) waitpid(pid, nullptr, 0);
+}
+
+void Supervisor::become_subreaper() {
+  if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
+    throw std::system_error(errno, std::generic_category(), "PR_SET_CHILD_SUBREAPER");
+  }
+}
+
+pid_t Supervisor::spawn(const SpawnOptions& options) {
+  const int out_fd = open_log(options.log_path);
+  const int in_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  pid_t pid = -1;
+  try {
+    pid = fork_exec(options.argv, options.netns, in_fd, out_fd, true);
+  } catch (...) {
+    close(out_fd);
+    close(in_fd);
+    throw;
+  }
+  close(out_fd);
+  close(in_fd);
+  live_[pid] = options.argv[0];
+  return pid;
+}
+
+void Supervisor::record(pid_t pid, int status) {
+  if (!live_.erase(pid)) return;  // an adopted orphan: reaped, nothing to report
+  ExitStatus e = decode(pid, status);
+  ended_[pid] = e;
+  unreported_.push_back(e);
+}
+
+std::vector<ExitStatus> Supervisor::poll() {
+  int status = 0;
+  pid_t pid;
+  while ((pid = waitpid(-1, &status, WNOHANG)) > 0) record(pid, status);
+  std::vector<ExitStatus> out;
+  out.swap(unreported_);
+  return out;
+}
+
+std::vector<pid_t> Supervisor::running_pids() const {
+  std::vector<pid_t> out;
+  for (const auto& [pid, program] : live_) out.push_back(pid);
+  return out;
+}
+
+bool Supervisor::signal(pid_t pid, int sig) {
+  if (!running(pid)) return false;
+  return kill(pid, sig) == 0;
+}
+
+std::optional<ExitStatus> Supervisor::wait_exit(pid_t pid, int64_t timeout_ms) {
+  const int64_t deadline = now_ms() + timeout_ms;
+  for (;;) {
+    if (auto it = ended_.find(pid); it != ended_.end()) return it->second;
+    if (!running(pid)) return std::nullopt;
+    int status = 0;
+    const pid_t got = waitpid(pid, &status, WNOHANG);
+    if (got == pid) {
+      record(pid, status);
+      continue;
+    }
+    if (now_ms() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(kPollStepMs));
+  }
+}
+
+void Supervisor::stop_all(int64_t grace_ms) {
+  for (pid_t pid : running_pids()) {
+    kill(pid, SIGCONT);  // a stopped child cannot act on SIGTERM
+    kill(pid, SIGTERM);
+  }
+  const int64_t deadline = now_ms() + grace_ms;
+  for (pid_t pid : running_pids()) wait_exit(pid, std::max<int64_t>(0, deadline - now_ms()));
+  for (pid_t pid : running_pids()) {
+    kill(pid, SIGKILL);
+    int status = 0;
+    if (waitpid(pid, &status, 0) == pid) record(pid, status);
+  }
+}
+
+ToolResult run_tool(const std::vector<std::string>& argv, const std::string& netns,
+                    const std::string& input, int64_t timeout_ms) {
+  int in_pipe[2];
+  int out_pipe[2];
+  if (pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0) {
+    throw std::system_error(errno, std::generic_category(), "pipe");
+  }
+  pid_t pid;
+  try {
+    pid = fork_exec(argv, netns, in_pipe[0], out_pipe[1], false);
+  } catch (...) {
+    for (int fd : {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1]}) close(fd);
+    throw;
+  }
+  close(in_pipe[0]);
+  close(out_pipe[1]);
+  // Tool inputs are small nft scripts, far below the pipe buffer, so this write cannot block.
+  if (!input.empty()) {
+    ssize_t ignored = write(in_pipe[1], input.data(), input.size());
+    (void)ignored;
+  }
+  close(in_pipe[1]);
+  ToolResult result;
+  const int64_t deadline = now_ms() + timeout_ms;
+  char buffer[4096];
+  for (;;) {
+    pollfd pfd{out_pipe[0], POLLIN, 0};
+    const int64_t left = deadline - now_ms();
+    if (left <= 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+      close(out_pipe[0]);
+      throw std::runtime_error("timed out after " + std::to_string(timeout_ms) +
+                               " ms: " + join(argv));
+    }
+    if (::poll(&pfd, 1, static_cast<int>(left)) <= 0) continue;
+    const ssize_t n = read(out_pipe[0], buffer, sizeof buffer);
+    if (n <= 0) break;
+    if (result.output.size() < kToolOutputMax) result.output.append(buffer, n);
+  }
+  close(out_pipe[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  result.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+std::string run_tool_checked(const std::vector<std::string>& argv, const std::string& netns,
+                             const std::string& input) {
+  ToolResult r = run_tool(argv, netns, input);
+  if (r.code != 0) {
+    throw std::runtime_error(join(argv) + (netns.empty() ? "" : " (in " + netns + ")") +
+                             " failed with " + std::to_string(r.code) + ": " + r.output);
+  }
+  return r.output;
+}
+
+char process_state(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return 0;
+  // The command name is in parentheses and may contain spaces; the state follows the last ')'.
+  const size_t close_paren = line.rfind(')');
+  if (close_paren == std::string::npos || close_paren + 2 >= line.size()) return 0;
+  return line[close_paren + 2];
+}
+
+std::string netns_path(const std::string& netns) {
+  return netns.starts_with("/") ? netns : "/var/run/netns/" + netns;
+}
+
+}  // namespace locklab

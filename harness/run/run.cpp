@@ -1,0 +1,547 @@
+#include "run/run.h"
+
+#include <mongoc/mongoc.h>
+#include <signal.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cassert>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <random>
+#include <thread>
+
+#include "checker/checker.h"
+#include "checker/history.h"
+#include "client/clients.h"
+#include "db/admin.h"
+#include "db/db.h"
+#include "db/docker_engine.h"
+#include "nemesis/nemesis.h"
+#include "run/backend.h"
+#include "run/check_command.h"
+#include "run/cleanup.h"
+#include "run/process.h"
+#include "run/progress.h"
+#include "run/sandbox.h"
+#include "run/scenario.h"
+#include "run/workers.h"
+
+namespace locklab {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int64_t kTickMs = 20;
+constexpr int64_t kOperationsRunMaxMs = 600'000;  // an operations-counted run ends by then
+constexpr const char* kDatabase = "locklab";
+
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+void on_stop_signal(int sig) {
+  g_stop_signal = sig;
+}
+
+void install_signal_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  // In the sandbox the stop signals start blocked (run_sandboxed): those sent meanwhile arrive now.
+  sigset_t stop_signals;
+  stop_signal_set(&stop_signals);
+  sigprocmask(SIG_UNBLOCK, &stop_signals, nullptr);
+}
+
+// Bound on finding the primary for the final reads (an election may still be running after
+// the last heal).
+constexpr int64_t kFinalPrimaryWaitMs = 30'000;
+// Attempts at one confirmed final read (a primary that steps down during the read is asked
+// again), and the bound on all final reads together; past either the read is `final info`.
+constexpr int kFinalReadAttempts = 5;
+constexpr int64_t kFinalReadsMaxMs = 90'000;
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string utc_stamp() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y%m%dT%H%M%SZ", &tm);
+  return buffer;
+}
+
+void write_file(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+CheckConfig check_config(const Scenario& s) {
+  CheckConfig c;
+  c.properties = s.check.properties;
+  const int64_t derived_ms = s.lock.expiry_ms + s.cluster.election_timeout_ms +
+                             s.lock.busy_wait_max_ms + s.workload.critical_section_ms;
+  c.liveness_bound_ns =
+      (s.check.liveness_bound_ms > 0 ? s.check.liveness_bound_ms : derived_ms) * 1'000'000;
+  if (s.check.lost_signal_bound_ms > 0) c.lost_bound_ns = s.check.lost_signal_bound_ms * 1'000'000;
+  c.counter_resource = kCounterResource;
+  return c;
+}
+
+nlohmann::json versions(const std::string& member_program) {
+  utsname u{};
+  uname(&u);
+  return {{"locklab", "0.1.0"},
+          {"mongoc", MONGOC_VERSION_S},
+          {"member_program", member_program},
+          {"kernel", std::string(u.sysname) + " " + u.release}};
+}
+
+// Everything one run owns, torn down in reverse order by the destructor.
+class Run {
+ public:
+  Run(const RunOptions& options, Scenario scenario, uint64_t seed, BackendChoice backend,
+      fs::path out)
+      : options_(options),
+        s_(std::move(scenario)),
+        seed_(seed),
+        backend_(std::move(backend)),
+        out_(std::move(out)),
+        prefix_(run_prefix()) {}
+
+  ~Run() { teardown(); }
+
+  void execute() {
+    prepare();
+    history_ = std::make_unique<HistoryWriter>((out_ / "history.jsonl").string());
+    history_->append({0, "harness", EventType::kInfo, "start", "", std::nullopt, start_value()});
+    start_db();
+    start_workers();
+    fault_phase();
+    quiet_phase();
+    record_stop("end of run");
+    workers_->stop_all(s_.lock.expiry_ms + 3000);
+    reap();
+    workers_->drain();  // a worker that outlived even SIGKILL's grace: what it wrote so far
+    final_reads();
+    history_->append({0, "harness", EventType::kInfo, "end", "", std::nullopt, nullptr});
+    display_.finish();
+  }
+
+  // Bad worker output and workers that ended on their own: the run fails with these.
+  std::vector<std::string> worker_problems() const {
+    if (!workers_) return {};
+    std::vector<std::string> out = workers_->problems();
+    if (workers_->problem_count() > out.size()) {
+      out.push_back("... and " + std::to_string(workers_->problem_count() - out.size()) +
+                    " more (harness worker-output events in history.jsonl)");
+    }
+    return out;
+  }
+
+  void teardown() {
+    display_.finish();
+    nemesis_.reset();  // heals what is still active
+    if (workers_) {
+      record_stop("teardown");
+      workers_->stop_all(1000);
+    }
+    if (db_) db_->stop();
+    supervisor_.stop_all(1000);
+    if (db_) db_->teardown();
+    if (!temp_dir_.empty()) {
+      std::error_code ec;
+      fs::remove_all(temp_dir_, ec);
+      temp_dir_.clear();
+    }
+  }
+
+ private:
+  RunOptions options_;
+  Scenario s_;
+  uint64_t seed_;
+  BackendChoice backend_;
+  fs::path out_;
+  std::string prefix_;
+  std::string temp_dir_;
+  Supervisor supervisor_;
+  std::unique_ptr<HistoryWriter> history_;
+  std::unique_ptr<Db> db_;
+  std::unique_ptr<WorkerPool> workers_;
+  std::unique_ptr<Nemesis> nemesis_;
+  std::unique_ptr<ProgressTracker> progress_;
+  ProgressDisplay display_;
+  int64_t start_ms_ = 0;
+  bool stop_recorded_ = false;
+
+  // The start event: what the run is and what its `ok`s mean (write concern, fencing).
+  nlohmann::json start_value() const {
+    return {
+        {"scenario", s_.name},
+        {"seed", seed_},
+        {"backend", backend_.name},
+        {"check", check_config(s_).to_json()},
+        {"vocabulary", kHistoryVocabulary},
+        {"workload", to_string(s_.workload.kind)},
+        {"client", s_.workload.client},
+        {"tokens", find_client(s_.workload.client)->fencing_tokens},
+        {"write_concern", s_.lock.write_concern_w == 0 ? nlohmann::json("majority")
+                                                       : nlohmann::json(s_.lock.write_concern_w)},
+        {"fencing", s_.lock.fencing},
+        {"honour_lost", s_.workload.honour_lost}};
+  }
+
+  // Written once, when the harness starts stopping the workers: acquires pending then were
+  // stopped, not starved. Never throws (teardown calls it).
+  void record_stop(const std::string& reason) {
+    if (stop_recorded_ || !history_) return;
+    stop_recorded_ = true;
+    try {
+      history_->append(
+          {0, "harness", EventType::kInfo, "stop", "", std::nullopt, {{"reason", reason}}});
+    } catch (const std::exception& e) {
+      std::cerr << "locklab: cannot record the stop: " << e.what() << std::endl;
+    }
+  }
+
+  void check_interrupt() const {
+    if (g_stop_signal != 0)
+      throw Interrupted("interrupted by signal " + std::to_string(g_stop_signal));
+  }
+
+  void prepare() {
+    temp_dir_ = make_run_temp_dir(prefix_);
+    fs::create_directories(out_ / "members");
+    fs::create_directories(out_ / "workers");
+  }
+
+  void start_db() {
+    DbConfig c = scenario_db_config(s_);
+    c.run_prefix = prefix_;
+    c.data_dir = temp_dir_;
+    c.log_dir = (out_ / "members").string();
+    c.database = kDatabase;
+    c.interrupted = [] { return g_stop_signal != 0; };
+    db_ = make_db(options_, s_, backend_, std::move(c), supervisor_);
+    db_->start();
+    check_interrupt();
+  }
+
+  void start_workers() {
+    WorkerLaunch launch;
+    const ClientSpec& client = *find_client(s_.workload.client);
+    launch.program = client_program(client, ClientEnvironment::current());
+    launch.program_args.assign(client.args.begin(), client.args.end());
+    launch.log_dir = (out_ / "workers").string();
+    launch.base.database = kDatabase;
+    launch.base.history_path = (out_ / "history.jsonl").string();
+    launch.base.kind = s_.workload.kind;
+    launch.base.locks = s_.workload.locks;
+    launch.base.critical_section_ms = s_.workload.critical_section_ms;
+    launch.base.honour_lost = s_.workload.honour_lost;
+    launch.base.read_percent = s_.workload.read_percent;
+    if (moves_worker_clocks(s_)) launch.faketime = find_libfaketime();
+    launch.base.operations = s_.workload.operations;
+    launch.base.lock = s_.lock;
+    launch.seed = seed_;
+    launch.uri_for = [this](const std::string& id) { return db_->uri(id); };
+    launch.netns_for = [this](const std::string& id) { return db_->worker_netns(id); };
+    workers_ = std::make_unique<WorkerPool>(supervisor_, *history_, launch, s_.workload.workers);
+    progress_ = std::make_unique<ProgressTracker>(launch.base.history_path);
+    const int64_t run_ms = s_.workload.duration_ms > 0 ? s_.workload.duration_ms
+                           : s_.nemesis.random         ? s_.nemesis.random->end_ms
+                                                       : 0;
+    std::vector<PlannedFault> plan = plan_faults(s_, run_ms, seed_);
+    nlohmann::json plan_json = nlohmann::json::array();
+    for (const PlannedFault& f : plan) plan_json.push_back(to_json(f));
+    write_file(out_ / "plan.json", plan_json.dump(2) + "\n");
+    WorkerView view;
+    view.holder = [this] {
+      workers_->drain();
+      progress_->poll();  // the holder now, not as of the last tick
+      return progress_->current_holder();
+    };
+    view.role = [this](const std::string& worker) {
+      workers_->drain();
+      progress_->poll();
+      return progress_->role(worker);
+    };
+    nemesis_ =
+        std::make_unique<Nemesis>(plan, FaultContext{*db_, *workers_}, *history_, view, seed_);
+    workers_->start_all();
+    start_ms_ = now_ms();
+  }
+
+  // Reaps ended children; a member that dies on its own is a harness error.
+  void reap() {
+    for (const ExitStatus& e : supervisor_.poll()) {
+      if (workers_ && workers_->record_exit(e)) continue;
+      for (int m = 0; db_ && m < db_->size(); ++m) {
+        if (db_->pid(m) == e.pid) {
+          throw std::runtime_error("member m" + std::to_string(m) + " ended (" + e.describe() +
+                                   "); see " + (out_ / "members").string());
+        }
+      }
+    }
+  }
+
+  void tick() {
+    check_interrupt();
+    reap();
+    workers_->drain();
+    progress_->poll();
+    const int64_t elapsed = now_ms() - start_ms_;
+    nemesis_->tick(elapsed);
+    display_.show(progress_->line(elapsed, nemesis_->active()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(kTickMs));
+  }
+
+  void fault_phase() {
+    if (s_.workload.duration_ms > 0) {
+      while (now_ms() - start_ms_ < s_.workload.duration_ms || !nemesis_->finished()) tick();
+    } else {
+      while (workers_->running() > 0 || !nemesis_->finished()) {
+        if (now_ms() - start_ms_ > kOperationsRunMaxMs) {
+          throw std::runtime_error("workers did not finish their operations within " +
+                                   std::to_string(kOperationsRunMaxMs) + " ms");
+        }
+        tick();
+      }
+    }
+    nemesis_->heal_all();
+  }
+
+  void quiet_phase() {
+    const int64_t end = now_ms() + s_.nemesis.quiet_ms;
+    while (now_ms() < end && (s_.workload.duration_ms > 0 || workers_->running() > 0)) tick();
+  }
+
+  // One `final` per resource the workload used, read at majority from a member confirmed
+  // primary for the whole read (Db::read_confirmed); a missing document is a final read
+  // too; a read that cannot be confirmed is `final info`.
+  void final_reads() {
+    if (s_.workload.kind == WorkloadKind::kMutex) return;
+    const int64_t deadline = now_ms() + kFinalReadsMaxMs;
+    if (s_.workload.kind == WorkloadKind::kCounter) {
+      final_read(kCounterCollection, kCounterResource, deadline);
+      return;
+    }
+    for (int l = 0; l < s_.workload.locks; ++l) {
+      final_read(kFencedCollection, resource_name(lock_name(l)), deadline);
+    }
+  }
+
+  void final_read(const std::string& collection, const std::string& resource, int64_t deadline) {
+    std::string error = "no time left for the final reads";
+    for (int attempt = 0; attempt < kFinalReadAttempts && now_ms() < deadline; ++attempt) {
+      const int primary = db_->wait_for_primary(std::min(kFinalPrimaryWaitMs, deadline - now_ms()));
+      if (primary < 0) {
+        error = "no primary within the final-read bound";
+        continue;
+      }
+      try {
+        const nlohmann::json doc = db_->read_confirmed(primary, kDatabase, collection, resource);
+        history_->append(
+            {0, "harness", EventType::kOk, "final", "", std::nullopt, final_value(resource, doc)});
+        return;
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+    }
+    history_->append({0,
+                      "harness",
+                      EventType::kInfo,
+                      "final",
+                      "",
+                      std::nullopt,
+                      {{"resource", resource}, {"error", error}}});
+  }
+
+  // count is kept beside missing so that a reader counting writes sees 0 for no document.
+  nlohmann::json final_value(const std::string& resource, const nlohmann::json& doc) const {
+    if (doc.is_null()) return {{"resource", resource}, {"missing", true}, {"count", 0}};
+    if (s_.workload.kind == WorkloadKind::kCounter) {
+      return {{"resource", resource}, {"count", doc.value("count", int64_t{0})}};
+    }
+    nlohmann::json writes = nlohmann::json::array();
+    for (const auto& w : doc.value("writes", nlohmann::json::array())) {
+      writes.push_back({{"id", w.value("id", "")}, {"token", w.value("token", nlohmann::json())}});
+    }
+    return {{"resource", resource},
+            {"token", doc.value("token", nlohmann::json(nullptr))},
+            {"count", doc.value("count", nlohmann::json(nullptr))},
+            {"writes", writes}};
+  }
+};
+
+// A scenario whose client cannot run on this machine (node missing, program not built) is not
+// run: "locklab: unsupported: ..." and kExitNotRun, before anything starts. Returns 0 when the
+// client is available.
+int refuse_unavailable_client(const Scenario& s) {
+  const ClientSpec* client = find_client(s.workload.client);
+  assert(client != nullptr);  // load_scenario refuses unknown clients
+  const std::string why = client_unavailable(*client, ClientEnvironment::current());
+  if (why.empty()) return 0;
+  const std::string where = s.workload.client_line > 0
+                                ? s.path + ":" + std::to_string(s.workload.client_line)
+                                : s.path + " (the default client)";
+  std::cerr << "locklab: unsupported: " << where << ": workload.client: client \""
+            << s.workload.client << "\" is unavailable here: " << why << "\n";
+  return kExitNotRun;
+}
+
+// Does the verdict match what the scenario expects? Prints why not.
+bool expectation_met(const Scenario& s, const Verdict& v, std::ostream& out) {
+  bool met = true;
+  auto outcome_of = [&](const std::string& p) {
+    const PropertyResult* r = v.find(p);
+    return r ? r->outcome : Outcome::kUnknown;
+  };
+  if (s.expect == Expect::kValid && v.overall != Outcome::kValid) {
+    out << "expected valid, got " << to_string(v.overall) << "\n";
+    met = false;
+  }
+  for (const std::string& p : s.expect_violated) {
+    if (outcome_of(p) != Outcome::kInvalid) {
+      out << "expected " << p << " to be violated, got " << to_string(outcome_of(p)) << "\n";
+      met = false;
+    }
+  }
+  for (const std::string& p : s.expect_holding) {
+    if (outcome_of(p) != Outcome::kValid) {
+      out << "expected " << p << " to hold, got " << to_string(outcome_of(p)) << "\n";
+      met = false;
+    }
+  }
+  return met;
+}
+
+// Bad worker output found by the run, one problem per line; absent when there was none.
+constexpr const char* kWorkerProblemsFile = "worker-problems.txt";
+
+std::vector<std::string> read_lines(const fs::path& path) {
+  std::vector<std::string> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) out.push_back(line);
+  }
+  return out;
+}
+
+// Everything from the cluster's start to the end of the final reads: 0 when the history is
+// complete, 2 (after printing why) when not. On the netns backend this is the sandbox's PID 1.
+int run_experiment(const RunOptions& options, const Scenario& scenario, uint64_t seed,
+                   const BackendChoice& backend, const fs::path& out) {
+  try {
+    Supervisor::become_subreaper();
+    install_signal_handlers();
+    init_driver();
+    Run run(options, scenario, seed, backend, out);
+    run.execute();
+    // On the netns backend this process is not the one that reports: the problems cross the
+    // sandbox as a file of the run directory (one per line), which also keeps them for a reader.
+    std::string problems;
+    for (const std::string& p : run.worker_problems()) problems += p + "\n";
+    if (!problems.empty()) write_file(out / kWorkerProblemsFile, problems);
+  } catch (const Unsupported& e) {
+    std::cerr << "\nlocklab: unsupported: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "\nlocklab: run failed: " << e.what() << "\n";
+    return 2;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::string binary_dir() {
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? "." : self.parent_path().string();
+}
+
+int run_scenario(const RunOptions& options) {
+  Scenario scenario;
+  try {
+    scenario = load_scenario(options.scenario_path);
+  } catch (const ScenarioError& e) {
+    std::cerr << "locklab: " << e.what() << "\n";
+    return 2;
+  }
+  if (int code = refuse_unavailable_client(scenario); code != 0) return code;
+  const uint64_t seed = options.seed ? *options.seed : std::random_device{}();
+  std::vector<std::string> worker_problems;
+  const fs::path out = options.out_dir.empty()
+                           ? fs::path("results/runs") / (utc_stamp() + "-" + scenario.name)
+                           : fs::path(options.out_dir);
+  std::cout << "locklab: scenario " << scenario.name << ", seed " << seed << ", output "
+            << out.string() << std::endl;
+  try {
+    const BackendChoice backend = choose_backend(options, scenario);
+    std::string member_program;
+    {
+      // Constructing a Db starts nothing: this one only answers what it supports.
+      Supervisor none;
+      const std::unique_ptr<Db> db =
+          make_db(options, scenario, backend, scenario_db_config(scenario), none);
+      preflight(scenario, *db);
+      member_program = db->member_program();
+    }
+    fs::create_directories(out);
+    // A reused directory starts a fresh history: appending to an old one would mix two runs.
+    fs::remove(out / "history.jsonl");
+    fs::remove(out / kWorkerProblemsFile);
+    fs::copy_file(options.scenario_path, out / "scenario.toml",
+                  fs::copy_options::overwrite_existing);
+    write_file(out / "seed", std::to_string(seed) + "\n");
+    write_file(out / "versions.json", versions(member_program).dump(2) + "\n");
+    // A sandboxed run leaves the host's named namespaces alone: it never creates any there.
+    const HostNamespaces host =
+        backend.name == "netns" ? HostNamespaces::kLeave : HostNamespaces::kClean;
+    sweep_stale_runs(host);
+    // What a SIGKILLed docker run left (its containers, network, images, a daemon it started).
+    if (backend.name == "docker") sweep_docker_leftovers();
+    // Forked here, outside the sandbox: it removes the run's /tmp directory after a SIGKILL.
+    start_janitor(run_prefix(), host);
+    const auto experiment = [&] { return run_experiment(options, scenario, seed, backend, out); };
+    const int code = backend.name == "netns" ? run_sandboxed(experiment) : experiment();
+    if (code != 0) return code;
+    worker_problems = read_lines(out / kWorkerProblemsFile);
+  } catch (const std::exception& e) {
+    std::cerr << "\nlocklab: run failed: " << e.what() << "\n";
+    return 2;
+  }
+  CheckCommandOptions check_options;
+  check_options.junit_path = options.junit_path;
+  const CheckCommandResult result = run_check_command(out.string(), check_options);
+  if (!worker_problems.empty()) {
+    // The history lacks what the bad lines said: its verdict cannot be trusted either way.
+    std::cerr << "locklab: run failed: bad worker output (every other event is kept in "
+              << (out / "history.jsonl").string() << "):\n";
+    for (const std::string& p : worker_problems) std::cerr << "  " << p << "\n";
+    return 2;
+  }
+  if (!result.error.empty()) return 2;
+  const bool met = expectation_met(scenario, result.verdict, std::cout);
+  std::cout << "expectation (" << to_string(scenario.expect) << "): " << (met ? "met" : "NOT met")
+            << "\nseed: " << seed << "\n";
+  if (options.expectation_gate) return met ? 0 : 1;
+  return result.exit_code;
+}
+
+}  // namespace locklab

@@ -1,0 +1,53 @@
+// `locklab run SCENARIO.toml`: one experiment from start to verdict.
+//
+// Phases: load and validate the scenario; sweep stale runs, start the janitor; on the netns
+// backend, enter the run's own namespaces (run/sandbox.h: no root needed; everything below happens
+// in them until the check); build the network (netns) and start the cluster; start the workers; the
+// fault phase (workload.duration_ms, or until every worker finished its operations) with the
+// nemesis opening and healing windows; heal everything; the quiet phase (nemesis.quiet_ms, no
+// faults, liveness is judged here); stop the workers; final reads; tear down; check the history and
+// write the reports.
+//
+// Output directory (--out, default results/runs/<UTC time>-<scenario>/): scenario.toml, seed,
+// versions.json, plan.json (the fault windows), history.jsonl, members/m<i>.log,
+// workers/w<i>.log, and what the checker writes (verdict.json, summary.md, timeline.html).
+//
+// Exit code: 0 valid, 1 a property violated, 2 unknown or harness error. With
+// `expectation_gate`, instead: 0 when the outcome matches the scenario's `expect` (and its
+// named properties), 1 when it does not, 2 on harness error. Either way 77 (kExitNotRun) when
+// the scenario's client cannot run here, before anything starts.
+// Thread rules: the process's main thread; at most one run per process.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace locklab {
+
+struct RunOptions {
+  std::string scenario_path;
+  std::string backend;         // "" = the scenario's, else netns where possible, else loopback
+  std::string member_program;  // "" = mongosim next to the locklab binary
+  // Non-empty: run against this already-initiated replica set instead of starting members
+  // (loopback backend; only faults that need no member process or network: worker faults,
+  // step-down, freeze). Its database "locklab" is dropped at the start.
+  std::string external_uri;
+  // --cluster docker: the members' image; "" = locklab/mongosim built from the local programs.
+  std::string image;
+  std::optional<uint64_t> seed;
+  std::string out_dir;     // "" = results/runs/<UTC time>-<scenario>
+  std::string junit_path;  // "" = none
+  bool expectation_gate = false;
+};
+
+// run_scenario's exit code when the scenario was not run because what it needs is missing here
+// (its client is unavailable); the automake/ctest convention for "skipped".
+inline constexpr int kExitNotRun = 77;
+
+int run_scenario(const RunOptions& options);
+
+// Directory holding the running locklab binary (where mongosim and locklab-worker are).
+std::string binary_dir();
+
+}  // namespace locklab

@@ -1,0 +1,205 @@
+#include "run/workers.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+namespace locklab {
+
+WorkerPool::WorkerPool(Supervisor& supervisor, HistoryWriter& history, WorkerLaunch launch,
+                       int workers)
+    : supervisor_(supervisor),
+      history_(history),
+      launch_(std::move(launch)),
+      outputs_(history, launch_.log_dir) {
+  assert(workers >= 1);
+  for (int i = 1; i <= workers; ++i) ids_.push_back("w" + std::to_string(i));
+}
+
+void WorkerPool::start_all() {
+  for (const std::string& id : ids_) start(id);
+}
+
+std::vector<std::string> WorkerPool::argv_for(const std::string& id, int index, int64_t incarnation,
+                                              const std::string& history_path) const {
+  const WorkerConfig& b = launch_.base;
+  std::vector<std::string> argv = {launch_.program,
+                                   "--id",
+                                   id,
+                                   "--uri",
+                                   launch_.uri_for(id),
+                                   "--history",
+                                   history_path,
+                                   "--database",
+                                   b.database,
+                                   "--kind",
+                                   std::string(to_string(b.kind)),
+                                   "--locks",
+                                   std::to_string(b.locks),
+                                   "--critical-section-ms",
+                                   std::to_string(b.critical_section_ms),
+                                   "--honour-lost",
+                                   b.honour_lost ? "true" : "false",
+                                   "--operations",
+                                   std::to_string(b.operations),
+                                   "--expiry-ms",
+                                   std::to_string(b.lock.expiry_ms),
+                                   "--extension-cadence-ms",
+                                   std::to_string(b.lock.extension_cadence_ms),
+                                   "--backoff",
+                                   std::string(to_string(b.lock.backoff)),
+                                   "--busy-wait-min-ms",
+                                   std::to_string(b.lock.busy_wait_min_ms),
+                                   "--busy-wait-max-ms",
+                                   std::to_string(b.lock.busy_wait_max_ms),
+                                   "--write-concern",
+                                   b.lock.write_concern_w == 0 ? "majority" : "1",
+                                   "--seed",
+                                   std::to_string(launch_.seed + static_cast<uint64_t>(index)),
+                                   "--incarnation",
+                                   std::to_string(incarnation)};
+  if (!b.lock.fencing) argv.push_back("--no-fencing");
+  argv.insert(argv.begin() + 1, launch_.program_args.begin(), launch_.program_args.end());
+  if (b.lock.reap_after_s >= 0) {
+    argv.insert(argv.end(), {"--reap-after-s", std::to_string(b.lock.reap_after_s)});
+  }
+  if (b.lock.socket_timeout_ms > 0) {
+    argv.insert(argv.end(), {"--socket-timeout-ms", std::to_string(b.lock.socket_timeout_ms)});
+  }
+  if (b.kind == WorkloadKind::kRw) {  // only then, so other workloads keep their argv
+    argv.insert(argv.end(), {"--read-percent", std::to_string(b.read_percent), "--max-shared",
+                             std::to_string(b.lock.max_shared)});
+  }
+  return argv;
+}
+
+void WorkerPool::start(const std::string& id) {
+  if (pid(id) != 0) return;
+  const auto at = std::find(ids_.begin(), ids_.end(), id);
+  if (at == ids_.end()) throw std::invalid_argument("no worker " + id);
+  // An incarnation whose exit was never recorded: merge the rest of its file first.
+  outputs_.close(id, killed_[id]);
+  killed_[id] = false;
+  const int64_t incarnation = starts_[id]++;
+  const std::string history_path = outputs_.open(id, incarnation);
+  SpawnOptions options;
+  options.argv = argv_for(id, static_cast<int>(at - ids_.begin()), incarnation, history_path);
+  if (!launch_.faketime.empty()) {
+    set_clock_offset(id, clock_offset(id));
+    std::vector<std::string> wrap = {"/usr/bin/env",
+                                     "-u",
+                                     "FAKETIME",
+                                     "LD_PRELOAD=" + launch_.faketime,
+                                     "FAKETIME_DONT_FAKE_MONOTONIC=1",
+                                     "FAKETIME_TIMESTAMP_FILE=" + clock_file(id),
+                                     "FAKETIME_NO_CACHE=1"};
+    options.argv.insert(options.argv.begin(), wrap.begin(), wrap.end());
+  }
+  options.netns = launch_.netns_for(id);
+  options.log_path = launch_.log_dir + "/" + id + ".log";
+  const pid_t pid = supervisor_.spawn(options);
+  pids_[id] = pid;
+  history_.append(
+      {0, "harness", EventType::kInfo, "spawn", "", std::nullopt, {{"worker", id}, {"pid", pid}}});
+}
+
+std::string WorkerPool::clock_file(const std::string& id) const {
+  return launch_.log_dir + "/" + id + ".faketime";
+}
+
+int64_t WorkerPool::clock_offset(const std::string& id) const {
+  auto it = clock_offsets_ms_.find(id);
+  return it == clock_offsets_ms_.end() ? 0 : it->second;
+}
+
+int64_t WorkerPool::set_clock_offset(const std::string& id, int64_t offset_ms) {
+  if (launch_.faketime.empty())
+    throw std::runtime_error("cannot move " + id + "'s clock: workers run without faketime");
+  // libfaketime's "+N.NNNs" offset spec.
+  char text[64];
+  std::snprintf(text, sizeof text, "%s%lld.%03llds\n", offset_ms < 0 ? "-" : "+",
+                static_cast<long long>(std::llabs(offset_ms) / 1000),
+                static_cast<long long>(std::llabs(offset_ms) % 1000));
+  std::ofstream out(clock_file(id), std::ios::trunc);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + id + "'s faketime file " + clock_file(id));
+  const int64_t previous = clock_offset(id);
+  clock_offsets_ms_[id] = offset_ms;
+  return previous;
+}
+
+bool WorkerPool::signal(const std::string& id, int sig) {
+  const pid_t p = pid(id);
+  if (p != 0 && sig == SIGKILL) killed_[id] = true;
+  return p != 0 && supervisor_.signal(p, sig);
+}
+
+pid_t WorkerPool::pid(const std::string& id) const {
+  auto it = pids_.find(id);
+  return it != pids_.end() && supervisor_.running(it->second) ? it->second : 0;
+}
+
+bool WorkerPool::record_exit(const ExitStatus& status) {
+  for (auto it = pids_.begin(); it != pids_.end(); ++it) {
+    if (it->second != status.pid) continue;
+    outputs_.close(it->first, killed_[it->first]);
+    judge_exit(it->first, status);
+    history_.append({0,
+                     "harness",
+                     EventType::kInfo,
+                     "exit",
+                     "",
+                     std::nullopt,
+                     {{"worker", it->first}, {"pid", status.pid}, {"status", status.describe()}}});
+    pids_.erase(it);
+    return true;
+  }
+  return false;
+}
+
+int WorkerPool::running() const {
+  int n = 0;
+  for (const auto& [id, p] : pids_) n += supervisor_.running(p) ? 1 : 0;
+  return n;
+}
+
+// A worker runs until the harness stops or kills it, or until it has done its operations.
+void WorkerPool::judge_exit(const std::string& id, const ExitStatus& status) {
+  if (stopping_ || killed_[id]) return;
+  const std::string log = launch_.log_dir + "/" + id + ".log";
+  if (status.code != 0) {
+    outputs_.problem(id, "ended on its own before the run asked it to stop (" + status.describe() +
+                             "); its output: " + log);
+  } else if (launch_.base.operations == 0) {
+    outputs_.problem(id,
+                     "exited (exit 0) before the run asked it to stop, in a run timed by "
+                     "duration (it must run until SIGTERM); its output: " +
+                         log);
+  } else if (outputs_.events(id) == 0) {
+    outputs_.problem(id, "exited (exit 0) having written no event; its output: " + log);
+  }
+}
+
+void WorkerPool::stop_all(int64_t grace_ms) {
+  stopping_ = true;
+  for (const auto& [id, p] : pids_) {
+    supervisor_.signal(p, SIGCONT);
+    supervisor_.signal(p, SIGTERM);
+  }
+  std::map<std::string, pid_t> pending = pids_;
+  for (const auto& [id, p] : pending) {
+    std::optional<ExitStatus> status = supervisor_.wait_exit(p, grace_ms);
+    if (!status) {
+      killed_[id] = true;
+      supervisor_.signal(p, SIGKILL);
+      status = supervisor_.wait_exit(p, grace_ms);
+    }
+    if (status) record_exit(*status);
+  }
+}
+
+}  // namespace locklab
