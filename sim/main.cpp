@@ -7,10 +7,10 @@
 #include <optional>
 #include <stdexcept>
 
+#include "base/log.h"
+#include "base/repl_state_lock.h"
 #include "data/store.h"
-#include "repl_state_lock.h"
 #include "server/durability.h"
-#include "server/log.h"
 #include "server/options.h"
 #include "server/replication.h"
 #include "server/server.h"

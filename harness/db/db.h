@@ -7,8 +7,8 @@
 //               libfaketime when the scenario moves them;
 //   ExternalDb  (db/external_db.h) an already-initiated set reached at a URI (--external-uri):
 //               nothing is started, stopped or signalled.
-// A new way (containers, say) is one more subclass; the run, the nemesis and the preflight see
-// only this interface.
+//   DockerDb    (db/docker_db.h)   members (and workers) in containers (--cluster docker).
+// A new way is one more subclass; the run, the nemesis and the preflight see only this interface.
 //
 // Life of a Db: constructed (no side effects: nothing started, nothing created; supports() and
 // the naming methods answer already, which is what the preflight relies on) -> start() ->

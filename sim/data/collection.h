@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "bson/value.h"
-#include "command.h"
+#include "command/command.h"
 
 namespace mongosim::data {
 

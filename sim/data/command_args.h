@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "bson/value.h"
-#include "command.h"
+#include "command/command.h"
 
 namespace mongosim::data {
 

@@ -13,10 +13,10 @@
 #include <fstream>
 #include <iterator>
 
+#include "base/crc32c.h"
+#include "base/error_codes.h"
 #include "bson/codec.h"
-#include "command.h"
-#include "error_codes.h"
-#include "server/crc32c.h"
+#include "command/command.h"
 
 namespace mongosim::data {
 

@@ -34,8 +34,8 @@
 #include <thread>
 #include <vector>
 
+#include "base/optime.h"
 #include "bson/value.h"
-#include "optime.h"
 
 namespace mongosim::data {
 

@@ -17,8 +17,8 @@
 #include <optional>
 #include <string>
 
+#include "base/optime.h"
 #include "bson/value.h"
-#include "optime.h"
 
 namespace mongosim::data {
 

@@ -3,9 +3,9 @@
 #include <cassert>
 #include <stdexcept>
 
+#include "base/error_codes.h"
 #include "data/store.h"
 #include "data/store_impl.h"
-#include "error_codes.h"
 
 namespace mongosim::data {
 

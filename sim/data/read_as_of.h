@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "base/optime.h"
 #include "bson/value.h"
 #include "data/store_impl.h"
-#include "optime.h"
 
 namespace mongosim::data {
 

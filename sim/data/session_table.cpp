@@ -3,7 +3,7 @@
 #include <cassert>
 #include <chrono>
 
-#include "command.h"
+#include "command/command.h"
 
 namespace mongosim::data {
 

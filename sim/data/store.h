@@ -19,11 +19,11 @@
 #include <string>
 #include <vector>
 
-#include "clock.h"
-#include "command.h"
-#include "failpoint.h"
-#include "optime.h"
-#include "repl_state_lock.h"
+#include "base/clock.h"
+#include "base/failpoint.h"
+#include "base/optime.h"
+#include "base/repl_state_lock.h"
+#include "command/command.h"
 
 namespace mongosim::data {
 

@@ -28,6 +28,7 @@
 #include <string>
 #include <thread>
 
+#include "base/repl_state_lock.h"
 #include "data/collection.h"
 #include "data/cursors.h"
 #include "data/journal.h"
@@ -35,7 +36,6 @@
 #include "data/session_table.h"
 #include "data/store.h"
 #include "query/query.h"
-#include "repl_state_lock.h"
 
 namespace mongosim::data {
 

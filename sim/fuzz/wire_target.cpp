@@ -9,10 +9,10 @@
 #include <memory>
 #include <thread>
 
+#include "base/log.h"
 #include "data/store.h"
 #include "server/connection.h"
 #include "server/dispatcher.h"
-#include "server/log.h"
 #include "server/server.h"
 
 namespace mongosim::fuzz {

@@ -3,7 +3,7 @@
 #include <cassert>
 #include <cmath>
 
-#include "command.h"
+#include "base/command_error.h"
 #include "query/civil_time.h"
 #include "query/numeric.h"
 #include "query/path.h"

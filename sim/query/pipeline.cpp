@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cassert>
 
-#include "command.h"
+#include "base/command_error.h"
 #include "query/expression.h"
 #include "query/numeric.h"
 #include "query/path.h"

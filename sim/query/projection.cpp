@@ -5,7 +5,7 @@
 #include <cassert>
 #include <map>
 
-#include "command.h"
+#include "base/command_error.h"
 #include "query/expression.h"
 #include "query/path.h"
 #include "query/query.h"

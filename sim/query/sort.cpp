@@ -3,7 +3,7 @@
 // field sorts as null and an empty array just below it, as mongod's sort keys do.
 #include <cassert>
 
-#include "command.h"
+#include "base/command_error.h"
 #include "query/path.h"
 #include "query/query.h"
 

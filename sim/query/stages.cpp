@@ -1,6 +1,6 @@
 #include "query/stages.h"
 
-#include "command.h"
+#include "base/command_error.h"
 #include "query/expression.h"
 #include "query/path.h"
 #include "query/type_order.h"

@@ -2,7 +2,7 @@
 // one parse/apply pair, plus the rule common to all of them: _id never changes.
 #include <cassert>
 
-#include "command.h"
+#include "base/command_error.h"
 #include "query/stages.h"
 #include "query/type_order.h"
 #include "query/update_operators.h"

@@ -4,7 +4,7 @@
 #include <cassert>
 #include <set>
 
-#include "command.h"
+#include "base/command_error.h"
 #include "query/numeric.h"
 #include "query/type_order.h"
 

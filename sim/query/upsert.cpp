@@ -3,7 +3,7 @@
 // the top level and from (nested) $and clauses; every other operator contributes nothing.
 #include <algorithm>
 
-#include "command.h"
+#include "base/command_error.h"
 #include "query/path.h"
 #include "query/query.h"
 

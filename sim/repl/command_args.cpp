@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "command.h"
-#include "error_codes.h"
+#include "base/command_error.h"
+#include "base/error_codes.h"
 
 namespace mongosim::repl {
 

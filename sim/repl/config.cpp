@@ -4,8 +4,8 @@
 #include <cmath>
 #include <string_view>
 
-#include "command.h"
-#include "error_codes.h"
+#include "base/command_error.h"
+#include "base/error_codes.h"
 
 namespace mongosim::repl {
 

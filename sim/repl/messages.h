@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "optime.h"
+#include "base/optime.h"
 #include "repl/member_state.h"
 
 namespace mongosim::repl {

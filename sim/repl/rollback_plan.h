@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "base/optime.h"
 #include "bson/value.h"
-#include "optime.h"
 
 namespace mongosim::repl {
 

@@ -6,8 +6,8 @@
 #include <cassert>
 #include <ctime>
 
-#include "command.h"
-#include "error_codes.h"
+#include "base/command_error.h"
+#include "base/error_codes.h"
 
 namespace mongosim::repl {
 

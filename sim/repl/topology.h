@@ -48,8 +48,8 @@
 #include <string>
 #include <vector>
 
+#include "base/optime.h"
 #include "bson/value.h"
-#include "optime.h"
 #include "repl/config.h"
 #include "repl/member_state.h"
 #include "repl/messages.h"

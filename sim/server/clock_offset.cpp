@@ -5,8 +5,8 @@
 #include <cmath>
 #include <mutex>
 
-#include "command.h"
-#include "error_codes.h"
+#include "base/error_codes.h"
+#include "command/command.h"
 
 namespace mongosim::server {
 

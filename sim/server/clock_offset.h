@@ -22,8 +22,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/clock.h"
 #include "bson/value.h"
-#include "clock.h"
 
 namespace mongosim::server {
 

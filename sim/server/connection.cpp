@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "server/log.h"
+#include "base/log.h"
 #include "server/op_msg.h"
 #include "server/op_query.h"
 #include "server/reply_envelope.h"

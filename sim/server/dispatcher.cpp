@@ -1,6 +1,6 @@
 #include "server/dispatcher.h"
 
-#include "server/log.h"
+#include "base/log.h"
 #include "server/read_concern.h"
 #include "server/reply_envelope.h"
 

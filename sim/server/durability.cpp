@@ -13,8 +13,8 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "base/log.h"
 #include "bson/codec.h"
-#include "server/log.h"
 
 namespace mongosim::server {
 

@@ -8,7 +8,7 @@
 // Thread rules: the handler reads only thread-safe state.
 #pragma once
 
-#include "command.h"
+#include "command/command.h"
 #include "server/server_context.h"
 
 namespace mongosim::server {

@@ -13,8 +13,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "base/log.h"
 #include "server/connection.h"
-#include "server/log.h"
 
 namespace mongosim::server {
 

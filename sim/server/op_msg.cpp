@@ -4,9 +4,9 @@
 #include <string_view>
 #include <vector>
 
+#include "base/crc32c.h"
+#include "base/error_codes.h"
 #include "bson/codec.h"
-#include "error_codes.h"
-#include "server/crc32c.h"
 #include "server/wire.h"
 
 namespace mongosim::server {

@@ -1,7 +1,7 @@
 #include "server/op_query.h"
 
+#include "base/error_codes.h"
 #include "bson/codec.h"
-#include "error_codes.h"
 #include "server/wire.h"
 
 namespace mongosim::server {

@@ -4,8 +4,8 @@
 #include <charconv>
 #include <stdexcept>
 
-#include "command.h"
-#include "error_codes.h"
+#include "base/error_codes.h"
+#include "command/command.h"
 
 namespace mongosim::server {
 

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "command.h"
+#include "command/command.h"
 #include "server/server_context.h"
 
 namespace mongosim::server {

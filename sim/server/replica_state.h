@@ -17,8 +17,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/optime.h"
 #include "bson/value.h"
-#include "optime.h"
 #include "repl/config.h"
 #include "repl/member_state.h"
 

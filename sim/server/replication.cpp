@@ -6,9 +6,9 @@
 #include <cassert>
 #include <chrono>
 
-#include "error_codes.h"
+#include "base/error_codes.h"
+#include "base/log.h"
 #include "repl/command_args.h"
-#include "server/log.h"
 #include "server/member_client.h"
 #include "server/replication_fields.h"
 #include "server/write_concern.h"

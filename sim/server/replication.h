@@ -50,11 +50,11 @@
 #include <thread>
 #include <vector>
 
+#include "base/optime.h"
+#include "base/repl_state_lock.h"
 #include "data/store.h"
-#include "optime.h"
 #include "repl/rollback_plan.h"
 #include "repl/topology.h"
-#include "repl_state_lock.h"
 #include "server/durability.h"
 #include "server/server_context.h"
 

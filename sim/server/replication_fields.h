@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "base/optime.h"
 #include "bson/value.h"
-#include "optime.h"
 #include "server/member_client.h"
 
 namespace mongosim::server::replication_fields {

@@ -1,6 +1,6 @@
 // Member-to-member protocol messages (reference §6.2): heartbeats and vote requests this member
 // sends, and the heartbeats, vote requests and position updates it answers.
-#include "error_codes.h"
+#include "base/error_codes.h"
 #include "server/member_client.h"
 #include "server/replication.h"
 #include "server/replication_fields.h"

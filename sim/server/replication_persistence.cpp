@@ -3,7 +3,7 @@
 // a member that forgot its vote could vote twice in one term and elect two primaries.
 #include <cstdlib>
 
-#include "server/log.h"
+#include "base/log.h"
 #include "server/replication.h"
 
 namespace mongosim::server {

@@ -17,9 +17,9 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "base/error_codes.h"
+#include "base/log.h"
 #include "bson/codec.h"
-#include "error_codes.h"
-#include "server/log.h"
 #include "server/member_client.h"
 #include "server/replication.h"
 #include "server/replication_fields.h"

@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <chrono>
 
-#include "error_codes.h"
-#include "server/log.h"
+#include "base/error_codes.h"
+#include "base/log.h"
 #include "server/member_client.h"
 #include "server/replication.h"
 #include "server/replication_fields.h"

@@ -1,6 +1,6 @@
 #include "server/reply_envelope.h"
 
-#include "error_codes.h"
+#include "base/error_codes.h"
 
 namespace mongosim::server {
 

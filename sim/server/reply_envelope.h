@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "base/optime.h"
 #include "bson/value.h"
-#include "optime.h"
 
 namespace mongosim::server {
 

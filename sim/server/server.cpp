@@ -1,7 +1,7 @@
 #include "server/server.h"
 
+#include "base/log.h"
 #include "server/admin_commands.h"
-#include "server/log.h"
 
 namespace mongosim::server {
 

@@ -17,10 +17,10 @@
 #include <set>
 #include <string>
 
-#include "clock.h"
-#include "command.h"
-#include "failpoint.h"
-#include "optime.h"
+#include "base/clock.h"
+#include "base/failpoint.h"
+#include "base/optime.h"
+#include "command/command.h"
 #include "server/options.h"
 #include "server/parameters.h"
 #include "server/replica_state.h"

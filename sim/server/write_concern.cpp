@@ -1,6 +1,6 @@
 #include "server/write_concern.h"
 
-#include "error_codes.h"
+#include "base/error_codes.h"
 
 namespace mongosim::server {
 

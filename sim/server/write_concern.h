@@ -8,9 +8,9 @@
 
 #include <optional>
 
+#include "base/optime.h"
 #include "bson/value.h"
-#include "command.h"
-#include "optime.h"
+#include "command/command.h"
 
 namespace mongosim::server {
 

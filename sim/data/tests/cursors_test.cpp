@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include "command.h"
-#include "error_codes.h"
+#include "base/error_codes.h"
+#include "command/command.h"
 
 namespace mongosim::data {
 namespace {

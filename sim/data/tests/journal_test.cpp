@@ -12,8 +12,8 @@
 #include <fstream>
 #include <iterator>
 
+#include "base/error_codes.h"
 #include "data/tests/store_fixture.h"
-#include "error_codes.h"
 
 namespace mongosim::data::testing {
 namespace {

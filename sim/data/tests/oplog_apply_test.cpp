@@ -2,8 +2,8 @@
 // reproduces its data and its oplog, re-applying is harmless, and bad entries are refused.
 #include <gtest/gtest.h>
 
+#include "base/error_codes.h"
 #include "data/tests/store_fixture.h"
-#include "error_codes.h"
 
 namespace mongosim::data::testing {
 namespace {

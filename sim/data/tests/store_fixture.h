@@ -10,7 +10,7 @@
 
 #include "bson/codec.h"
 #include "bson/value.h"
-#include "command.h"
+#include "command/command.h"
 #include "data/store.h"
 
 namespace mongosim::data::testing {

@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/command_error.h"
 #include "bson/codec.h"
-#include "command.h"
 #include "query/query.h"
 
 namespace mongosim::query::testing {

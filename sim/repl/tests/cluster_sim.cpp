@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cassert>
 
-#include "command.h"
+#include "base/command_error.h"
 
 namespace mongosim::repl::sim {
 

@@ -2,9 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "base/command_error.h"
+#include "base/error_codes.h"
 #include "bson/codec.h"
-#include "command.h"
-#include "error_codes.h"
 
 namespace mongosim::repl {
 namespace {

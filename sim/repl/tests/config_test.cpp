@@ -4,9 +4,9 @@
 
 #include <string>
 
+#include "base/command_error.h"
+#include "base/error_codes.h"
 #include "bson/codec.h"
-#include "command.h"
-#include "error_codes.h"
 
 namespace mongosim::repl {
 namespace {

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cassert>
 
+#include "base/command_error.h"
 #include "cluster_sim.h"
-#include "command.h"
 
 namespace mongosim::repl::glue {
 

@@ -8,8 +8,8 @@
 #include <chrono>
 #include <string>
 
+#include "base/error_codes.h"
 #include "bson/codec.h"
-#include "error_codes.h"
 #include "server/options.h"
 #include "server/tests/mongosim_process.h"
 #include "server/tests/raw_client.h"

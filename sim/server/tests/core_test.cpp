@@ -2,9 +2,9 @@
 // points, parameters, replica-set config and state, command-line options.
 #include <gtest/gtest.h>
 
-#include "command.h"
-#include "error_codes.h"
-#include "failpoint.h"
+#include "base/error_codes.h"
+#include "base/failpoint.h"
+#include "command/command.h"
 #include "server/options.h"
 #include "server/parameters.h"
 #include "server/replica_state.h"

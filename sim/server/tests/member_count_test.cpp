@@ -4,8 +4,8 @@
 
 #include <string>
 
+#include "base/error_codes.h"
 #include "bson/codec.h"
-#include "error_codes.h"
 #include "server/tests/replica_set_cluster.h"
 
 namespace mongosim::testing {

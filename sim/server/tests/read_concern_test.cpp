@@ -6,8 +6,8 @@
 #include <string>
 #include <thread>
 
+#include "base/error_codes.h"
 #include "bson/codec.h"
-#include "error_codes.h"
 #include "server/tests/mongosim_process.h"
 #include "server/tests/raw_client.h"
 #include "server/tests/replica_set_cluster.h"

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <set>
 
-#include "error_codes.h"
+#include "base/error_codes.h"
 #include "server/tests/durable_set.h"
 
 namespace mongosim::testing {

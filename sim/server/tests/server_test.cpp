@@ -11,8 +11,8 @@
 #include <memory>
 #include <thread>
 
+#include "base/error_codes.h"
 #include "bson/codec.h"
-#include "error_codes.h"
 #include "server/tests/mongosim_process.h"
 #include "server/tests/raw_client.h"
 

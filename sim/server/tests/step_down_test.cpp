@@ -12,11 +12,11 @@
 #include <future>
 #include <string>
 
+#include "base/error_codes.h"
+#include "base/failpoint.h"
 #include "bson/codec.h"
-#include "command.h"
+#include "command/command.h"
 #include "data/store.h"
-#include "error_codes.h"
-#include "failpoint.h"
 #include "server/reply_envelope.h"
 #include "server/tests/raw_client.h"
 #include "server/tests/replica_set_cluster.h"

@@ -5,9 +5,9 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include "base/crc32c.h"
+#include "base/error_codes.h"
 #include "bson/codec.h"
-#include "error_codes.h"
-#include "server/crc32c.h"
 #include "server/op_msg.h"
 #include "server/op_query.h"
 

@@ -1,4 +1,4 @@
-#include "repl_state_lock.h"
+#include "base/repl_state_lock.h"
 
 #include <cassert>
 

@@ -1,4 +1,4 @@
-#include "failpoint.h"
+#include "base/failpoint.h"
 
 #include <algorithm>
 #include <chrono>
@@ -7,9 +7,9 @@
 #include <random>
 #include <thread>
 
-#include "command.h"
-#include "error_codes.h"
-#include "server/log.h"
+#include "base/command_error.h"
+#include "base/error_codes.h"
+#include "base/log.h"
 
 namespace mongosim {
 

@@ -1,4 +1,4 @@
-#include "server/crc32c.h"
+#include "base/crc32c.h"
 
 #include <array>
 

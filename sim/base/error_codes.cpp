@@ -1,4 +1,4 @@
-#include "error_codes.h"
+#include "base/error_codes.h"
 
 #include <mutex>
 #include <string>

@@ -20,34 +20,19 @@
 #include <string_view>
 #include <vector>
 
+#include "base/command_error.h"
+#include "base/error_codes.h"
+#include "base/optime.h"
 #include "bson/value.h"
-#include "error_codes.h"
-#include "optime.h"
 
 namespace mongosim {
-
-class CommandError : public std::runtime_error {
- public:
-  CommandError(int32_t code, const std::string& message, bson::Document extra = {})
-      : std::runtime_error(message), code_(code), extra_(std::move(extra)) {}
-  int32_t code() const { return code_; }
-  // Extra top-level reply fields (DuplicateKey's keyPattern/keyValue, errInfo...).
-  const bson::Document& extra() const { return extra_; }
-
- private:
-  int32_t code_;
-  bson::Document extra_;
-};
-
-// Thrown to drop the client's connection without replying.
-struct CloseConnection {};
 
 // What write concern the command asked for (or the default: majority), parsed by the core.
 struct WriteConcern {
   enum class Mode { kNumber, kMajority, kTag };
   Mode mode = Mode::kMajority;
-  int32_t w = 1;       // for kNumber; w:0 means unacknowledged
-  std::string tag;     // for kTag
+  int32_t w = 1;    // for kNumber; w:0 means unacknowledged
+  std::string tag;  // for kTag
   bool j = false;
   int64_t wtimeout_ms = 0;  // 0: wait forever
   bool explicitly_given = false;
@@ -66,16 +51,16 @@ struct ReadConcern {
 };
 
 struct CommandContext {
-  std::string db;            // $db
-  bson::Document body;       // command document with OP_MSG kind-1 sequences merged in
-  std::string name;          // canonical command name (first key, resolved through aliases)
+  std::string db;       // $db
+  bson::Document body;  // command document with OP_MSG kind-1 sequences merged in
+  std::string name;     // canonical command name (first key, resolved through aliases)
   int64_t connection_id = 0;
-  std::string app_name;      // from the connection's handshake, may be empty
+  std::string app_name;               // from the connection's handshake, may be empty
   std::optional<bson::Value> lsid;    // the lsid document, if sent
   std::optional<int64_t> txn_number;  // set for retryable writes
   WriteConcern write_concern;
   ReadConcern read_concern;
-  int64_t now_ms = 0;        // server clock at execution, after fail-point delays ($$NOW)
+  int64_t now_ms = 0;  // server clock at execution, after fail-point delays ($$NOW)
 
   // Set by write handlers to the optime of the last oplog entry they produced; the core waits
   // for the write concern on it. Left empty when nothing was written.
@@ -88,10 +73,10 @@ struct CommandSpec {
   std::string name;                  // canonical name, used for serverStatus counters
   std::vector<std::string> aliases;  // e.g. isMaster/ismaster for hello
   CommandHandler handler;
-  bool is_write = false;             // needs a writable primary; write concern applies
-  bool retryable_write = false;      // eligible for retryable writes (lsid + txnNumber)
-  bool secondary_ok = true;          // may run on a secondary
-  bool admin_only = false;           // must be sent to the admin database
+  bool is_write = false;         // needs a writable primary; write concern applies
+  bool retryable_write = false;  // eligible for retryable writes (lsid + txnNumber)
+  bool secondary_ok = true;      // may run on a secondary
+  bool admin_only = false;       // must be sent to the admin database
 };
 
 // Command names are case-sensitive, like mongod's.

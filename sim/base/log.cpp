@@ -1,4 +1,4 @@
-#include "server/log.h"
+#include "base/log.h"
 
 #include <unistd.h>
 
