@@ -18,7 +18,10 @@ td,th{border:1px solid #e5e7eb;padding:3px 8px;text-align:left;vertical-align:to
 th{background:#f3f4f6}
 td.valid{color:#15803d}td.invalid{color:#b91c1c;font-weight:600}td.unknown{color:#b45309}
 .tops{display:flex;gap:24px;flex-wrap:wrap;align-items:flex-start}
-#violations ol{margin:0;padding-left:22px;font-size:13px;max-height:190px;overflow:auto}
+#violations{flex:1 1 380px;min-width:0}
+#violations summary{cursor:pointer;font-size:14px;margin:8px 0 4px}
+#violations ol{margin:0;padding-left:22px;font-size:13px;max-height:120px;overflow:auto}
+#violations .first{font-size:13px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 #violations li{margin:2px 0}#violations li.on{background:#fee2e2}
 #violations .cause{color:#6b7280}
 a{color:#1d4ed8}
@@ -84,7 +87,9 @@ var lo=-D.span*0.01,hi=D.span*1.01+MIN_SPAN_US;if(v0<lo)v0=lo;if(v0+span>hi)v0=M
 // The view and the selection, in #state as soon as they change (drawing waits for a frame).
 function publish(){state.dataset.viewStartUs=Math.round(view.v0);state.dataset.viewEndUs=Math.round(view.v1);state.dataset.selected=selected;}
 function whole(){setView(-D.span*0.01,D.span*1.01+MIN_SPAN_US);}
-var pending=false;function schedule(){if(!pending){pending=true;requestAnimationFrame(function(){pending=false;draw();});}}
+// A drawing at the next frame, or after 50 ms when no frame comes (headless browsers stop giving
+// frames after load, so a resize there would leave the canvas laid out for the old window).
+var pending=false;function schedule(){if(pending)return;pending=true;var go=function(){if(!pending)return;pending=false;draw();};requestAnimationFrame(go);setTimeout(go,50);}
 function drawBackground(w){ctx.fillStyle='#fff';ctx.fillRect(0,0,w,HEIGHT);
 for(var r=0;r<D.rows.length;r++){ctx.fillStyle=r%2?'#f8fafc':'#fff';ctx.fillRect(0,rowY[r],w,ROW_H);}
 ctx.font='600 11px system-ui,sans-serif';groups.forEach(function(g){ctx.fillStyle='#eef2f7';ctx.fillRect(0,g[1],w,GROUP_H);ctx.fillStyle='#334155';ctx.fillText(g[0],6,g[1]+12);});
@@ -105,9 +110,13 @@ ctx.fillStyle='rgba(245,158,11,0.10)';ctx.fillRect(c[0],AXIS_H-18,c[1]-c[0],HEIG
 if(cf[1]>cf[0]){ctx.fillStyle='rgba(245,158,11,0.12)';ctx.fillRect(cf[0],AXIS_H,cf[1]-cf[0],HEIGHT-AXIS_H);}
 f.rows.forEach(function(r){ctx.fillStyle='rgba(234,88,12,0.28)';ctx.fillRect(c[0],rowY[r],c[1]-c[0],ROW_H);});
 ctx.fillStyle='#b45309';ctx.fillRect(c[0],AXIS_H-18,Math.max(1,c[1]-c[0]),3);
-var label=(k+1)+' '+f.label+(f.status==='healed'?'':' ('+f.status+')');ctx.fillStyle='#92400e';
-if(c[0]>=labelEnd){ctx.fillText(label,c[0]+2,AXIS_H-5);labelEnd=c[0]+ctx.measureText(label).width+10;}else{ctx.font='9px system-ui,sans-serif';var nx=Math.max(c[0]+1,numberEnd);ctx.fillText(String(k+1),nx,AXIS_H-20);numberEnd=nx+ctx.measureText(String(k+1)).width+3;ctx.font='11px system-ui,sans-serif';}labelled++;});
+var label=bandLabel(k,f,c[1]-c[0]-4);ctx.fillStyle='#92400e';
+if(label&&c[0]>=labelEnd){ctx.fillText(label,c[0]+2,AXIS_H-5);labelEnd=c[0]+ctx.measureText(label).width+10;}else{ctx.font='9px system-ui,sans-serif';var nx=Math.max(c[0]+1,numberEnd);ctx.fillText(String(k+1),nx,AXIS_H-20);numberEnd=nx+ctx.measureText(String(k+1)).width+3;ctx.font='11px system-ui,sans-serif';}labelled++;});
 state.dataset.bandsLabelled=labelled;}
+// A band's label cut with an ellipsis to the band's width (its whole text is in the band's
+// tooltip and details); null when not even its number and one more character fit.
+function bandLabel(k,f,roomPx){var label=(k+1)+' '+f.label+(f.status==='healed'?'':' ('+f.status+')'),cut=fitText(label,roomPx);
+return cut.length>String(k+1).length+2?cut:null;}
 function drawPrimaries(){var P=D.prim;for(var k=0;k<P.length;k++){var p=P[k];if(p[1]<0)continue;var end=k+1<P.length?P[k+1][0]:D.span;
 if(end<view.v0||p[0]>view.v1)continue;var c=clipX(px(p[0]),px(end));if(c[1]>c[0]){ctx.fillStyle='rgba(22,163,74,0.18)';ctx.fillRect(c[0],rowY[p[1]]+3,c[1]-c[0],ROW_H-6);}
 var x=px(p[0]);if(x>=LABEL_W){ctx.fillStyle='#15803d';ctx.beginPath();ctx.moveTo(x,rowY[p[1]]+2);ctx.lineTo(x+5,rowY[p[1]]+9);ctx.lineTo(x,rowY[p[1]]+16);ctx.lineTo(x-5,rowY[p[1]]+9);ctx.fill();}}}
@@ -125,9 +134,11 @@ highlighted+=highlights.length;ctx.strokeStyle='#111827';ctx.lineWidth=2;highlig
 return n;}
 function opColour(i){var o=D.ops.out[i];if(o===3)return '#fb923c';if(o===4||o===0)return '#7c3aed';var f=S[D.ops.f[i]];return Object.prototype.hasOwnProperty.call(F_COLOUR,f)?F_COLOUR[f]:'#64748b';}
 function drawMarks(){var n=0;ctx.fillStyle='#475569';D.marks.forEach(function(m){if(m[1]<0||m[0]<view.v0||m[0]>view.v1)return;var x=Math.round(px(m[0]));ctx.fillRect(x,rowY[m[1]]+3,2,ROW_H-6);n++;});return n;}
-function drawEvidence(){for(var k=0;k<D.evt.i.length;k++){var t=D.evt.t[k];if(t<view.v0||t>view.v1)continue;var x=px(t),r=D.evt.row[k],on=hl.has(D.evt.i[k]);
+// The events of the violation shown (or marked on opening) are drawn last, darker and wider,
+// so that no other violation's mark covers them.
+function drawEvidence(){for(var pass=0;pass<2;pass++)for(var k=0;k<D.evt.i.length;k++){var t=D.evt.t[k];if(t<view.v0||t>view.v1)continue;var x=px(t),r=D.evt.row[k],on=hl.has(D.evt.i[k]);if(on!==(pass===1))continue;
 ctx.fillStyle=on?'#991b1b':'rgba(220,38,38,0.75)';if(r>=0)ctx.fillRect(x-(on?1.5:0.5),rowY[r]-2,on?3:1.5,ROW_H+4);
-ctx.beginPath();ctx.moveTo(x-4,AXIS_H-18);ctx.lineTo(x+4,AXIS_H-18);ctx.lineTo(x,AXIS_H-11);ctx.fill();}}
+ctx.beginPath();ctx.moveTo(x-(on?5:4),AXIS_H-(on?20:18));ctx.lineTo(x+(on?5:4),AXIS_H-(on?20:18));ctx.lineTo(x,AXIS_H-11);ctx.fill();}}
 // Pixels of the plot area that drawing the holds and operations changed: what the browser
 // tests read to tell a drawn overview from a blank one.
 function plotPixels(){var w=Math.floor(plotW()*dpr),h=Math.floor((HEIGHT-AXIS_H)*dpr);return w>0&&h>0?ctx.getImageData(Math.floor(LABEL_W*dpr),Math.floor(AXIS_H*dpr),w,h).data:null;}
@@ -198,7 +209,13 @@ document.querySelectorAll('a[href^="#violation-"],a[href^="#fault-"]').forEach(f
 document.querySelectorAll('.charts svg').forEach(function(svg){svg.addEventListener('click',function(e){var r=svg.getBoundingClientRect(),vb=svg.viewBox.baseVal,x=(e.clientX-r.left)*vb.width/r.width;
 var t=(x-52)/(vb.width-52-12)*D.span,s=D.span/10;setView(t-s/2,t+s/2);document.getElementById('timeline').scrollIntoView({block:'start'});});});
 window.addEventListener('resize',schedule);
-whole();route();draw();
+// Opening or closing the violation list moves the canvas: lay it out again at once (headless
+// browsers and background tabs give no animation frame).
+var list=document.querySelector('#violations details');if(list)list.addEventListener('toggle',function(){draw();});
+// Opened without a fragment: the whole run, with the first violation's events marked (nothing
+// selected: n goes to it, p to the last).
+function markFirst(){var v=D.viol[0];if(!v)return;hl=new Set(v.ev);details.textContent='violation 0 of '+D.viol.length+' ('+v.p+'), marked dark red on the timeline: '+v.msg+'\ncause: '+v.cause+'\nn or its link zooms to it';}
+whole();if(!route())markFirst();draw();
 })();
 </script>)JS";
 

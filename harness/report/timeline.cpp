@@ -70,12 +70,16 @@ std::string render_verdict_table(const Verdict& verdict) {
   return out + "</table></section>\n";
 }
 
+// Collapsed, so that the timeline stays on the first screen however many violations there are:
+// a summary line that opens the list, and the first violation (the one the timeline marks on
+// opening) on one line below it, cut with an ellipsis, its whole text in its title.
 std::string render_violation_list(const Verdict& verdict) {
   const std::vector<const Violation*> violations = all_violations(verdict);
   if (violations.empty()) return "";
-  std::string out = "<section id=\"violations\"><h2>Violations (" +
+  std::string out = "<section id=\"violations\"><details><summary><b>Violations (" +
                     std::to_string(violations.size()) +
-                    " kept) — click one to zoom to the events that prove it</h2><ol start=\"0\">\n";
+                    " kept)</b>: show the list (each links to the events that prove it)</summary>"
+                    "<ol start=\"0\">\n";
   for (size_t k = 0; k < violations.size(); ++k) {
     const Violation& v = *violations[k];
     const std::string id = "violation-" + std::to_string(k);
@@ -83,7 +87,11 @@ std::string render_violation_list(const Verdict& verdict) {
            "</b> (zoom)</a> " + xml_escape(v.message) +
            " <span class=\"cause\">cause: " + xml_escape(v.cause) + "</span></li>\n";
   }
-  return out + "</ol></section>\n";
+  const Violation& first = *violations.front();
+  const std::string text = first.message + " (cause: " + first.cause + ")";
+  return out + "</ol></details><div class=\"first\" title=\"" + xml_escape(text) +
+         "\">first, marked on the timeline: <a href=\"#violation-0\"><b>" +
+         xml_escape(first.property) + "</b> (zoom)</a> " + xml_escape(text) + "</div></section>\n";
 }
 
 std::string render_timeline_section() {

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "checker/index.h"
+#include "report/escape.h"
 
 namespace locklab {
 namespace {
@@ -32,8 +33,10 @@ class Json {
     out_.append(buffer, end);
     return *this;
   }
+  // Every string of the page's data goes through here: its bidirectional controls are shown
+  // as code points, so a name cannot reorder the text drawn around it.
   Json& string(std::string_view text) {
-    out_ += nlohmann::json(std::string(text))
+    out_ += nlohmann::json(bidi_visible(text))
                 .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     return *this;
   }

@@ -15,6 +15,7 @@
 #include "checker/synthetic.h"
 #include "checker_history_builder.h"
 #include "report/charts.h"
+#include "report/escape.h"
 #include "report/json.h"
 #include "report/junit.h"
 #include "report/outputs.h"
@@ -167,6 +168,40 @@ TEST(Report, EventTextCannotEndTheDataScript) {
   for (const auto& mark : data["marks"])
     found = found || mark[3].get<std::string>().find("</script><script>") != std::string::npos;
   EXPECT_TRUE(found) << "the text survives, escaped";
+}
+
+// A right-to-left override (U+202E) in a worker id and an isolate (U+2067) in a lock name
+// reach no report: the page's HTML, its data, the summary and junit.xml show their code points,
+// so the text after the name keeps its order. Leaves out how a browser lays the result out (the
+// browser test report_browser.names measures that).
+TEST(Report, BidiControlsInNamesAreShownAsCodePoints) {
+  const std::string worker = "w\u202E1", lock = "L\u2067x";
+  HistoryBuilder h;
+  h.ev(1, "harness", EventType::kInfo, "start", "", std::nullopt,
+       {{"check", CheckConfig{}.to_json()}});
+  h.acquire(1, 2, worker, lock, 1).fault(10, "pause-worker", "1", worker);
+  h.acquire(20, 1100, "w2", lock, 2).release(1200, "w2", lock, 2);
+  h.heal(3000, "1", "pause-worker").ev(3001, worker, EventType::kOk, "lost", lock, 1);
+  h.ev(20000, "harness", EventType::kInfo, "end");
+  const std::vector<Event> history = h.build();
+  const Verdict verdict = check(history, CheckConfig{});
+  ASSERT_EQ(verdict.overall, Outcome::kInvalid);
+  const std::string html = render_timeline_html(history, verdict);
+  for (const std::string& text :
+       {html, render_summary_md(verdict), render_junit_xml(verdict, "bidi")}) {
+    EXPECT_EQ(text.find("\u202E"), std::string::npos);
+    EXPECT_EQ(text.find("\u2067"), std::string::npos);
+  }
+  EXPECT_NE(html.find("w[U+202E]1"), std::string::npos);
+  const nlohmann::json data = embedded_data(html);
+  bool row = false;
+  for (const auto& r : data["rows"]) row = row || r[0] == "w[U+202E]1";
+  EXPECT_TRUE(row) << data["rows"].dump();
+  EXPECT_EQ(bidi_visible("a\u061Cb\u200Fc\u2069"), "a[U+061C]b[U+200F]c[U+2069]");
+  EXPECT_EQ(bidi_visible("\u2060\u202F\u2070"), "\u2060\u202F\u2070") << "neighbours kept";
+  EXPECT_EQ(bidi_visible("cut \xE2\x80"), "cut \xE2\x80") << "a truncated sequence is kept";
+  EXPECT_EQ(markdown_cell("x\u202Ey|z"), "x[U+202E]y\\|z");
+  EXPECT_EQ(xml_escape("<\u202D>"), "&lt;[U+202D]&gt;");
 }
 
 TEST(Report, RowsAreInNaturalOrder) {
