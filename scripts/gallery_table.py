@@ -7,8 +7,10 @@ A cell is RUNS_DIR/<row>/<fault>/seed-<s> for s in 1..SEEDS: each run's exit cod
 seed-<s>.code (77: the client is unavailable here; 2: a harness error) and its verdict in
 seed-<s>/verdict.json. The cell lists every property some run found invalid (or could not
 decide: a `?` after it) with how many of the SEEDS runs did, in the order of the properties'
-first appearance; "—" when every run decided every property and none broke. A cell without a
-scenario file says so; a run that is missing (never run, or cut short) is counted as such.
+first appearance, and, when not every run did, at which seeds ("exclusion.strict 1/3 (seed 2)"),
+so that the run is reproduced with one command; "—" when every run decided every property and
+none broke. A cell without a scenario file says so; a run that is missing (never run, or cut
+short) is counted as such, with its seeds too.
 """
 import json
 import os
@@ -39,23 +41,31 @@ def run_outcome(run_dir):
 def cell(runs, row, fault, seeds):
     if not os.path.isfile(os.path.join("results", "gallery", row, fault + ".toml")):
         return "no scenario"
-    counts = {}  # label -> runs, in first-appearance order (dicts keep insertion order)
-    other = {"skip": 0, "error": 0, "missing": 0}
+    found_at = {}  # label -> its seeds, in first-appearance order (dicts keep insertion order)
+    other = {"skip": [], "error": [], "missing": []}
     for seed in range(1, seeds + 1):
         kind, found = run_outcome(os.path.join(runs, row, fault, "seed-%d" % seed))
         if kind != "ok":
-            other[kind] += 1
+            other[kind].append(seed)
             continue
         for prop, outcome in found:
             label = prop + ("?" if outcome == "unknown" else "")
-            counts[label] = counts.get(label, 0) + 1
-    if other["skip"] == seeds:
+            found_at.setdefault(label, []).append(seed)
+    if len(other["skip"]) == seeds:
         return "not run (client unavailable)"
-    parts = ["%s %d/%d" % (label, n, seeds) for label, n in counts.items()]
+    parts = [share(label, at, seeds) for label, at in found_at.items()]
     for kind in ("error", "skip", "missing"):
         if other[kind]:
-            parts.append("%s %d/%d" % ({"skip": "not run"}.get(kind, kind), other[kind], seeds))
+            parts.append(share({"skip": "not run"}.get(kind, kind), other[kind], seeds))
     return ", ".join(parts) if parts else "—"
+
+
+def share(label, at, seeds):
+    """'exclusion.strict 3/3', or with the seeds when not all: 'exclusion.strict 2/3 (seeds 1, 3)'."""
+    text = "%s %d/%d" % (label, len(at), seeds)
+    if len(at) == seeds:
+        return text
+    return text + " (seed%s %s)" % ("s" if len(at) > 1 else "", ", ".join(map(str, at)))
 
 
 def main(argv):

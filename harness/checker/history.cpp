@@ -17,9 +17,6 @@
 namespace locklab {
 namespace {
 
-// One event must fit in one write(2); a line this long is a writer bug, not data.
-constexpr size_t kLineBytesMax = 1 << 20;
-
 std::string json_string(std::string_view text) {
   // replace: a history line must never fail to encode because a name was not UTF-8.
   return nlohmann::json(std::string(text))
@@ -58,7 +55,7 @@ std::optional<Event> event_from_object(const nlohmann::json& object, std::string
   if (type == object.end() || !type->is_string()) return fail("\"type\" missing or not a string");
   auto parsed_type = parse_event_type(type->get<std::string>());
   if (!parsed_type)
-    return fail("\"type\" is \"" + type->get<std::string>() +
+    return fail("\"type\" is \"" + quoted_excerpt(type->get<std::string>()) +
                 "\", expected invoke, ok, fail or info");
   event.type = *parsed_type;
   auto f = object.find("f");
@@ -140,6 +137,11 @@ std::string to_json_line(const Event& event) {
   return line;
 }
 
+std::string quoted_excerpt(std::string_view text) {
+  if (text.size() <= kQuotedBytesMax) return std::string(text);
+  return std::string(text.substr(0, kQuotedBytesMax)) + "...";
+}
+
 std::optional<Event> parse_json_line(std::string_view line, std::string* error) {
   assert(error != nullptr);
   nlohmann::json object = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
@@ -174,9 +176,9 @@ void HistoryWriter::append(Event event) {
   if (event.t_ns == 0) event.t_ns = monotonic_now_ns();
   std::string line = to_json_line(event);
   line += '\n';
-  if (line.size() > kLineBytesMax)
+  if (line.size() > kHistoryLineBytesMax)
     throw std::runtime_error("history event of " + std::to_string(line.size()) +
-                             " bytes exceeds the limit of " + std::to_string(kLineBytesMax));
+                             " bytes exceeds the limit of " + std::to_string(kHistoryLineBytesMax));
   // One write(2) per line on an O_APPEND descriptor: whole lines, never interleaved.
   // Retry only when nothing was written (EINTR); a short write cannot be completed
   // without tearing the line, so it is an error.
@@ -205,7 +207,7 @@ std::vector<Event> read_history(const std::string& path, HistoryReadStats* stats
   for (size_t line_number = 1; std::getline(in, line); ++line_number) {
     if (line.empty()) continue;
     std::string where = path + ":" + std::to_string(line_number);
-    if (line.size() > kLineBytesMax) throw std::runtime_error(where + ": line too long");
+    if (line.size() > kHistoryLineBytesMax) throw std::runtime_error(where + ": line too long");
     std::string error;
     std::optional<Event> event = parse_json_line(line, &error);
     if (!event) {

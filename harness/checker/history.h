@@ -94,6 +94,11 @@ namespace locklab {
 // The vocabulary version this build writes (the start event's value.vocabulary).
 inline constexpr int kHistoryVocabulary = 2;
 
+// The longest line a history holds, its newline included: one event must fit in one write(2).
+// A line this long is a writer bug, not data. HistoryWriter refuses to write a longer one, and
+// the worker-output reader (run/worker_output.h) refuses a worker event that would encode longer.
+inline constexpr size_t kHistoryLineBytesMax = size_t{1} << 20;
+
 enum class EventType { kInvoke, kOk, kFail, kInfo };
 
 std::string_view to_string(EventType type);
@@ -113,6 +118,10 @@ struct Event {
 int64_t monotonic_now_ns();
 
 std::string to_json_line(const Event& event);  // without the trailing newline
+// Text from an event shown inside a message: at most kQuotedBytesMax bytes of it, then "...",
+// so that an error about a huge field stays far below kHistoryLineBytesMax.
+std::string quoted_excerpt(std::string_view text);
+inline constexpr size_t kQuotedBytesMax = 120;
 // Parses one line; on failure returns nullopt and sets *error to what was wrong.
 std::optional<Event> parse_json_line(std::string_view line, std::string* error);
 

@@ -4,11 +4,15 @@
 // Checked: the start event's value.vocabulary is an integer; a final ok's count and token are
 // integers (or null: the harness writes null for a document field that is absent), missing a
 // boolean, writes an array of {id: string, token: integer or null}; in v2 every fenced write
-// invoke carries a string value.id that no other write uses. One pass, linear.
+// invoke carries a string value.id that no other write uses; every worker event follows its
+// client's rules (checker/worker_event.h: lock operations name their lock, an acquire ok
+// carries a token exactly when the client issues them), the client being the start event's
+// value.client, judged by its row in the client table. One pass, linear.
 #include <stdexcept>
 #include <unordered_map>
 
 #include "checker/index.h"
+#include "checker/worker_event.h"
 
 namespace locklab {
 namespace {
@@ -46,13 +50,29 @@ void validate_final(const Event& e, size_t position) {
   }
 }
 
+// The client named by a start event, and what its grants carry.
+GrantTokens grants_of(const Event& start) {
+  if (!start.value.is_object()) return {};
+  const auto client = start.value.find("client");
+  const auto tokens = start.value.find("tokens");
+  return GrantTokens::of(
+      client != start.value.end() && client->is_string() ? client->get<std::string>() : "",
+      tokens != start.value.end() && tokens->is_boolean() ? std::optional<bool>(tokens->get<bool>())
+                                                          : std::nullopt);
+}
+
 }  // namespace
 
 void validate_history(const std::vector<Event>& history, const CheckConfig& config) {
   int vocabulary = 1;
+  GrantTokens grants;                                 // nothing known until a start event says
   std::unordered_map<std::string, size_t> write_ids;  // id -> position of its invoke
   for (size_t i = 0; i < history.size(); ++i) {
     const Event& e = history[i];
+    if (e.process != "harness" && e.process != "nemesis") {
+      if (std::string why = worker_event_error(e, grants); !why.empty()) bad(e, i, why);
+    }
+    if (e.process == "harness" && e.f == "start") grants = grants_of(e);
     if (e.process == "harness" && e.f == "start" && e.value.is_object() &&
         e.value.contains("vocabulary")) {
       if (!e.value["vocabulary"].is_number_integer())

@@ -246,6 +246,7 @@ class Run {
     const ClientSpec& client = *find_client(s_.workload.client);
     launch.program = client_program(client, ClientEnvironment::current());
     launch.program_args.assign(client.args.begin(), client.args.end());
+    launch.grants = GrantTokens::of(client.name, client.fencing_tokens);
     launch.log_dir = (out_ / "workers").string();
     launch.base.database = kDatabase;
     launch.base.history_path = (out_ / "history.jsonl").string();

@@ -28,8 +28,8 @@ const std::vector<std::string>& worker_functions() {
 }
 
 std::optional<Event> validate_worker_line(std::string_view line, const std::string& worker,
-                                          int64_t not_before_ns, int64_t not_after_ns,
-                                          std::string* error) {
+                                          const GrantTokens& grants, int64_t not_before_ns,
+                                          int64_t not_after_ns, std::string* error) {
   assert(error != nullptr);
   std::optional<Event> event = parse_json_line(line, error);
   if (!event) return std::nullopt;
@@ -38,25 +38,33 @@ std::optional<Event> validate_worker_line(std::string_view line, const std::stri
     return std::nullopt;
   };
   if (event->process != worker) {
-    return fail("\"process\" is \"" + event->process + "\", not the worker's id \"" + worker +
-                "\"");
+    return fail("\"process\" is \"" + quoted_excerpt(event->process) +
+                "\", not the worker's id \"" + worker + "\"");
   }
   const auto& known = worker_functions();
   if (std::find(known.begin(), known.end(), event->f) == known.end()) {
     std::string list;
     for (const std::string& f : known) list += (list.empty() ? "" : ", ") + f;
-    return fail("unknown f \"" + event->f + "\" (a worker writes " + list + ")");
+    return fail("unknown f \"" + quoted_excerpt(event->f) + "\" (a worker writes " + list + ")");
   }
   if (event->t_ns < not_before_ns || event->t_ns > not_after_ns) {
     return fail("\"t\" " + std::to_string(event->t_ns) + " is outside [" +
                 std::to_string(not_before_ns) + ", " + std::to_string(not_after_ns) +
                 "], the worker's lifetime on CLOCK_MONOTONIC (nanoseconds): another clock?");
   }
+  if (std::string why = worker_event_error(*event, grants); !why.empty()) return fail(why);
+  // What the history will hold, not what the worker wrote: the encoding can be longer.
+  const size_t encoded_bytes = to_json_line(*event).size() + 1;
+  if (encoded_bytes > kHistoryLineBytesMax) {
+    return fail("the event is " + std::to_string(encoded_bytes) +
+                " bytes as the history encodes it (newline included), above the limit of " +
+                std::to_string(kHistoryLineBytesMax) + " bytes per history line");
+  }
   return event;
 }
 
-WorkerOutputs::WorkerOutputs(HistoryWriter& history, std::string dir)
-    : history_(history), dir_(std::move(dir)) {}
+WorkerOutputs::WorkerOutputs(HistoryWriter& history, std::string dir, GrantTokens grants)
+    : history_(history), dir_(std::move(dir)), grants_(std::move(grants)) {}
 
 WorkerOutputs::~WorkerOutputs() {
   for (auto& [worker, file] : files_) {
@@ -113,7 +121,8 @@ void WorkerOutputs::read(File& file) {
   if (!file.skipping) file.partial.append(chunk, start, std::string::npos);
   if (file.partial.size() > kLineBytesMax) {
     ++file.line;
-    bad_line(file, file.partial, "a line longer than " + std::to_string(kLineBytesMax) + " bytes");
+    bad_line(file, file.partial,
+             "a line longer than the limit of " + std::to_string(kLineBytesMax) + " bytes");
     --file.line;  // the rest of this line is counted when its newline comes
     file.partial.clear();
     file.skipping = true;
@@ -123,7 +132,7 @@ void WorkerOutputs::read(File& file) {
 void WorkerOutputs::take_line(File& file, std::string_view line) {
   std::string error;
   std::optional<Event> event =
-      validate_worker_line(line, file.worker, file.opened_ns, monotonic_now_ns(), &error);
+      validate_worker_line(line, file.worker, grants_, file.opened_ns, monotonic_now_ns(), &error);
   if (!event) {
     bad_line(file, line, error);
     return;
@@ -132,7 +141,12 @@ void WorkerOutputs::take_line(File& file, std::string_view line) {
   history_.append(std::move(*event));
 }
 
-void WorkerOutputs::bad_line(File& file, std::string_view line, const std::string& error) {
+void WorkerOutputs::bad_line(File& file, std::string_view line, const std::string& error_text) {
+  // Messages quote bounded excerpts already; this bound keeps the event below the line limit
+  // whatever a future message says.
+  const std::string error = error_text.size() <= kErrorShownBytes
+                                ? error_text
+                                : error_text.substr(0, kErrorShownBytes) + "...";
   const std::string where = file.path + " line " + std::to_string(file.line);
   note(file.worker, where + ": " + error + ": " + shown(line));
   history_.append({0,
@@ -199,6 +213,16 @@ void WorkerOutputs::note(const std::string& worker, const std::string& message) 
 int64_t WorkerOutputs::events(const std::string& worker) const {
   auto it = files_.find(worker);
   return it == files_.end() ? 0 : it->second.events;
+}
+
+int64_t WorkerOutputs::lines(const std::string& worker) const {
+  auto it = files_.find(worker);
+  return it == files_.end() ? 0 : it->second.line;
+}
+
+std::string WorkerOutputs::file(const std::string& worker) const {
+  auto it = files_.find(worker);
+  return it == files_.end() ? "" : it->second.path;
 }
 
 }  // namespace locklab

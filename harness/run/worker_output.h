@@ -13,9 +13,15 @@
 // directory as evidence.
 //
 // A line is valid when it parses as a history event (checker/history.h) whose process is the
-// worker's id, whose f is in the worker vocabulary (kWorkerFunctions), and whose t lies between the
+// worker's id, whose f is in the worker vocabulary (kWorkerFunctions), whose t lies between the
 // moment the incarnation was started and the moment the line was read (CLOCK_MONOTONIC: a
-// worker stamping another clock is caught here).
+// worker stamping another clock is caught here), whose fields follow the client's rules
+// (checker/worker_event.h: the lock named, a token exactly when the client issues them), and
+// which the history can hold: encoded as history.jsonl writes it (which may be longer than the
+// worker's line: "1e14" becomes "100000000000000.0"), with its newline, it fits in
+// kHistoryLineBytesMax. So a bad line is refused here, naming itself, and never reaches the
+// history writer, where it would fail the whole run. Every message quotes a bounded excerpt of
+// what it shows, so the harness's own worker-output event always fits too.
 //
 // Thread rules: the harness's main thread only.
 #pragma once
@@ -28,22 +34,25 @@
 #include <vector>
 
 #include "checker/history.h"
+#include "checker/worker_event.h"
 
 namespace locklab {
 
 // The f values a worker may write (checker/history.h, process "w<N>").
 const std::vector<std::string>& worker_functions();
 
-// Validates one line (without its newline) written by `worker`, whose t must lie in
-// [not_before_ns, not_after_ns]. On failure returns nullopt and sets *error.
+// Validates one line (without its newline) written by `worker` of a client whose grants carry
+// what `grants` says, whose t must lie in [not_before_ns, not_after_ns]. On failure returns
+// nullopt and sets *error (bounded: it quotes at most kQuotedBytesMax bytes of any field).
 std::optional<Event> validate_worker_line(std::string_view line, const std::string& worker,
-                                          int64_t not_before_ns, int64_t not_after_ns,
-                                          std::string* error);
+                                          const GrantTokens& grants, int64_t not_before_ns,
+                                          int64_t not_after_ns, std::string* error);
 
 class WorkerOutputs {
  public:
-  // Merged events go to `history`; the workers' files are created in `dir`.
-  WorkerOutputs(HistoryWriter& history, std::string dir);
+  // Merged events go to `history`; the workers' files are created in `dir`; the workers are
+  // of a client whose grants carry what `grants` says.
+  WorkerOutputs(HistoryWriter& history, std::string dir, GrantTokens grants);
   ~WorkerOutputs();  // closes the files (without merging what is left: call close first)
   WorkerOutputs(const WorkerOutputs&) = delete;
   WorkerOutputs& operator=(const WorkerOutputs&) = delete;
@@ -61,17 +70,24 @@ class WorkerOutputs {
   // Records a problem that is not a line (a worker that died on its own...), also as a harness
   // worker-output event.
   void problem(const std::string& worker, const std::string& message);
-  // How many events the worker's current (or last) incarnation has written so far.
+  // How many events the worker's current (or last) incarnation has written so far, and how
+  // many lines (good, bad or cut short) it has written.
   int64_t events(const std::string& worker) const;
+  int64_t lines(const std::string& worker) const;
+  // The file of the worker's current (or last) incarnation; "" before the first open.
+  std::string file(const std::string& worker) const;
 
   const std::vector<std::string>& problems() const { return problems_; }
   size_t problem_count() const { return problem_count_; }
   size_t torn_fragments() const { return torn_fragments_; }
 
   static constexpr size_t kReadChunkBytes = 1 << 20;  // per file per drain
-  static constexpr size_t kLineBytesMax = 1 << 20;
+  // A worker's line as it reads, without its newline; what the history gets is bounded by
+  // kHistoryLineBytesMax as it encodes (validate_worker_line).
+  static constexpr size_t kLineBytesMax = kHistoryLineBytesMax;
   static constexpr size_t kProblemsKept = 100;
-  static constexpr size_t kTextShownBytes = 200;  // of a bad line, in messages
+  static constexpr size_t kTextShownBytes = 200;    // of a bad line, in messages
+  static constexpr size_t kErrorShownBytes = 2000;  // of what is wrong with it
 
  private:
   struct File {
@@ -88,6 +104,7 @@ class WorkerOutputs {
 
   HistoryWriter& history_;
   std::string dir_;
+  GrantTokens grants_;
   std::map<std::string, File> files_;  // worker -> its current incarnation's file
   std::vector<std::string> problems_;
   size_t problem_count_ = 0;

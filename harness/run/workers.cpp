@@ -15,7 +15,7 @@ WorkerPool::WorkerPool(Supervisor& supervisor, HistoryWriter& history, WorkerLau
     : supervisor_(supervisor),
       history_(history),
       launch_(std::move(launch)),
-      outputs_(history, launch_.log_dir) {
+      outputs_(history, launch_.log_dir, launch_.grants) {
   assert(workers >= 1);
   for (int i = 1; i <= workers; ++i) ids_.push_back("w" + std::to_string(i));
 }
@@ -132,9 +132,12 @@ int64_t WorkerPool::set_clock_offset(const std::string& id, int64_t offset_ms) {
   return previous;
 }
 
+// The faults' way to a worker (stop_all signals directly): a pause or a kill excuses an idle
+// worker (judge_stopped).
 bool WorkerPool::signal(const std::string& id, int sig) {
   const pid_t p = pid(id);
   if (p != 0 && sig == SIGKILL) killed_[id] = true;
+  if (p != 0 && (sig == SIGKILL || sig == SIGSTOP)) faulted_[id] = true;
   return p != 0 && supervisor_.signal(p, sig);
 }
 
@@ -169,7 +172,11 @@ int WorkerPool::running() const {
 
 // A worker runs until the harness stops or kills it, or until it has done its operations.
 void WorkerPool::judge_exit(const std::string& id, const ExitStatus& status) {
-  if (stopping_ || killed_[id]) return;
+  if (stopping_) {
+    judge_stopped(id);
+    return;
+  }
+  if (killed_[id]) return;
   const std::string log = launch_.log_dir + "/" + id + ".log";
   if (status.code != 0) {
     outputs_.problem(id, "ended on its own before the run asked it to stop (" + status.describe() +
@@ -182,6 +189,18 @@ void WorkerPool::judge_exit(const std::string& id, const ExitStatus& status) {
   } else if (outputs_.events(id) == 0) {
     outputs_.problem(id, "exited (exit 0) having written no event; its output: " + log);
   }
+}
+
+// An incarnation the run stopped: it must have written something unless a fault took the run
+// from it (workers.h). Lines, not events: a worker whose every line was bad wrote to the right
+// place, and each of its lines is a problem already.
+void WorkerPool::judge_stopped(const std::string& id) {
+  if (starts_[id] != 1 || faulted_[id] || outputs_.lines(id) > 0) return;
+  outputs_.problem(id, "ran until the run stopped it and wrote nothing to " + outputs_.file(id) +
+                           ", its --history file, where a worker appends its events, one JSON line "
+                           "each, starting with its first operation's invoke (were they written to "
+                           "stdout, or to another path?); its output: " +
+                           launch_.log_dir + "/" + id + ".log");
 }
 
 void WorkerPool::stop_all(int64_t grace_ms) {

@@ -11,6 +11,14 @@
 // (not killed by the harness), or that ends having written nothing, is a problem, as is a bad
 // line: problems() lists them, and the run fails with them after keeping every good event.
 //
+// "Written nothing" covers a worker the run stopped, too: an incarnation that ran from the run's
+// start until the run stopped it must have written at least one line (its first operation's
+// invoke is written before any request, so even a worker cut off from the cluster writes one);
+// one that wrote nothing wrote its events somewhere else (stdout, another path), and a run
+// judged without them would pass on nothing. A worker is legitimately idle only when a fault
+// took the run from it: an incarnation the harness paused (SIGSTOP) or killed, and one started
+// again by kill-worker (it may start just before the stop).
+//
 // Thread rules: the harness's main thread only (it spawns, and PDEATHSIG is per thread).
 #pragma once
 
@@ -36,6 +44,7 @@ struct WorkerLaunch {
   uint64_t seed = 0;    // worker i gets seed + i
   std::function<std::string(const std::string& id)> uri_for;
   std::function<std::string(const std::string& id)> netns_for;  // "" = no namespace
+  GrantTokens grants;  // what the client's grants carry (its row in the client table)
   // libfaketime (the multithreaded library) to preload into each worker (worker clock faults),
   // or "": each worker's wall clock then reads <log_dir>/<id>.faketime on every call (its
   // monotonic clock, which the history and the lock's lease timing use, is left alone). The
@@ -78,6 +87,7 @@ class WorkerPool {
   std::map<std::string, pid_t> pids_;
   std::map<std::string, int64_t> starts_;  // per id: how many times it was spawned
   std::map<std::string, bool> killed_;     // per id: the harness sent its incarnation SIGKILL
+  std::map<std::string, bool> faulted_;    // per id: a fault paused or killed it, ever
   std::map<std::string, int64_t> clock_offsets_ms_;  // per id, when faketime is on
   bool stopping_ = false;                            // stop_all was called: exits are expected
   WorkerOutputs outputs_;
@@ -85,6 +95,7 @@ class WorkerPool {
   std::vector<std::string> argv_for(const std::string& id, int index, int64_t incarnation,
                                     const std::string& history_path) const;
   void judge_exit(const std::string& id, const ExitStatus& status);
+  void judge_stopped(const std::string& id);
   std::string clock_file(const std::string& id) const;
 };
 

@@ -1,10 +1,13 @@
 // Bad worker output: a truncated line, an unknown f, a non-JSON line, a worker that exits at
-// once. Each must give an error naming the worker and the line, and lose no other event.
-// The line checks and the file follower are tested directly; then `locklab run` with the
-// misbehaving self-test clients (harness/tests/clients/misbehaving_worker.py), real processes
-// against a real mongosim. Left out: a worker writing faster than the follower reads (bounded
-// by kReadChunkBytes per tick, not by correctness), and lines torn by SIGKILL in a real run
-// (tested with a file written in two steps).
+// once, a line the history would encode above its line limit, an acquire ok without its lock or
+// without the token its client issues, a worker whose events go elsewhere (stdout). Each must
+// give an error naming the worker and the line (or the file it should have written), and lose no
+// other event. The line checks and the file follower are tested directly; then `locklab run`
+// with the misbehaving self-test clients (harness/tests/clients/misbehaving_worker.py), real
+// processes against a real mongosim. Left out: a worker writing faster than the follower reads
+// (bounded by kReadChunkBytes per tick, not by correctness), lines torn by SIGKILL in a real run
+// (tested with a file written in two steps), and an idle worker excused by a kill (the pause
+// case stands for both: the same flag excuses them).
 #include "run/worker_output.h"
 
 #include <fcntl.h>
@@ -31,9 +34,34 @@ std::string event_line(int64_t t, const std::string& process, const std::string&
          "\",\"type\":\"invoke\",\"f\":\"" + f + "\",\"lock\":\"L1\"}";
 }
 
+// A release invoke of w1 at t whose value is {"pad": <pad>}: pad is raw JSON.
+std::string padded_line(int64_t t, const std::string& pad) {
+  return "{\"t\":" + std::to_string(t) +
+         ",\"process\":\"w1\",\"type\":\"invoke\",\"f\":\"release\",\"lock\":\"L1\","
+         "\"value\":{\"pad\":" +
+         pad + "}}";
+}
+
+// Functions, not constants: the client table is another file's static.
+GrantTokens any_grants() {  // a client not in the table, its grants not said
+  return {};
+}
+GrantTokens tokens() {
+  return GrantTokens::of("mongolock", std::nullopt);
+}
+GrantTokens no_tokens() {
+  return GrantTokens::of("square", std::nullopt);
+}
+
+std::optional<Event> validate(std::string_view line, const GrantTokens& grants,
+                              std::string* error) {
+  return validate_worker_line(line, "w1", grants, 10, 100, error);
+}
+
 TEST(WorkerLine, ValidLineIsAnEvent) {
   std::string error;
-  auto e = validate_worker_line(event_line(50, "w1", "acquire"), "w1", 10, 100, &error);
+  auto e =
+      validate_worker_line(event_line(50, "w1", "acquire"), "w1", any_grants(), 10, 100, &error);
   ASSERT_TRUE(e.has_value()) << error;
   EXPECT_EQ(e->t_ns, 50);
   EXPECT_EQ(e->f, "acquire");
@@ -41,17 +69,74 @@ TEST(WorkerLine, ValidLineIsAnEvent) {
 
 TEST(WorkerLine, EachBadLineSaysWhatIsWrong) {
   std::string error;
-  EXPECT_FALSE(validate_worker_line("this is not json", "w1", 10, 100, &error));
+  EXPECT_FALSE(validate("this is not json", any_grants(), &error));
   EXPECT_EQ(error, "not valid JSON");
-  EXPECT_FALSE(validate_worker_line(event_line(50, "w1", "frobnicate"), "w1", 10, 100, &error));
+  EXPECT_FALSE(validate(event_line(50, "w1", "frobnicate"), any_grants(), &error));
   EXPECT_NE(error.find("unknown f \"frobnicate\""), std::string::npos) << error;
-  EXPECT_FALSE(validate_worker_line(event_line(50, "w2", "acquire"), "w1", 10, 100, &error));
+  EXPECT_FALSE(validate(event_line(50, "w2", "acquire"), any_grants(), &error));
   EXPECT_NE(error.find("not the worker's id \"w1\""), std::string::npos) << error;
-  EXPECT_FALSE(validate_worker_line(event_line(500, "w1", "acquire"), "w1", 10, 100, &error));
+  EXPECT_FALSE(validate(event_line(500, "w1", "acquire"), any_grants(), &error));
   EXPECT_NE(error.find("CLOCK_MONOTONIC"), std::string::npos) << error;
-  EXPECT_FALSE(validate_worker_line(event_line(5, "w1", "acquire"), "w1", 10, 100, &error));
-  EXPECT_FALSE(validate_worker_line("{\"t\":50,\"process\":\"w1\"", "w1", 10, 100, &error));
+  EXPECT_FALSE(validate(event_line(5, "w1", "acquire"), any_grants(), &error));
+  EXPECT_FALSE(validate("{\"t\":50,\"process\":\"w1\"", any_grants(), &error));
   EXPECT_EQ(error, "not valid JSON");
+}
+
+// The limit holds on what the history writes, not on what the worker wrote: "1e14" (4 bytes)
+// is encoded as "100000000000000.0" (17 bytes).
+TEST(WorkerLine, AnEventEncodedAboveTheLineLimitIsRefused) {
+  std::string pad = "[1e14";
+  while (pad.size() < kHistoryLineBytesMax / 2) pad += ",1e14";
+  pad += "]";
+  const std::string line = padded_line(50, pad);
+  ASSERT_LT(line.size() + 1, kHistoryLineBytesMax);  // within the limit as written
+  std::string error;
+  EXPECT_FALSE(validate(line, any_grants(), &error));
+  EXPECT_NE(error.find("as the history encodes it"), std::string::npos) << error;
+  EXPECT_NE(error.find("limit of " + std::to_string(kHistoryLineBytesMax) + " bytes"),
+            std::string::npos)
+      << error;
+  // The same numbers written as the history writes them, under the limit: accepted.
+  EXPECT_TRUE(validate(padded_line(50, "[100000000000000.0]"), any_grants(), &error)) << error;
+}
+
+TEST(WorkerLine, LockOperationsNameTheirLock) {
+  const std::string no_lock =
+      R"({"t":50,"process":"w1","type":"ok","f":"acquire","value":{"no_token":true}})";
+  std::string error;
+  EXPECT_FALSE(validate(no_lock, any_grants(), &error));
+  EXPECT_EQ(error.rfind("lock: missing", 0), 0u) << error;
+  EXPECT_FALSE(
+      validate(R"({"t":50,"process":"w1","type":"invoke","f":"release"})", any_grants(), &error));
+  EXPECT_EQ(error.rfind("lock: missing", 0), 0u) << error;
+}
+
+// Per client row: mongolock issues fencing tokens, square issues none.
+TEST(WorkerLine, AnAcquireOkCarriesATokenExactlyWhenItsClientIssuesThem) {
+  const std::string head = R"({"t":50,"process":"w1","type":"ok","f":"acquire","lock":"L1")";
+  const std::string with_token = head + R"(,"token":7,"value":{"lease_ms":1000}})";
+  const std::string tokenless = head + R"(,"value":{"lease_ms":1000,"no_token":true}})";
+  const std::string bare = head + R"(,"value":{"lease_ms":1000}})";
+  const std::string both = head + R"(,"token":7,"value":{"no_token":true}})";
+  std::string error;
+  EXPECT_TRUE(validate(with_token, tokens(), &error)) << error;
+  EXPECT_TRUE(validate(tokenless, no_tokens(), &error)) << error;
+  EXPECT_FALSE(validate(tokenless, tokens(), &error));
+  EXPECT_EQ(error.rfind("token: missing, but client mongolock issues fencing tokens", 0), 0u)
+      << error;
+  EXPECT_FALSE(validate(bare, tokens(), &error));
+  EXPECT_EQ(error.rfind("token: missing", 0), 0u) << error;
+  EXPECT_FALSE(validate(both, tokens(), &error));
+  EXPECT_EQ(error.rfind("value.no_token: true", 0), 0u) << error;
+  EXPECT_FALSE(validate(with_token, no_tokens(), &error));
+  EXPECT_EQ(error.rfind("token: 7, but client square issues no fencing tokens", 0), 0u) << error;
+  EXPECT_FALSE(validate(bare, no_tokens(), &error));
+  EXPECT_EQ(error.rfind("value.no_token: missing", 0), 0u) << error;
+  // A client the table does not know, whose grants nobody said: either form.
+  EXPECT_TRUE(validate(with_token, any_grants(), &error)) << error;
+  EXPECT_TRUE(validate(tokenless, any_grants(), &error)) << error;
+  // Other events are not grants: a release of a tokenless lock may carry no token.
+  EXPECT_TRUE(validate(event_line(50, "w1", "release"), tokens(), &error)) << error;
 }
 
 class Follower : public ::testing::Test {
@@ -62,7 +147,7 @@ class Follower : public ::testing::Test {
   std::vector<Event> merged() { return read_history(dir_.file("history.jsonl")); }
   testing::TempDir dir_;
   HistoryWriter history_{dir_.file("history.jsonl")};
-  WorkerOutputs outputs_{history_, dir_.path()};
+  WorkerOutputs outputs_{history_, dir_.path(), GrantTokens{}};
 };
 
 TEST_F(Follower, GoodLinesAreMergedAndBadOnesNamedWithoutLosingOthers) {
@@ -84,6 +169,47 @@ TEST_F(Follower, GoodLinesAreMergedAndBadOnesNamedWithoutLosingOthers) {
   EXPECT_EQ(bad.process, "harness");
   EXPECT_EQ(bad.f, "worker-output");
   EXPECT_EQ(bad.value["line"], 2);
+}
+
+// A line of exactly kLineBytesMax bytes is read whole (the reader's bound), but with its newline
+// it is one byte above what the history holds: refused as a bad line, named by its number, and
+// the lines around it kept.
+TEST_F(Follower, ALineOfTheReadersLimitIsRefusedWithoutLosingTheOthers) {
+  const std::string path = outputs_.open("w1", 0);
+  const int64_t t = monotonic_now_ns();
+  std::string line = padded_line(t, "\"\"");
+  line.insert(line.size() - 3, std::string(WorkerOutputs::kLineBytesMax - line.size(), 'x'));
+  ASSERT_EQ(line.size(), WorkerOutputs::kLineBytesMax);
+  append(path, event_line(t, "w1", "acquire") + "\n" + line + "\n" +
+                   event_line(t, "w1", "release") + "\n");
+  outputs_.close("w1", false);
+  EXPECT_EQ(outputs_.events("w1"), 2);
+  ASSERT_EQ(outputs_.problems().size(), 1u);
+  EXPECT_NE(outputs_.problems()[0].find(
+                path + " line 2: the event is " + std::to_string(kHistoryLineBytesMax + 1) +
+                " bytes as the history encodes it (newline included), above the limit of " +
+                std::to_string(kHistoryLineBytesMax) + " bytes"),
+            std::string::npos)
+      << outputs_.problems()[0].substr(0, 400);
+  EXPECT_EQ(merged().size(), 3u);  // both events and the harness's worker-output event
+}
+
+// The message about a bad line quotes its fields short: an unknown f of almost the whole line,
+// quoted whole, would make the harness's own worker-output event longer than a history line.
+TEST_F(Follower, AHugeBadFieldIsQuotedShortAndTheRunGoesOn) {
+  const std::string path = outputs_.open("w1", 0);
+  const int64_t t = monotonic_now_ns();
+  const std::string huge_f(WorkerOutputs::kLineBytesMax - 200, 'f');
+  const std::string bad = event_line(t, "w1", huge_f);
+  ASSERT_LT(bad.size(), WorkerOutputs::kLineBytesMax);
+  append(path, bad + "\n" + event_line(t, "w1", "acquire") + "\n");
+  outputs_.close("w1", false);
+  EXPECT_EQ(outputs_.events("w1"), 1);
+  ASSERT_EQ(outputs_.problems().size(), 1u);
+  EXPECT_LT(outputs_.problems()[0].size(), 1000u);
+  EXPECT_NE(outputs_.problems()[0].find(path + " line 1: unknown f \"fff"), std::string::npos)
+      << outputs_.problems()[0];
+  EXPECT_EQ(merged().size(), 2u);
 }
 
 TEST_F(Follower, UnterminatedLastLineIsTruncatedUnlessKilled) {
@@ -156,12 +282,58 @@ INSTANTIATE_TEST_SUITE_P(
         BadClientCase{"test-unknown-f", ".0.jsonl line 5: unknown f \"frobnicate\"", 8},
         BadClientCase{"test-non-json", ".0.jsonl line 5: not valid JSON: this is not json", 8},
         BadClientCase{"test-exit-at-once",
-                      "ended on its own before the run asked it to stop (exit 3)", 0}),
+                      "ended on its own before the run asked it to stop (exit 3)", 0},
+        BadClientCase{"test-oversized-line", ".0.jsonl line 5: the event is ", 8},
+        BadClientCase{"test-acquire-without-lock", ".0.jsonl line 5: lock: missing", 8},
+        BadClientCase{"test-token-omitted",
+                      ".0.jsonl line 5: token: missing, but client test-token-omitted issues "
+                      "fencing tokens",
+                      8}),
     [](const auto& param_info) {
       std::string name = param_info.param.client;
       std::replace(name.begin(), name.end(), '-', '_');
       return name;
     });
+
+// `locklab run`, timed by duration, of a client whose workers run until SIGTERM but write their
+// events to stdout (test-events-to-stdout): without a fix the run passes on an empty history.
+ToolResult run_idle_client(const testing::TempDir& dir, const std::string& extra) {
+  std::ofstream(dir.file("s.toml")) << "[workload]\nclient = \"test-events-to-stdout\"\n"
+                                       "duration_ms = 1500\n"
+                                    << extra;
+  return run_tool({std::string(LOCKLAB_BIN_DIR) + "/locklab", "run", dir.file("s.toml"),
+                   "--cluster", "loopback", "--seed", "1", "--out", dir.file("out")},
+                  "", "", 120'000);
+}
+
+// Each worker ran from the run's start to its stop and wrote nothing where it was told to: the
+// run fails (exit 2) naming each worker and the file it should have written.
+TEST(IdleWorkerRun, AWorkerThatRanAndRecordedNothingFailsTheRun) {
+  if (!locklab::testing::programs_built()) GTEST_SKIP() << "needs locklab and mongosim built";
+  testing::TempDir dir;
+  const ToolResult r = run_idle_client(dir, "workers = 2\n[nemesis]\nquiet_ms = 0\n");
+  EXPECT_EQ(r.code, 2) << r.output;
+  for (const std::string w : {"w1", "w2"}) {
+    EXPECT_NE(r.output.find("worker " + w + ": ran until the run stopped it and wrote nothing to " +
+                            dir.file("out/workers/") + w + ".0.jsonl, its --history file"),
+              std::string::npos)
+        << w << "\n"
+        << r.output;
+  }
+}
+
+// The legitimately idle worker: paused by a fault from the run's start, it may write nothing.
+// The run is then judged on what it has, which is nothing: unknown (exit 3), not a harness error.
+TEST(IdleWorkerRun, AWorkerPausedByAFaultMayRecordNothing) {
+  if (!locklab::testing::programs_built()) GTEST_SKIP() << "needs locklab and mongosim built";
+  testing::TempDir dir;
+  const ToolResult r =
+      run_idle_client(dir,
+                      "workers = 1\n[nemesis]\nquiet_ms = 0\n[[nemesis.fault]]\nat_ms = 0\n"
+                      "fault = \"pause-worker\"\ntarget = \"w1\"\nduration_ms = 1000\n");
+  EXPECT_EQ(r.code, 3) << r.output;
+  EXPECT_EQ(r.output.find("wrote nothing"), std::string::npos) << r.output;
+}
 
 }  // namespace
 }  // namespace locklab

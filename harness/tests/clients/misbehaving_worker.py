@@ -1,17 +1,30 @@
 #!/usr/bin/env python3
 """A worker that breaks the worker protocol on purpose, for the harness's own tests.
 
---mode chooses how: truncated (its last line has no newline when it exits), unknown-f (a line
-with an f no worker writes), non-json (a line that is not JSON), exit-at-once (exits 3 before
-writing anything). Around the bad line it writes good events (an acquire and a release of L1,
-then another), so a test can check that none of them is lost. Then, as a worker must, it exits
-0: at once in a run counted by --operations (its two operations are done), on SIGTERM in a run
-timed by duration. Of the other protocol flags it reads only --id, --history and --operations.
+--mode chooses how:
+  truncated      its last line has no newline when it exits
+  unknown-f      a line with an f no worker writes
+  non-json       a line that is not JSON
+  exit-at-once   exits 3 before writing anything
+  oversized      a line under the 1 MiB line limit as written, far above it as the history
+                 encodes it (every 1e14 in it becomes 100000000000000.0)
+  no-lock        an acquire ok that does not name its lock
+  token-omitted  an acquire ok without its token, from a client whose row says it issues tokens
+                 (its good grants carry tokens 1 and 2)
+  stdout         writes its events to stdout instead of the --history file, and runs until
+                 SIGTERM like any worker in a run timed by duration
+Around the bad line it writes good events (an acquire and a release of L1, then another), so a
+test can check that none of them is lost. Then, as a worker must, it exits 0: at once in a run
+counted by --operations (its two operations are done), on SIGTERM in a run timed by duration. Of
+the other protocol flags it reads only --id, --history and --operations.
 """
 import os
 import signal
 import sys
 import time
+
+# Below the 1 MiB line limit as written ("1e14," is 5 bytes), about 3.6 MB as encoded.
+OVERSIZED_NUMBERS = 200_000
 
 
 def main():
@@ -22,28 +35,40 @@ def main():
     if mode == "exit-at-once":
         print(f"misbehaving worker {worker}: exiting at once", file=sys.stderr)
         sys.exit(3)
-    fd = os.open(args["--history"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    if mode == "stdout":
+        fd = sys.stdout.fileno()
+    else:
+        fd = os.open(args["--history"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     def line(text):
         os.write(fd, text.encode())
 
-    def event(kind, f, value=None):
+    def event(kind, f, value=None, lock=',"lock":"L1"', token=None):
         extra = f',"value":{value}' if value else ""
-        line(f'{{"t":{time.monotonic_ns()},"process":"{worker}","type":"{kind}","f":"{f}",'
-             f'"lock":"L1"{extra}}}\n')
+        token_field = f',"token":{token}' if token is not None else ""
+        line(f'{{"t":{time.monotonic_ns()},"process":"{worker}","type":"{kind}","f":"{f}"'
+             f'{lock}{token_field}{extra}}}\n')
 
-    def hold():
+    def hold(token):
+        grant = '{"lease_ms":1000}' if token else '{"lease_ms":1000,"no_token":true}'
         event("invoke", "acquire")
-        event("ok", "acquire", '{"lease_ms":1000,"no_token":true}')
-        event("invoke", "release")
-        event("ok", "release")
+        event("ok", "acquire", grant, token=token)
+        event("invoke", "release", token=token)
+        event("ok", "release", token=token)
 
-    hold()
+    tokens = mode == "token-omitted"
+    hold(1 if tokens else None)
     if mode == "unknown-f":
         event("ok", "frobnicate")
     elif mode == "non-json":
         line("this is not json\n")
-    hold()
+    elif mode == "oversized":
+        event("invoke", "release", '{"pad":[' + ",".join(["1e14"] * OVERSIZED_NUMBERS) + "]}")
+    elif mode == "no-lock":
+        event("ok", "acquire", '{"lease_ms":1000,"no_token":true}', lock="")
+    elif mode == "token-omitted":
+        event("ok", "acquire", '{"lease_ms":1000}')
+    hold(2 if tokens else None)
     while not stop and args.get("--operations", "0") == "0":
         time.sleep(0.01)
     if mode == "truncated":
