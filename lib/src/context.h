@@ -71,7 +71,8 @@ class Context {
   const std::string& database() const { return database_; }
 
   // A write through libmongoc's write helper: a findAndModify is a retryable write there
-  // (lsid + txnNumber, one retry on a network or retryable error); update is not retried.
+  // (lsid + txnNumber, one retry on a network or retryable error). Callers whose commands are
+  // idempotent (resolve, extend, release, force_release, createIndexes) use it.
   Reply write(const bson_t& command);
   // A write sent at most once: no txnNumber, no driver retry (mongoc_client_command_with_opts
   // with the same write concern). Every reply, error or timeout is that one try's. The acquire
