@@ -63,12 +63,13 @@ bool resolve_by_tombstone(Context& context, const HoldSpec& spec, const std::str
   return false;
 }
 
-// What an acquire reply proves. Only two things prove that nothing was written: a reply that
-// says so, and a request that never left the client (server selection failed before the first
-// send; the driver's retry reports the first error when its own selection fails). Everything
-// else -- a network error, a timeout, a write-concern error, and ANY server error, since
-// libmongoc retries findAndModify once and the error may be the retry's while the first try
-// ran -- may hide a grant.
+// What an acquire reply proves. The acquire is sent once (Context::write_once: no driver
+// retry), so every reply is the reply of the one request that can ever execute. Only two
+// things prove that nothing was written: a reply that says so (the returned document names
+// another holder), and a request that never left the client (server selection failed, or no
+// pooled client). Everything else -- a network error, a timeout, a write-concern error, and
+// ANY server error, since one can follow an applied write (interrupted while waiting for the
+// write concern) -- may hide a grant, now or later.
 bool proves_nothing_written(const Reply& reply) {
   return reply.outcome == Outcome::kNotSent;
 }
@@ -108,7 +109,9 @@ AttemptResult attempt_once(const std::shared_ptr<Context>& context, const HoldSp
   const Options& options = context->options();
   const std::string id = new_acquisition_id();
   const Clock::time_point sent_at = Clock::now();  // the lease clock starts before sending
-  Reply reply = context->write(*acquire_for(spec, id, options));
+  // Sent once: a driver retry answered "busy" while this try is still held on its way would
+  // read as a definite "not acquired" and leave the held try free to grant later.
+  Reply reply = context->write_once(*acquire_for(spec, id, options));
   const auto lease_end =
       sent_at + std::chrono::milliseconds(options.expiry_ms - options.lost_safety_margin_ms);
   if (reply.outcome == Outcome::kOk) {

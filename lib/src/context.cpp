@@ -251,13 +251,41 @@ mongoc_client_t* pop_within(mongoc_client_pool_t* pool, int64_t wait_ms) {
 }  // namespace
 
 Reply Context::write(const bson_t& command) {
-  return run(command, true);
+  return run(command, SendMode::kWrite);
+}
+Reply Context::write_once(const bson_t& command) {
+  return run(command, SendMode::kWriteOnce);
 }
 Reply Context::read(const bson_t& command) {
-  return run(command, false);
+  return run(command, SendMode::kRead);
 }
 
-Reply Context::run(const bson_t& command, bool is_write) {
+namespace {
+
+// One command through the driver. kWriteOnce uses the generic command API, which neither adds
+// a txnNumber nor retries (it is neither a read nor a write command to libmongoc) but sends the
+// writeConcern given in opts.
+bool run_on_client(mongoc_client_t* client, const char* database, const bson_t& command,
+                   SendMode mode, const bson_t* write_opts, const bson_t* read_opts, bson_t* reply,
+                   bson_error_t* error) {
+  switch (mode) {
+    case SendMode::kRead:
+      return mongoc_client_read_command_with_opts(client, database, &command, nullptr, read_opts,
+                                                  reply, error);
+    case SendMode::kWrite:
+      return mongoc_client_write_command_with_opts(client, database, &command, write_opts, reply,
+                                                   error);
+    case SendMode::kWriteOnce:
+      break;
+  }
+  return mongoc_client_command_with_opts(client, database, &command, nullptr, write_opts, reply,
+                                         error);
+}
+
+}  // namespace
+
+Reply Context::run(const bson_t& command, SendMode mode) {
+  const bool is_write = mode != SendMode::kRead;
   if (in_forked_child()) {
     // The pool's sockets are shared with the parent: one request from here would interleave
     // with the parent's on the same connection.
@@ -277,11 +305,8 @@ Reply Context::run(const bson_t& command, bool is_write) {
   }
   bson_t raw_reply;
   bson_error_t error;
-  const bool ok =
-      is_write ? mongoc_client_write_command_with_opts(client, database_.c_str(), &command,
-                                                       write_opts_.get(), &raw_reply, &error)
-               : mongoc_client_read_command_with_opts(client, database_.c_str(), &command, nullptr,
-                                                      read_opts_.get(), &raw_reply, &error);
+  const bool ok = run_on_client(client, database_.c_str(), command, mode, write_opts_.get(),
+                                read_opts_.get(), &raw_reply, &error);
   mongoc_client_pool_push(pool_, client);
   Reply reply;
   reply.doc = Bson(bson_copy(&raw_reply));

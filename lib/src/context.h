@@ -4,12 +4,13 @@
 // Every round trip of the library goes through write() or read(), which classify the result:
 //   kOk       the server ran the command (for writes: acknowledged with the write concern).
 //   kNotSent  it provably never reached a server (server selection failed).
-//   kRefused  the server answered with an error. For a single attempt that means nothing was
-//             written, but libmongoc retries retryable writes (findAndModify, single updates)
-//             once, and the error may be the retry's while the first try ran: callers that need
-//             certainty (the acquire) treat kRefused as possibly written. `transient` marks
-//             errors a retry may cure (not primary, stepping down, shutting down, write
-//             conflict, E11000).
+//   kRefused  the server answered with an error. Through write(), libmongoc retries a
+//             findAndModify once (a retryable write), and the error may be the retry's while the
+//             first try ran; through write_once() nothing is retried, but a server error can
+//             still follow an applied write (interrupted while waiting for the write concern).
+//             Callers that need certainty (the acquire) treat kRefused as possibly written.
+//             `transient` marks errors a retry may cure (not primary, stepping down, shutting
+//             down, write conflict, E11000).
 //   kNotSent also when no pooled client became free within pool_wait_ms_.
 //   kUnknown  it may have run: network error after sending, socket timeout, write concern error
 //             (in writeConcernError or as a top-level code 64).
@@ -32,6 +33,9 @@
 namespace mongolock::detail {
 
 enum class Outcome { kOk, kNotSent, kRefused, kUnknown };
+
+// How a round trip is handed to libmongoc: read(), write(), write_once() below.
+enum class SendMode { kRead, kWrite, kWriteOnce };
 
 struct Reply {
   Outcome outcome = Outcome::kUnknown;
@@ -66,7 +70,17 @@ class Context {
   const Options& options() const { return options_; }
   const std::string& database() const { return database_; }
 
+  // A write through libmongoc's write helper: a findAndModify is a retryable write there
+  // (lsid + txnNumber, one retry on a network or retryable error). Callers whose commands are
+  // idempotent (resolve, extend, release, force_release, createIndexes) use it.
   Reply write(const bson_t& command);
+  // A write sent at most once: no txnNumber, no driver retry (mongoc_client_command_with_opts
+  // with the same write concern). Every reply, error or timeout is that one try's. The acquire
+  // uses it: a driver retry answered "busy" while the first try is still held somewhere (a
+  // network queue, a blocked connection) would hide a grant that happens later, because a
+  // retry that wrote nothing leaves no session record for the server to deduplicate the late
+  // try against (mongod records only statements that wrote).
+  Reply write_once(const bson_t& command);
   Reply read(const bson_t& command);
   // True in a process forked after this Context was made: its pool is the parent's.
   bool in_forked_child() const;
@@ -78,7 +92,7 @@ class Context {
   void release_hold();
 
  private:
-  Reply run(const bson_t& command, bool is_write);
+  Reply run(const bson_t& command, SendMode mode);
   void start_index_creation(const std::string& cluster_key);
   void create_index(const std::string& key, const IndexTarget& target, std::stop_token stop);
 

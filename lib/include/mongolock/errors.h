@@ -5,9 +5,9 @@
 // Timeout          acquire() waited `timeout` without obtaining the lock. The lock is NOT held by
 //                  the caller: every attempt whose outcome was uncertain was resolved first.
 // Cancelled        the caller's std::stop_token was requested while waiting. Not held.
-// UnknownOutcome   an acquire was sent but its outcome could not be learned (reply lost, write
-//                  concern timed out, an error that may be the driver's retry's) and resolving
-//                  it failed too. The caller may or may not hold the lock on the server, now or
+// UnknownOutcome   an acquire was sent (once; the driver does not retry it) but its outcome
+//                  could not be learned (reply lost, write concern timed out, a server error
+//                  that may follow an applied write) and resolving it failed too. The caller may or may not hold the lock on the server, now or
 //                  later (the request may still be queued). A hold, if any, is extended by
 //                  nobody and lapses expiry_ms after the server RAN the request.
 //                  `lease_expires_by` = send time + expiry_ms on the client's steady clock: the

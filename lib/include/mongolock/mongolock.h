@@ -48,13 +48,20 @@
 // and may drop the Handle.
 //
 // ## Unknown outcomes
-// An acquire request that may have been executed without the client seeing the result is an
-// unknown outcome: a network error or socket timeout after sending, a write-concern error (as
-// writeConcernError or a top-level code 64), and every server error too, because libmongoc
-// retries findAndModify once as a retryable write and an error may be the retry's while the
-// first try ran (e.g. the retry is refused with NotWritablePrimary). Only a server-selection
-// failure (nothing was sent; the driver also reports the first error when its retry cannot
-// select a server) proves nothing was written.
+// The acquire findAndModify is sent ONCE: not as a retryable write (no txnNumber) and never
+// retried by the driver. (A driver retry answered "busy" while the first try is still held
+// in a network queue or a blocked connection proves nothing about that try: a retry that
+// wrote nothing leaves no session record, so the server runs the held try when it arrives
+// and it can grant the lock to an id the caller has given up.) So every reply is the reply of
+// the one request that can ever execute. It proves "not held" only when it names another
+// holder, or when the request never left the client (server selection failed, no pooled
+// client). Everything else is an unknown outcome: a network error or socket timeout after
+// sending, a write-concern error (as writeConcernError or a top-level code 64), and every
+// server error too, since one can follow an applied write (an interruption while waiting for
+// the write concern). What the library does instead of a driver retry: it resolves the
+// outcome (below) and, in acquire() or a try_acquire() with time left, makes a new attempt
+// with a new id after its backoff. A failover during an attempt therefore costs a resolution
+// and a backoff, not a second try of the same request.
 // An unknown outcome is resolved with a TOMBSTONE: one upsert on the lock document that frees
 // any hold with the attempt's id and adds the id to `abandoned`; every acquire pipeline grants
 // only when its id is not in `abandoned`. Once the resolution is acknowledged (with the write
@@ -64,9 +71,11 @@
 // fails (up to 3 tries, none after a stop request) throws UnknownOutcome.
 // Why a tombstone and not a retry with the same lsid/txnNumber: libmongoc's generic command
 // API chooses the session and txnNumber itself and exposes no way to resend a statement under
-// the same ones, and a same-session retry protects only while the server keeps the session's
-// transaction record; the tombstone is a plain majority write the acquire pipeline checks in
-// the same atomic step that would grant, on any server.
+// the same ones, and a same-session retry protects only a try that has already written, and
+// only while the server keeps the session's transaction record (a retry that runs first and
+// writes nothing leaves the held try free to run, as above); the tombstone is a plain
+// majority write the acquire pipeline checks in the same atomic step that would grant, on any
+// server.
 // A failed extension never moves the client's lease deadline.
 //
 // ## Bounds
@@ -74,9 +83,9 @@
 //    beyond that throws Error before any round trip.
 //  * One round trip takes at most W = P + 2 * (S + T): P = the wait for a pooled client
 //    (min(expiry_ms / 2, 30 s); then it fails as "not sent"), S = serverSelectionTimeoutMS,
-//    T = socketTimeoutMS (the driver's try plus its one retry). A Provider that builds its
-//    own pool sets T = expiry_ms and S = clamp(expiry_ms / 2, 100 ms, 30 s) unless the URI
-//    sets them.
+//    T = socketTimeoutMS (room for a driver try plus one retry; the acquire itself is sent
+//    once, P + S + T). A Provider that builds its own pool sets T = expiry_ms and
+//    S = clamp(expiry_ms / 2, 100 ms, 30 s) unless the URI sets them.
 //  * acquire / try_acquire with timeout D returns within D + 4 * W + 2 * busy_wait_min_ms: the
 //    last attempt starts before D has passed, and it and its resolution (3 tries) are W each.
 //    timeout 0 is one attempt: 4 * W + 2 * busy_wait_min_ms.
