@@ -1,5 +1,7 @@
 #include "explore/case_outcome.h"
 
+#include <algorithm>
+
 namespace locklab {
 
 std::string_view to_string(CaseVerdict verdict) {
@@ -23,9 +25,14 @@ std::string_view to_string(CaseVerdict verdict) {
 std::string finding_key(const CaseOutcome& o) {
   if (o.verdict == CaseVerdict::kMemberDied) return "member-died";
   if (o.verdict != CaseVerdict::kInvalid) return "";
-  std::string key;
-  for (const std::string& p : o.violated) key += (key.empty() ? "" : "+") + p;
-  return key.empty() ? "invalid" : key;
+  return o.violated.empty() ? "invalid" : o.violated.front();
+}
+
+bool matches(const CaseOutcome& o, const std::string& key) {
+  if (key == "member-died") return o.verdict == CaseVerdict::kMemberDied;
+  if (o.verdict != CaseVerdict::kInvalid) return false;
+  if (o.violated.empty()) return key == "invalid";
+  return std::find(o.violated.begin(), o.violated.end(), key) != o.violated.end();
 }
 
 }  // namespace locklab

@@ -28,9 +28,13 @@ struct CaseOutcome {
   double seconds = 0;                 // wall time of the case
 };
 
-// The finding a case makes, as a stable key: "member-died", the violated properties joined by
-// "+" ("exclusion.fenced+tokens.unique"), or "" when the outcome is no finding.
+// The finding a case makes, as a stable key: "member-died", or the first violated property in
+// the checker's order ("exclusion.fenced"), or "" when the outcome is no finding. A run that
+// violates more properties makes that finding too (matches()): which others come with it
+// depends on timing.
 std::string finding_key(const CaseOutcome& outcome);
+// Whether the outcome shows the finding `key`: a member's death, or `key` among the violated.
+bool matches(const CaseOutcome& outcome, const std::string& key);
 
 // Runs one case: the scenario with this seed, its run directory at `run_dir` (the runner creates
 // it). Real runners run it through `locklab run`'s path; tests pass fakes.

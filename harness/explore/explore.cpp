@@ -10,6 +10,7 @@
 #include <iomanip>
 #include <iostream>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "explore/case_runner.h"
@@ -146,7 +147,14 @@ class Exploration {
               << " cases/min, " << summary_["findings"].size() << " findings; summary "
               << (out_ / "summary.md").string() << std::endl;
     if (interrupted()) return 130;
-    return summary_["findings"].empty() ? 0 : 1;
+    if (!summary_["findings"].empty()) return 1;
+    // An exploration none of whose cases could be judged found nothing because it saw nothing.
+    const nlohmann::json& outcomes = summary_["outcomes"];
+    if (outcomes.value("valid", 0) + outcomes.value("unknown", 0) == 0) {
+      std::cerr << "explore: no case was judged (see harness errors in summary.md)" << std::endl;
+      return 2;
+    }
+    return 0;
   }
 
  private:
@@ -157,7 +165,13 @@ class Exploration {
   nlohmann::json summary_;
   std::ofstream cases_log_;
   double start_s_ = 0;
-  double shrink_s_ = 0;  // time spent shrinking: not case time
+  double shrink_s_ = 0;           // time spent shrinking: not case time
+  std::set<std::string> shrunk_;  // findings already shrunk
+
+  static std::vector<std::string> finding_keys(const CaseOutcome& o) {
+    if (o.verdict == CaseVerdict::kMemberDied) return {"member-died"};
+    return o.verdict == CaseVerdict::kInvalid ? o.violated : std::vector<std::string>{};
+  }
 
   int first() const { return o_.only_case ? *o_.only_case % o_.shard_count : o_.shard_index; }
 
@@ -172,17 +186,21 @@ class Exploration {
     const CaseOutcome outcome = run_case(s, cseed, dir);
     if (interrupted()) return;  // the case was cut short: not counted
     record(i, s, cseed, outcome);
-    const std::string key = finding_key(outcome);
-    if (!key.empty() && !summary_["findings_by_property"].contains(key)) {
-      summary_["findings_by_property"][key] = 1;
-      shrink_finding(i, s, cseed, outcome);
-    } else if (!key.empty()) {
-      summary_["findings_by_property"][key] = summary_["findings_by_property"][key].get<int>() + 1;
-    } else if (!o_.keep_runs && outcome.verdict != CaseVerdict::kHarnessError) {
+    // Each finding (a property, or a member's death) is shrunk once: at its first case.
+    std::string fresh;
+    for (const std::string& key : finding_keys(outcome)) {
+      if (fresh.empty() && !shrunk_.count(key)) fresh = key;
+      summary_["findings_by_property"][key] = summary_["findings_by_property"].value(key, 0) + 1;
+    }
+    if (!fresh.empty()) {
+      shrunk_.insert(fresh);
+      shrink_finding(i, s, cseed, outcome, fresh);
+    } else if (finding_key(outcome).empty() && !o_.keep_runs &&
+               outcome.verdict != CaseVerdict::kHarnessError) {
       std::error_code ec;
       fs::remove_all(dir, ec);
     }
-    progress(i, outcome, key);
+    progress(i, outcome, finding_key(outcome));
   }
 
   void record(int i, const Scenario& s, uint64_t cseed, const CaseOutcome& outcome) {
@@ -208,6 +226,7 @@ class Exploration {
                                  {"size", case_size(o_, i)},
                                  {"outcome", to_string(outcome.verdict)},
                                  {"finding", finding_key(outcome)},
+                                 {"violated", outcome.violated},
                                  {"detail", outcome.detail},
                                  {"seconds", outcome.seconds},
                                  {"scale", size_json(size_of(s))}}
@@ -232,14 +251,14 @@ class Exploration {
     write_text(out_ / "summary.md", summary_markdown(summary_));
   }
 
-  void shrink_finding(int i, const Scenario& s, uint64_t cseed, const CaseOutcome& outcome);
+  void shrink_finding(int i, const Scenario& s, uint64_t cseed, const CaseOutcome& outcome,
+                      const std::string& key);
   void write_repro(int i, uint64_t cseed, const std::string& key, const std::string& name,
                    const ShrinkResult& r);
 };
 
 void Exploration::shrink_finding(int i, const Scenario& s, uint64_t cseed,
-                                 const CaseOutcome& outcome) {
-  const std::string key = finding_key(outcome);
+                                 const CaseOutcome& outcome, const std::string& key) {
   const std::string name = file_name_of(key) + "-" + std::to_string(cseed);
   const fs::path dir = out_ / "shrink" / name;
   std::cerr << "explore: case " << i + 1 << " found " << key << " (" << describe(size_of(s))
@@ -260,14 +279,14 @@ void Exploration::shrink_finding(int i, const Scenario& s, uint64_t cseed,
     CaseOutcome o = run_case(c, seed, run_dir);
     std::cerr << "explore:   shrink " << describe(size_of(c)) << ": " << to_string(o.verdict)
               << (finding_key(o).empty() ? "" : " (" + finding_key(o) + ")") << std::endl;
-    if (finding_key(o) != key && o.verdict != CaseVerdict::kHarnessError) {
+    if (!matches(o, key) && o.verdict != CaseVerdict::kHarnessError) {
       std::error_code ec;
       fs::remove_all(run_dir, ec);
     }
     return o;
   };
   const double start = now_s();
-  const ShrinkResult r = shrink(s, outcome, cseed, runner, so);
+  const ShrinkResult r = shrink(s, outcome, cseed, runner, so, key);
   shrink_s_ += now_s() - start;
   nlohmann::json finding = {{"key", key},
                             {"case", i},
@@ -309,7 +328,7 @@ void Exploration::write_repro(int i, uint64_t cseed, const std::string& key,
       << "without the bug runs it to a valid verdict, which is what expect says.\n";
   } else {
     s.expect = Expect::kInvalid;
-    s.expect_violated = r.failing.violated;
+    s.expect_violated = {key};
     s.description = "locklab explore: violates " + key;
     c << "Violates " << key << " (see the run directory beside this file: timeline.html).\n";
   }

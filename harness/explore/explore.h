@@ -18,8 +18,8 @@
 //   summary.json, summary.md         the figures (explore/summary.h)
 // Progress goes to stderr, one line per case.
 //
-// Exit code: 0 nothing found, 1 a finding, 2 bad arguments or an error of the explorer itself,
-// 130 interrupted (after writing the summary of what ran).
+// Exit code: 0 nothing found, 1 a finding, 2 bad arguments, an error of the explorer itself or
+// no case judged (every case a harness error), 130 interrupted (after writing the summary).
 // Thread rules: the process's main thread; one exploration per process.
 #pragma once
 

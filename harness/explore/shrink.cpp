@@ -124,7 +124,7 @@ std::optional<CaseOutcome> fails(const Scenario& c, uint64_t seed, const std::st
     const std::string dir = o.run_dir ? o.run_dir(step, index, attempt) : "";
     CaseOutcome outcome = runner(c, seed, dir);
     ++r.runs;
-    if (finding_key(outcome) == key) return outcome;
+    if (matches(outcome, key)) return outcome;
   }
   return std::nullopt;
 }
@@ -136,7 +136,7 @@ void confirm(ShrinkResult& r, uint64_t seed, const std::string& key, const CaseR
     const std::string dir = o.run_dir ? o.run_dir(-1, 0, i) : "";
     CaseOutcome outcome = runner(r.minimal, seed, dir);
     ++r.confirm_runs;
-    if (finding_key(outcome) == key) {
+    if (matches(outcome, key)) {
       ++r.confirm_failed;
       r.last_confirm_failure = outcome;
     }
@@ -146,10 +146,11 @@ void confirm(ShrinkResult& r, uint64_t seed, const std::string& key, const CaseR
 }  // namespace
 
 ShrinkResult shrink(const Scenario& failing, const CaseOutcome& original, uint64_t seed,
-                    const CaseRunner& runner, const ShrinkOptions& o) {
+                    const CaseRunner& runner, const ShrinkOptions& o,
+                    const std::string& given_key) {
   assert(o.reruns >= 1);
-  const std::string key = finding_key(original);
-  assert(!key.empty());
+  const std::string key = given_key.empty() ? finding_key(original) : given_key;
+  assert(matches(original, key));
   const int64_t deadline = o.budget_ms > 0 ? now_ms() + o.budget_ms : INT64_MAX;
   ShrinkResult r;
   r.minimal = failing;

@@ -5,7 +5,8 @@
 // shrink_candidates() in order (biggest cut first); the first that fails accepts (one shrink
 // step) and the search restarts from it; when none fails, the current one is the result (a local
 // minimum: no single candidate step from it fails). A candidate counts as failing when one of
-// `reruns` runs of it (same seed) gives the same finding key as the original; the result is then
+// `reruns` runs of it (same seed) shows the original's finding (matches(), with the key
+// finding_key gave the original, or `key` when given); the result is then
 // confirmed by `confirm_runs` more runs, and the result says how many of them failed.
 //
 // Invariants: every candidate parses (it went through scenario_to_toml and parse_scenario) and
@@ -69,6 +70,7 @@ struct ShrinkResult {
 };
 
 ShrinkResult shrink(const Scenario& failing, const CaseOutcome& original, uint64_t seed,
-                    const CaseRunner& runner, const ShrinkOptions& options);
+                    const CaseRunner& runner, const ShrinkOptions& options,
+                    const std::string& key = "");
 
 }  // namespace locklab
