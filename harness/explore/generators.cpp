@@ -7,20 +7,26 @@
 namespace locklab {
 namespace {
 
+// Timings are drawn over their whole range at every size (RapidCheck's inRange narrows towards
+// the minimum at small sizes): a small case has few workers and faults, not only short faults.
+template <typename T>
+rc::Gen<T> uniform(T min, T max_exclusive) {
+  return rc::gen::resize(rc::kNominalSize, rc::gen::inRange<T>(min, max_exclusive));
+}
+
 // The parameters a fault kind requires, drawn by key: clock moves in either direction, delays
 // past the socket timeout. A kind requiring a key not listed here is never drawn.
 std::optional<rc::Gen<nlohmann::json>> required_param_gen(const std::string& key,
                                                           const Scenario& s) {
   if (key == "offset_ms" || key == "jump_ms" || key == "clock_ms") {
-    return rc::gen::map(
-        rc::gen::pair(rc::gen::inRange<int64_t>(500, 5001), rc::gen::arbitrary<bool>()),
-        [](const std::pair<int64_t, bool>& p) {
-          return nlohmann::json(p.second ? p.first : -p.first);
-        });
+    return rc::gen::map(rc::gen::pair(uniform<int64_t>(500, 5001), rc::gen::arbitrary<bool>()),
+                        [](const std::pair<int64_t, bool>& p) {
+                          return nlohmann::json(p.second ? p.first : -p.first);
+                        });
   }
   if (key == "delay_ms" && s.lock.socket_timeout_ms > 0) {
     const int64_t over = s.lock.socket_timeout_ms + 100;
-    return rc::gen::map(rc::gen::inRange<int64_t>(over, over + 2000),
+    return rc::gen::map(uniform<int64_t>(over, over + 2000),
                         [](int64_t ms) { return nlohmann::json(ms); });
   }
   return std::nullopt;
@@ -66,6 +72,14 @@ std::vector<std::string> targets_for(FaultKind kind, const Scenario& s) {
   return {"random"};
 }
 
+// "holder" three times as likely as any other target: a fault on the worker holding the lock is
+// where a lock's guarantees are tested; the others mostly test the waiting.
+rc::Gen<std::string> target_gen(const std::vector<std::string>& targets) {
+  std::vector<std::string> weighted;
+  for (const std::string& t : targets) weighted.insert(weighted.end(), t == "holder" ? 3 : 1, t);
+  return rc::gen::elementOf(weighted);
+}
+
 void draw_schedule(Scenario& s, const ExploreSpace& space, int size) {
   std::vector<FaultKind> kinds;
   for (FaultKind k : space.faults) {
@@ -82,11 +96,10 @@ void draw_schedule(Scenario& s, const ExploreSpace& space, int size) {
     auto params = draw_params(f.fault, s);
     if (!params) continue;
     f.params = *params;
-    f.target = *rc::gen::elementOf(targets_for(f.fault, s)).as("target");
-    f.duration_ms =
-        *rc::gen::inRange<int64_t>(kExploreMinFaultMs, std::min<int64_t>(2500, run_ms) + 1)
-             .as("fault duration_ms");
-    f.at_ms = *rc::gen::inRange<int64_t>(0, run_ms - f.duration_ms + 1).as("fault at_ms");
+    f.target = *target_gen(targets_for(f.fault, s)).as("target");
+    f.duration_ms = *uniform<int64_t>(kExploreMinFaultMs, std::min<int64_t>(2500, run_ms) + 1)
+                         .as("fault duration_ms");
+    f.at_ms = *uniform<int64_t>(0, run_ms - f.duration_ms + 1).as("fault at_ms");
     f.line = 0;
     s.nemesis.schedule.push_back(std::move(f));
   }
@@ -105,13 +118,15 @@ void draw_workload(Scenario& s, const ExploreSpace& space, int size) {
   }
   RC_ASSERT(client != nullptr && !kinds.empty());
   w.kind = *rc::gen::elementOf(kinds).as("workload kind");
-  w.workers = *rc::gen::inRange(1, std::min(kExploreMaxWorkers, 2 + size / 30) + 1).as("workers");
+  // One worker only at the smallest sizes: exclusion needs two to be broken.
+  w.workers = *rc::gen::inRange(size < 10 ? 1 : 2, std::min(kExploreMaxWorkers, 2 + size / 30) + 1)
+                   .as("workers");
   w.locks = *rc::gen::inRange(1, size > 50 ? 3 : 2).as("locks");
-  w.critical_section_ms = *rc::gen::inRange<int64_t>(0, 151).as("critical_section_ms");
+  w.critical_section_ms = *uniform<int64_t>(0, 151).as("critical_section_ms");
   w.honour_lost = space.honour_lost
                       ? *space.honour_lost
                       : *rc::gen::weightedElement<bool>({{9, true}, {1, false}}).as("honour_lost");
-  w.read_percent = *rc::gen::inRange(0, 101).as("read_percent");
+  w.read_percent = *uniform(0, 101).as("read_percent");
   w.duration_ms =
       kExploreMinRunMs + *rc::gen::inRange<int64_t>(0, 30 * size + 1).as("extra run ms");
   w.operations = 0;
@@ -119,13 +134,13 @@ void draw_workload(Scenario& s, const ExploreSpace& space, int size) {
 
 void draw_lock(Scenario& s, const ExploreSpace& space) {
   LockSpec& l = s.lock;
-  l.expiry_ms = *rc::gen::inRange<int64_t>(500, 1501).as("expiry_ms");
+  l.expiry_ms = *uniform<int64_t>(500, 1501).as("expiry_ms");
   l.extension_cadence_ms =
-      *rc::gen::oneOf(rc::gen::just<int64_t>(0), rc::gen::inRange<int64_t>(100, l.expiry_ms / 2))
+      *rc::gen::oneOf(rc::gen::just<int64_t>(0), uniform<int64_t>(100, l.expiry_ms / 2))
            .as("extension_cadence_ms");
   l.backoff = *rc::gen::element(Backoff::kRandom, Backoff::kAdaptive).as("backoff");
-  l.busy_wait_min_ms = *rc::gen::inRange<int64_t>(5, 51).as("busy_wait_min_ms");
-  l.busy_wait_max_ms = *rc::gen::inRange<int64_t>(l.busy_wait_min_ms, 201).as("busy_wait_max_ms");
+  l.busy_wait_min_ms = *uniform<int64_t>(5, 51).as("busy_wait_min_ms");
+  l.busy_wait_max_ms = *uniform<int64_t>(l.busy_wait_min_ms, 201).as("busy_wait_max_ms");
   std::vector<int> concerns;
   for (int w : space.write_concern_w) {
     if (w <= s.cluster.members) concerns.push_back(w);
@@ -135,9 +150,8 @@ void draw_lock(Scenario& s, const ExploreSpace& space) {
   l.fencing = true;
   l.max_shared =
       s.workload.kind == WorkloadKind::kRw ? *rc::gen::inRange(0, 4).as("max_shared") : 0;
-  l.socket_timeout_ms =
-      *rc::gen::oneOf(rc::gen::just<int64_t>(0), rc::gen::inRange<int64_t>(1000, 3001))
-           .as("socket_timeout_ms");
+  l.socket_timeout_ms = *rc::gen::oneOf(rc::gen::just<int64_t>(0), uniform<int64_t>(1000, 3001))
+                             .as("socket_timeout_ms");
   l.reap_after_s = -1;
 }
 
@@ -152,7 +166,7 @@ Scenario draw_scenario(const ExploreSpace& space) {
     if (m <= 3 || size > 50 || space.members.size() == 1) members.push_back(m);
   }
   s.cluster.members = *rc::gen::elementOf(members).as("members");
-  s.cluster.election_timeout_ms = *rc::gen::inRange<int64_t>(500, 1001).as("election_timeout_ms");
+  s.cluster.election_timeout_ms = *uniform<int64_t>(500, 1001).as("election_timeout_ms");
   draw_workload(s, space, size);
   draw_lock(s, space);
   draw_schedule(s, space, size);
