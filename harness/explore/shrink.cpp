@@ -52,11 +52,6 @@ void window_candidates(std::vector<Scenario>& out, const Scenario& s) {
       c.nemesis.schedule[i].duration_ms = std::max(kExploreMinFaultMs, f.duration_ms / 2);
       offer(out, s, std::move(c));
     }
-    if (f.at_ms > 0) {
-      Scenario c = s;
-      c.nemesis.schedule[i].at_ms = f.at_ms / 2;
-      offer(out, s, std::move(c));
-    }
   }
 }
 

@@ -42,9 +42,10 @@ ScenarioSize size_of(const Scenario& scenario);
 std::string describe(const ScenarioSize& size);
 
 // Smaller variants of `s`, each valid and each smaller than `s`: drop one fault; one worker
-// fewer; two members fewer; one lock fewer; a fault's window halved or moved earlier; the run
-// shortened to what its windows need. Fault targets naming a worker or member that a candidate
-// removes become "random".
+// fewer; two members fewer; one lock fewer; a fault's window halved; the run
+// shortened to what its windows need. Windows keep their start: an earlier start is not a smaller
+// experiment, and a fault moved before the workers hold a lock tests less. Fault targets naming a
+// worker or member that a candidate removes become "random".
 std::vector<Scenario> shrink_candidates(const Scenario& s);
 
 struct ShrinkOptions {

@@ -102,16 +102,20 @@ std::string summary_markdown(const nlohmann::json& s) {
   md << "\n## Findings (shrunk)\n\n| finding | case | shrink steps | runs | from | to | "
         "reproduced | repro |\n|---|---|---|---|---|---|---|---|\n";
   for (const auto& f : s["findings"]) {
-    const auto& sh = f["shrink"];
-    md << "| " << f.value("key", "") << " | " << f["case"] << " | " << sh["steps"] << " | "
-       << sh["runs"] << " | " << size_text(f["original_size"]) << " | "
-       << size_text(f["final_size"]) << " | " << f["confirmed"]["failed"] << "/"
-       << f["confirmed"]["runs"] << " | " << f.value("repro", "") << " |\n";
+    const nlohmann::json shrink = f.value("shrink", nlohmann::json::object());
+    const nlohmann::json confirmed = f.value("confirmed", nlohmann::json::object());
+    md << "| " << f.value("key", "") << " | " << f.value("case", nlohmann::json()).dump() << " | "
+       << shrink.value("steps", 0) << " | " << shrink.value("runs", 0) << " | "
+       << size_text(f.value("original_size", nlohmann::json())) << " | "
+       << size_text(f.value("final_size", nlohmann::json())) << " | "
+       << confirmed.value("failed", 0) << "/" << confirmed.value("runs", 0) << " | "
+       << f.value("repro", "") << " |\n";
   }
   if (!s["harness_errors"].empty()) {
     md << "\n## Harness errors (not findings)\n\n";
     for (const auto& e : s["harness_errors"]) {
-      md << "- case " << e["case"] << ": " << e.value("detail", "") << "\n";
+      md << "- case " << e.value("case", nlohmann::json()).dump() << ": " << e.value("detail", "")
+         << "\n";
     }
   }
   return md.str();

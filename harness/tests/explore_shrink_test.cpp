@@ -89,7 +89,7 @@ void expect_minimal(const Scenario& s) {
   const FaultSpec& f = s.nemesis.schedule[0];
   EXPECT_EQ(f.fault, FaultKind::kIsolateMember);
   EXPECT_EQ(f.target, "primary");
-  EXPECT_EQ(f.at_ms, 0);
+  EXPECT_EQ(f.at_ms, 1500);  // starts are kept
   EXPECT_EQ(f.duration_ms, kExploreMinFaultMs);
   EXPECT_EQ(s.workload.workers, 2);
   EXPECT_EQ(s.cluster.members, 3);  // isolate-member needs 3
