@@ -282,6 +282,7 @@ void Exploration::shrink_finding(int i, const Scenario& s, uint64_t cseed,
     if (!matches(o, key) && o.verdict != CaseVerdict::kHarnessError) {
       std::error_code ec;
       fs::remove_all(run_dir, ec);
+      fs::remove(run_dir + ".toml", ec);
     }
     return o;
   };

@@ -3,7 +3,7 @@
 # repro that parses and reproduces under `locklab run`.
 #   find_and_shrink.sh BIN_DIR OUT_DIR [explore arguments...]
 # Passes when: explore exits 1 (a finding); a repros/*.toml exists; `locklab run REPRO --seed
-# SEED --expectation-gate` exits 0 (the expected violation happened) in one of 3 runs (the
+# SEED --expectation-gate` exits 0 (the expected violation happened) in one of 5 runs (the
 # violation depends on timing; the repro's comment says how often it failed in confirmation).
 set -u
 bin=$1
@@ -28,7 +28,7 @@ if [ -z "$seed" ]; then
   echo "find_and_shrink: the repro's comment names no seed"
   exit 1
 fi
-for attempt in 1 2 3; do
+for attempt in 1 2 3 4 5; do
   if "$bin/locklab" run "$repro" --seed "$seed" --expectation-gate --out "$out/rerun-$attempt"; then
     echo "find_and_shrink: reproduced on run $attempt"
     exit 0
@@ -39,5 +39,5 @@ for attempt in 1 2 3; do
     exit 1
   fi
 done
-echo "find_and_shrink: the repro did not reproduce in 3 runs"
+echo "find_and_shrink: the repro did not reproduce in 5 runs"
 exit 1
