@@ -7,7 +7,7 @@ JOBS       ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 CTEST_ARGS ?=
 
-.PHONY: all deps configure build test test-long test-asan test-tsan fuzz demo format clean
+.PHONY: all deps configure build test test-long test-asan test-tsan fuzz demo soak format clean
 
 all: build
 
@@ -59,6 +59,15 @@ test-tsan:
 # The main job: run the default scenario against an embedded mongosim replica set.
 demo: build
 	@$(BUILD_DIR)/bin/locklab run scenarios/demo.toml
+
+# Explore for DURATION (e.g. 10m, 2h): generated experiments, shrunk repros of what fails
+# (locklab explore; results in results/explore/soak-<time>/). EXPLORE_ARGS pins dimensions, e.g.
+# EXPLORE_ARGS="--client mongolock --write-concern majority --members 3".
+DURATION ?= 10m
+EXPLORE_ARGS ?=
+soak: build
+	@$(BUILD_DIR)/bin/locklab explore --time-budget $(DURATION) --cases 1000000 \
+	  --out results/explore/soak-$$(date -u +%Y%m%dT%H%M%SZ) $(EXPLORE_ARGS)
 
 format:
 	@find sim lib harness bench -name '*.cpp' -o -name '*.h' | xargs clang-format -i

@@ -4,6 +4,10 @@
 //                             [--junit FILE] [--expectation-gate]
 //   locklab check RUN_DIR [--junit FILE]
 //   locklab clients          the lock clients a scenario can choose, and whether each can run here
+//   locklab explore [--client C] [--faults a,b] [--members N] [--write-concern majority|W]
+//                   [--cases N] [--seed S] [--time-budget 5m] [--shard I/N] [--shrink-reruns K]
+//                   [--out DIR] ...        search for failing experiments (explore/explore.h)
+//   locklab explore --merge DIR... [--out DIR]   one summary of several shards
 // Exit codes (docs/properties.md "Outcomes"): 0 valid, 1 a property violated, 3 unknown,
 // 2 harness error or bad input (including bad command-line arguments), 77 (run only) not run:
 // the scenario's client is unavailable here.
@@ -12,8 +16,113 @@
 
 #include "client/clients.h"
 #include "db/admin.h"
+#include "explore/explore.h"
 #include "run/check_command.h"
 #include "run/run.h"
+
+namespace {
+
+// `locklab explore`'s arguments as typed; run_explore turns them into ExploreOptions.
+struct ExploreArgs {
+  locklab::ExploreOptions options;
+  std::string clients, faults, write_concern, honour_lost, time_budget, shrink_budget, shard;
+  int members = 0;
+  uint64_t seed = 0;
+  int only_case = -1;
+  std::vector<std::string> merge;
+  CLI::Option* seed_opt = nullptr;
+};
+
+CLI::App* add_explore_command(CLI::App& app, ExploreArgs& a) {
+  CLI::App* cmd = app.add_subcommand(
+      "explore", "search for fault schedules that break a property, shrunk to a repro");
+  cmd->add_option("--client", a.clients, "pin the client(s), comma-separated");
+  cmd->add_option("--faults", a.faults, "pin the fault kinds, comma-separated");
+  cmd->add_option("--members", a.members, "pin the cluster size")->check(CLI::Range(1, 7));
+  cmd->add_option("--write-concern", a.write_concern, "pin the write concern: majority or 1..7");
+  cmd->add_option("--honour-lost", a.honour_lost, "pin workload.honour_lost: true or false")
+      ->check(CLI::IsMember({"true", "false"}));
+  cmd->add_option("--cases", a.options.cases, "cases in the sequence (all shards)")
+      ->check(CLI::Range(1, 1'000'000));
+  a.seed_opt =
+      cmd->add_option("--seed", a.seed, "the exploration's seed (default: drawn, printed)");
+  cmd->add_option("--time-budget", a.time_budget, "start no case after this (e.g. 5m)");
+  cmd->add_option("--shard", a.shard, "I/N: run cases i = I mod N of the sequence");
+  cmd->add_option("--case", a.only_case, "run this case of the sequence only (reproduce)")
+      ->check(CLI::Range(0, 1'000'000));
+  cmd->add_option("--max-size", a.options.max_size, "largest generator size (0..100)")
+      ->check(CLI::Range(0, 100));
+  cmd->add_option("--shrink-reruns", a.options.shrink_reruns,
+                  "K: a shrink candidate fails when one of K runs fails")
+      ->check(CLI::Range(1, 20));
+  cmd->add_option("--confirm-runs", a.options.confirm_runs, "runs confirming a shrunk repro")
+      ->check(CLI::Range(1, 100));
+  cmd->add_option("--shrink-budget", a.shrink_budget, "time bound of one shrink (default 10m)");
+  cmd->add_flag("--keep-runs", a.options.keep_runs, "keep the run directories of passing cases");
+  cmd->add_option("--out", a.options.out_dir, "output directory");
+  cmd->add_option("--merge", a.merge, "merge these explorations' summaries (into --out)");
+  return cmd;
+}
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> out;
+  std::string item;
+  for (char c : text + ",") {
+    if (c != ',') {
+      item += c;
+    } else if (!item.empty()) {
+      out.push_back(item);
+      item.clear();
+    }
+  }
+  return out;
+}
+
+int run_explore(ExploreArgs& a, int argc, char** argv) {
+  locklab::ExploreOptions& o = a.options;
+  for (int i = 0; i < argc; ++i)
+    o.command_line += (i == 0 ? "locklab" : std::string(" ") + argv[i]);
+  if (!a.merge.empty()) {
+    return locklab::merge_command(a.merge, o.out_dir.empty() ? "." : o.out_dir);
+  }
+  try {
+    o.pins.clients = split_commas(a.clients);
+    o.pins.faults = split_commas(a.faults);
+    if (a.members > 0) o.pins.members = a.members;
+    if (a.write_concern == "majority") {
+      o.pins.write_concern_w = 0;
+    } else if (!a.write_concern.empty()) {
+      const std::string w_text = a.write_concern;
+      if (w_text.size() != 1 || w_text[0] < '1' || w_text[0] > '7') {
+        throw std::invalid_argument("--write-concern: expected majority or 1..7, got \"" + w_text +
+                                    "\"");
+      }
+      o.pins.write_concern_w = w_text[0] - '0';
+    }
+    if (!a.honour_lost.empty()) o.pins.honour_lost = a.honour_lost == "true";
+    if (!a.time_budget.empty())
+      o.time_budget_ms = locklab::parse_duration_ms(a.time_budget, "--time-budget");
+    if (!a.shrink_budget.empty()) {
+      o.shrink_budget_ms = locklab::parse_duration_ms(a.shrink_budget, "--shrink-budget");
+    }
+    if (!a.shard.empty()) std::tie(o.shard_index, o.shard_count) = locklab::parse_shard(a.shard);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "locklab explore: " << e.what() << "\n";
+    return locklab::kExitError;
+  }
+  if (a.seed_opt->count() > 0) o.seed = a.seed;
+  if (a.only_case >= 0) {
+    if (a.only_case >= o.cases) {
+      std::cerr << "locklab explore: --case " << a.only_case << " is past --cases " << o.cases
+                << "\n";
+      return locklab::kExitError;
+    }
+    o.only_case = a.only_case;
+  }
+  return locklab::explore_command(o);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   locklab::keep_driver_out_of_shm(argv);  // for this process and every member, worker and client
@@ -50,6 +159,9 @@ int main(int argc, char** argv) {
   CLI::App* clients_cmd =
       app.add_subcommand("clients", "list the lock clients and whether each can run here");
 
+  ExploreArgs explore;
+  CLI::App* explore_cmd = add_explore_command(app, explore);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -60,6 +172,7 @@ int main(int argc, char** argv) {
     if (seed_opt->count() > 0) run.seed = seed;
     return locklab::run_scenario(run);
   }
+  if (explore_cmd->parsed()) return run_explore(explore, argc, argv);
   if (clients_cmd->parsed()) {
     std::cout << locklab::render_clients(locklab::ClientEnvironment::current());
     return 0;

@@ -45,6 +45,17 @@ constexpr const char* kDatabase = "locklab";
 
 volatile std::sig_atomic_t g_stop_signal = 0;
 
+// A member process that ended on its own; run_experiment records it in kMemberDiedFile.
+class MemberDied : public std::runtime_error {
+ public:
+  MemberDied(std::string what, std::string line)
+      : std::runtime_error(std::move(what)), line_(std::move(line)) {}
+  const std::string& line() const { return line_; }
+
+ private:
+  std::string line_;
+};
+
 void on_stop_signal(int sig) {
   g_stop_signal = sig;
 }
@@ -293,8 +304,8 @@ class Run {
       if (workers_ && workers_->record_exit(e)) continue;
       for (int m = 0; db_ && m < db_->size(); ++m) {
         if (db_->pid(m) == e.pid) {
-          throw std::runtime_error("member m" + std::to_string(m) + " ended (" + e.describe() +
-                                   "); see " + (out_ / "members").string());
+          const std::string line = "member m" + std::to_string(m) + " ended (" + e.describe() + ")";
+          throw MemberDied(line + "; see " + (out_ / "members").string(), line);
         }
       }
     }
@@ -461,6 +472,14 @@ int run_experiment(const RunOptions& options, const Scenario& scenario, uint64_t
   } catch (const Unsupported& e) {
     std::cerr << "\nlocklab: unsupported: " << e.what() << "\n";
     return 2;
+  } catch (const MemberDied& e) {
+    std::cerr << "\nlocklab: run failed: " << e.what() << "\n";
+    try {
+      write_file(out / kMemberDiedFile, e.line() + "\n");
+    } catch (const std::exception& w) {
+      std::cerr << "locklab: " << w.what() << "\n";
+    }
+    return 2;
   } catch (const std::exception& e) {
     std::cerr << "\nlocklab: run failed: " << e.what() << "\n";
     return 2;
@@ -507,6 +526,7 @@ int run_scenario(const RunOptions& options) {
     // A reused directory starts a fresh history: appending to an old one would mix two runs.
     fs::remove(out / "history.jsonl");
     fs::remove(out / kWorkerProblemsFile);
+    fs::remove(out / kMemberDiedFile);
     fs::copy_file(options.scenario_path, out / "scenario.toml",
                   fs::copy_options::overwrite_existing);
     write_file(out / "seed", std::to_string(seed) + "\n");

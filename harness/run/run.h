@@ -45,6 +45,12 @@ struct RunOptions {
 // (its client is unavailable); the automake/ctest convention for "skipped".
 inline constexpr int kExitNotRun = 77;
 
+// A run that failed because a member process ended on its own (a signal, an assertion, an exit
+// nobody asked for) leaves this file in its output directory: one line, "member m<i> ended
+// (<how>)". It tells a member's death (a finding about the member program) from other harness
+// errors, for callers that judge many runs (locklab explore).
+inline constexpr const char* kMemberDiedFile = "member-died.txt";
+
 int run_scenario(const RunOptions& options);
 
 // Directory holding the running locklab binary (where mongosim and locklab-worker are).

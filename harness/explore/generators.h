@@ -1,0 +1,38 @@
+// RapidCheck generators of whole experiments: rc::Gen<Scenario> over every dimension the harness
+// runs (cluster size and election timeout, client and workload kind, lock options, workers,
+// locks and timings, write concern, and a fixed fault schedule whose kinds come from the fault
+// table), within an ExploreSpace.
+//
+// Sizes grow with RapidCheck's size (0..100): more workers, more faults, longer runs. Time is
+// compressed so a case takes seconds: leases of 0.5-1.5 s, election timeouts of 0.5-1 s, runs of
+// 2-5 s, faults of 0.2-2.5 s; the quiet phase outlasts the derived liveness bound so recovery is
+// judged, not cut short. A case without a partition fault runs on the loopback backend (no
+// network to build); one with a partition on the default backend (netns).
+//
+// Invariants (tested): every generated scenario parses back from scenario_to_toml and names
+// only faults and clients of the space; a fault's kind needs no more members than the case has,
+// and a fault never outlasts the workload. Only parameters a fault kind requires are drawn
+// (clock offsets and jumps, delays); the others keep the fault's defaults.
+// Generators are values; any thread.
+#pragma once
+
+#include <rapidcheck.h>
+
+#include "explore/space.h"
+#include "run/scenario.h"
+
+namespace locklab {
+
+// Limits on what a case may hold, whatever the size.
+inline constexpr int kExploreMaxWorkers = 5;
+inline constexpr int kExploreMaxFaults = 5;
+inline constexpr int64_t kExploreMinFaultMs = 200;
+inline constexpr int64_t kExploreMinRunMs = 2000;
+
+rc::Gen<Scenario> scenario_gen(const ExploreSpace& space);
+
+// The quiet phase a scenario needs for liveness to be judged after its last heal: the derived
+// liveness bound and a second of margin.
+int64_t quiet_ms_for(const Scenario& scenario);
+
+}  // namespace locklab

@@ -1,0 +1,112 @@
+#include "explore/space.h"
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+
+#include "client/clients.h"
+#include "run/backend.h"
+
+namespace locklab {
+namespace {
+
+// Cluster sizes an exploration draws: one member, a set that can lose a majority, the ring's 5.
+const std::vector<int> kMemberChoices = {1, 3, 5};
+
+std::vector<FaultKind> pinned_faults(const std::vector<std::string>& names,
+                                     const FaultSupport& support) {
+  std::vector<FaultKind> out;
+  for (const std::string& name : names) {
+    const std::optional<FaultKind> kind = fault_kind_named(name);
+    if (!kind) {
+      throw std::invalid_argument("--faults: unknown fault \"" + name +
+                                  "\" (known: " + fault_kind_names() + ")");
+    }
+    if (const std::string why = support(*kind); !why.empty()) {
+      throw std::invalid_argument("--faults: " + name + " cannot run here: " + why);
+    }
+    out.push_back(*kind);
+  }
+  return out;
+}
+
+}  // namespace
+
+ExploreSpace make_space(const ExplorePins& pins, const FaultSupport& fault_support,
+                        const ClientSupport& client_support) {
+  ExploreSpace space;
+  if (pins.clients.empty()) {
+    for (const ClientSpec& c : all_clients()) {
+      if (!c.self_test && client_support(std::string(c.name)).empty()) {
+        space.clients.emplace_back(c.name);
+      }
+    }
+  }
+  for (const std::string& name : pins.clients) {
+    if (find_client(name) == nullptr) {
+      throw std::invalid_argument("--client: unknown client \"" + name +
+                                  "\" (known: " + client_names() + ")");
+    }
+    if (const std::string why = client_support(name); !why.empty()) {
+      throw std::invalid_argument("--client: " + name + " cannot run here: " + why);
+    }
+    space.clients.push_back(name);
+  }
+  if (space.clients.empty()) throw std::invalid_argument("no lock client can run here");
+  if (pins.faults.empty()) {
+    for (const FaultKindRow& row : fault_kinds()) {
+      if (fault_support(row.kind).empty()) space.faults.push_back(row.kind);
+    }
+  } else {
+    space.faults = pinned_faults(pins.faults, fault_support);
+  }
+  if (pins.members) {
+    if (*pins.members < 1 || *pins.members > 7) {
+      throw std::invalid_argument("--members: must be in [1, 7], got " +
+                                  std::to_string(*pins.members));
+    }
+    space.members = {*pins.members};
+  } else {
+    space.members = kMemberChoices;
+  }
+  if (pins.write_concern_w) {
+    if (*pins.write_concern_w < 0 || *pins.write_concern_w > space.members.front()) {
+      throw std::invalid_argument("--write-concern: w must be \"majority\" or 1.." +
+                                  std::to_string(space.members.front()));
+    }
+    space.write_concern_w = {*pins.write_concern_w};
+  } else {
+    space.write_concern_w = {0, 1};
+  }
+  space.honour_lost = pins.honour_lost;
+  return space;
+}
+
+FaultSupport machine_fault_support() {
+  RunOptions options;
+  Scenario probe;
+  probe.path = "<explore>";
+  const BackendChoice backend = choose_backend(options, probe);
+  // A 5-member probe: supports() answers by kind, not by size (sizes are the generator's rule).
+  probe.cluster.members = 5;
+  auto supervisor = std::make_shared<Supervisor>();
+  std::shared_ptr<Db> db = make_db(options, probe, backend, scenario_db_config(probe), *supervisor);
+  const bool faketime = !find_libfaketime().empty();
+  return [db, supervisor, faketime](FaultKind kind) -> std::string {
+    if (auto why = db->supports(kind)) return *why;
+    if (fault_row(kind).clock == ClockMoved::kWorker && !faketime) {
+      return "worker clock faults need libfaketime, which is not installed";
+    }
+    return "";
+  };
+}
+
+ClientSupport machine_client_support() {
+  return [](const std::string& name) -> std::string {
+    const ClientSpec* client = find_client(name);
+    if (client == nullptr) return "unknown client";
+    return client_unavailable(*client, ClientEnvironment::current());
+  };
+}
+
+}  // namespace locklab

@@ -1,0 +1,30 @@
+// An exploration's summary: kept as JSON (summary.json), rendered as Markdown (summary.md), and
+// merged across shards.
+//
+// Shape: {"command", "seed", "shards": [{"index", "count", "cases", "elapsed_s"}], "cases",
+// "elapsed_s" (summed over shards: runner time), "cases_per_minute", "outcomes": {verdict:
+// count}, "findings_by_property": {property: cases}, "faults_covered": {kind: windows},
+// "first_failure_case", "interrupted", "findings": [{"key", "case", "case_seed", "reproduce",
+// "shrink": {"steps", "candidates", "runs", "complete", "seconds"}, "original_size",
+// "final_size", "confirmed": {"failed", "runs"}, "repro"}], "harness_errors": [{"case",
+// "detail"}]}.
+// Invariant: cases == the sum of outcomes. Pure functions; any thread.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace locklab {
+
+// An empty summary for a shard.
+nlohmann::json new_summary(const std::string& command, uint64_t seed, int shard_index,
+                           int shard_count);
+// Recomputes cases_per_minute from cases and elapsed_s.
+void finish_summary(nlohmann::json& summary);
+// Merges shard summaries into one. Throws std::invalid_argument when they come from different
+// explorations (seeds differ) or a summary lacks a key.
+nlohmann::json merge_summaries(const std::vector<nlohmann::json>& summaries);
+std::string summary_markdown(const nlohmann::json& summary);
+
+}  // namespace locklab

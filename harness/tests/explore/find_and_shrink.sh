@@ -1,0 +1,43 @@
+#!/bin/sh
+# An exploration of a known-unsafe configuration must find a violation, shrink it, and leave a
+# repro that parses and reproduces under `locklab run`.
+#   find_and_shrink.sh BIN_DIR OUT_DIR [explore arguments...]
+# Passes when: explore exits 1 (a finding); a repros/*.toml exists; `locklab run REPRO --seed
+# SEED --expectation-gate` exits 0 (the expected violation happened) in one of 5 runs (the
+# violation depends on timing; the repro's comment says how often it failed in confirmation).
+set -u
+bin=$1
+out=$2
+shift 2
+rm -rf "$out"
+"$bin/locklab" explore --out "$out" "$@"
+code=$?
+if [ "$code" -ne 1 ]; then
+  echo "find_and_shrink: explore exited $code, expected 1 (a finding)"
+  exit 1
+fi
+repro=$(ls "$out"/repros/*.toml 2>/dev/null | head -n 1)
+if [ -z "$repro" ]; then
+  echo "find_and_shrink: no repro in $out/repros"
+  exit 1
+fi
+echo "find_and_shrink: repro $repro"
+cat "$repro"
+seed=$(sed -n 's/^# Rerun: locklab run .* --seed \([0-9]*\)$/\1/p' "$repro")
+if [ -z "$seed" ]; then
+  echo "find_and_shrink: the repro's comment names no seed"
+  exit 1
+fi
+for attempt in 1 2 3 4 5; do
+  if "$bin/locklab" run "$repro" --seed "$seed" --expectation-gate --out "$out/rerun-$attempt"; then
+    echo "find_and_shrink: reproduced on run $attempt"
+    exit 0
+  fi
+  code=$?
+  if [ "$code" -eq 2 ]; then
+    echo "find_and_shrink: the repro does not run (exit 2)"
+    exit 1
+  fi
+done
+echo "find_and_shrink: the repro did not reproduce in 5 runs"
+exit 1

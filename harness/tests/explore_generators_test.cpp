@@ -1,0 +1,192 @@
+// locklab explore's generators and TOML writer: every generated scenario is valid (it parses
+// back, its faults and clients come from the space, its windows fit the run and its kinds fit the
+// cluster, and this machine's backend accepts it in preflight) and round-trips through the writer
+// and the parser; the scenario library round-trips too (random mixes and fault parameters, which
+// the generators do not draw). What the model leaves out: whether the generated runs pass — that
+// is the explorations' own tests (explore_run_test, the ctest explore.* runs).
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "client/clients.h"
+#include "explore/generators.h"
+#include "explore/scenario_writer.h"
+#include "explore/space.h"
+#include "run/backend.h"
+
+namespace locklab {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Every fault kind and every lock client, as if all could run here.
+ExploreSpace everything(ExplorePins pins = {}) {
+  return make_space(
+      pins, [](FaultKind) { return std::string(); },
+      [](const std::string&) { return std::string(); });
+}
+
+ExplorePins members_pin(int members) {
+  ExplorePins pins;
+  pins.members = members;
+  return pins;
+}
+
+ExplorePins faults_pin(std::string fault) {
+  ExplorePins pins;
+  pins.faults = {std::move(fault)};
+  return pins;
+}
+
+rc::Gen<ExplorePins> pins_gen() {
+  return rc::gen::exec([] {
+    ExplorePins pins;
+    if (*rc::gen::arbitrary<bool>()) {
+      std::vector<std::string> names;
+      for (const FaultKindRow& row : fault_kinds()) names.emplace_back(row.name);
+      pins.faults = *rc::gen::unique<std::vector<std::string>>(rc::gen::elementOf(names));
+    }
+    if (*rc::gen::arbitrary<bool>()) pins.members = *rc::gen::element(1, 3, 5);
+    if (*rc::gen::arbitrary<bool>()) pins.write_concern_w = *rc::gen::element(0, 1);
+    if (*rc::gen::arbitrary<bool>()) pins.honour_lost = *rc::gen::arbitrary<bool>();
+    return pins;
+  });
+}
+
+void expect_round_trip(const Scenario& s) {
+  const std::string text = scenario_to_toml(s, "a comment\n\nover lines");
+  Scenario back;
+  try {
+    back = parse_scenario(text, s.path);
+  } catch (const ScenarioError& e) {
+    RC_FAIL(std::string(e.what()) + "\n" + text);
+  }
+  RC_ASSERT(to_json(back) == to_json(s));
+}
+
+RC_GTEST_PROP(ExploreGenerators, GeneratedScenariosRoundTripThroughTheWriter, ()) {
+  const ExplorePins pins = *pins_gen();
+  const Scenario s = *scenario_gen(everything(pins));
+  expect_round_trip(s);
+}
+
+RC_GTEST_PROP(ExploreGenerators, GeneratedScenariosStayInsideTheSpaceAndThePins, ()) {
+  const ExplorePins pins = *pins_gen();
+  const ExploreSpace space = everything(pins);
+  const Scenario s = *scenario_gen(space);
+  RC_ASSERT(std::count(space.clients.begin(), space.clients.end(), s.workload.client) == 1);
+  if (pins.members) RC_ASSERT(s.cluster.members == *pins.members);
+  if (pins.write_concern_w) RC_ASSERT(s.lock.write_concern_w == *pins.write_concern_w);
+  if (pins.honour_lost) RC_ASSERT(s.workload.honour_lost == *pins.honour_lost);
+  RC_ASSERT(s.workload.workers >= 1 && s.workload.workers <= kExploreMaxWorkers);
+  RC_ASSERT(static_cast<int>(s.nemesis.schedule.size()) <= kExploreMaxFaults);
+  for (const FaultSpec& f : s.nemesis.schedule) {
+    RC_ASSERT(std::count(space.faults.begin(), space.faults.end(), f.fault) == 1);
+    RC_ASSERT(fault_row(f.fault).members_min <= s.cluster.members);
+    RC_ASSERT(f.at_ms + f.duration_ms <= s.workload.duration_ms);
+    RC_ASSERT(f.duration_ms >= kExploreMinFaultMs);
+  }
+  // The quiet phase outlasts the derived liveness bound, so recovery is judged.
+  RC_ASSERT(s.nemesis.quiet_ms > s.lock.expiry_ms + s.cluster.election_timeout_ms +
+                                     s.lock.busy_wait_max_ms + s.workload.critical_section_ms);
+}
+
+// The space this machine offers: what the generators draw from it passes the run's preflight.
+RC_GTEST_PROP(ExploreGenerators, MachineBackendAcceptsEveryGeneratedScenario, ()) {
+  static const ExploreSpace space =
+      make_space({}, machine_fault_support(), machine_client_support());
+  Scenario s = *scenario_gen(space);
+  s = parse_scenario(scenario_to_toml(s), s.path);
+  RunOptions options;
+  const BackendChoice backend = choose_backend(options, s);
+  Supervisor none;
+  const auto db = make_db(options, s, backend, scenario_db_config(s), none);
+  try {
+    preflight(s, *db);
+  } catch (const std::exception& e) {
+    RC_FAIL(std::string("preflight refused: ") + e.what());
+  }
+  RC_ASSERT(client_unavailable(*find_client(s.workload.client), ClientEnvironment::current()) ==
+            "");
+}
+
+// Sizes grow with RapidCheck's size: the same random sources at size 0 and at size 100.
+TEST(ExploreGenerators, CasesGrowWithTheSize) {
+  const ExploreSpace space = everything(members_pin(3));
+  int small_workers = 0, small_faults = 0, big_workers = 0, big_faults = 0;
+  int64_t small_run = 0, big_run = 0;
+  for (uint64_t k = 0; k < 200; ++k) {
+    const rc::Random random(rc::Random::Key{k, 1, 2, 3});
+    const Scenario small = scenario_gen(space)(random, 0).value();
+    const Scenario big = scenario_gen(space)(random, 100).value();
+    small_workers = std::max(small_workers, small.workload.workers);
+    small_faults = std::max(small_faults, static_cast<int>(small.nemesis.schedule.size()));
+    small_run = std::max(small_run, small.workload.duration_ms);
+    big_workers = std::max(big_workers, big.workload.workers);
+    big_faults = std::max(big_faults, static_cast<int>(big.nemesis.schedule.size()));
+    big_run = std::max(big_run, big.workload.duration_ms);
+  }
+  EXPECT_LE(small_workers, 2);
+  EXPECT_LE(small_faults, 1);
+  EXPECT_EQ(small_run, kExploreMinRunMs);
+  EXPECT_EQ(big_workers, kExploreMaxWorkers);
+  EXPECT_EQ(big_faults, kExploreMaxFaults);
+  EXPECT_GT(big_run, 4 * kExploreMinRunMs / 2);
+}
+
+// Every kind of the fault table is drawn somewhere (none is silently unreachable).
+TEST(ExploreGenerators, EveryFaultKindOfTheTableIsDrawn) {
+  const ExploreSpace space = everything(members_pin(5));
+  std::set<FaultKind> seen;
+  for (uint64_t k = 0; k < 2000 && seen.size() < fault_kinds().size(); ++k) {
+    const Scenario s = scenario_gen(space)(rc::Random(rc::Random::Key{k, 7, 7, 7}), 100).value();
+    for (const FaultSpec& f : s.nemesis.schedule) seen.insert(f.fault);
+  }
+  for (const FaultKindRow& row : fault_kinds()) {
+    EXPECT_TRUE(seen.count(row.kind)) << row.name << " never drawn";
+  }
+}
+
+TEST(ExploreGenerators, ScenarioLibraryRoundTripsThroughTheWriter) {
+  int files = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(LOCKLAB_SOURCE_DIR "/scenarios")) {
+    if (entry.path().extension() != ".toml") continue;
+    ++files;
+    const Scenario s = load_scenario(entry.path().string());
+    const std::string text = scenario_to_toml(s);
+    Scenario back;
+    ASSERT_NO_THROW(back = parse_scenario(text, s.path)) << entry.path() << "\n" << text;
+    EXPECT_EQ(to_json(back), to_json(s)) << entry.path() << "\n" << text;
+  }
+  EXPECT_GT(files, 20);
+}
+
+TEST(ExploreSpace, PinsThatCannotBeMetAreRefusedByName) {
+  const auto all = [](FaultKind) { return std::string(); };
+  const auto none = [](FaultKind) { return std::string("no partition hooks here"); };
+  const auto clients = [](const std::string&) { return std::string(); };
+  auto error_of = [&](ExplorePins pins, FaultSupport support) {
+    try {
+      make_space(pins, support, clients);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(error_of(faults_pin("partition-halfs"), all)
+                .rfind("--faults: unknown fault \"partition-halfs\"", 0),
+            0u);
+  EXPECT_EQ(error_of(faults_pin("partition-halves"), none),
+            "--faults: partition-halves cannot run here: no partition hooks here");
+  EXPECT_EQ(error_of(ExplorePins{{"nope"}, {}, {}, {}, {}}, all)
+                .rfind("--client: unknown client \"nope\"", 0),
+            0u);
+  EXPECT_EQ(error_of(ExplorePins{{}, {}, 1, 3, {}}, all),
+            "--write-concern: w must be \"majority\" or 1..1");
+  EXPECT_TRUE(make_space({}, none, clients).faults.empty());
+}
+
+}  // namespace
+}  // namespace locklab

@@ -1,0 +1,76 @@
+// locklab explore's summaries and arguments: shard summaries merge into one (counts summed,
+// findings and errors kept, the earliest first failure, cases per minute over the summed runner
+// time); summaries of different explorations are refused; --shard and --time-budget parse or
+// are refused naming the option. What this leaves out: running shards (the explore.* ctests).
+#include <gtest/gtest.h>
+
+#include "explore/explore.h"
+#include "explore/summary.h"
+
+namespace locklab {
+namespace {
+
+nlohmann::json shard(int index, int cases, double seconds, nlohmann::json first) {
+  nlohmann::json s = new_summary("locklab explore --shard", 9, index, 2);
+  s["cases"] = cases;
+  s["elapsed_s"] = seconds;
+  s["outcomes"] = {{"valid", cases - 1}, {"invalid", 1}};
+  s["findings_by_property"] = {{"exclusion.strict", 1}};
+  s["faults_covered"] = {{"pause-worker", cases}};
+  s["first_failure_case"] = first;
+  s["findings"] = nlohmann::json::array({{{"key", "exclusion.strict"}, {"case", first}}});
+  s["shards"][0]["cases"] = cases;
+  finish_summary(s);
+  return s;
+}
+
+TEST(ExploreSummary, ShardSummariesMergeIntoOne) {
+  const nlohmann::json merged = merge_summaries({shard(0, 10, 60, 4), shard(1, 20, 60, 3)});
+  EXPECT_EQ(merged["cases"], 30);
+  EXPECT_DOUBLE_EQ(merged["elapsed_s"].get<double>(), 120);
+  EXPECT_DOUBLE_EQ(merged["cases_per_minute"].get<double>(), 15);
+  EXPECT_EQ(merged["outcomes"]["valid"], 28);
+  EXPECT_EQ(merged["outcomes"]["invalid"], 2);
+  EXPECT_EQ(merged["findings_by_property"]["exclusion.strict"], 2);
+  EXPECT_EQ(merged["faults_covered"]["pause-worker"], 30);
+  EXPECT_EQ(merged["first_failure_case"], 3);
+  EXPECT_EQ(merged["findings"].size(), 2u);
+  EXPECT_EQ(merged["shards"].size(), 2u);
+  EXPECT_NE(summary_markdown(merged).find("| cases | 30 |"), std::string::npos);
+}
+
+TEST(ExploreSummary, SummariesOfDifferentExplorationsAreRefused) {
+  nlohmann::json other = shard(1, 5, 10, nullptr);
+  other["seed"] = 10;
+  EXPECT_THROW(merge_summaries({shard(0, 5, 10, nullptr), other}), std::invalid_argument);
+  nlohmann::json broken = shard(1, 5, 10, nullptr);
+  broken.erase("outcomes");
+  try {
+    merge_summaries({broken});
+    FAIL() << "a summary without outcomes merged";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "summary lacks \"outcomes\"");
+  }
+}
+
+TEST(ExploreArguments, ShardAndDurationsParseOrNameTheOption) {
+  EXPECT_EQ(parse_shard("0/1"), std::make_pair(0, 1));
+  EXPECT_EQ(parse_shard("3/4"), std::make_pair(3, 4));
+  for (const char* bad : {"4/4", "1", "-1/2", "1/0", "a/b", "1/2x"}) {
+    EXPECT_THROW(parse_shard(bad), std::invalid_argument) << bad;
+  }
+  EXPECT_EQ(parse_duration_ms("90s", "--time-budget"), 90'000);
+  EXPECT_EQ(parse_duration_ms("5m", "--time-budget"), 300'000);
+  EXPECT_EQ(parse_duration_ms("2h", "--time-budget"), 7'200'000);
+  EXPECT_EQ(parse_duration_ms("30", "--time-budget"), 30'000);
+  try {
+    parse_duration_ms("5 minutes", "--time-budget");
+    FAIL() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--time-budget: expected a duration like 90s, 5m or 2h, got \"5 minutes\"");
+  }
+}
+
+}  // namespace
+}  // namespace locklab
