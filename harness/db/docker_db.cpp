@@ -254,8 +254,12 @@ void DockerDb::pause_member(int member) {
 
 void DockerDb::resume_member(int member) {
   const std::string role = member_role(member);
+  const bool frozen = paused_.at(member);
   paused_.at(member) = false;
   if (!running(member)) throw std::runtime_error(role + " is not running: nothing to resume");
+  // Killed and started again since the pause: the new container was never frozen and docker
+  // refuses to unpause it; there is nothing to thaw (as SIGCONT to a restarted process).
+  if (!frozen) return;
   engine_->checked({"unpause", container(role)});
 }
 

@@ -1,8 +1,9 @@
 // A real 3-member set of mongosim containers through DockerDb (the `--cluster docker` backend)
 // on a real Docker daemon (the user's, or one started for the test): start, majority write, an
 // nft cut that costs the primary its role, a worker host cut from one member only, pause/resume,
-// kill/restart of every member recovering acknowledged data from the dbpaths, and a teardown
-// that leaves no container, network, volume, image of the run, or started daemon.
+// kill/restart of every member (one killed while paused, then resumed) recovering acknowledged
+// data from the dbpaths, and a teardown that leaves no container, network, volume, image of the
+// run, or started daemon.
 //
 // What the model leaves out: no concurrent clients (one admin connection at a time), no worker
 // process (the worker host's namespace is probed with a TCP connect), election timing is only
@@ -150,10 +151,16 @@ TEST_F(DockerDbTest, ThreeMembersCutsPauseKillAndTeardown) {
   const int writer = db.wait_for_primary(kElectionWaitMs);
   ASSERT_GE(writer, 0);
   ASSERT_TRUE(reply_ok(majority_insert(db, writer, "before-kill")));
+  // m0 is paused when killed, as when a kill-member window opens inside a pause-member one.
+  db.pause_member(0);
   for (int m = 0; m < db.size(); ++m) db.kill_member(m);
   for (int m = 0; m < db.size(); ++m) EXPECT_FALSE(db.running(m));
   EXPECT_THROW(db.kill_member(0), std::runtime_error);
   for (int m = 0; m < db.size(); ++m) db.restart_member(m);
+  // The pause window's end resumes a member that was started again and never frozen since:
+  // nothing to thaw, as SIGCONT to a restarted process on the other backends.
+  EXPECT_NO_THROW(db.resume_member(0));
+  EXPECT_FALSE(db.paused(0));
   nlohmann::json found;
   ASSERT_TRUE(eventually(kElectionWaitMs, [&] {
     try {
