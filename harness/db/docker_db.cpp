@@ -5,7 +5,6 @@
 #include <cassert>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <stdexcept>
 #include <thread>
 
@@ -234,6 +233,8 @@ void DockerDb::kill_member(int member) {
   }
   killed_.at(member) = true;
   paused_.at(member) = false;
+  // Its namespace died with it: faults on it are recorded and written when it starts again.
+  nft_->mark_down(role);
 }
 
 void DockerDb::restart_member(int member) {
@@ -254,8 +255,12 @@ void DockerDb::pause_member(int member) {
 
 void DockerDb::resume_member(int member) {
   const std::string role = member_role(member);
+  const bool frozen = paused_.at(member);
   paused_.at(member) = false;
   if (!running(member)) throw std::runtime_error(role + " is not running: nothing to resume");
+  // Killed and started again since the pause: the new container was never frozen and docker
+  // refuses to unpause it; there is nothing to thaw (as SIGCONT to a restarted process).
+  if (!frozen) return;
   engine_->checked({"unpause", container(role)});
 }
 
@@ -303,8 +308,8 @@ void DockerDb::save_logs(const std::string& dir) const {
   try {
     std::filesystem::create_directories(dir);
     for (int m = 0; m < size(); ++m) {
-      const ToolResult logs = engine_->run({"logs", container(member_role(m))});
-      std::ofstream(dir + "/" + member_role(m) + ".log") << logs.output;
+      engine_->run_to_file({"logs", container(member_role(m))},
+                           dir + "/" + member_role(m) + ".log");
     }
   } catch (const std::exception&) {
     // Best effort: logs are for reading, not for the verdict.

@@ -94,6 +94,8 @@ class DockerDb : public Db {
   const std::string& image() const { return image_; }
   const std::string& run_id() const { return run_id_; }
   const DockerEngine* engine() const { return engine_ ? &*engine_ : nullptr; }
+  // The network namespace of a running member's container. Throws when it is not running.
+  std::string netns_of_member(int member) const { return netns_of("m" + std::to_string(member)); }
   // Writes every container's output to <dir>/<role>.log. Never throws.
   void save_logs(const std::string& dir) const;
 

@@ -293,6 +293,15 @@ ToolResult DockerEngine::run(const std::vector<std::string>& args, int64_t timeo
   return run_tool(argv, "", "", timeout_ms);
 }
 
+ToolResult DockerEngine::run_to_file(const std::vector<std::string>& args, const std::string& path,
+                                     int64_t timeout_ms) const {
+  // The shell only redirects: the path and every argument are passed as arguments, never parsed.
+  std::vector<std::string> argv = {
+      "sh", "-c", "f=$1; shift; exec \"$@\" >\"$f\" 2>&1", "sh", path, client_, "-H", host_};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_tool(argv, "", "", timeout_ms);
+}
+
 std::string DockerEngine::checked(const std::vector<std::string>& args, int64_t timeout_ms) const {
   const ToolResult result = run(args, timeout_ms);
   if (result.code != 0) {

@@ -53,6 +53,10 @@ class DockerEngine {
   // Like run(), throwing std::runtime_error with the command line and its output on failure.
   // Returns the output with trailing whitespace removed.
   std::string checked(const std::vector<std::string>& args, int64_t timeout_ms = 60'000) const;
+  // Like run(), with stdout and stderr written to the file at `path` whole (run() keeps only the
+  // first bytes of the output); the result's output is empty.
+  ToolResult run_to_file(const std::vector<std::string>& args, const std::string& path,
+                         int64_t timeout_ms = 60'000) const;
 
   const std::string& host() const { return host_; }
   const std::string& client() const { return client_; }

@@ -61,6 +61,7 @@ const NetHost& NftPartitions::host(const std::string& role) const {
 
 void NftPartitions::rehome(const std::string& role, const std::string& netns) {
   hosts_.at(role).netns = netns;
+  down_.erase(role);
   if (const auto it = isolated_.find(role); it != isolated_.end()) {
     run_tool_checked({kNft, "-f", "-"}, netns,
                      nft_isolation_script(isolate_table(), subnet_, device_, it->second));
@@ -68,8 +69,14 @@ void NftPartitions::rehome(const std::string& role, const std::string& netns) {
   rewrite_partition_table(role);
 }
 
+void NftPartitions::mark_down(const std::string& role) {
+  host(role);
+  down_.insert(role);
+}
+
 void NftPartitions::clear() {
   hosts_.clear();
+  down_.clear();
   isolated_.clear();
   cuts_.clear();
 }
@@ -77,16 +84,21 @@ void NftPartitions::clear() {
 void NftPartitions::isolate(const std::string& role, IsolationMode mode) {
   const NetHost& h = host(role);
   if (isolated_.count(role)) return;
-  run_tool_checked({kNft, "-f", "-"}, h.netns,
-                   nft_isolation_script(isolate_table(), subnet_, device_, mode));
+  // A down host is isolated when it comes back (rehome writes the table).
+  if (!down(role)) {
+    run_tool_checked({kNft, "-f", "-"}, h.netns,
+                     nft_isolation_script(isolate_table(), subnet_, device_, mode));
+  }
   isolated_[role] = mode;
 }
 
 void NftPartitions::heal(const std::string& role) {
   const NetHost& h = host(role);
   if (!isolated_.count(role)) return;
-  run_tool_checked({kNft, "delete", "table", "inet", isolate_table()}, h.netns);
+  // Forgotten first: a down host's table died with its namespace, and a refusal here must not
+  // leave the history's heal undone in the harness's own record.
   isolated_.erase(role);
+  if (!down(role)) run_tool_checked({kNft, "delete", "table", "inet", isolate_table()}, h.netns);
 }
 
 bool NftPartitions::isolated(const std::string& role) const {
@@ -106,7 +118,7 @@ void NftPartitions::cut(const std::vector<Cut>& pairs) {
     touched.insert(c.first);
     touched.insert(c.second);
   }
-  for (const std::string& role : touched) rewrite_partition_table(role);
+  rewrite_partition_tables(touched);
 }
 
 void NftPartitions::uncut(const std::vector<Cut>& pairs) {
@@ -118,7 +130,7 @@ void NftPartitions::uncut(const std::vector<Cut>& pairs) {
     touched.insert(raw.first);
     touched.insert(raw.second);
   }
-  for (const std::string& role : touched) rewrite_partition_table(role);
+  rewrite_partition_tables(touched);
 }
 
 std::vector<std::string> NftPartitions::cut_peers(const std::string& role) const {
@@ -130,7 +142,20 @@ std::vector<std::string> NftPartitions::cut_peers(const std::string& role) const
   return out;
 }
 
+void NftPartitions::rewrite_partition_tables(const std::set<std::string>& roles) {
+  std::string failures;
+  for (const std::string& role : roles) {
+    try {
+      rewrite_partition_table(role);
+    } catch (const std::exception& e) {
+      failures += (failures.empty() ? "" : "; ") + role + ": " + e.what();
+    }
+  }
+  if (!failures.empty()) throw std::runtime_error("partition tables not written: " + failures);
+}
+
 void NftPartitions::rewrite_partition_table(const std::string& role) {
+  if (down(role)) return;  // written by rehome() when it comes back
   const NetHost& h = host(role);
   std::vector<std::string> addresses;
   for (const std::string& peer : cut_peers(role)) addresses.push_back(host(peer).address);

@@ -11,13 +11,19 @@
 // A backend that runs its hosts in containers provides, per role, the network namespace entered
 // from the host (an absolute path such as /proc/<container pid>/ns/net) and the address peers
 // use; when a container is restarted its namespace is a new one: rehome() moves the role there
-// and writes its tables again, so a partition in force survives a member's restart.
+// and writes its tables again, so a partition in force survives a member's restart. A host whose
+// process is down (a killed container: its namespace path names a dead process) is marked down():
+// faults still count its cuts and isolation, but nothing is written for it until rehome().
+//
+// Every change tries every host it concerns and then reports every failure at once: a host that
+// refuses does not leave the hosts after it with stale tables.
 //
 // Thread rules: one thread (the harness's main thread). Writing nft tables needs CAP_NET_ADMIN
 // over the namespaces concerned (root, or root of the run's sandbox).
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -67,6 +73,10 @@ class NftPartitions : public Partitions {
   // The host's namespace changed (its container restarted): records the new one and writes the
   // role's isolation and partition tables there again.
   void rehome(const std::string& role, const std::string& netns);
+  // The host's process is gone (killed): its tables are no longer written (its namespace died
+  // with it) until rehome(). Throws std::out_of_range for an unknown role.
+  void mark_down(const std::string& role);
+  bool down(const std::string& role) const { return down_.count(role) > 0; }
   // Forgets every host, cut and isolation (the namespaces, and their tables, are the backend's
   // to delete). Never throws.
   void clear();
@@ -87,8 +97,11 @@ class NftPartitions : public Partitions {
   std::string device_;
   std::map<std::string, NetHost> hosts_;
   std::map<std::string, IsolationMode> isolated_;
-  std::map<Cut, int> cuts_;  // normalised (first < second) -> how many windows cut it
+  std::map<Cut, int> cuts_;     // normalised (first < second) -> how many windows cut it
+  std::set<std::string> down_;  // roles whose namespace is gone until rehome()
   void rewrite_partition_table(const std::string& role);
+  // Rewrites each role's partition table, trying all; throws one error naming every failure.
+  void rewrite_partition_tables(const std::set<std::string>& roles);
 };
 
 }  // namespace locklab

@@ -34,9 +34,13 @@ bool moves(const Scenario& s, ClockMoved whose) {
 BackendChoice choose_backend(const RunOptions& o, const Scenario& s) {
   if (!o.external_uri.empty()) {
     // The harness cannot put someone else's members into its namespaces; workers run beside it.
-    if (o.backend == "netns") throw std::runtime_error("--external-uri needs --cluster loopback");
+    if (o.backend == "netns" || o.backend == "docker") {
+      throw std::runtime_error("--external-uri needs --cluster loopback, not --cluster " +
+                               o.backend);
+    }
     if (!o.member_program.empty())
       throw std::runtime_error("--external-uri and --mongod exclude each other");
+    if (!o.image.empty()) throw std::runtime_error("--external-uri and --image exclude each other");
     return {"loopback", ""};
   }
   BackendChoice choice{!o.backend.empty() ? o.backend : s.cluster.backend, ""};

@@ -88,6 +88,34 @@ TEST(Preflight, ExternalRefusesWhatNeedsMembersAndAnyRandomMix) {
   EXPECT_THROW(ExternalDb(three_members(), "http://a:1,b:2,c:3/"), std::invalid_argument);
 }
 
+// --external-uri runs the workers beside the harness against someone else's set: a --cluster
+// that places members (netns, docker) or an --image for them contradicts it and is refused,
+// naming the options, rather than silently running on loopback. The model leaves out the
+// scenario's own cluster.backend (only --cluster is checked here).
+std::string choice_error(const RunOptions& o) {
+  try {
+    choose_backend(o, scenario_with(""));
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ChooseBackend, ExternalUriRefusesPlacingClustersAndImages) {
+  RunOptions o;
+  o.external_uri = "mongodb://a:1,b:2,c:3/?replicaSet=rs0";
+  EXPECT_EQ(choice_error(o), "");
+  o.backend = "loopback";
+  EXPECT_EQ(choice_error(o), "");
+  o.backend = "docker";
+  EXPECT_EQ(choice_error(o), "--external-uri needs --cluster loopback, not --cluster docker");
+  o.backend = "netns";
+  EXPECT_EQ(choice_error(o), "--external-uri needs --cluster loopback, not --cluster netns");
+  o.backend = "";
+  o.image = "mongo:7.0";
+  EXPECT_EQ(choice_error(o), "--external-uri and --image exclude each other");
+}
+
 // --mongod moves member clocks only through faketime: without it on PATH, clock faults are
 // refused; other kinds are not.
 TEST(Preflight, MongodClockFaultsNeedFaketime) {
