@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "explore/scenario_writer.h"
+#include "run/files.h"
 #include "run/run.h"
 
 namespace locklab {
@@ -25,12 +26,6 @@ std::string read_text(const fs::path& path) {
   std::ostringstream out;
   out << in.rdbuf();
   return out.str();
-}
-
-void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out) throw std::runtime_error("cannot write " + path.string());
 }
 
 // The last lines of the case's log that say why a run failed ("locklab: ..."), for the report.
@@ -122,13 +117,13 @@ CaseOutcome run_case(const Scenario& scenario, uint64_t seed, const std::string&
   const fs::path dir(run_dir);
   fs::create_directories(dir);
   const std::string scenario_path = run_dir + ".toml";
-  write_text(scenario_path, scenario_to_toml(scenario));
+  write_file(scenario_path, scenario_to_toml(scenario));
   std::cout.flush();
   std::cerr.flush();
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork: " + std::string(std::strerror(errno)));
   if (pid == 0) run_child(scenario_path, seed, dir);
-  write_text(dir / "pid", std::to_string(pid) + "\n");
+  write_file(dir / "pid", std::to_string(pid) + "\n");
   const int code = wait_child(pid);
   CaseOutcome o = classify_run(run_dir, code);
   o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

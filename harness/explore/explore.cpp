@@ -18,6 +18,7 @@
 #include "explore/scenario_writer.h"
 #include "explore/shrink.h"
 #include "explore/summary.h"
+#include "run/files.h"
 
 namespace locklab {
 namespace {
@@ -45,21 +46,6 @@ bool interrupted() {
 
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-std::string utc_stamp() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y%m%dT%H%M%SZ", &tm);
-  return buffer;
-}
-
-void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out) throw std::runtime_error("cannot write " + path.string());
 }
 
 uint64_t mix(uint64_t x) {  // splitmix64's finaliser: neighbouring inputs, unrelated outputs
@@ -247,8 +233,8 @@ class Exploration {
   }
 
   void write_summary() {
-    write_text(out_ / "summary.json", summary_.dump(2) + "\n");
-    write_text(out_ / "summary.md", summary_markdown(summary_));
+    write_file(out_ / "summary.json", summary_.dump(2) + "\n");
+    write_file(out_ / "summary.md", summary_markdown(summary_));
   }
 
   void shrink_finding(int i, const Scenario& s, uint64_t cseed, const CaseOutcome& outcome,
@@ -339,7 +325,7 @@ void Exploration::write_repro(int i, uint64_t cseed, const std::string& key,
     << "Found by: " << o_.command_line << "\n"
     << "The case: " << reproduce_string(o_, seed_, i) << "\n"
     << "Rerun: locklab run " << name << ".toml --seed " << cseed << "\n";
-  write_text(repros / (name + ".toml"), scenario_to_toml(s, c.str()));
+  write_file(repros / (name + ".toml"), scenario_to_toml(s, c.str()));
   const CaseOutcome& shown =
       r.last_confirm_failure.run_dir.empty() ? r.failing : r.last_confirm_failure;
   std::error_code ec;
@@ -423,8 +409,8 @@ int merge_command(const std::vector<std::string>& dirs, const std::string& out_d
     }
     const nlohmann::json merged = merge_summaries(all);
     fs::create_directories(out_dir);
-    write_text(fs::path(out_dir) / "summary.json", merged.dump(2) + "\n");
-    write_text(fs::path(out_dir) / "summary.md", summary_markdown(merged));
+    write_file(fs::path(out_dir) / "summary.json", merged.dump(2) + "\n");
+    write_file(fs::path(out_dir) / "summary.md", summary_markdown(merged));
     std::cerr << "explore: merged " << dirs.size() << " summaries: " << merged["cases"]
               << " cases, " << merged["findings"].size() << " findings; "
               << (fs::path(out_dir) / "summary.md").string() << std::endl;

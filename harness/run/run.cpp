@@ -28,6 +28,7 @@
 #include "run/backend.h"
 #include "run/check_command.h"
 #include "run/cleanup.h"
+#include "run/files.h"
 #include "run/process.h"
 #include "run/progress.h"
 #include "run/sandbox.h"
@@ -84,21 +85,6 @@ int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-std::string utc_stamp() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y%m%dT%H%M%SZ", &tm);
-  return buffer;
-}
-
-void write_file(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out) throw std::runtime_error("cannot write " + path.string());
 }
 
 CheckConfig check_config(const Scenario& s) {
