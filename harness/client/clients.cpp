@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <sstream>
 
+#include "client/client_manifest.h"
+
 #ifndef LOCKLAB_SOURCE_DIR
 #define LOCKLAB_SOURCE_DIR "."
 #endif
@@ -216,11 +218,16 @@ const std::vector<ClientSpec>& all_clients() {
   return kClients;
 }
 
-const ClientSpec* find_client(std::string_view name) {
+const ClientSpec* find_table_client(std::string_view name) {
   for (const ClientSpec& c : all_clients()) {
     if (c.name == name) return &c;
   }
   return nullptr;
+}
+
+const ClientSpec* find_client(std::string_view name) {
+  if (const ClientSpec* row = find_table_client(name); row != nullptr) return row;
+  return find_manifest_client(name);
 }
 
 std::string client_names() {
@@ -228,10 +235,12 @@ std::string client_names() {
   for (const ClientSpec& c : all_clients()) {
     if (!c.self_test) names.push_back(c.name);
   }
+  for (const ClientSpec* c : manifest_clients()) names.push_back(c->name);
   return join(names, ", ");
 }
 
 std::string client_program(const ClientSpec& client, const ClientEnvironment& env) {
+  if (client.base == ProgramBase::kAbsolute) return std::string(client.program);
   const std::string& base = client.base == ProgramBase::kBinDir ? env.bin_dir : env.source_dir;
   return (fs::path(base) / client.program).string();
 }
@@ -280,20 +289,33 @@ std::string find_on_path(std::string_view name, std::string_view path) {
   return "";
 }
 
+namespace {
+
+void render_client(std::ostringstream& out, const ClientSpec& c, const ClientEnvironment& env) {
+  const std::string why = client_unavailable(c, env);
+  out << c.name << "\n  " << c.description << "\n  workloads: " << join(c.workloads, ", ")
+      << "; fencing tokens: " << (c.fencing_tokens ? "yes" : "no")
+      << "\n  program: " << client_program(c, env);
+  if (const std::string manifest = manifest_path_of(c); !manifest.empty()) {
+    out << "\n  manifest: " << manifest;
+  }
+  out << "\n  available: " << (why.empty() ? "yes" : "no: " + why) << "\n";
+}
+
+}  // namespace
+
 std::string render_clients(const ClientEnvironment& env) {
   std::ostringstream out;
-  bool header_done = false;
-  for (bool self_test : {false, true}) {
-    for (const ClientSpec& c : all_clients()) {
-      if (c.self_test != self_test) continue;
-      if (self_test && !header_done) out << "\nharness self-test clients (misbehave on purpose):\n";
-      header_done = header_done || self_test;
-      const std::string why = client_unavailable(c, env);
-      out << c.name << "\n  " << c.description << "\n  workloads: " << join(c.workloads, ", ")
-          << "; fencing tokens: " << (c.fencing_tokens ? "yes" : "no")
-          << "\n  program: " << client_program(c, env)
-          << "\n  available: " << (why.empty() ? "yes" : "no: " + why) << "\n";
-    }
+  for (const ClientSpec& c : all_clients()) {
+    if (!c.self_test) render_client(out, c, env);
+  }
+  for (const ClientSpec* c : manifest_clients()) render_client(out, *c, env);
+  for (const std::string& error : source_manifest_errors()) {
+    out << "(a client manifest that cannot be loaded) " << error << "\n";
+  }
+  out << "\nharness self-test clients (misbehave on purpose):\n";
+  for (const ClientSpec& c : all_clients()) {
+    if (c.self_test) render_client(out, c, env);
   }
   return out.str();
 }

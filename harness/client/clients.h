@@ -6,7 +6,8 @@
 // executable in the build's bin directory, or a script in the source tree), the workloads it can
 // run, whether its grants carry fencing tokens, and a check that says why it cannot run here
 // (a missing program, node not on PATH, a package not installed). Adding a client is adding one
-// row to kClients in client/clients.cpp.
+// row to kClients in client/clients.cpp, or writing a manifest file (client/client_manifest.h),
+// which needs no rebuild.
 //
 // Invariants: names are unique and non-empty; every row lists at least one workload;
 // a client without fencing tokens never lists the fenced workload (its writes would carry no
@@ -29,7 +30,9 @@ struct ClientEnvironment {
   static ClientEnvironment current();
 };
 
-enum class ProgramBase { kBinDir, kSourceDir };
+// Where `program` is relative to: the build's bin directory, the source tree, or nowhere (an
+// absolute path: a client declared by a manifest, client/client_manifest.h).
+enum class ProgramBase { kBinDir, kSourceDir, kAbsolute };
 
 struct ClientSpec {
   std::string_view name;         // the scenario's `[workload] client`
@@ -44,11 +47,14 @@ struct ClientSpec {
   std::vector<std::string_view> args = {};  // passed before the protocol's flags
 };
 
-// Every client, lock clients first, in listing order.
+// The table's clients, lock clients first, in listing order (manifests: client_manifest.h).
 const std::vector<ClientSpec>& all_clients();
-// The row named `name`, or nullptr.
+// The table's row named `name`, or nullptr.
+const ClientSpec* find_table_client(std::string_view name);
+// The row named `name` in the table or among the registered manifests, or nullptr.
 const ClientSpec* find_client(std::string_view name);
-// "mongolock, npm-distributed-locks-mongodb, ..." (lock clients only), for error messages.
+// "mongolock, npm-distributed-locks-mongodb, ..." (lock clients of the table and the registered
+// manifests), for error messages.
 std::string client_names();
 
 // The absolute path of the client's program in env.
@@ -65,8 +71,9 @@ std::string client_choice_error(std::string_view name, std::string_view workload
 // An executable called `name` in one of the colon-separated `path` directories, or "".
 std::string find_on_path(std::string_view name, std::string_view path);
 
-// The `locklab clients` listing: a table of every client with its workloads, tokens and
-// availability ("yes" or "no: <reason>").
+// The `locklab clients` listing: every client (the table's and the manifests') with its
+// workloads, tokens and availability ("yes" or "no: <reason>"), and any manifest of the source
+// tree that could not be loaded.
 std::string render_clients(const ClientEnvironment& env);
 
 }  // namespace locklab

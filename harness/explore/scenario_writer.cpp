@@ -57,7 +57,7 @@ toml::table lock_table(const LockSpec& l) {
 
 toml::table workload_table(const WorkloadSpec& w) {
   toml::table t{{"kind", std::string(to_string(w.kind))},
-                {"client", w.client},
+                {"client", w.client_manifest.empty() ? w.client : w.client_manifest},
                 {"workers", int64_t{w.workers}},
                 {"locks", int64_t{w.locks}},
                 {"critical_section_ms", w.critical_section_ms},

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "checker/checker.h"
+#include "client/client_manifest.h"
 #include "client/clients.h"
 
 namespace locklab {
@@ -178,6 +179,11 @@ LockSpec read_lock(TableReader& r) {
   return l;
 }
 
+// A `client` value that is a path to a client manifest rather than a client's name.
+bool names_a_manifest(std::string_view client) {
+  return client.find('/') != std::string_view::npos || client.ends_with(".toml");
+}
+
 WorkloadSpec read_workload(TableReader& r) {
   WorkloadSpec w;
   std::string kind = r.choice("kind", "mutex", {"mutex", "fenced", "counter", "rw"});
@@ -187,6 +193,17 @@ WorkloadSpec read_workload(TableReader& r) {
                                : WorkloadKind::kRw;
   w.client = r.string("client", w.client);
   if (r.take("client") != nullptr) w.client_line = r.line_of("client");
+  if (names_a_manifest(w.client)) {
+    // A client.toml path, relative to the scenario file: registered under its name.
+    const std::filesystem::path manifest = std::filesystem::path(r.file()).parent_path() / w.client;
+    try {
+      const ClientSpec& row = load_client_manifest(manifest.string());
+      w.client = std::string(row.name);
+      w.client_manifest = manifest_path_of(row);
+    } catch (const ManifestError& e) {
+      r.fail(r.line_of("client"), "client", std::string("client manifest: ") + e.what());
+    }
+  }
   if (std::string e = client_choice_error(w.client, to_string(w.kind)); !e.empty()) {
     r.fail(r.line_of("client"), "client", e);
   }
@@ -496,6 +513,7 @@ nlohmann::json to_json(const Scenario& s) {
       {"workload",
        {{"kind", to_string(s.workload.kind)},
         {"client", s.workload.client},
+        {"client_manifest", s.workload.client_manifest},
         {"workers", s.workload.workers},
         {"locks", s.workload.locks},
         {"critical_section_ms", s.workload.critical_section_ms},

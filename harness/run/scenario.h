@@ -64,6 +64,9 @@ struct WorkloadSpec {
   WorkloadKind kind = WorkloadKind::kMutex;
   // The lock under test: a row of the client table (client/clients.h) that can run `kind`.
   std::string client = "mongolock";
+  // When `client` was given as a path to a client.toml: its canonical path; the client is
+  // registered under the manifest's name, which `client` then holds.
+  std::string client_manifest;
   int client_line = 0;  // where `client` was set (0: the default), for refusals at run time
   int workers = 3;
   int locks = 1;

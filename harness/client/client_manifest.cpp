@@ -1,0 +1,311 @@
+// Clients declared by client.toml files (client/client_manifest.h).
+#include "client/client_manifest.h"
+
+#include <toml++/toml.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "run/process.h"
+
+namespace locklab {
+namespace {
+
+namespace fs = std::filesystem;
+
+// How long an `available_if` command may take: it is a probe, not a workload.
+constexpr int64_t kAvailableIfTimeoutMs = 10'000;
+// Bound on the source tree's client folders looked at.
+constexpr size_t kSourceClientDirsMax = 256;
+
+// A registered manifest: the strings its row's views point into, then the row.
+struct Manifest {
+  std::string path;  // canonical
+  std::string name, description, program;
+  std::vector<std::string> workloads, args, required_tools, available_if;
+  std::vector<std::string_view> workload_views, arg_views;
+  ClientSpec row;
+};
+
+struct Registry {
+  std::mutex mutex;
+  std::deque<Manifest> manifests;  // never erased: rows stay where they are
+  bool source_loaded = false;
+  std::vector<std::string> source_errors;
+};
+
+Registry& registry() {
+  static Registry* r = new Registry;  // never destroyed: rows outlive static destruction order
+  return *r;
+}
+
+const Manifest* manifest_of(const ClientSpec& client) {
+  for (const Manifest& m : registry().manifests) {
+    if (&m.row == &client) return &m;
+  }
+  return nullptr;
+}
+
+// Why a manifest's client cannot run here, or "".
+std::string manifest_client_missing(const ClientSpec& client, const ClientEnvironment& env) {
+  const Manifest* m = nullptr;
+  {
+    std::lock_guard lock(registry().mutex);
+    m = manifest_of(client);
+  }
+  if (m == nullptr) return "not a registered manifest client";
+  for (const std::string& tool : m->required_tools) {
+    if (find_on_path(tool, env.path).empty()) return tool + " not found on PATH";
+  }
+  if (access(m->program.c_str(), F_OK) != 0) return m->program + " not found";
+  if (access(m->program.c_str(), X_OK) != 0) return m->program + " is not executable";
+  if (m->available_if.empty()) return "";
+  std::string command;
+  for (const std::string& a : m->available_if) command += (command.empty() ? "" : " ") + a;
+  try {
+    const ToolResult r = run_tool(m->available_if, "", "", kAvailableIfTimeoutMs);
+    if (r.code == 0) return "";
+    std::string out = r.output;
+    while (!out.empty() && out.back() == '\n') out.pop_back();
+    const size_t last = out.rfind('\n');
+    return "available_if `" + command + "` exited " + std::to_string(r.code) +
+           (out.empty() ? "" : ": " + out.substr(last == std::string::npos ? 0 : last + 1));
+  } catch (const std::exception& e) {
+    return "available_if `" + command + "` could not run: " + e.what();
+  }
+}
+
+class ManifestReader {
+ public:
+  ManifestReader(const toml::table& table, std::string path)
+      : table_(table), path_(std::move(path)) {}
+
+  [[noreturn]] void fail(std::string_view key, std::string_view what) const {
+    const toml::node* node = table_.get(key);
+    const int line = node ? static_cast<int>(node->source().begin.line) : 0;
+    std::ostringstream out;
+    out << path_ << ':' << line << ": " << key << ": " << what;
+    throw ManifestError(out.str());
+  }
+
+  std::string string(std::string_view key, bool required) {
+    seen_.emplace_back(key);
+    const toml::node* node = table_.get(key);
+    if (node == nullptr) {
+      if (required) fail(key, "missing (a client manifest must set it)");
+      return "";
+    }
+    if (!node->is_string()) fail(key, "expected a string");
+    return *node->value<std::string>();
+  }
+
+  bool boolean(std::string_view key) {
+    seen_.emplace_back(key);
+    const toml::node* node = table_.get(key);
+    if (node == nullptr) fail(key, "missing (a client manifest must set it)");
+    if (!node->is_boolean()) fail(key, "expected true or false");
+    return *node->value<bool>();
+  }
+
+  std::vector<std::string> strings(std::string_view key, bool required) {
+    seen_.emplace_back(key);
+    const toml::node* node = table_.get(key);
+    if (node == nullptr) {
+      if (required) fail(key, "missing (a client manifest must set it)");
+      return {};
+    }
+    const toml::array* array = node->as_array();
+    if (array == nullptr) fail(key, "expected an array of strings");
+    if (array->size() > kManifestListMax) {
+      fail(key, "at most " + std::to_string(kManifestListMax) + " entries");
+    }
+    std::vector<std::string> out;
+    for (const toml::node& item : *array) {
+      if (!item.is_string()) fail(key, "expected an array of strings");
+      out.push_back(*item.value<std::string>());
+    }
+    return out;
+  }
+
+  void reject_unknown() const {
+    for (const auto& [key, node] : table_) {
+      if (std::find(seen_.begin(), seen_.end(), key.str()) == seen_.end()) {
+        std::ostringstream out;
+        out << path_ << ':' << node.source().begin.line << ": " << key.str()
+            << ": unknown key (known: name, description, program, workloads, fencing_tokens, "
+               "args, requires, available_if)";
+        throw ManifestError(out.str());
+      }
+    }
+  }
+
+ private:
+  const toml::table& table_;
+  std::string path_;
+  std::vector<std::string> seen_;
+};
+
+bool valid_name(std::string_view name) {
+  if (name.empty() || name.size() > kClientNameMax) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+  });
+}
+
+toml::table parse_manifest_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ManifestError(path + ":0: cannot open the client manifest");
+  std::string text(kManifestBytesMax + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > kManifestBytesMax) {
+    throw ManifestError(path + ":0: a client manifest is at most " +
+                        std::to_string(kManifestBytesMax) + " bytes");
+  }
+  try {
+    return toml::parse(text, path);
+  } catch (const toml::parse_error& e) {
+    std::ostringstream out;
+    out << path << ':' << e.source().begin.line << ": syntax: " << e.description();
+    throw ManifestError(out.str());
+  }
+}
+
+// Reads every key into `m` (its path already set); the row is built by the caller.
+void read_manifest(const toml::table& table, Manifest& m) {
+  ManifestReader r(table, m.path);
+  m.name = r.string("name", true);
+  if (!valid_name(m.name)) {
+    r.fail("name", "\"" + m.name + "\": 1 to " + std::to_string(kClientNameMax) +
+                       " characters of a-z, 0-9 and -");
+  }
+  m.description = r.string("description", false);
+  const std::string program = r.string("program", true);
+  if (program.empty()) r.fail("program", "empty");
+  m.program = (fs::path(m.path).parent_path() / program).lexically_normal().string();
+  m.workloads = r.strings("workloads", true);
+  if (m.workloads.empty()) r.fail("workloads", "list at least one workload");
+  for (const std::string& w : m.workloads) {
+    if (w != "mutex" && w != "fenced" && w != "counter" && w != "rw") {
+      r.fail("workloads", "unknown workload \"" + w + "\" (known: mutex, fenced, counter, rw)");
+    }
+  }
+  const bool tokens = r.boolean("fencing_tokens");
+  if (!tokens && std::find(m.workloads.begin(), m.workloads.end(), "fenced") != m.workloads.end()) {
+    r.fail("workloads",
+           "the fenced workload needs fencing_tokens = true (its resource checks "
+           "the token)");
+  }
+  m.args = r.strings("args", false);
+  m.required_tools = r.strings("requires", false);
+  m.available_if = r.strings("available_if", false);
+  r.reject_unknown();
+  m.row.fencing_tokens = tokens;
+}
+
+void build_row(Manifest& m) {
+  for (const std::string& w : m.workloads) m.workload_views.push_back(w);
+  for (const std::string& a : m.args) m.arg_views.push_back(a);
+  m.row.name = m.name;
+  m.row.description = m.description.empty() ? std::string_view("(no description)")
+                                            : std::string_view(m.description);
+  m.row.base = ProgramBase::kAbsolute;
+  m.row.program = m.program;
+  m.row.workloads = m.workload_views;
+  m.row.self_test = false;
+  m.row.unavailable = manifest_client_missing;
+  m.row.args = m.arg_views;
+}
+
+// Registers the manifest at canonical `path`; the registry's mutex is held.
+const ClientSpec& register_locked(Registry& reg, const std::string& path) {
+  for (const Manifest& m : reg.manifests) {
+    if (m.path == path) return m.row;
+  }
+  Manifest m;
+  m.path = path;
+  read_manifest(parse_manifest_file(path), m);
+  if (find_table_client(m.name) != nullptr) {
+    throw ManifestError(path + ": name: \"" + m.name + "\" is already a client of the table");
+  }
+  for (const Manifest& other : reg.manifests) {
+    if (other.name == m.name) {
+      throw ManifestError(path + ": name: \"" + m.name + "\" is already the client of " +
+                          other.path);
+    }
+  }
+  Manifest& kept = reg.manifests.emplace_back(std::move(m));
+  build_row(kept);  // after the move: the views point into the kept strings
+  return kept.row;
+}
+
+void load_source_locked(Registry& reg) {
+  if (reg.source_loaded) return;
+  reg.source_loaded = true;
+  const fs::path root = fs::path(ClientEnvironment::current().source_dir) / "clients";
+  std::error_code ec;
+  std::vector<fs::path> files;
+  for (fs::directory_iterator it(root, ec), end;
+       !ec && it != end && files.size() < kSourceClientDirsMax; it.increment(ec)) {
+    const fs::path file = it->path() / "client.toml";
+    if (fs::exists(file)) files.push_back(file);
+  }
+  std::sort(files.begin(), files.end());
+  for (const fs::path& file : files) {
+    try {
+      register_locked(reg, fs::weakly_canonical(file).string());
+    } catch (const ManifestError& e) {
+      reg.source_errors.push_back(e.what());
+    }
+  }
+}
+
+}  // namespace
+
+const ClientSpec& load_client_manifest(const std::string& path) {
+  std::error_code ec;
+  const fs::path canonical = fs::weakly_canonical(fs::absolute(path), ec);
+  Registry& reg = registry();
+  std::lock_guard lock(reg.mutex);
+  load_source_locked(reg);
+  return register_locked(reg, ec ? path : canonical.string());
+}
+
+const ClientSpec* find_manifest_client(std::string_view name) {
+  Registry& reg = registry();
+  std::lock_guard lock(reg.mutex);
+  load_source_locked(reg);
+  for (const Manifest& m : reg.manifests) {
+    if (m.name == name) return &m.row;
+  }
+  return nullptr;
+}
+
+std::vector<const ClientSpec*> manifest_clients() {
+  Registry& reg = registry();
+  std::lock_guard lock(reg.mutex);
+  load_source_locked(reg);
+  std::vector<const ClientSpec*> out;
+  for (const Manifest& m : reg.manifests) out.push_back(&m.row);
+  return out;
+}
+
+std::vector<std::string> source_manifest_errors() {
+  Registry& reg = registry();
+  std::lock_guard lock(reg.mutex);
+  load_source_locked(reg);
+  return reg.source_errors;
+}
+
+std::string manifest_path_of(const ClientSpec& client) {
+  std::lock_guard lock(registry().mutex);
+  const Manifest* m = manifest_of(client);
+  return m ? m->path : "";
+}
+
+}  // namespace locklab
