@@ -3,17 +3,33 @@
 // readers. The library has no
 // default TTL (a lock without one never expires, which no run could judge); --expiry-ms keeps
 // locklab's default and is rounded up to whole seconds.
+//
+// --without-unique-index (its own flag, before the protocol's: the client table's
+// square-without-unique-index row) runs the lock on a collection without the unique
+// {resource: 1} index its README requires.
+#include <string_view>
+#include <vector>
+
 #include "client_run.h"
 #include "square_lock.h"
 
 int main(int argc, char** argv) {
   using namespace locklab::clients;
+  auto indexes = square::Indexes::kAsRequired;
+  std::vector<char*> args;
+  for (int i = 0; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--without-unique-index") {
+      indexes = square::Indexes::kWithoutUniqueResource;
+    } else {
+      args.push_back(argv[i]);
+    }
+  }
   SeedClient spec;
   spec.program = "locklab-square";
   spec.description = "a worker on a re-creation of square/mongo-lock (XLock; SLock for rw readers)";
   spec.kinds = {"mutex", "counter", "rw"};
-  spec.make_lock = [](const ClientConfig& c, Recorder& /*recorder*/) {
-    return std::make_unique<square::SquareLock>(c.worker, c.max_shared);
+  spec.make_lock = [indexes](const ClientConfig& c, Recorder& /*recorder*/) {
+    return std::make_unique<square::SquareLock>(c.worker, c.max_shared, indexes);
   };
-  return client_main(argc, argv, spec);
+  return client_main(static_cast<int>(args.size()), args.data(), spec);
 }

@@ -33,7 +33,7 @@ Json null_lock() {
 
 }  // namespace
 
-SquareLock::SquareLock(const WorkerConfig& config, int32_t max_shared)
+SquareLock::SquareLock(const WorkerConfig& config, int32_t max_shared, Indexes indexes)
     : config_(config),
       max_shared_(max_shared > 0 ? max_shared : -1),
       connection_(config.uri, config.database, config.lock.write_concern_w),
@@ -41,13 +41,15 @@ SquareLock::SquareLock(const WorkerConfig& config, int32_t max_shared)
       host_(hostname()),
       ttl_s_((config.lock.expiry_ms + 999) / 1000) {
   assert(ttl_s_ >= 1);
-  create_indexes();
+  create_indexes(indexes);
 }
 
-void SquareLock::create_indexes() {
+void SquareLock::create_indexes(Indexes which) {
   Json indexes = Json::array();
-  indexes.push_back(
-      {{"key", {{"resource", 1}}}, {"name", "resource_1"}, {"unique", true}, {"sparse", true}});
+  if (which == Indexes::kAsRequired) {
+    indexes.push_back(
+        {{"key", {{"resource", 1}}}, {"name", "resource_1"}, {"unique", true}, {"sparse", true}});
+  }
   for (const char* field : {"exclusive.lockId", "exclusive.expiresAt", "shared.locks.lockId",
                             "shared.locks.expiresAt"}) {
     indexes.push_back({{"key", {{field, 1}}}, {"name", std::string(field) + "_1"}});

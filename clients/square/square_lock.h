@@ -50,11 +50,17 @@ namespace locklab::clients::square {
 
 inline constexpr const char* kCollection = "locks";
 
+// Which indexes the lock's user created: the ones the README requires, or all but the unique
+// {resource: 1} (a user who skipped Client.CreateIndexes' unique index, or a collection whose
+// indexes were made by hand): the misconfiguration under which XLock grants twice.
+enum class Indexes { kAsRequired, kWithoutUniqueResource };
+
 class SquareLock final : public SeedLock {
  public:
   // Creates the indexes; throws std::runtime_error when it cannot.
   // max_shared: readers allowed at once on a resource (0 = unlimited).
-  SquareLock(const WorkerConfig& config, int32_t max_shared);
+  SquareLock(const WorkerConfig& config, int32_t max_shared,
+             Indexes indexes = Indexes::kAsRequired);
 
   AcquireResult acquire(const std::string& lock, HoldMode mode, std::stop_token stop,
                         std::function<void(std::optional<int64_t>)> on_lost) override;
@@ -70,7 +76,7 @@ class SquareLock final : public SeedLock {
   int64_t holds_ = 0;    // lockIds handed out by this incarnation
   std::string lock_id_;  // of the current hold
 
-  void create_indexes();
+  void create_indexes(Indexes indexes);
   Json lock_details(const std::string& lock_id, int64_t now_ms) const;
   // One XLock or SLock: the reply of the findAndModify.
   Reply xlock(const std::string& resource, const std::string& lock_id);

@@ -88,6 +88,16 @@ const std::vector<ClientSpec> kClients = {
      false,
      false,
      program_missing},
+    {"square-without-unique-index",
+     "square/mongo-lock re-created, on a collection without the unique {resource: 1} index its "
+     "README requires (a misconfiguration): clients/square/",
+     ProgramBase::kBinDir,
+     "locklab-square",
+     {"mutex", "counter"},
+     false,
+     false,
+     program_missing,
+     {"--without-unique-index"}},
     {"alistairjevans",
      "the alistairjevans MongoDB lock recipe (C#) re-created in C++ on libmongoc: "
      "clients/alistairjevans/",
