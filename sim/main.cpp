@@ -100,8 +100,9 @@ int main(int argc, char** argv) {
 
   server::ReplicationDataHooks hooks;
   hooks.last_applied = [&store] { return store.last_applied(); };
-  hooks.oplog_after = [&store](OpTime after, size_t n) { return store.oplog_after(after, n); };
-  hooks.has_oplog_entry = [&store](OpTime optime) { return store.has_oplog_entry(optime); };
+  hooks.oplog_continuing = [&store](OpTime after, size_t n) {
+    return store.oplog_continuing(after, n);
+  };
   hooks.apply_entry = [&store](const bson::Document& entry) { store.apply_oplog_entry(entry); };
   hooks.append_noop = [&store](const std::string& message, int64_t term) {
     return store.append_noop(message, term);

@@ -152,11 +152,7 @@ void apply_change(Store::Impl& impl, OplogEntry& e) {
 
 bool Store::has_oplog_entry(OpTime optime) const {
   std::lock_guard lock(impl_->mu);
-  for (auto it = impl_->oplog.entries().rbegin(); it != impl_->oplog.entries().rend(); ++it) {
-    if (it->optime == optime) return true;
-    if (it->optime.ts < optime.ts) return false;
-  }
-  return false;
+  return impl_->holds_entry(optime);
 }
 
 void Store::apply_oplog_entry(const bson::Document& doc) {

@@ -376,14 +376,33 @@ int64_t Store::last_write_date_ms() const {
   return impl_->oplog.published_wall_ms();
 }
 
-std::vector<bson::Document> Store::oplog_after(OpTime after, size_t max_entries) const {
-  std::lock_guard lock(impl_->mu);
+std::vector<bson::Document> Store::Impl::entries_after(OpTime after, size_t max_entries) const {
   std::vector<bson::Document> out;
-  for (const auto& e : impl_->oplog.entries()) {
+  for (const auto& e : oplog.entries()) {
     if (out.size() >= max_entries) break;
     if (after.is_null() || after < e.optime) out.push_back(e.to_document());
   }
   return out;
+}
+
+bool Store::Impl::holds_entry(OpTime optime) const {
+  for (auto it = oplog.entries().rbegin(); it != oplog.entries().rend(); ++it) {
+    if (it->optime == optime) return true;
+    if (it->optime.ts < optime.ts) return false;
+  }
+  return false;
+}
+
+std::vector<bson::Document> Store::oplog_after(OpTime after, size_t max_entries) const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->entries_after(after, max_entries);
+}
+
+std::optional<std::vector<bson::Document>> Store::oplog_continuing(OpTime after,
+                                                                   size_t max_entries) const {
+  std::lock_guard lock(impl_->mu);
+  if (!after.is_null() && !impl_->holds_entry(after)) return std::nullopt;
+  return impl_->entries_after(after, max_entries);
 }
 
 size_t Store::run_ttl_pass() {

@@ -93,6 +93,12 @@ class Store {
   std::vector<bson::Document> oplog_after(OpTime after, size_t max_entries) const;
   // Whether the oplog holds an entry at exactly `optime` (a fetcher's divergence check).
   bool has_oplog_entry(OpTime optime) const;
+  // A sync source's answer to a fetch: the entries after `after` (as oplog_after) when the oplog
+  // holds an entry at exactly `after` (or `after` is null), else nothing. One hold of the data
+  // lock: a rollback or an apply between the check and the read could otherwise answer "found"
+  // with entries of another history than the one `after` belongs to.
+  std::optional<std::vector<bson::Document>> oplog_continuing(OpTime after,
+                                                              size_t max_entries) const;
 
   // Replication (sim/data/oplog_apply.cpp). A secondary applies an entry fetched from its sync
   // source: the change, and the same entry (same optime) in its own oplog. Entries whose full

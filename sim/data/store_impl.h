@@ -92,6 +92,12 @@ struct Store::Impl {
   Collection& collection_for_write(const std::string& db, const std::string& coll, int64_t now_ms,
                                    bool* created = nullptr);
 
+  // --- the oplog as a sync source reads it (callers hold mu) ---
+  // The entries after `after` (all when null), oldest first, at most max_entries.
+  std::vector<bson::Document> entries_after(OpTime after, size_t max_entries) const;
+  // Whether the oplog holds an entry at exactly `optime`.
+  bool holds_entry(OpTime optime) const;
+
   // --- the write path (callers hold mu) ---
   OpTime apply_insert(Collection& c, bson::Document doc, const RetryableStatement* stmt,
                       ExecutedStatement record, int64_t now_ms);

@@ -63,8 +63,9 @@ namespace mongosim::server {
 // What the replication layer needs from the data layer.
 struct ReplicationDataHooks {
   std::function<OpTime()> last_applied;
-  std::function<std::vector<bson::Document>(OpTime, size_t)> oplog_after;
-  std::function<bool(OpTime)> has_oplog_entry;
+  // A fetch's answer from one read of the oplog (data::Store::oplog_continuing): the entries
+  // after `after` when the oplog holds `after`, else nullopt.
+  std::function<std::optional<std::vector<bson::Document>>(OpTime, size_t)> oplog_continuing;
   std::function<void(const bson::Document&)> apply_entry;
   std::function<OpTime(const std::string&, int64_t)> append_noop;
   // Durability: the newest optime on disk and a wait (forcing a journal commit) for an optime

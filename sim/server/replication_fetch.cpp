@@ -166,11 +166,14 @@ bson::Document ReplicationCoordinator::handle_fetch_oplog(const bson::Document& 
   OpTime after = optime_field(body, "after");
   int64_t limit =
       std::clamp<int64_t>(int_field(body, "limit", 1), 1, static_cast<int64_t>(kFetchBatchEntries));
-  bool found = after.is_null() || hooks_.has_oplog_entry(after);
+  // "found" and the entries come from one read of the oplog: a rollback or an apply between
+  // two reads could answer "found" with entries of a history `after` is not part of.
+  std::optional<std::vector<bson::Document>> read =
+      hooks_.oplog_continuing(after, static_cast<size_t>(limit));
+  const bool found = read.has_value();
   bson::Array entries;
   if (found) {
-    for (auto& e : hooks_.oplog_after(after, static_cast<size_t>(limit)))
-      entries.push_back(bson::V(std::move(e)));
+    for (auto& e : *read) entries.push_back(bson::V(std::move(e)));
   }
   std::lock_guard lock(mutex_);
   return bson::Document{

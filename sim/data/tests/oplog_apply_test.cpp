@@ -76,6 +76,32 @@ TEST_F(OplogApplyTest, ApplyingThePrimaryOplogReproducesItsDataAndOplog) {
   EXPECT_TRUE(same_arrays(secondary.all("c"), all("c")));
 }
 
+// A sync source answers a fetch from one read: the entries after `after` only when `after` is
+// in its oplog (same term and timestamp), nothing when it is not (the fetcher then rolls back).
+// Left out: the interleaving this exists for (a rollback between a check and a read on another
+// thread) has no fail point between them; the single hold of the data lock is what rules it out.
+TEST_F(OplogApplyTest, FetchAnswerContinuesOnlyFromAnEntryTheOplogHolds) {
+  run(R"({"insert": "c", "documents": [{"_id": 1}]})");
+  OpTime first = store_->last_applied();
+  run(R"({"insert": "c", "documents": [{"_id": 2}]})");
+  run(R"({"insert": "c", "documents": [{"_id": 3}]})");
+  auto from_first = store_->oplog_continuing(first, 1000);
+  ASSERT_TRUE(from_first.has_value());
+  EXPECT_EQ(from_first->size(), 2u);
+  EXPECT_EQ(from_first->size(), store_->oplog_after(first, 1000).size());
+  auto limited = store_->oplog_continuing(first, 1);
+  ASSERT_TRUE(limited.has_value());
+  EXPECT_EQ(limited->size(), 1u);
+  auto from_null = store_->oplog_continuing(OpTime{}, 1000);
+  ASSERT_TRUE(from_null.has_value());
+  EXPECT_EQ(from_null->size(), store_->oplog_after(OpTime{}, 1000).size());
+  // Same timestamp, another term: another history's entry.
+  EXPECT_FALSE(store_->oplog_continuing(OpTime{first.ts, first.term + 1}, 1000).has_value());
+  bson::Timestamp absent = first.ts;
+  absent.increment += 100;
+  EXPECT_FALSE(store_->oplog_continuing(OpTime{absent, first.term}, 1000).has_value());
+}
+
 TEST_F(OplogApplyTest, EntriesItCannotReadAreRefusedNamingTheField) {
   SecondaryStore secondary;
   auto code_of = [&](const Document& entry) -> std::pair<int32_t, std::string> {
