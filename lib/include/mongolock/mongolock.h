@@ -93,8 +93,9 @@
 //    beyond that throws Error before any round trip.
 //  * One round trip takes at most W = P + 2 * (S + T): P = the wait for a pooled client
 //    (min(expiry_ms / 2, 30 s); then it fails as "not sent"), S = serverSelectionTimeoutMS,
-//    T = socketTimeoutMS (room for a driver try plus one retry; the acquire itself is sent
-//    once, P + S + T). A Provider that builds its own pool sets T = expiry_ms and
+//    T = socketTimeoutMS (room for a driver try plus one retry, which libmongoc makes only for
+//    force_release and inspect; the acquire, resolve, extend and release are sent once,
+//    P + S + T). A Provider that builds its own pool sets T = expiry_ms and
 //    S = clamp(expiry_ms / 2, 100 ms, 30 s) unless the URI sets them.
 //  * acquire / try_acquire with timeout D returns within D + 5 * W + 2 * busy_wait_min_ms: the
 //    last attempt starts before D has passed, and it, its resolution (3 tries) and the check of
@@ -139,7 +140,8 @@
 //    (listIndexes) before its first plain-lock attempt and refuses every acquire with Error,
 //    naming the index and the dropIndex that removes it, while it exists; with create_index
 //    true or false alike (the library drops no index itself). An index made later, while the
-//    Provider runs, is not seen.
+//    Provider runs, is not seen. The check needs the listIndexes privilege (the read role):
+//    while listIndexes fails, every plain-lock attempt counts as one that sent nothing.
 //  [fork] A Provider, Lock, RwLock or Handle made before fork() is the parent's: in the child,
 //    release() and destruction of a Handle do nothing (the hold stays the parent's; it learns
 //    nothing), acquire throws InvalidArgument and other requests fail; make a new Provider in
