@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "backoff.h"
+#include "commands.h"
 #include "lease.h"
 #include "mongolock/errors.h"
 #include "validation.h"
@@ -48,19 +49,28 @@ bool sleep_until(Clock::time_point wake, const std::stop_token& stop) {
   return !stop.stop_requested();
 }
 
-// Makes sure attempt `id` holds nothing, now or later: one tombstone upsert (resolve_for),
-// retried on transient failures. True once the server acknowledged it (with the write concern).
-// A stop request ends the retries (the outcome then stays unknown).
-bool resolve_by_tombstone(Context& context, const HoldSpec& spec, const std::string& id,
-                          const std::stop_token& stop) {
+// Makes sure attempt `id` holds nothing, now or later: one tombstone update (resolve_for),
+// retried on transient failures. Returns std::nullopt once the server acknowledged it (with
+// the write concern) and recorded the tombstone; otherwise why not. A stop request ends the
+// retries (the outcome then stays unknown). A full tombstone list is not retried: entries
+// leave it only when their keep time ends, far beyond this call's retries.
+std::optional<std::string> resolve_by_tombstone(Context& context, const HoldSpec& spec,
+                                                const std::string& id,
+                                                const std::stop_token& stop) {
   const auto pause = std::chrono::milliseconds(context.options().busy_wait_min_ms);
+  std::string cause = "stopped before the resolution was sent";
   for (int attempt = 0; attempt < kResolveAttemptsMax; ++attempt) {
-    if (attempt > 0 && !sleep_until(Clock::now() + pause, stop)) return false;
+    if (attempt > 0 && !sleep_until(Clock::now() + pause, stop)) return cause;
     Reply reply = context.write(*resolve_for(spec, id, context.options()));
-    if (reply.outcome == Outcome::kOk) return true;
-    if (reply.outcome == Outcome::kRefused && !reply.transient) return false;
+    if (reply.outcome == Outcome::kOk) {
+      if (find_int64(*reply.doc, "n").value_or(0) == kResolveStatements) return std::nullopt;
+      return "the lock document already keeps " + std::to_string(kTombstonesMax) +
+             " tombstones (the limit); the attempt may still take effect";
+    }
+    cause = "resolution failed: " + reply.message;
+    if (reply.outcome == Outcome::kRefused && !reply.transient) return cause;
   }
-  return false;
+  return cause;
 }
 
 // What an acquire reply proves. The acquire is sent once (Context::write_once: no driver
@@ -93,9 +103,10 @@ Handle start_lease(const std::shared_ptr<Context>& context, const HoldSpec& spec
     lease->start();
   } catch (const std::system_error& error) {
     lease.reset();  // gives the hold slot back
-    if (!resolve_by_tombstone(*context, spec, id, stop)) {
-      throw_unresolved(spec, context->options(), sent_at,
-                       std::string("lease threads not started: ") + error.what());
+    if (auto unresolved = resolve_by_tombstone(*context, spec, id, stop)) {
+      throw_unresolved(
+          spec, context->options(), sent_at,
+          std::string("lease threads not started: ") + error.what() + "; " + *unresolved);
     }
     throw Error("mongolock: acquire of " + describe(spec) +
                 " was granted but its lease threads could not start (" + error.what() +
@@ -104,8 +115,26 @@ Handle start_lease(const std::shared_ptr<Context>& context, const HoldSpec& spec
   return make_handle(std::move(lease));
 }
 
+// A plain lock is never acquired in a collection that still has the expiresAt TTL index of
+// earlier versions (it would reap tombstones and released documents early). False: the check
+// could not be made, so nothing was sent this attempt (the loop backs off and asks again).
+bool plain_collection_usable(Context& context, const HoldSpec& spec) {
+  if (spec.rw) return true;  // the rw collection's index was always on reapAt
+  std::string detail;
+  switch (context.check_legacy_index(detail)) {
+    case Context::IndexCheck::kClean:
+      return true;
+    case Context::IndexCheck::kUnchecked:
+      return false;
+    case Context::IndexCheck::kLegacyIndex:
+      break;
+  }
+  throw Error("mongolock: acquire of " + describe(spec) + " refused: " + detail);
+}
+
 AttemptResult attempt_once(const std::shared_ptr<Context>& context, const HoldSpec& spec,
                            const std::stop_token& stop, bool& slot_handed_over) {
+  if (!plain_collection_usable(*context, spec)) return {};
   const Options& options = context->options();
   const std::string id = new_acquisition_id();
   const Clock::time_point sent_at = Clock::now();  // the lease clock starts before sending
@@ -126,8 +155,8 @@ AttemptResult attempt_once(const std::shared_ptr<Context>& context, const HoldSp
   } else if (proves_nothing_written(reply)) {
     return {};
   }
-  if (!resolve_by_tombstone(*context, spec, id, stop)) {
-    throw_unresolved(spec, options, sent_at, reply.message);
+  if (auto unresolved = resolve_by_tombstone(*context, spec, id, stop)) {
+    throw_unresolved(spec, options, sent_at, reply.message + "; " + *unresolved);
   }
   if (reply.outcome == Outcome::kRefused && !reply.transient) {
     throw ServerError("mongolock: acquire of " + describe(spec) + " refused: " + reply.message,

@@ -30,11 +30,23 @@ Bson next_token_expr() {
                        "]"));
 }
 
-// {$not: [{$in: [ID, {$ifNull: ["$abandoned", []]}]}]}: ID was not given up by a resolution.
+// {$map: {input: <array>, in: "$$this.id"}}: the ids of a list of tombstones.
+Bson tombstone_ids(const bson_t& list) {
+  return Bson(
+      BCON_NEW("$map", "{", "input", BCON_DOCUMENT(&list), "in", BCON_UTF8("$$this.id"), "}"));
+}
+
+// ID was not given up by a resolution: it is neither in `tombstones` (any entry, live or past
+// its keep time: ids are random, so an old entry never names a new attempt) nor in the
+// `abandoned` list of ids that earlier versions wrote (still honoured, never written).
 Bson not_abandoned_expr(std::string_view id) {
   const std::string id_text(id);
-  return Bson(BCON_NEW("$not", "[", "{", "$in", "[", BCON_UTF8(id_text.c_str()), "{", "$ifNull",
-                       "[", BCON_UTF8("$abandoned"), "[", "]", "]", "}", "]", "}", "]"));
+  Bson all(BCON_NEW("$ifNull", "[", BCON_UTF8("$tombstones"), "[", "]", "]"));
+  Bson ids = tombstone_ids(*all);
+  return Bson(BCON_NEW("$and", "[", "{", "$not", "[", "{", "$in", "[", BCON_UTF8(id_text.c_str()),
+                       BCON_DOCUMENT(ids.get()), "]", "}", "]", "}", "{", "$not", "[", "{", "$in",
+                       "[", BCON_UTF8(id_text.c_str()), "{", "$ifNull", "[",
+                       BCON_UTF8("$abandoned"), "[", "]", "]", "}", "]", "}", "]", "}", "]"));
 }
 
 // A plain lock grants when it is free AND this acquisition id carries no tombstone.
@@ -271,28 +283,45 @@ Bson rw_release_command(const HoldRequest& request, bool exclusive) {
 
 namespace {
 
-// {abandoned: ID appended unless listed}, at most kAbandonedIdsMax ids: when full, the oldest
-// (the first; ids are unique) is dropped. Uses only operators of MongoDB 4.2+ and mongosim.
-Bson tombstone_expr(std::string_view id) {
-  const std::string id_text(id);
-  Bson listed(BCON_NEW("$ifNull", "[", BCON_UTF8("$abandoned"), "[", "]", "]"));
-  Bson full(BCON_NEW("$gte", "[", "{", "$size", BCON_DOCUMENT(listed.get()), "}",
-                     BCON_INT64(kAbandonedIdsMax), "]"));
-  Bson not_first(BCON_NEW("$ne", "[", BCON_UTF8("$$this"), "{", "$arrayElemAt", "[",
-                          BCON_DOCUMENT(listed.get()), BCON_INT64(0), "]", "}", "]"));
-  Bson without_oldest(BCON_NEW("$filter", "{", "input", BCON_DOCUMENT(listed.get()), "cond",
-                               BCON_DOCUMENT(not_first.get()), "}"));
-  Bson kept(BCON_NEW("$cond", "[", BCON_DOCUMENT(full.get()), BCON_DOCUMENT(without_oldest.get()),
-                     BCON_DOCUMENT(listed.get()), "]"));
-  Bson appended(BCON_NEW("$concatArrays", "[", BCON_DOCUMENT(kept.get()), "[",
-                         BCON_UTF8(id_text.c_str()), "]", "]"));
-  return Bson(BCON_NEW("$cond", "[", BCON_DOCUMENT(not_abandoned_expr(id).get()),
-                       BCON_DOCUMENT(appended.get()), BCON_DOCUMENT(listed.get()), "]"));
+// The tombstones still kept: {$filter: {input: {$ifNull: ["$tombstones", []]},
+// cond: {$gt: ["$$this.until", "$$NOW"]}}}.
+Bson live_tombstones() {
+  Bson all(BCON_NEW("$ifNull", "[", BCON_UTF8("$tombstones"), "[", "]", "]"));
+  Bson kept(BCON_NEW("$gt", "[", BCON_UTF8("$$this.until"), BCON_UTF8("$$NOW"), "]"));
+  return Bson(BCON_NEW("$filter", "{", "input", BCON_DOCUMENT(all.get()), "cond",
+                       BCON_DOCUMENT(kept.get()), "}"));
 }
 
-}  // namespace
+// ID is among the kept tombstones.
+Bson listed_expr(std::string_view id) {
+  const std::string id_text(id);
+  Bson ids = tombstone_ids(*live_tombstones());
+  return Bson(BCON_NEW("$in", "[", BCON_UTF8(id_text.c_str()), BCON_DOCUMENT(ids.get()), "]"));
+}
 
-Bson resolve_command(const HoldRequest& request, bool rw) {
+// The resolution may record ID: it is already kept, or fewer than kTombstonesMax are kept.
+Bson recordable_expr(std::string_view id) {
+  Bson room(BCON_NEW("$lt", "[", "{", "$size", BCON_DOCUMENT(live_tombstones().get()), "}",
+                     BCON_INT64(kTombstonesMax), "]"));
+  return Bson(
+      BCON_NEW("$or", "[", BCON_DOCUMENT(listed_expr(id).get()), BCON_DOCUMENT(room.get()), "]"));
+}
+
+// The kept tombstones, with {id: ID, until: NOW + keep} appended unless ID is among them.
+// Entries past their `until` are dropped here: nothing else removes them.
+Bson tombstone_expr(const HoldRequest& request) {
+  const std::string id_text(request.id);
+  Bson until(BCON_NEW("$add", "[", BCON_UTF8("$$NOW"), BCON_INT64(request.tombstone_keep_ms), "]"));
+  Bson appended(BCON_NEW("$concatArrays", "[", BCON_DOCUMENT(live_tombstones().get()), "[", "{",
+                         "id", BCON_UTF8(id_text.c_str()), "until", BCON_DOCUMENT(until.get()), "}",
+                         "]", "]"));
+  return Bson(BCON_NEW("$cond", "[", BCON_DOCUMENT(listed_expr(request.id).get()),
+                       BCON_DOCUMENT(live_tombstones().get()), BCON_DOCUMENT(appended.get()), "]"));
+}
+
+// holder/owner/expiresAt of a hold with ID cleared (and, for rw, its shared entry dropped),
+// reapAt raised to REAP: what both statements of a resolution set.
+Bson free_id_set(const HoldRequest& request, bool rw) {
   const std::string id_text(request.id);
   Bson mine(BCON_NEW("$eq", "[", BCON_UTF8("$holder"), BCON_UTF8(id_text.c_str()), "]"));
   Bson null_value(BCON_NEW("$literal", BCON_NULL));
@@ -305,11 +334,40 @@ Bson resolve_command(const HoldRequest& request, bool rw) {
     Bson others(BCON_NEW("$ne", "[", BCON_UTF8("$$this.id"), BCON_UTF8(id_text.c_str()), "]"));
     bson_append_document(set.get(), "shared", -1, shared_filter(*others).get());
   }
-  bson_append_document(set.get(), "abandoned", -1, tombstone_expr(request.id).get());
   bson_append_document(set.get(), "reapAt", -1, reap_at_expr(request.expiry_ms).get());
-  Bson query = make_bson();
-  append_utf8(query.get(), "_id", request.name);
-  return update_one(request.collection, *query, *single_set_pipeline(*set), /*upsert=*/true);
+  return set;
+}
+
+void append_statement(bson_t* updates, const char* index, const bson_t& query,
+                      const bson_t& pipeline, bool upsert) {
+  bson_t statement;
+  bson_append_document_begin(updates, index, -1, &statement);
+  bson_append_document(&statement, "q", -1, &query);
+  bson_append_array(&statement, "u", -1, &pipeline);
+  if (upsert) bson_append_bool(&statement, "upsert", -1, true);
+  bson_append_document_end(updates, &statement);
+}
+
+}  // namespace
+
+Bson resolve_command(const HoldRequest& request, bool rw) {
+  Bson by_name = make_bson();
+  append_utf8(by_name.get(), "_id", request.name);
+  Bson recordable = make_bson();
+  append_utf8(recordable.get(), "_id", request.name);
+  bson_append_document(recordable.get(), "$expr", -1, recordable_expr(request.id).get());
+  Bson tombstone_set = free_id_set(request, rw);
+  bson_append_document(tombstone_set.get(), "tombstones", -1, tombstone_expr(request).get());
+  Bson cmd = make_bson();
+  append_utf8(cmd.get(), "update", request.collection);
+  bson_t updates;
+  bson_append_array_begin(cmd.get(), "updates", -1, &updates);
+  append_statement(&updates, "0", *by_name, *single_set_pipeline(*free_id_set(request, rw)),
+                   /*upsert=*/true);
+  append_statement(&updates, "1", *recordable, *single_set_pipeline(*tombstone_set),
+                   /*upsert=*/false);
+  bson_append_array_end(cmd.get(), &updates);
+  return cmd;
 }
 
 Bson force_release_command(std::string_view collection, std::string_view name, bool rw) {
@@ -332,6 +390,12 @@ Bson inspect_command(std::string_view collection, std::string_view name) {
   bson_t cursor;
   bson_append_document_begin(cmd.get(), "cursor", -1, &cursor);
   bson_append_document_end(cmd.get(), &cursor);
+  return cmd;
+}
+
+Bson list_indexes_command(std::string_view collection) {
+  Bson cmd = make_bson();
+  append_utf8(cmd.get(), "listIndexes", collection);
   return cmd;
 }
 

@@ -19,9 +19,15 @@ inline constexpr int64_t kTokenTimeScale = int64_t{1} << 20;
 // one (whose older "mongolock_ttl" index was on expiresAt and reaped released documents early).
 inline constexpr const char* kTtlIndexName = "mongolock_ttl";
 inline constexpr const char* kReapIndexName = "mongolock_reap";
-// Tombstones kept per lock document: the acquisition ids most recently given up by a
-// resolution. An acquire whose id is listed is never granted (see mongolock.h).
-inline constexpr int kAbandonedIdsMax = 32;
+// Tombstones kept per lock document at once: {id, until} entries, each written by the
+// resolution of one acquire attempt and kept until `until` (its resolution + expiry_ms +
+// reap_after_s, on the server clock). An acquire whose id is listed is never granted. A
+// resolution that would need one more is refused, never an entry dropped early (mongolock.h
+// "Unknown outcomes").
+inline constexpr int64_t kTombstonesMax = 1000;
+// The two statements of resolve_command both match when the tombstone was recorded: the reply's
+// n is this many then (each statement counts its match or its upsert).
+inline constexpr int64_t kResolveStatements = 2;
 
 struct HoldRequest {
   std::string_view collection;
@@ -29,6 +35,8 @@ struct HoldRequest {
   std::string_view id;  // the per-acquisition id
   const Owner* owner;   // only read by acquire builders
   int64_t expiry_ms;
+  // How long a resolution's tombstone is kept: expiry_ms + reap_after_s (resolve only).
+  int64_t tombstone_keep_ms = 0;
 };
 
 // Plain locks.
@@ -41,14 +49,20 @@ Bson rw_acquire_command(const HoldRequest& request, bool exclusive, int32_t max_
 Bson rw_extend_command(const HoldRequest& request, bool exclusive);
 Bson rw_release_command(const HoldRequest& request, bool exclusive);
 
-// Resolution of an acquire whose outcome is unknown: an upsert on {_id: N} that removes any
-// hold with this id and records the id in `abandoned`, so the acquire, should it execute later,
-// is not granted. Applied or not, the acquire has no hold afterwards.
+// Resolution of an acquire whose outcome is unknown, one update of two statements on {_id: N}:
+// 0: an upsert that frees any hold with this id (the document exists afterwards);
+// 1: matched only if the tombstone can be recorded (already kept, or fewer than
+//    kTombstonesMax kept): frees the id again and records {id, until} in `tombstones`, so the
+//    acquire, should it execute later, is not granted.
+// Recorded iff the reply's n == kResolveStatements; otherwise the list is full and the
+// acquire may still take effect later.
 Bson resolve_command(const HoldRequest& request, bool rw);
 
 // Operators.
 Bson force_release_command(std::string_view collection, std::string_view name, bool rw);
 Bson inspect_command(std::string_view collection, std::string_view name);
+// {listIndexes: C}: the check for the index on expiresAt that earlier versions made.
+Bson list_indexes_command(std::string_view collection);
 Bson index_command(std::string_view collection, const char* field, const char* name,
                    int64_t reap_after_s);
 

@@ -260,11 +260,46 @@ Reply Context::read(const bson_t& command) {
   return run(command, SendMode::kRead);
 }
 
+Context::IndexCheck Context::check_legacy_index(std::string& detail) {
+  constexpr int kNamespaceNotFound = 26;
+  if (legacy_index_absent_.load()) return IndexCheck::kClean;
+  Reply reply = run(*list_indexes_command(options_.collection), SendMode::kPlain);
+  if (reply.outcome != Outcome::kOk) {
+    // No collection yet: no index either (the first acquire creates it); asked again later.
+    if (reply.outcome == Outcome::kRefused && reply.code == kNamespaceNotFound) {
+      return IndexCheck::kClean;
+    }
+    detail =
+        "listIndexes on " + database_ + "." + options_.collection + " failed: " + reply.message;
+    return IndexCheck::kUnchecked;
+  }
+  bool legacy = false;
+  if (std::optional<Bson> cursor = find_document(*reply.doc, "cursor")) {
+    for_each_document(**cursor, "firstBatch", [&](const bson_t& index) {
+      legacy = find_utf8(index, "name") == kTtlIndexName &&
+               find_int64(index, "key.expiresAt").has_value();
+      return !legacy;
+    });
+  }
+  if (!legacy) {
+    legacy_index_absent_.store(true);
+    return IndexCheck::kClean;
+  }
+  detail = "collection " + database_ + "." + options_.collection + " has the TTL index \"" +
+           kTtlIndexName +
+           "\" on expiresAt, left by an earlier mongolock version; it deletes released locks "
+           "and their tombstones early (a token can go back, a resolved acquire can take "
+           "effect). Drop it once, e.g. in mongosh: db.getSiblingDB(\"" +
+           database_ + "\")." + options_.collection + ".dropIndex(\"" + kTtlIndexName +
+           "\") (the index \"" + kReapIndexName + "\" on reapAt replaces it)";
+  return IndexCheck::kLegacyIndex;
+}
+
 namespace {
 
 // One command through the driver. kWriteOnce uses the generic command API, which neither adds
 // a txnNumber nor retries (it is neither a read nor a write command to libmongoc) but sends the
-// writeConcern given in opts.
+// writeConcern given in opts; kPlain is the same with no options (listIndexes, on the primary).
 bool run_on_client(mongoc_client_t* client, const char* database, const bson_t& command,
                    SendMode mode, const bson_t* write_opts, const bson_t* read_opts, bson_t* reply,
                    bson_error_t* error) {
@@ -275,6 +310,9 @@ bool run_on_client(mongoc_client_t* client, const char* database, const bson_t& 
     case SendMode::kWrite:
       return mongoc_client_write_command_with_opts(client, database, &command, write_opts, reply,
                                                    error);
+    case SendMode::kPlain:
+      return mongoc_client_command_with_opts(client, database, &command, nullptr, nullptr, reply,
+                                             error);
     case SendMode::kWriteOnce:
       break;
   }
@@ -285,7 +323,7 @@ bool run_on_client(mongoc_client_t* client, const char* database, const bson_t& 
 }  // namespace
 
 Reply Context::run(const bson_t& command, SendMode mode) {
-  const bool is_write = mode != SendMode::kRead;
+  const bool is_write = mode == SendMode::kWrite || mode == SendMode::kWriteOnce;
   if (in_forked_child()) {
     // The pool's sockets are shared with the parent: one request from here would interleave
     // with the parent's on the same connection.

@@ -1,20 +1,33 @@
 // Context: the state a Provider shares with its Locks and Handles: the client pool, the database,
 // the validated Options, and the one-time background index creation.
 //
-// Every round trip of the library goes through write() or read(), which classify the result:
+// Every round trip of the library goes through write(), write_once(), read() or
+// check_legacy_index(), which classify the result:
 //   kOk       the server ran the command (for writes: acknowledged with the write concern).
-//   kNotSent  it provably never reached a server (server selection failed).
-//   kRefused  the server answered with an error. Through write(), libmongoc retries a
-//             findAndModify once (a retryable write), and the error may be the retry's while the
-//             first try ran; through write_once() nothing is retried, but a server error can
-//             still follow an applied write (interrupted while waiting for the write concern).
-//             Callers that need certainty (the acquire) treat kRefused as possibly written.
+//   kNotSent  it provably never reached a server: server selection failed, or no pooled client
+//             became free within pool_wait_ms_.
+//   kRefused  the server answered with an error. A server error can still follow an applied
+//             write (interrupted while waiting for the write concern): callers that need
+//             certainty (the acquire, the release) treat kRefused as possibly written.
 //             `transient` marks errors a retry may cure (not primary, stepping down, shutting
 //             down, write conflict, E11000).
-//   kNotSent also when no pooled client became free within pool_wait_ms_.
 //   kUnknown  it may have run: network error after sending, socket timeout, write concern error
 //             (in writeConcernError or as a top-level code 64).
 // Invariant: a kUnknown is never turned into "not done" here; callers resolve it.
+//
+// What libmongoc 1.23 itself retries (mongoc-client.c, mongoc-cmd.c): through the generic
+// write helper (write()) only a findAndModify is a retryable write: it gets lsid + txnNumber
+// and is sent once more, on a new server selection, after a network error (any stream error,
+// a socket timeout included) or a reply labelled RetryableWriteError. Every other command sent
+// through write() -- the `update` of resolve, extend and release, and createIndexes -- gets no
+// txnNumber and is sent exactly once: a socket timeout is returned as it is. So, per command:
+//   acquire (findAndModify)        write_once(): sent once, never retried (see there)
+//   resolve, extend, release       write(), `update`: sent once
+//   force_release (findAndModify)  write(): retried once (it is idempotent)
+//   createIndexes                  write(): sent once (the index thread retries, 3 tries)
+//   inspect (aggregate)            read(): a retryable read, retried once on a network error
+//                                  or a retryable server error
+//   listIndexes                    check_legacy_index(): sent once, no read concern
 // Thread rules: all methods are safe from any thread; the pool hands one client per call.
 #pragma once
 
@@ -35,7 +48,7 @@ namespace mongolock::detail {
 enum class Outcome { kOk, kNotSent, kRefused, kUnknown };
 
 // How a round trip is handed to libmongoc: read(), write(), write_once() below.
-enum class SendMode { kRead, kWrite, kWriteOnce };
+enum class SendMode { kRead, kWrite, kWriteOnce, kPlain };
 
 struct Reply {
   Outcome outcome = Outcome::kUnknown;
@@ -70,9 +83,10 @@ class Context {
   const Options& options() const { return options_; }
   const std::string& database() const { return database_; }
 
-  // A write through libmongoc's write helper: a findAndModify is a retryable write there
-  // (lsid + txnNumber, one retry on a network or retryable error). Callers whose commands are
-  // idempotent (resolve, extend, release, force_release, createIndexes) use it.
+  // A write through libmongoc's write helper. For a findAndModify that is a retryable write
+  // (lsid + txnNumber, one retry on a network or retryable error); any other command is sent
+  // once. Callers whose commands are idempotent (resolve, extend, release, force_release,
+  // createIndexes) use it.
   Reply write(const bson_t& command);
   // A write sent at most once: no txnNumber, no driver retry (mongoc_client_command_with_opts
   // with the same write concern). Every reply, error or timeout is that one try's. The acquire
@@ -82,6 +96,13 @@ class Context {
   // try against (mongod records only statements that wrote).
   Reply write_once(const bson_t& command);
   Reply read(const bson_t& command);
+
+  // Whether the plain collection is free of the TTL index that versions before reapAt made,
+  // "mongolock_ttl" on expiresAt (it reaps released documents and tombstones early).
+  // kClean is remembered once seen (the check is then free); kLegacyIndex and kUnchecked (the
+  // listIndexes failed: `detail` says why) are asked again next time.
+  enum class IndexCheck { kClean, kLegacyIndex, kUnchecked };
+  IndexCheck check_legacy_index(std::string& detail);
   // True in a process forked after this Context was made: its pool is the parent's.
   bool in_forked_child() const;
 
@@ -104,6 +125,7 @@ class Context {
   Bson read_opts_;
   std::vector<std::jthread> index_threads_;  // at most 2 (plain and rw collection)
   std::atomic<int64_t> holds_{0};
+  std::atomic<bool> legacy_index_absent_{false};  // set once check_legacy_index saw kClean
   int64_t pool_wait_ms_ = 0;  // derived from the options: min(expiry_ms / 2, kPoolWaitMsMax)
   pid_t creator_pid_ = 0;
 };

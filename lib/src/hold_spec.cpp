@@ -10,7 +10,9 @@ namespace mongolock::detail {
 namespace {
 
 HoldRequest request_for(const HoldSpec& spec, const std::string& id, const Options& options) {
-  return HoldRequest{spec.collection, spec.name, id, &options.owner, options.expiry_ms};
+  return HoldRequest{
+      spec.collection, spec.name,         id,
+      &options.owner,  options.expiry_ms, options.expiry_ms + options.reap_after_s * 1000};
 }
 
 std::optional<int64_t> shared_token(const bson_t& value, const std::string& id) {

@@ -107,13 +107,17 @@ ReleaseResult Lease::release() noexcept {
   stop_threads();
   try {
     Reply reply = context_->write(*release_for(spec_, id_, context_->options()));
-    // Only a reply the server definitely sent for a request it did not apply (kRefused, or ok
-    // with n = 0) proves the release changed nothing; kNotSent never left the client.
+    // Only an acknowledged reply tells whether the hold was there: n = 1 removed it, n = 0
+    // found no hold with this id. Anything else leaves the hold as it was or may have removed
+    // it: a refusal can come before the update ran (not primary) or after it (interrupted
+    // while waiting for the write concern), a request never sent changed nothing, and a
+    // timeout may hide either. None of them proves "not held": the hold, if it stays, lapses
+    // at its lease end, extended by nobody.
     if (reply.outcome == Outcome::kOk) {
       return find_int64(*reply.doc, "n").value_or(0) == 1 ? ReleaseResult::kReleased
                                                           : ReleaseResult::kNotHeld;
     }
-    return reply.outcome == Outcome::kUnknown ? ReleaseResult::kUnknown : ReleaseResult::kNotHeld;
+    return ReleaseResult::kUnknown;
   } catch (...) {
     return ReleaseResult::kUnknown;  // allocation failure: the hold lapses at its deadline
   }

@@ -11,7 +11,7 @@ namespace {
 const Owner kOwner{"host", 42, "test"};
 
 HoldRequest request(std::string_view id = "0123456789abcdef0123456789abcdef") {
-  return HoldRequest{"locks", "a.b$c", id, &kOwner, 5000};
+  return HoldRequest{"locks", "a.b$c", id, &kOwner, 5000, 65000};
 }
 
 size_t key_count(const bson_t& doc) {
@@ -91,26 +91,27 @@ TEST(Commands, ReleaseNeverMovesTheReapTimeAndGrantsRaiseIt) {
             "$reapAt");
 }
 
-// Issue 16 item 1: the acquire grants only if its id carries no tombstone, and the resolution
-// is an upsert that both frees a hold with that id and records the tombstone.
+// Issue 16 item 1: the acquire grants only if its id carries no tombstone (new `tombstones`
+// entries or the `abandoned` ids of earlier versions), and the resolution is one update of two
+// statements: an upsert that frees a hold with that id, and a second that records the
+// tombstone only while the list has room (kTombstonesMax), with no eviction.
 TEST(Commands, AcquireHonoursTombstonesAndResolutionWritesOne) {
   const std::string id = "0123456789abcdef0123456789abcdef";
-  const std::string acquire = to_json(*acquire_command(request(id)));
-  EXPECT_NE(acquire.find("\"$in\" : [ \"" + id + "\", { \"$ifNull\" : [ \"$abandoned\""),
-            std::string::npos)
-      << acquire;
-  const std::string rw = to_json(*rw_acquire_command(request(id), false, 0));
-  EXPECT_NE(rw.find("\"$abandoned\""), std::string::npos) << rw;
+  for (const std::string& acquire : {to_json(*acquire_command(request(id))),
+                                     to_json(*rw_acquire_command(request(id), false, 0))}) {
+    EXPECT_NE(acquire.find("\"$tombstones\""), std::string::npos) << acquire;
+    EXPECT_NE(acquire.find("\"$abandoned\""), std::string::npos) << acquire;
+  }
   for (bool is_rw : {false, true}) {
     Bson resolve = resolve_command(request(id), is_rw);
     EXPECT_EQ(find_utf8(*resolve, "updates.0.q._id"), "a.b$c");
     EXPECT_EQ(key_count(**find_document(*resolve, "updates.0.q")), 1u) << "must not filter";
+    EXPECT_EQ(find_utf8(*resolve, "updates.1.q._id"), "a.b$c");
     const std::string json = to_json(*resolve);
     EXPECT_NE(json.find("\"upsert\" : true"), std::string::npos) << json;
-    EXPECT_NE(json.find("\"abandoned\" : { \"$cond\""), std::string::npos) << json;
-    EXPECT_EQ(
-        find_int64(*resolve, "updates.0.u.0.$set.abandoned.$cond.1.$concatArrays.0.$cond.0.$gte.1"),
-        kAbandonedIdsMax);
+    EXPECT_NE(json.find("\"tombstones\" : { \"$cond\""), std::string::npos) << json;
+    EXPECT_EQ(find_int64(*resolve, "updates.1.q.$expr.$or.1.$lt.1"), kTombstonesMax) << json;
+    EXPECT_EQ(json.find("\"abandoned\" :"), std::string::npos) << "never written any more";
   }
 }
 

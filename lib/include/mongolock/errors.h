@@ -7,8 +7,10 @@
 // Cancelled        the caller's std::stop_token was requested while waiting. Not held.
 // UnknownOutcome   an acquire was sent (once; the driver does not retry it) but its outcome
 //                  could not be learned (reply lost, write concern timed out, a server error
-//                  that may follow an applied write) and resolving it failed too. The caller may or may not hold the lock on the server, now or
-//                  later (the request may still be queued). A hold, if any, is extended by
+//                  that may follow an applied write) and resolving it failed too, or the lock
+//                  document already keeps the most tombstones it may (1000, mongolock.h
+//                  "Unknown outcomes"). The caller may or may not hold the lock on the server, now
+//                  or later (the request may still be queued). A hold, if any, is extended by
 //                  nobody and lapses expiry_ms after the server RAN the request.
 //                  `lease_expires_by` = send time + expiry_ms on the client's steady clock: the
 //                  lapse instant only if the server ran it at once; a request held up in the
@@ -17,8 +19,10 @@
 // ServerError      the server or driver refused a request in a way that is neither contention
 //                  nor uncertainty (authorization, bad collection, unsupported command). For an
 //                  acquire it is thrown only after the attempt was resolved: not held.
-// Error (itself)   also: a Provider at its hold limit, or a granted hold whose lease threads
-//                  could not start (the hold was given back first). Not held.
+// Error (itself)   also: a Provider at its hold limit, a granted hold whose lease threads
+//                  could not start (the hold was given back first), or a plain collection
+//                  that still has the expiresAt TTL index of earlier versions (mongolock.h
+//                  [index]; nothing was sent). Not held.
 //
 // Thread rules: plain value types.
 #pragma once

@@ -34,9 +34,12 @@ class Lease;
 Handle make_handle(std::shared_ptr<Lease> lease);
 }  // namespace detail
 
-// What a release did: removed this hold (kReleased), found it already gone (kNotHeld: expired
-// and taken, force-released, or already released), or cannot say (kUnknown: the request failed
-// or timed out; it may have been applied, and otherwise the hold lapses at its deadline).
+// What a release did: removed this hold (kReleased), found it already gone (kNotHeld: the
+// server answered that no hold with this id exists -- expired and taken, force-released -- or
+// this Handle was already released, or moved from, or is the parent's after fork()), or cannot
+// say (kUnknown: the request timed out, was refused by the server, e.g. NotWritablePrimary, or
+// was never sent, e.g. no pooled client in time; it may or may not have been applied, and if
+// not, the hold stays on the server until its lease ends, extended by nobody).
 enum class ReleaseResult { kReleased, kNotHeld, kUnknown };
 
 class Handle {
@@ -52,8 +55,9 @@ class Handle {
 
   // Releases the hold (one owner-checked round trip) and stops the background threads.
   // Returns true iff this call removed the caller's own hold on the server; false if the hold
-  // was already gone (expired and taken, force-released), or the outcome is unknown (then the
-  // hold lapses by itself at the lease deadline). Never throws. The handle becomes invalid.
+  // was already gone (expired and taken, force-released), or the release was refused, never
+  // sent or timed out (then the hold, if it stayed, lapses by itself at its lease end). Never
+  // throws. The handle becomes invalid.
   bool release() noexcept;
   // release() that tells a refused release from one whose outcome is unknown. An invalid
   // handle gives kNotHeld. release() == (release_result() == ReleaseResult::kReleased).

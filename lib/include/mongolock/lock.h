@@ -10,7 +10,9 @@
 // An attempt whose outcome is unknown is resolved with a tombstone (see mongolock.h "Unknown
 // outcomes") before the call goes on, so "not acquired" (std::nullopt, Timeout, Cancelled,
 // ServerError) is only reported when the caller does not hold the lock and the attempt can
-// never take effect later. The whole call is bounded (mongolock.h "Bounds").
+// never take effect later, however many attempts the call made (each attempt has its own id
+// and its own tombstone, kept by age, never dropped for a newer one). The whole call is
+// bounded (mongolock.h "Bounds").
 //
 // Thread rules: all methods may be called from any thread concurrently.
 #pragma once

@@ -27,8 +27,8 @@
 //  * If the document disappears (TTL reaping, an operator), the next grant starts from the
 //    server time floor NOW_ms * 2^20. Every token minted at server time t is below
 //    (t+1) * 2^20 (fewer than 2^20 grants of one name per millisecond: one round trip each).
-//    The TTL monitor removes a document only after reapAt + reap_after_s, and reapAt is at
-//    least the last grant + expiry_ms (release and force-release never lower it). So the floor
+//    The TTL monitor removes a document only after reapAt + reap_after_s ([index]), and reapAt is
+//    at least the last grant + expiry_ms (release and force-release never lower it). So the floor
 //    exceeds every earlier token under assumption [clock-steps] below.
 // Tokens are not consecutive (they jump to the time floor). Valid tokens are > 0.
 // A lease lock cannot stop a holder that is paused or partitioned past its lease from acting;
@@ -62,13 +62,23 @@
 // outcome (below) and, in acquire() or a try_acquire() with time left, makes a new attempt
 // with a new id after its backoff. A failover during an attempt therefore costs a resolution
 // and a backoff, not a second try of the same request.
-// An unknown outcome is resolved with a TOMBSTONE: one upsert on the lock document that frees
-// any hold with the attempt's id and adds the id to `abandoned`; every acquire pipeline grants
-// only when its id is not in `abandoned`. Once the resolution is acknowledged (with the write
-// concern), the attempt holds nothing and never will: if it ran earlier its hold was freed, if
-// it runs later (held in a network queue, a blockConnection, a lagging thread) it is not
-// granted. Only then does acquire report "not acquired" or keep waiting. A resolution that
-// fails (up to 3 tries, none after a stop request) throws UnknownOutcome.
+// An unknown outcome is resolved with a TOMBSTONE: one update on the lock document that frees
+// any hold with the attempt's id and records {id, until: NOW + expiry_ms + reap_after_s} in
+// `tombstones`; every acquire pipeline grants only when its id is not listed. Once the
+// resolution is acknowledged (with the write concern) and recorded, the attempt holds nothing
+// and never will: if it ran earlier its hold was freed, if it runs later (held in a network
+// queue, a blockConnection, a lagging thread) it is not granted. Only then does acquire report
+// "not acquired" or keep waiting. A resolution that fails (up to 3 tries, none after a stop
+// request) throws UnknownOutcome.
+// Tombstones are dropped by AGE, never by count: an entry leaves the list only once its
+// `until` has passed (the longest a late execution can matter, [tombstone] below), whatever
+// the number of attempts of one call or of all callers. So each attempt of a waiting acquire
+// may take a new id: however many there are, every earlier one stays tombstoned. The list
+// holds at most kTombstonesMax = 1000 kept entries per lock (about 70 KB); a resolution that
+// would need one more is refused, nothing is dropped early, and the acquire throws
+// UnknownOutcome naming the limit (the attempt may then take effect: its lease lapses by
+// itself). The limit allows 1000 resolutions on one lock within expiry_ms + reap_after_s
+// (90 s by default), one every 90 ms.
 // Why a tombstone and not a retry with the same lsid/txnNumber: libmongoc's generic command
 // API chooses the session and txnNumber itself and exposes no way to resend a statement under
 // the same ones, and a same-session retry protects only a try that has already written, and
@@ -83,12 +93,15 @@
 //    beyond that throws Error before any round trip.
 //  * One round trip takes at most W = P + 2 * (S + T): P = the wait for a pooled client
 //    (min(expiry_ms / 2, 30 s); then it fails as "not sent"), S = serverSelectionTimeoutMS,
-//    T = socketTimeoutMS (room for a driver try plus one retry; the acquire itself is sent
-//    once, P + S + T). A Provider that builds its own pool sets T = expiry_ms and
+//    T = socketTimeoutMS (room for a driver try plus one retry, which libmongoc makes only for
+//    force_release and inspect; the acquire, resolve, extend and release are sent once,
+//    P + S + T). A Provider that builds its own pool sets T = expiry_ms and
 //    S = clamp(expiry_ms / 2, 100 ms, 30 s) unless the URI sets them.
-//  * acquire / try_acquire with timeout D returns within D + 4 * W + 2 * busy_wait_min_ms: the
-//    last attempt starts before D has passed, and it and its resolution (3 tries) are W each.
-//    timeout 0 is one attempt: 4 * W + 2 * busy_wait_min_ms.
+//  * acquire / try_acquire with timeout D returns within D + 5 * W + 2 * busy_wait_min_ms: the
+//    last attempt starts before D has passed, and it, its resolution (3 tries) and the check of
+//    the plain collection's indexes (one listIndexes per attempt until a Provider has seen the
+//    collection clean, see [index]) are W each. timeout 0 is one attempt: 5 * W +
+//    2 * busy_wait_min_ms.
 //  * Cancellation (std::stop_token) is checked before every attempt, during every backoff
 //    sleep and between resolution tries; a round trip in flight is not interrupted.
 //
@@ -115,9 +128,20 @@
 //    client suspended while holding learns of the loss up to the suspension's length late.
 //    (CLOCK_BOOTTIME would count the suspension; the public API uses steady_clock time points,
 //    so the library does not switch.) Do not suspend hosts that hold locks.
-//  [tombstone] A resolved acquire request executes, if ever, while its tombstone lives: the
-//    document stays until at least reapAt + reap_after_s (reapAt >= resolution + expiry_ms),
-//    nobody deletes it, and fewer than 32 other resolutions on the same lock happen meanwhile.
+//  [tombstone] A resolved acquire request executes, if ever, within expiry_ms + reap_after_s
+//    of its resolution, measured on the primary's clock (the reap_after_s of the Provider
+//    that resolved it): that is how long its tombstone is kept, and how long the document
+//    stays at least (reapAt >= resolution + expiry_ms, reaped reap_after_s later). Nobody
+//    deletes the document meanwhile. A forward step of the primary's clock shortens both by
+//    the step.
+//  [index] The plain collection has no TTL index on expiresAt. Versions before reapAt made
+//    one ("mongolock_ttl"); it deletes released documents and their tombstones reap_after_s
+//    after the release, which breaks [tombstone] and the fencing floor. A Provider checks
+//    (listIndexes) before its first plain-lock attempt and refuses every acquire with Error,
+//    naming the index and the dropIndex that removes it, while it exists; with create_index
+//    true or false alike (the library drops no index itself). An index made later, while the
+//    Provider runs, is not seen. The check needs the listIndexes privilege (the read role):
+//    while listIndexes fails, every plain-lock attempt counts as one that sent nothing.
 //  [fork] A Provider, Lock, RwLock or Handle made before fork() is the parent's: in the child,
 //    release() and destruction of a Handle do nothing (the hold stays the parent's; it learns
 //    nothing), acquire throws InvalidArgument and other requests fail; make a new Provider in

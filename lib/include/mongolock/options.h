@@ -89,10 +89,12 @@ struct Options {
   // Create the TTL indexes {reapAt: 1} (expireAfterSeconds = reap_after_s) once per
   // (cluster, database, collection) per process, in the background. Never on the acquire path;
   // a failure is written to stderr and never blocks acquisition. false creates and drops
-  // nothing: an index made earlier keeps reaping (see mongolock.h "index").
+  // nothing: an index made earlier keeps reaping. Either way, plain locks are refused while
+  // the collection has the expiresAt index of earlier versions (mongolock.h [index]).
   bool create_index = true;
   // A document is reaped reap_after_s after its reapAt (the end of the last lease ever granted
-  // on it). expiry_ms + reap_after_s is the server clock step back that tokens survive.
+  // on it). expiry_ms + reap_after_s is the server clock step back that tokens survive, and how
+  // long a resolved acquire's tombstone is kept (mongolock.h [tombstone]).
   int64_t reap_after_s = 60;
   // Called from background threads; must be quick and must not call into the same Handle.
   std::function<void(const Event&)> on_event;

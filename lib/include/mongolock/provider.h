@@ -3,7 +3,8 @@
 //
 // Construction validates the options (InvalidArgument) and, if create_index, starts the one-time
 // background creation of the TTL index for each collection (once per cluster, database and
-// collection per process). It sends nothing else; the first round trip is the first acquire.
+// collection per process). It sends nothing else; the first round trip is the first acquire
+// (for a plain lock, a listIndexes first: mongolock.h [index]).
 //
 // Pool ownership: from a URI the Provider creates and owns a mongoc_client_pool_t (error API
 // version 2, mongoc's log output routed away from stderr except warnings and errors, appname
