@@ -21,7 +21,7 @@ start_run() {
     fi
     case $until in
       workers) grep -q '"type":"invoke"' "$work/$name/history.jsonl" 2>/dev/null && return 0 ;;
-      building) pgrep -P $pid -f ' (build|import|run) ' >/dev/null && return 0 ;;
+      building) pgrep -P $pid -f '/docker -H .* (build|import|run) ' >/dev/null && return 0 ;;
     esac
     kill -0 $pid 2>/dev/null || { cat "$work/$name.log"; echo "FAIL: the run ended early"; exit 1; }
     sleep 0.05
