@@ -141,6 +141,11 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--image", run.image,
                       "--cluster docker: the members' image (default: locklab/mongosim built "
                       "from the local programs; e.g. mongo:7.0)");
+  run_cmd
+      ->add_option("--image-kind", run.image_kind,
+                   "with --image: the program its members run, mongosim or mongod (decides the "
+                   "command line and whether member clock faults are possible)")
+      ->check(CLI::IsMember({"mongosim", "mongod"}));
   run_cmd->add_option("--mongod", run.member_program, "member program (default: mongosim)");
   run_cmd->add_option("--external-uri", run.external_uri,
                       "an already-initiated replica set to run against (e.g. docker/)");

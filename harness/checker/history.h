@@ -53,7 +53,8 @@
 //     start    info {value.scenario, value.seed, value.backend, value.check,
 //              value.vocabulary = 2, value.workload, value.write_concern ("majority" or w),
 //              value.fencing, value.honour_lost, value.client, value.tokens (whether the
-//              client's grants carry fencing tokens)}        first event of a run
+//              client's grants carry fencing tokens), value.setup_ms (how long the set took
+//              to come up)}   first event of a run, written once the set is ready
 //     spawn / exit   info {value.worker, value.pid, value.status}   worker lifecycle
 //     stop     info {value.reason}   the harness starts stopping the workers
 //     worker-output info {value.worker, value.file, value.line, value.error, value.text}

@@ -71,6 +71,12 @@ class Unsupported : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A member that ended without the harness asking (crashed, killed from outside).
+struct MemberEnd {
+  int member = -1;
+  std::string how;  // "signal 9", "exit 1", as ExitStatus::describe() words it
+};
+
 class Db {
  public:
   explicit Db(DbConfig config);
@@ -120,6 +126,11 @@ class Db {
   // The process the harness spawned for a member and reaps (its Supervisor's child), or 0 when
   // there is none to watch; a member process that ends on its own fails the run.
   virtual pid_t pid(int /*member*/) const { return 0; }
+  // Members whose end this backend noticed itself since the last call, for backends whose
+  // members are not the harness's children (pid() is 0): the run fails on them as on a reaped
+  // member. Never reports a member the harness killed or stopped. Throws std::runtime_error when
+  // the backend can no longer tell (its watch ended).
+  virtual std::vector<MemberEnd> poll_ended_members() { return {}; }
 
   // --- Member levers (only for kinds supports() accepted) ---------------------------------
 

@@ -5,18 +5,19 @@
 #include <cassert>
 #include <chrono>
 #include <filesystem>
+#include <set>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #include "db/docker_image.h"
+#include "db/docker_subnet.h"
 
 namespace locklab {
 namespace {
 
 constexpr int kMemberPort = 27017;
 constexpr int kSubnetTries = 40;
-constexpr int kSubnetFirst = 100;
-constexpr int kSubnetCount = 150;
 constexpr int kMemberOctet = 11;
 constexpr int kWorkerOctet = 101;
 constexpr int64_t kGoneWaitMs = 10'000;
@@ -41,11 +42,16 @@ std::string next_run_id() {
 }
 
 bool image_is_mongosim(const DockerDbOptions& o) {
-  if (o.mongosim) return *o.mongosim;
-  return o.image.empty() || o.image.starts_with("locklab/mongosim:");
+  return o.image.empty() || o.kind == ImageKind::kMongosim;
 }
 
 }  // namespace
+
+ImageKind parse_image_kind(const std::string& text) {
+  if (text == "mongosim") return ImageKind::kMongosim;
+  if (text == "mongod") return ImageKind::kMongod;
+  throw std::invalid_argument("unknown image kind '" + text + "' (mongosim or mongod)");
+}
 
 DockerDb::DockerDb(DbConfig config, DockerDbOptions options)
     : Db(std::move(config)),
@@ -65,9 +71,15 @@ DockerDb::DockerDb(DbConfig config, DockerDbOptions options)
   if (image_.empty() && (options_.programs.empty() || options_.dockerfile.empty())) {
     throw std::invalid_argument("--cluster docker needs an image or the programs to build one");
   }
+  if (!image_.empty() && !options_.kind) {
+    throw std::invalid_argument("--cluster docker: image " + image_ +
+                                " needs its kind (mongosim or mongod)");
+  }
   paused_.assign(size(), false);
   killed_.assign(size(), false);
   clock_offsets_ms_.assign(size(), 0);
+  own_ends_.assign(size(), 0);
+  ended_.assign(size(), std::nullopt);
 }
 
 DockerDb::~DockerDb() {
@@ -140,23 +152,35 @@ std::string DockerDb::worker_netns(const std::string& worker) const {
 }
 
 void DockerDb::create_network() {
-  // A subnet no other network of this daemon holds: start from the pid, step on overlap.
-  const int first = static_cast<int>(getpid() % kSubnetCount);
-  std::string last_error;
+  // A subnet neither the host (other runs' bridges, whatever daemon made them) nor this daemon
+  // uses: the first free one from the pid on; stepping on the daemon's overlap error, and when
+  // another bridge took the same subnet at the same moment (two gateways on the host).
+  std::set<int> tried;
+  const int start = kSubnetFirst + static_cast<int>(getpid() % kSubnetCount);
+  std::string last_error = "every subnet 10.89.100-249.0/24 is in use on this host";
   for (int attempt = 0; attempt < kSubnetTries; ++attempt) {
-    const std::string prefix =
-        "10.89." + std::to_string(kSubnetFirst + (first + attempt) % kSubnetCount);
+    std::set<int> used = host_subnets_in_use();
+    used.insert(tried.begin(), tried.end());
+    const int n = choose_subnet(used, start);
+    if (n < 0) break;
+    tried.insert(n);
+    const std::string prefix = "10.89." + std::to_string(n);
     std::vector<std::string> args = {"network", "create", "--internal", "--subnet",
                                      prefix + ".0/24"};
     for (const std::string& l : labels()) args.push_back(l);
     args.push_back(network_);
     const ToolResult created = engine_->run(args);
-    if (created.code == 0) {
+    if (created.code != 0) {
+      last_error = created.output;
+      if (last_error.find("overlap") == std::string::npos) break;
+      continue;
+    }
+    if (host_gateways_on(n) <= 1) {
       subnet_prefix_ = prefix;
       return;
     }
-    last_error = created.output;
-    if (last_error.find("overlap") == std::string::npos) break;
+    last_error = "subnet " + prefix + ".0/24 was taken by another bridge at the same time";
+    engine_->run({"network", "rm", network_});
   }
   throw std::runtime_error("docker network create " + network_ + " failed: " + last_error);
 }
@@ -187,19 +211,52 @@ void DockerDb::start_worker_host(const std::string& worker, int index) {
   engine_->checked(args, 120'000);
 }
 
-void DockerDb::start() {
-  if (!engine_) engine_.emplace(DockerEngine::acquire());
+void DockerDb::create_containers(std::string& step) {
+  const auto stop_if_interrupted = [&] {
+    if (config().interrupted && config().interrupted()) {
+      throw Interrupted("interrupted while " + step);
+    }
+  };
   if (image_.empty()) {
+    step = "building the image";
     const BuiltImage built = build_image(
         *engine_, {options_.programs, options_.dockerfile, config().data_dir + "/image", run_id_});
     image_ = built.image;
     image_built_here_ = true;
+    stop_if_interrupted();
   }
+  step = "creating the containers";
   create_network();
-  for (int m = 0; m < size(); ++m) start_member(m);
+  // Watching before the first member exists: a member that dies while the set comes up is
+  // reported too.
+  events_ = std::make_unique<DockerEvents>(*engine_, run_id_);
+  for (int m = 0; m < size(); ++m) {
+    start_member(m);
+    stop_if_interrupted();
+  }
   for (size_t k = 0; k < config().workers.size(); ++k) {
     start_worker_host(config().workers[k], static_cast<int>(k));
+    stop_if_interrupted();
   }
+}
+
+void DockerDb::start() {
+  if (!engine_) engine_.emplace(DockerEngine::acquire());
+  // Every docker command is interruptible while the containers are made: a Ctrl-C does not
+  // wait for the image build or for every container (tens of seconds on a loaded machine).
+  // Not afterwards: the levers and the teardown's commands run to their end.
+  std::string step = "starting";
+  engine_->set_interrupted(config().interrupted);
+  try {
+    create_containers(step);
+  } catch (const ToolInterrupted&) {
+    engine_->set_interrupted(nullptr);
+    throw Interrupted("interrupted while " + step);
+  } catch (...) {
+    engine_->set_interrupted(nullptr);
+    throw;
+  }
+  engine_->set_interrupted(nullptr);
   // The ready timeout counts once the containers run, as it does once processes are spawned:
   // starting a daemon, building the image and each docker command have bounds of their own
   // (on a loaded machine, creating 3 + N containers takes tens of seconds).
@@ -217,15 +274,43 @@ void DockerDb::start() {
 }
 
 bool DockerDb::running(int member) const {
-  // As far as this backend knows: it alone kills and starts members (asking docker on every
-  // primary() poll would cost a client round trip per member).
-  return engine_.has_value() && !torn_down_ && !killed_.at(member);
+  // As far as this backend knows: what it did itself, and the die events read so far (asking
+  // docker on every primary() poll would cost a client round trip per member).
+  read_events();
+  return engine_.has_value() && !torn_down_ && !killed_.at(member) && !ended_.at(member);
+}
+
+void DockerDb::read_events() const {
+  if (!events_ || stopping_ || torn_down_) return;
+  for (const ContainerEnd& end : events_->poll()) {
+    for (int m = 0; m < size(); ++m) {
+      if (end.name != container(member_role(m))) continue;
+      if (own_ends_[m] > 0) {
+        --own_ends_[m];  // the end of a kill_member: expected
+        break;
+      }
+      const std::string how = describe_container_exit(end.exit_code);
+      ended_[m] = how;
+      unreported_.push_back({m, how});
+    }
+  }
+}
+
+std::vector<MemberEnd> DockerDb::poll_ended_members() {
+  read_events();
+  return std::exchange(unreported_, {});
 }
 
 void DockerDb::kill_member(int member) {
   const std::string role = member_role(member);
   if (!running(member)) throw std::runtime_error(role + " is not running");
-  engine_->checked({"kill", container(role)});
+  ++own_ends_.at(member);  // counted before the signal: its die event may be read at once
+  try {
+    engine_->checked({"kill", container(role)});
+  } catch (const std::exception&) {
+    --own_ends_.at(member);
+    throw;
+  }
   // docker kill returns once the signal is sent; the member is gone when its container stops.
   const int64_t deadline = steady_ms() + kGoneWaitMs;
   while (container_pid(role) > 0 && steady_ms() < deadline) {
@@ -242,6 +327,7 @@ void DockerDb::restart_member(int member) {
   if (running(member)) return;
   engine_->checked({"start", container(role)});
   killed_.at(member) = false;
+  ended_.at(member).reset();
   // A started container has a new network namespace: its cuts are written there again.
   nft_->rehome(role, netns_of(role));
 }
@@ -276,6 +362,7 @@ int64_t DockerDb::set_clock_offset(int member, int64_t offset_ms) {
 
 void DockerDb::stop(int64_t grace_ms) {
   if (!engine_) return;
+  stopping_ = true;
   for (int m = 0; m < size(); ++m) {
     if (paused_[m]) engine_->run({"unpause", container(member_role(m))});
     paused_[m] = false;
@@ -291,6 +378,7 @@ void DockerDb::teardown() {
   torn_down_ = true;
   if (!config().log_dir.empty()) save_logs(config().log_dir);
   nft_.reset();
+  events_.reset();
   remove_run_objects(*engine_, run_id_, image_built_here_);
   engine_->stop();
 }

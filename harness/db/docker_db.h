@@ -1,11 +1,11 @@
 // The database as a replica set "rs0" in Docker containers (`--cluster docker [--image IMAGE]`).
 //
 // Layout: one internal network per run (`--internal`: no route out), a subnet of its own
-// (10.89.<n>.0/24, the first free <n> from the run's pid) and fixed addresses: members m<i> at
-// .11+i, worker hosts at .101+k. A fixed address also fixes a container's MAC (docker derives it
-// from the address), so peers' ARP entries stay right across kill/start. The host holds the
-// bridge's gateway (.1) and reaches every container directly: admin commands go out from the
-// harness's own namespace.
+// (10.89.<n>.0/24, one the host does not use yet: db/docker_subnet.h) and fixed addresses:
+// members m<i> at .11+i, worker hosts at .101+k. A fixed address also fixes a container's MAC
+// (docker derives it from the address), so peers' ARP entries stay right across kill/start. The
+// host holds the bridge's gateway (.1) and reaches every container directly: admin commands go out
+// from the harness's own namespace.
 //
 // Workers: every worker has a container of its own (a placeholder that only sleeps), and the
 // harness spawns the worker process inside that container's network namespace
@@ -17,7 +17,8 @@
 // Members: `<program> --replSet rs0 --bind_ip <address> --port 27017 --dbpath /data/db`, the
 // dbpath bind-mounted from <data_dir>/m<i>, so kill + start recovers the data. The image is
 // built from the local programs (db/docker_image.h: mongosim, with the clock lever
-// mongosimSetClockOffset) unless one is given (--image mongo:7.0: program mongod, the same
+// mongosimSetClockOffset) unless one is given with its kind (--image mongo:7.0 --image-kind
+// mongod: program mongod, the same
 // command line plus enableTestCommands for fail-command; member clock faults are refused, the
 // image has no clock lever).
 //
@@ -25,6 +26,11 @@
 // docker kill (SIGKILL, nothing flushed), restart = docker start (a new network namespace: the
 // partition hooks are rehomed there, so cuts in force survive), partitions = NftPartitions over
 // the containers' namespaces, step-downs and freezes by command (Db's admin).
+//
+// Members that end on their own (a crash, a `docker kill` from outside) are noticed through the
+// daemon's "die" events (db/docker_events.h): poll_ended_members() reports them, running() says
+// false from then on. The ends the harness causes (kill_member, stop) are counted beforehand
+// and not reported.
 //
 // Cleanup: every container, the network and the images built here carry locklab.run=<run id>
 // and locklab.owner=<harness identity>; teardown() removes them and stops a daemon started here;
@@ -42,18 +48,23 @@
 
 #include "db/db.h"
 #include "db/docker_engine.h"
+#include "db/docker_events.h"
 #include "db/partitions.h"
 
 namespace locklab {
+
+enum class ImageKind { kMongosim, kMongod };
+// "mongosim" or "mongod"; std::invalid_argument naming the text and the kinds otherwise.
+ImageKind parse_image_kind(const std::string& text);
 
 struct DockerDbOptions {
   // "" = build locklab/mongosim:<run id> from `programs` with `dockerfile`.
   std::string image;
   std::vector<std::string> programs;  // mongosim first; others ride along (locklab-worker)
   std::string dockerfile;             // docker/Dockerfile
-  // Whether the image's member program is mongosim (the clock lever) or mongod; derived from
-  // `image` when not set: an image built here, or one named locklab/mongosim:*, is mongosim.
-  std::optional<bool> mongosim;
+  // The image's member program: mongosim (the clock lever) or mongod. Required with `image`; an
+  // image built here is mongosim.
+  std::optional<ImageKind> kind;
 };
 
 class DockerDb : public Db {
@@ -62,7 +73,7 @@ class DockerDb : public Db {
   static constexpr int kWorkersMax = 90;
 
   // Validates only (no side effects): throws std::invalid_argument for a member or worker count
-  // out of range, or no image and no programs to build one from.
+  // out of range, no image and no programs to build one from, or an image without its kind.
   DockerDb(DbConfig config, DockerDbOptions options);
   ~DockerDb() override;
 
@@ -83,6 +94,7 @@ class DockerDb : public Db {
   void pause_member(int member) override;
   void resume_member(int member) override;
   bool running(int member) const override;
+  std::vector<MemberEnd> poll_ended_members() override;
   bool paused(int member) const override { return paused_.at(member); }
   int64_t set_clock_offset(int member, int64_t offset_ms) override;
   int64_t clock_offset(int member) const override { return clock_offsets_ms_.at(member); }
@@ -116,14 +128,25 @@ class DockerDb : public Db {
   std::vector<bool> killed_;
   std::vector<int64_t> clock_offsets_ms_;
   bool torn_down_ = false;
+  bool stopping_ = false;  // stop() ran: member ends are the harness's own from then on
+  // The die events, read on every running() and poll_ended_members() (hence mutable: reading
+  // them changes what the backend knows, not what it is).
+  mutable std::unique_ptr<DockerEvents> events_;
+  mutable std::vector<int> own_ends_;  // per member: ends the harness caused, not yet seen
+  mutable std::vector<std::optional<std::string>> ended_;  // per member: how it ended itself
+  mutable std::vector<MemberEnd> unreported_;
 
   std::string address(const std::string& role) const;
   std::vector<std::string> labels() const;
   void create_network();
+  // Builds the image when none was given, creates the network and every container; `step` says
+  // which of these it is at, for the message of an interruption.
+  void create_containers(std::string& step);
   void start_member(int member);
   void start_worker_host(const std::string& worker, int index);
   std::string netns_of(const std::string& role) const;  // /proc/<pid>/ns/net
   pid_t container_pid(const std::string& role) const;
+  void read_events() const;
 };
 
 }  // namespace locklab

@@ -281,7 +281,8 @@ DockerEngine::DockerEngine(DockerEngine&& other) noexcept
     : client_(std::move(other.client_)),
       host_(std::move(other.host_)),
       dockerd_pid_(std::exchange(other.dockerd_pid_, 0)),
-      root_(std::move(other.root_)) {}
+      root_(std::move(other.root_)),
+      interrupted_(std::move(other.interrupted_)) {}
 
 DockerEngine::~DockerEngine() {
   stop();
@@ -290,7 +291,7 @@ DockerEngine::~DockerEngine() {
 ToolResult DockerEngine::run(const std::vector<std::string>& args, int64_t timeout_ms) const {
   std::vector<std::string> argv = {client_, "-H", host_};
   argv.insert(argv.end(), args.begin(), args.end());
-  return run_tool(argv, "", "", timeout_ms);
+  return run_tool(argv, "", "", timeout_ms, interrupted_);
 }
 
 ToolResult DockerEngine::run_to_file(const std::vector<std::string>& args, const std::string& path,
@@ -299,7 +300,7 @@ ToolResult DockerEngine::run_to_file(const std::vector<std::string>& args, const
   std::vector<std::string> argv = {
       "sh", "-c", "f=$1; shift; exec \"$@\" >\"$f\" 2>&1", "sh", path, client_, "-H", host_};
   argv.insert(argv.end(), args.begin(), args.end());
-  return run_tool(argv, "", "", timeout_ms);
+  return run_tool(argv, "", "", timeout_ms, interrupted_);
 }
 
 std::string DockerEngine::checked(const std::vector<std::string>& args, int64_t timeout_ms) const {
@@ -314,6 +315,7 @@ std::string DockerEngine::checked(const std::vector<std::string>& args, int64_t 
 }
 
 void DockerEngine::stop() {
+  interrupted_ = nullptr;  // the daemon is emptied and stopped whatever the harness was told
   if (dockerd_pid_ <= 0) return;
   empty_daemon(*this);
   terminate(std::exchange(dockerd_pid_, 0));

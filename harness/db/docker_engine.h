@@ -21,6 +21,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -48,7 +49,8 @@ class DockerEngine {
   DockerEngine(const DockerEngine&) = delete;
   ~DockerEngine();  // stop()
 
-  // Runs `docker -H <host> args...`; never throws for a non-zero exit.
+  // Runs `docker -H <host> args...`; never throws for a non-zero exit. Throws ToolInterrupted
+  // (run/process.h) when the predicate set by set_interrupted() says so while it runs.
   ToolResult run(const std::vector<std::string>& args, int64_t timeout_ms = 60'000) const;
   // Like run(), throwing std::runtime_error with the command line and its output on failure.
   // Returns the output with trailing whitespace removed.
@@ -57,6 +59,12 @@ class DockerEngine {
   // first bytes of the output); the result's output is empty.
   ToolResult run_to_file(const std::vector<std::string>& args, const std::string& path,
                          int64_t timeout_ms = 60'000) const;
+
+  // Makes every command interruptible (nullptr: none is). Set while a set comes up, so that a
+  // Ctrl-C does not wait for an image build or a container's creation; cleared for teardown,
+  // whose commands must run to the end.
+  void set_interrupted(std::function<bool()> interrupted) { interrupted_ = std::move(interrupted); }
+  const std::function<bool()>& interrupted() const { return interrupted_; }
 
   const std::string& host() const { return host_; }
   const std::string& client() const { return client_; }
@@ -77,6 +85,7 @@ class DockerEngine {
   std::string host_;
   pid_t dockerd_pid_ = 0;
   std::string root_;
+  std::function<bool()> interrupted_;
 
   static DockerEngine start_daemon(const std::string& client);
 };

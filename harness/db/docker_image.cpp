@@ -114,7 +114,7 @@ BuiltImage build_image(const DockerEngine& engine, const ImageBuild& build) {
                                    "-t",
                                    out.image,
                                    (staging / "context").string()};
-  const ToolResult built = run_tool(argv, "", "", 300'000);
+  const ToolResult built = run_tool(argv, "", "", 300'000, engine.interrupted());
   if (built.code != 0) {
     throw std::runtime_error("docker build of " + out.image + " failed: " + built.output);
   }

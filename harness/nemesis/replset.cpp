@@ -214,17 +214,18 @@ class PrimaryDivergence : public Fault {
   // primary's clock is back; every step is tried, and any failure fails the heal.
   void heal(FaultContext& c) override {
     HealErrors errors;
-    errors.attempt([&] {
-      const std::vector<Partitions::Cut> cuts = std::exchange(cuts_, {});
-      if (c.db.partitions()) c.db.partitions()->uncut(cuts);
-    });
-    // The clock comes back before waiting for the killed member: the old primary must not
-    // run with its moved clock any longer than the partition lasted.
-    if (killed_) errors.attempt([&] { c.db.restart_member(new_); });
+    // The clock comes back first, while the old primary is still cut off: it must not reach
+    // the majority with its moved clock, however long the restart below takes (a container
+    // start takes seconds on a loaded machine; a process start, milliseconds).
     if (clock_moved_ && c.db.running(old_)) {
       errors.attempt([&] { c.db.set_clock_offset(old_, previous_offset_ms_); });
     }
     clock_moved_ = false;
+    errors.attempt([&] {
+      const std::vector<Partitions::Cut> cuts = std::exchange(cuts_, {});
+      if (c.db.partitions()) c.db.partitions()->uncut(cuts);
+    });
+    if (killed_) errors.attempt([&] { c.db.restart_member(new_); });
     if (killed_) {
       errors.attempt([&] {
         if (!c.db.wait_answering(new_, kMemberBackWaitMs)) {

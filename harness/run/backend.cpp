@@ -47,6 +47,21 @@ BackendChoice choose_backend(const RunOptions& o, const Scenario& s) {
   if (!o.image.empty() && choice.name != "docker") {
     throw std::runtime_error("--image needs --cluster docker");
   }
+  if (!o.image_kind.empty() && o.image.empty()) {
+    throw std::runtime_error("--image-kind needs --image (the image built here is mongosim)");
+  }
+  if (!o.image.empty()) {
+    if (o.image_kind.empty()) {
+      throw std::runtime_error("--image " + o.image +
+                               " needs --image-kind mongosim or mongod (the program its members "
+                               "run: it decides the command line and which faults are possible)");
+    }
+    try {
+      (void)parse_image_kind(o.image_kind);
+    } catch (const std::invalid_argument& e) {
+      throw std::runtime_error(std::string("--image-kind: ") + e.what());
+    }
+  }
   if (choice.name == "docker") {
     if (!o.member_program.empty()) {
       throw std::runtime_error(
@@ -91,6 +106,7 @@ std::unique_ptr<Db> make_db(const RunOptions& o, const Scenario& s, const Backen
   if (backend.name == "docker") {
     DockerDbOptions options;
     options.image = o.image;
+    if (!o.image_kind.empty()) options.kind = parse_image_kind(o.image_kind);
     options.programs = {binary_dir() + "/mongosim", binary_dir() + "/locklab-worker"};
     options.dockerfile = LOCKLAB_DOCKERFILE;
     return std::make_unique<DockerDb>(std::move(config), options);

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cassert>
 #include <cerrno>
 #include <chrono>
@@ -245,7 +246,8 @@ void Supervisor::stop_all(int64_t grace_ms) {
 }
 
 ToolResult run_tool(const std::vector<std::string>& argv, const std::string& netns,
-                    const std::string& input, int64_t timeout_ms) {
+                    const std::string& input, int64_t timeout_ms,
+                    const std::function<bool()>& interrupted) {
   int in_pipe[2];
   int out_pipe[2];
   if (pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0) {
@@ -272,14 +274,19 @@ ToolResult run_tool(const std::vector<std::string>& argv, const std::string& net
   for (;;) {
     pollfd pfd{out_pipe[0], POLLIN, 0};
     const int64_t left = deadline - now_ms();
-    if (left <= 0) {
+    const bool stop = interrupted && interrupted();
+    if (left <= 0 || stop) {
       kill(pid, SIGKILL);
       waitpid(pid, nullptr, 0);
       close(out_pipe[0]);
+      if (stop) throw ToolInterrupted("interrupted: " + join(argv));
       throw std::runtime_error("timed out after " + std::to_string(timeout_ms) +
                                " ms: " + join(argv));
     }
-    if (::poll(&pfd, 1, static_cast<int>(left)) <= 0) continue;
+    // In slices when it can be interrupted: a signal that lands before poll() starts waiting
+    // does not wake it.
+    const int64_t slice = interrupted ? std::min(left, kToolInterruptPollMs) : left;
+    if (::poll(&pfd, 1, static_cast<int>(slice)) <= 0) continue;
     const ssize_t n = read(out_pipe[0], buffer, sizeof buffer);
     if (n <= 0) break;
     if (result.output.size() < kToolOutputMax) result.output.append(buffer, n);

@@ -13,8 +13,10 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -76,11 +78,20 @@ struct ToolResult {
 };
 constexpr size_t kToolOutputMax = 64 * 1024;
 
+// Thrown by run_tool when `interrupted` said so: the tool was killed (SIGKILL) and reaped.
+class ToolInterrupted : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // Runs argv to completion (optionally inside `netns`, feeding `input` on stdin), waiting at most
 // timeout_ms before killing it. Never throws for a non-zero exit; throws std::runtime_error
-// when the tool cannot be started or times out.
+// when the tool cannot be started or times out, and ToolInterrupted when `interrupted` (asked
+// every kToolInterruptPollMs while the tool runs) returns true.
+inline constexpr int64_t kToolInterruptPollMs = 100;
 ToolResult run_tool(const std::vector<std::string>& argv, const std::string& netns = "",
-                    const std::string& input = "", int64_t timeout_ms = 10'000);
+                    const std::string& input = "", int64_t timeout_ms = 10'000,
+                    const std::function<bool()>& interrupted = nullptr);
 // run_tool, throwing std::runtime_error with the command line and its output on non-zero exit.
 std::string run_tool_checked(const std::vector<std::string>& argv, const std::string& netns = "",
                              const std::string& input = "");

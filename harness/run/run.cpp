@@ -125,8 +125,13 @@ class Run {
   void execute() {
     prepare();
     history_ = std::make_unique<HistoryWriter>((out_ / "history.jsonl").string());
-    history_->append({0, "harness", EventType::kInfo, "start", "", std::nullopt, start_value()});
+    // The history starts when the set is ready: its span and the report's time axis are the
+    // experiment's, whatever the backend took to come up (seconds for processes, tens of seconds
+    // for containers on a loaded machine), which start's setup_ms records.
+    const int64_t setup_began_ms = now_ms();
     start_db();
+    history_->append({0, "harness", EventType::kInfo, "start", "", std::nullopt,
+                      start_value(now_ms() - setup_began_ms)});
     start_workers();
     fault_phase();
     quiet_phase();
@@ -186,9 +191,10 @@ class Run {
   bool stop_recorded_ = false;
 
   // The start event: what the run is and what its `ok`s mean (write concern, fencing).
-  nlohmann::json start_value() const {
+  nlohmann::json start_value(int64_t setup_ms) const {
     return {
         {"scenario", s_.name},
+        {"setup_ms", setup_ms},
         {"seed", seed_},
         {"backend", backend_.name},
         {"check", check_config(s_).to_json()},
@@ -284,17 +290,22 @@ class Run {
     start_ms_ = now_ms();
   }
 
-  // Reaps ended children; a member that dies on its own is a harness error.
+  // Reaps ended children; a member that dies on its own is a harness error, whether the run
+  // reaps it (its child) or the backend noticed it (a container).
   void reap() {
     for (const ExitStatus& e : supervisor_.poll()) {
       if (workers_ && workers_->record_exit(e)) continue;
       for (int m = 0; db_ && m < db_->size(); ++m) {
-        if (db_->pid(m) == e.pid) {
-          const std::string line = "member m" + std::to_string(m) + " ended (" + e.describe() + ")";
-          throw MemberDied(line + "; see " + (out_ / "members").string(), line);
-        }
+        if (db_->pid(m) == e.pid) member_died(m, e.describe());
       }
     }
+    if (!db_) return;
+    for (const MemberEnd& end : db_->poll_ended_members()) member_died(end.member, end.how);
+  }
+
+  [[noreturn]] void member_died(int member, const std::string& how) const {
+    const std::string line = "member m" + std::to_string(member) + " ended (" + how + ")";
+    throw MemberDied(line + "; see " + (out_ / "members").string(), line);
   }
 
   void tick() {

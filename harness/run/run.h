@@ -35,6 +35,9 @@ struct RunOptions {
   std::string external_uri;
   // --cluster docker: the members' image; "" = locklab/mongosim built from the local programs.
   std::string image;
+  // --cluster docker with --image: what runs the members in it, "mongosim" or "mongod" (required
+  // with --image: an image's name says nothing reliable about its program).
+  std::string image_kind;
   std::optional<uint64_t> seed;
   std::string out_dir;     // "" = results/runs/<UTC time>-<scenario>
   std::string junit_path;  // "" = none

@@ -116,6 +116,23 @@ TEST(ChooseBackend, ExternalUriRefusesPlacingClustersAndImages) {
   EXPECT_EQ(choice_error(o), "--external-uri and --image exclude each other");
 }
 
+// What runs in an --image is said, never guessed from its name: --image without --image-kind,
+// an unknown kind, and a kind without an image are refused before anything starts, naming the
+// option. Left out: whether the image really runs that program (seen only when it starts).
+TEST(ChooseBackend, ImageNeedsAKnownKind) {
+  RunOptions o;
+  o.backend = "docker";
+  o.image = "mongo:7.0";
+  EXPECT_EQ(choice_error(o),
+            "--image mongo:7.0 needs --image-kind mongosim or mongod (the program its members "
+            "run: it decides the command line and which faults are possible)");
+  o.image_kind = "mongo";
+  EXPECT_EQ(choice_error(o), "--image-kind: unknown image kind 'mongo' (mongosim or mongod)");
+  o.image.clear();
+  o.image_kind = "mongod";
+  EXPECT_EQ(choice_error(o), "--image-kind needs --image (the image built here is mongosim)");
+}
+
 // --mongod moves member clocks only through faketime: without it on PATH, clock faults are
 // refused; other kinds are not.
 TEST(Preflight, MongodClockFaultsNeedFaketime) {

@@ -1,5 +1,6 @@
-// What `locklab run` itself writes to the history (process "harness"): a start event that says
-// what `ok` means (write concern, fencing, honour_lost, workload, vocabulary), `stop` before the
+// What `locklab run` itself writes to the history (process "harness"): a start event, written
+// once the set is ready, that says what `ok` means (write concern, fencing, honour_lost,
+// workload, vocabulary) and how long the set took to come up, `stop` before the
 // workers are stopped, and one `final` per resource the workload used, a missing document
 // included, with the fenced resource's list of accepted writes.
 //
@@ -63,6 +64,9 @@ TEST(RunHistory, EveryResourceHasAFinalAndTheStartSaysWhatOkMeans) {
   EXPECT_EQ(start.value["fencing"], true);
   EXPECT_EQ(start.value["honour_lost"], true);
   EXPECT_EQ(start.value["workload"], "fenced");
+  // Written once the set is ready: it says how long that took, and nothing precedes it.
+  ASSERT_TRUE(start.value.contains("setup_ms")) << start.value.dump();
+  EXPECT_GE(start.value["setup_ms"].get<int64_t>(), 0);
 
   std::map<std::string, std::vector<std::string>> accepted;  // resource -> write ids, in order
   std::map<std::string, Event> finals;

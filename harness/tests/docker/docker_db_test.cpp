@@ -268,6 +268,7 @@ TEST(DockerDbSupports, MongodImagesRefuseMemberClockFaultsOnly) {
   DbConfig config;
   DockerDbOptions options;
   options.image = "mongo:7.0";
+  options.kind = ImageKind::kMongod;
   const DockerDb db(config, options);
   const auto why = db.supports(FaultKind::kClockSkew);
   ASSERT_TRUE(why.has_value());
@@ -285,9 +286,30 @@ TEST(DockerDbSupports, BadConfigurationsAreRefusedAtConstruction) {
   config.members = 9;
   DockerDbOptions options;
   options.image = "mongo:7.0";
+  options.kind = ImageKind::kMongod;
   EXPECT_THROW(DockerDb(config, options), std::invalid_argument);
   config.members = 3;
   EXPECT_THROW(DockerDb(config, DockerDbOptions{}), std::invalid_argument);
+  // An image without its kind: its name is not taken as a hint, whatever it says.
+  options.kind.reset();
+  options.image = "locklab/mongosim:1";
+  EXPECT_THROW(DockerDb(config, options), std::invalid_argument);
+  options.kind = ImageKind::kMongosim;
+  EXPECT_EQ(DockerDb(config, options).supports(FaultKind::kClockSkew), std::nullopt);
+  options.image = "mongo:7.0";
+  EXPECT_EQ(DockerDb(config, options).supports(FaultKind::kClockSkew), std::nullopt)
+      << "a mongosim kind is mongosim whatever the image's name";
+}
+
+TEST(DockerDbSupports, ImageKindsParseOrNameTheUnknownOne) {
+  EXPECT_EQ(parse_image_kind("mongosim"), ImageKind::kMongosim);
+  EXPECT_EQ(parse_image_kind("mongod"), ImageKind::kMongod);
+  try {
+    parse_image_kind("mongo");
+    ADD_FAILURE() << "an unknown kind was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "unknown image kind 'mongo' (mongosim or mongod)");
+  }
 }
 
 TEST(DockerIdentity, OwnIsAliveAndAGoneOneIsNot) {

@@ -1,62 +1,40 @@
 #!/bin/sh
-# `locklab run --cluster docker` interrupted twice while its set is up: once by Ctrl-C (SIGINT:
-# the run tears down) and once by SIGKILL (nothing runs; the next run's sweep cleans). After
-# each, nothing of the run may remain: no container or network labelled with its owner, no
+# `locklab run --cluster docker` interrupted three times: by Ctrl-C (SIGINT) while it builds its
+# image or makes its containers (it stops there), by Ctrl-C while its set is up (the run tears
+# down), and by SIGKILL (nothing runs; the next run's sweep cleans). After each, nothing of the
+# run may remain: no container or network labelled with its owner, no
 # daemon it started (root /tmp/locklab-dockerd-<pid>.*), and no host bridge more than before.
 #   run_signals.sh BIN_DIR SCENARIO
 # Exit 77 (skipped) when Docker cannot run here. The "next run" after the SIGKILL is a run with
 # an image that does not exist: it sweeps, then fails at once (no registry to pull from).
-# Not covered: a signal during the image build or the daemon's start (the set must be up).
+# Not covered: a signal during the daemon's start (under a second), or between the build and the
+# first container (the run checks for a signal between steps, but no test lands one there).
 set -u
 bin=$1 scenario=$2
 work=$(mktemp -d /tmp/locklab-signals.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-bridges() { ip -o link show type bridge | grep -c ' br-' || true; }
+. "$(dirname "$0")/common.sh"
 before=$(bridges)
 fail=0
 
-# Starts a run in the background and waits (bounded) until its workers write the history.
-start_run() {
-  "$bin/locklab" run "$scenario" --seed 1 --cluster docker --out "$work/$1" \
-    >"$work/$1.log" 2>&1 &
-  pid=$!
-  i=0
-  while [ $i -lt 1200 ]; do
-    if grep -q "Docker cannot run here" "$work/$1.log"; then
-      cat "$work/$1.log"; echo "SKIP: Docker cannot run here"; exit 77
-    fi
-    grep -q '"type":"invoke"' "$work/$1/history.jsonl" 2>/dev/null && return 0
-    kill -0 $pid 2>/dev/null || { cat "$work/$1.log"; echo "FAIL: the run ended early"; exit 1; }
-    sleep 0.1
-    i=$((i + 1))
-  done
-  echo "FAIL: the run did not start its workers within 120 s"; cat "$work/$1.log"; exit 1
-}
+# Ctrl-C while the image is built or the containers are made: the run stops there (the docker
+# command under way is killed), rather than once every container exists, and cleans up.
+start_run building building
+kill -INT $pid
+wait $pid
+echo "after SIGINT while building: exit $?"
+grep "run failed" "$work/building.log"
+grep -Eq "interrupted while (building the image|creating the containers)" "$work/building.log" ||
+  { echo "FAIL: the run was not interrupted while building or creating containers"; fail=1; }
+check_clean "SIGINT while building" $pid
 
-# Nothing of the run with harness pid $1 remains.
-check_clean() {
-  what=$1 owner=$2
-  for root in /tmp/locklab-dockerd-"$owner".*; do
-    [ -e "$root" ] && { echo "FAIL ($what): daemon root $root remains"; fail=1; }
-  done
-  if [ -S /var/run/docker.sock ] || [ -n "${DOCKER_HOST:-}" ]; then
-    left=$(docker ps -aq --filter "label=locklab.owner" --format '{{.Label "locklab.owner"}}' |
-      grep -c "^$owner\." || true)
-    [ "$left" = 0 ] || { echo "FAIL ($what): $left containers of the run remain"; fail=1; }
-  fi
-  if pgrep -f "/tmp/locklab-dockerd-$owner\." >/dev/null; then
-    echo "FAIL ($what): a daemon of the run still runs"; fail=1
-  fi
-  [ "$(bridges)" = "$before" ] || { echo "FAIL ($what): host bridges $before -> $(bridges)"; fail=1; }
-}
-
-start_run interrupted
+start_run interrupted workers
 kill -INT $pid
 wait $pid
 echo "after SIGINT: exit $?"
 check_clean SIGINT $pid
 
-start_run killed
+start_run killed workers
 kill -KILL $pid
 wait $pid
 # Until a sweep runs, the killed run's objects remain (what the sweep is for).
@@ -68,6 +46,7 @@ if [ -S /var/run/docker.sock ] || [ -n "${DOCKER_HOST:-}" ]; then
 fi
 [ $owner_left = 1 ] || { echo "FAIL: nothing of the SIGKILLed run was found before the sweep"; fail=1; }
 "$bin/locklab" run "$scenario" --seed 1 --cluster docker --image locklab/absent:0 \
+  --image-kind mongosim \
   --out "$work/next" >"$work/next.log" 2>&1
 echo "the next run (sweeps, then fails on the absent image): exit $?"
 check_clean SIGKILL $pid
