@@ -5,6 +5,7 @@
 //   locklab check RUN_DIR [--junit FILE]
 //   locklab clients          the lock clients a scenario can choose, and whether each can run here
 //   locklab explore [--client C] [--faults a,b] [--members N] [--write-concern majority|W]
+//                   [--properties p,q]
 //                   [--cases N] [--seed S] [--time-budget 5m] [--shard I/N] [--shrink-reruns K]
 //                   [--out DIR] ...        search for failing experiments (explore/explore.h)
 //   locklab explore --merge DIR... [--out DIR]   one summary of several shards
@@ -25,7 +26,8 @@ namespace {
 // `locklab explore`'s arguments as typed; run_explore turns them into ExploreOptions.
 struct ExploreArgs {
   locklab::ExploreOptions options;
-  std::string clients, faults, write_concern, honour_lost, time_budget, shrink_budget, shard;
+  std::string clients, faults, properties, write_concern, honour_lost, time_budget, shrink_budget,
+      shard;
   int members = 0;
   uint64_t seed = 0;
   int only_case = -1;
@@ -42,6 +44,9 @@ CLI::App* add_explore_command(CLI::App& app, ExploreArgs& a) {
   cmd->add_option("--write-concern", a.write_concern, "pin the write concern: majority or 1..7");
   cmd->add_option("--honour-lost", a.honour_lost, "pin workload.honour_lost: true or false")
       ->check(CLI::IsMember({"true", "false"}));
+  cmd->add_option(
+      "--properties", a.properties,
+      "judge cases on these properties only, comma-separated (default: all that apply)");
   cmd->add_option("--cases", a.options.cases, "cases in the sequence (all shards)")
       ->check(CLI::Range(1, 1'000'000));
   a.seed_opt =
@@ -88,6 +93,7 @@ int run_explore(ExploreArgs& a, int argc, char** argv) {
   try {
     o.pins.clients = split_commas(a.clients);
     o.pins.faults = split_commas(a.faults);
+    o.pins.properties = split_commas(a.properties);
     if (a.members > 0) o.pins.members = a.members;
     if (a.write_concern == "majority") {
       o.pins.write_concern_w = 0;

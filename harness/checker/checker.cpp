@@ -167,6 +167,26 @@ bool is_known_property(std::string_view name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
+std::vector<std::string> properties_applying_to(std::string_view workload, bool tokens) {
+  std::vector<Event> run(2);
+  run[0].process = "harness";
+  run[0].f = "start";
+  run[0].value = {{"vocabulary", 2}, {"workload", workload}, {"tokens", tokens}};
+  run[1].t_ns = 1;
+  run[1].process = "w1";
+  run[1].type = EventType::kOk;
+  run[1].f = "acquire";
+  run[1].lock = "L1";
+  run[1].token = 1;
+  const HistoryIndex index = HistoryIndex::build(run);
+  const CheckConfig config;
+  std::vector<std::string> out;
+  for (const PropertyEntry& entry : registry()) {
+    if (entry.not_applicable(run, index, config).empty()) out.emplace_back(entry.name);
+  }
+  return out;
+}
+
 nlohmann::json CheckConfig::to_json() const {
   return nlohmann::json{{"properties", properties},
                         {"liveness_bound_ns", liveness_bound_ns},

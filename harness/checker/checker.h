@@ -45,6 +45,12 @@ inline constexpr std::string_view kExclusionRwFenced = "exclusion.rw-fenced";
 // Every property, in report order.
 const std::vector<std::string>& all_properties();
 bool is_known_property(std::string_view name);
+// The properties check() judges on a run of `workload` ("mutex", "fenced", "counter", "rw")
+// by a client whose grants carry fencing tokens (or not), given the run acquired a lock at
+// least once; in all_properties() order. Decided by the same rules that make check() report
+// a property not-applicable, applied to such a run's start event and one grant. Listing a
+// property outside this set in CheckConfig::properties makes it unknown.
+std::vector<std::string> properties_applying_to(std::string_view workload, bool tokens);
 
 // What to check and with which bounds. The runtime stores it in the history's first event
 // (process "harness", f "start", value.check = to_json()) so that a stored history is all

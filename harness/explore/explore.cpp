@@ -73,6 +73,12 @@ Scenario generate_case(const ExploreSpace& space, const ExploreOptions& o, uint6
   return s;
 }
 
+std::string join_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& name : names) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
 std::string file_name_of(const std::string& key) {
   std::string out;
   for (char c : key) out += (c == '+' || c == '/') ? '_' : c;
@@ -101,6 +107,7 @@ std::string reproduce_string(const ExploreOptions& o, uint64_t seed, int index) 
   }
   if (o.pins.honour_lost)
     pins += std::string(" --honour-lost ") + (*o.pins.honour_lost ? "true" : "false");
+  if (!o.pins.properties.empty()) pins += " --properties " + join(o.pins.properties);
   return "locklab explore" + pins + " --max-size " + std::to_string(o.max_size) + " --cases " +
          std::to_string(o.cases) + " --seed " + std::to_string(seed) + " --case " +
          std::to_string(index);
@@ -111,6 +118,7 @@ class Exploration {
   Exploration(const ExploreOptions& o, ExploreSpace space, uint64_t seed, fs::path out)
       : o_(o), space_(std::move(space)), seed_(seed), out_(std::move(out)) {
     summary_ = new_summary(o.command_line, seed, o.shard_index, o.shard_count);
+    summary_["properties"] = space_.properties;
   }
 
   int run() {
@@ -322,6 +330,10 @@ void Exploration::write_repro(int i, uint64_t cseed, const std::string& key,
   c << "Shrunk by locklab explore from case " << i << " (" << describe(size_of(r.minimal))
     << ")\nin " << r.steps << " steps" << (r.complete ? "" : " (stopped before a minimum)")
     << "; it failed " << r.confirm_failed << " of " << r.confirm_runs << " confirmation runs.\n"
+    << "Judged on: "
+    << (s.check.properties.empty() ? std::string("every property that applies")
+                                   : join_names(s.check.properties))
+    << ".\n"
     << "Found by: " << o_.command_line << "\n"
     << "The case: " << reproduce_string(o_, seed_, i) << "\n"
     << "Rerun: locklab run " << name << ".toml --seed " << cseed << "\n";

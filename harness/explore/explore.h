@@ -2,8 +2,10 @@
 // RapidCheck's generator (explore/generators.h) draws from a random source keyed by (seed, i) at
 // a size growing with i, run with a seed derived from (seed, i): the sequence depends on the
 // seed and the pins only, so a shard (cases i = I mod N) and a single case (--case i) reproduce
-// alone. Each case runs for real (explore/case_runner.h). The first case of each finding (a set
-// of violated properties, or a member's death) is shrunk (explore/shrink.h) and confirmed; the
+// alone. Each case runs for real (explore/case_runner.h) and is judged on the pinned properties
+// (--properties: the scenario's [check] properties, those of the pin that apply to its
+// workload; explore/space.h), or on every property that applies. The first case of each finding (a
+// set of violated properties, or a member's death) is shrunk (explore/shrink.h) and confirmed; the
 // result is written as an ordinary scenario with the run directory of a failing run beside it.
 //
 // Output directory (--out, default results/explore/<UTC time>):

@@ -109,15 +109,26 @@ void draw_schedule(Scenario& s, const ExploreSpace& space, int size) {
 
 void draw_workload(Scenario& s, const ExploreSpace& space, int size) {
   WorkloadSpec& w = s.workload;
-  w.client = *rc::gen::elementOf(space.clients).as("client");
-  const ClientSpec* client = find_client(w.client);
-  std::vector<WorkloadKind> kinds;
-  for (WorkloadKind k :
-       {WorkloadKind::kMutex, WorkloadKind::kFenced, WorkloadKind::kCounter, WorkloadKind::kRw}) {
-    if (client_choice_error(w.client, to_string(k)).empty()) kinds.push_back(k);
+  // Only clients and workloads on which some pinned property can be judged (make_space
+  // checked that one exists).
+  auto kinds_of = [&space](const std::string& client) {
+    std::vector<WorkloadKind> kinds;
+    for (WorkloadKind k :
+         {WorkloadKind::kMutex, WorkloadKind::kFenced, WorkloadKind::kCounter, WorkloadKind::kRw}) {
+      if (client_choice_error(client, to_string(k)).empty() && judges_something(space, client, k))
+        kinds.push_back(k);
+    }
+    return kinds;
+  };
+  std::vector<std::string> clients;
+  for (const std::string& c : space.clients) {
+    if (!kinds_of(c).empty()) clients.push_back(c);
   }
-  RC_ASSERT(client != nullptr && !kinds.empty());
+  RC_ASSERT(!clients.empty());
+  w.client = *rc::gen::elementOf(clients).as("client");
+  const std::vector<WorkloadKind> kinds = kinds_of(w.client);
   w.kind = *rc::gen::elementOf(kinds).as("workload kind");
+  s.check.properties = judged_properties(space, w.client, w.kind);
   // One worker only at the smallest sizes: exclusion needs two to be broken.
   w.workers = *rc::gen::inRange(size < 10 ? 1 : 2, std::min(kExploreMaxWorkers, 2 + size / 30) + 1)
                    .as("workers");

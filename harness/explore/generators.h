@@ -11,9 +11,10 @@
 //
 // Invariants (tested): every generated scenario parses back from scenario_to_toml and names
 // only faults and clients of the space; a fault's kind needs no more members than the case has,
-// and a fault never outlasts the workload. Only parameters a fault kind requires are drawn
-// (clock offsets and jumps, delays); the others keep the fault's defaults.
-// Generators are values; any thread.
+// and a fault never outlasts the workload; with properties pinned, the scenario's [check]
+// properties are the pinned ones that apply to its client and workload, never none. Only parameters
+// a fault kind requires are drawn (clock offsets and jumps, delays); the others keep the fault's
+// defaults. Generators are values; any thread.
 #pragma once
 
 #include <rapidcheck.h>

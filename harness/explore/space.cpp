@@ -1,9 +1,11 @@
 #include "explore/space.h"
 
 #include <algorithm>
+#include <cassert>
 #include <memory>
 #include <stdexcept>
 
+#include "checker/checker.h"
 #include "client/clients.h"
 #include "run/backend.h"
 
@@ -12,6 +14,45 @@ namespace {
 
 // Cluster sizes an exploration draws: one member, a set that can lose a majority, the ring's 5.
 const std::vector<int> kMemberChoices = {1, 3, 5};
+
+const WorkloadKind kWorkloadKinds[] = {WorkloadKind::kMutex, WorkloadKind::kFenced,
+                                       WorkloadKind::kCounter, WorkloadKind::kRw};
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& name : names) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
+// The pinned properties in report order, each known and applying to some workload of some
+// client of the space; throws std::invalid_argument naming the one that is not.
+std::vector<std::string> pinned_properties(const std::vector<std::string>& names,
+                                           const std::vector<std::string>& clients) {
+  for (const std::string& name : names) {
+    if (!is_known_property(name)) {
+      throw std::invalid_argument("--properties: unknown property \"" + name +
+                                  "\" (known: " + joined(all_properties()) + ")");
+    }
+    bool applies = false;
+    for (const std::string& client : clients) {
+      const ClientSpec* spec = find_client(client);
+      for (WorkloadKind kind : kWorkloadKinds) {
+        if (!client_choice_error(client, to_string(kind)).empty()) continue;
+        const auto judged = properties_applying_to(to_string(kind), spec->fencing_tokens);
+        applies = applies || std::count(judged.begin(), judged.end(), name) > 0;
+      }
+    }
+    if (!applies) {
+      throw std::invalid_argument("--properties: " + name +
+                                  " applies to no workload of the client(s) " + joined(clients));
+    }
+  }
+  std::vector<std::string> out;
+  for (const std::string& name : all_properties()) {
+    if (std::count(names.begin(), names.end(), name) > 0) out.push_back(name);
+  }
+  return out;
+}
 
 std::vector<FaultKind> pinned_faults(const std::vector<std::string>& names,
                                      const FaultSupport& support) {
@@ -79,7 +120,26 @@ ExploreSpace make_space(const ExplorePins& pins, const FaultSupport& fault_suppo
     space.write_concern_w = {0, 1};
   }
   space.honour_lost = pins.honour_lost;
+  space.properties = pinned_properties(pins.properties, space.clients);
   return space;
+}
+
+std::vector<std::string> judged_properties(const ExploreSpace& space, const std::string& client,
+                                           WorkloadKind kind) {
+  if (space.properties.empty()) return {};
+  const ClientSpec* spec = find_client(client);
+  assert(spec != nullptr && "the space's clients are known");
+  std::vector<std::string> out;
+  for (const std::string& name : properties_applying_to(to_string(kind), spec->fencing_tokens)) {
+    if (std::count(space.properties.begin(), space.properties.end(), name) > 0) {
+      out.push_back(name);
+    }
+  }
+  return out;
+}
+
+bool judges_something(const ExploreSpace& space, const std::string& client, WorkloadKind kind) {
+  return space.properties.empty() || !judged_properties(space, client, kind).empty();
 }
 
 FaultSupport machine_fault_support() {

@@ -32,6 +32,7 @@ nlohmann::json new_summary(const std::string& command, uint64_t seed, int shard_
   return {
       {"command", command},
       {"seed", seed},
+      {"properties", nlohmann::json::array()},
       {"shards",
        nlohmann::json::array(
            {{{"index", shard_index}, {"count", shard_count}, {"cases", 0}, {"elapsed_s", 0.0}}})},
@@ -57,10 +58,17 @@ nlohmann::json merge_summaries(const std::vector<nlohmann::json>& all) {
   nlohmann::json out = new_summary(need(all[0], "command").get<std::string>(),
                                    need(all[0], "seed").get<uint64_t>(), 0, 1);
   out["shards"] = nlohmann::json::array();
+  // Summaries written before the properties pin existed judged every property.
+  out["properties"] = all[0].value("properties", nlohmann::json::array());
   for (const nlohmann::json& s : all) {
     if (need(s, "seed") != out["seed"]) {
       throw std::invalid_argument("summaries of different explorations (seed " + s["seed"].dump() +
                                   " and " + out["seed"].dump() + ")");
+    }
+    if (s.value("properties", nlohmann::json::array()) != out["properties"]) {
+      throw std::invalid_argument("summaries of explorations judged on different properties (" +
+                                  s.value("properties", nlohmann::json::array()).dump() + " and " +
+                                  out["properties"].dump() + ")");
     }
     for (const auto& shard : need(s, "shards")) out["shards"].push_back(shard);
     out["cases"] = out["cases"].get<int64_t>() + need(s, "cases").get<int64_t>();
@@ -86,6 +94,10 @@ std::string summary_markdown(const nlohmann::json& s) {
   md << "# locklab explore\n\n`" << s.value("command", "") << "`\n\n";
   md << "| figure | value |\n|---|---|\n";
   md << "| seed | " << s["seed"].dump() << " |\n";
+  std::string judged;
+  for (const auto& p : s.value("properties", nlohmann::json::array()))
+    judged += (judged.empty() ? "" : ", ") + p.get<std::string>();
+  md << "| properties judged | " << (judged.empty() ? "every one that applies" : judged) << " |\n";
   md << "| shards | " << s["shards"].size() << " |\n";
   md << "| cases | " << s["cases"].dump() << " |\n";
   md << "| runner time (s) | " << s["elapsed_s"].get<double>() << " |\n";

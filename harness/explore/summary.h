@@ -1,7 +1,8 @@
 // An exploration's summary: kept as JSON (summary.json), rendered as Markdown (summary.md), and
 // merged across shards.
 //
-// Shape: {"command", "seed", "shards": [{"index", "count", "cases", "elapsed_s"}], "cases",
+// Shape: {"command", "seed", "properties" (the --properties pin, in report order; [] = every
+// property that applies), "shards": [{"index", "count", "cases", "elapsed_s"}], "cases",
 // "elapsed_s" (summed over shards: runner time), "cases_per_minute", "outcomes": {verdict:
 // count}, "findings_by_property": {property: cases}, "faults_covered": {kind: windows},
 // "first_failure_case", "interrupted", "findings": [{"key", "case", "case_seed", "reproduce",
@@ -23,7 +24,7 @@ nlohmann::json new_summary(const std::string& command, uint64_t seed, int shard_
 // Recomputes cases_per_minute from cases and elapsed_s.
 void finish_summary(nlohmann::json& summary);
 // Merges shard summaries into one. Throws std::invalid_argument when they come from different
-// explorations (seeds differ) or a summary lacks a key.
+// explorations (seeds or properties differ) or a summary lacks a key.
 nlohmann::json merge_summaries(const std::vector<nlohmann::json>& summaries);
 std::string summary_markdown(const nlohmann::json& summary);
 

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "checker/checker.h"
 #include "client/clients.h"
 #include "explore/generators.h"
 #include "explore/scenario_writer.h"
@@ -51,6 +52,14 @@ rc::Gen<ExplorePins> pins_gen() {
     if (*rc::gen::arbitrary<bool>()) pins.members = *rc::gen::element(1, 3, 5);
     if (*rc::gen::arbitrary<bool>()) pins.write_concern_w = *rc::gen::element(0, 1);
     if (*rc::gen::arbitrary<bool>()) pins.honour_lost = *rc::gen::arbitrary<bool>();
+    if (*rc::gen::arbitrary<bool>()) {
+      pins.properties =
+          *rc::gen::unique<std::vector<std::string>>(rc::gen::elementOf(all_properties()));
+    }
+    if (*rc::gen::arbitrary<bool>()) {
+      pins.clients = *rc::gen::nonEmpty(rc::gen::unique<std::vector<std::string>>(
+          rc::gen::element<std::string>("mongolock", "npm-distributed-locks-mongodb", "square")));
+    }
     return pins;
   });
 }
@@ -66,20 +75,46 @@ void expect_round_trip(const Scenario& s) {
   RC_ASSERT(to_json(back) == to_json(s));
 }
 
+// Pins make_space accepts: a pinned property that applies to no workload of the pinned clients
+// is refused (ExploreSpace.PinsThatCannotBeMetAreRefusedByName), so such draws are discarded.
+ExploreSpace space_of(const ExplorePins& pins) {
+  std::optional<ExploreSpace> space;
+  try {
+    space = everything(pins);
+  } catch (const std::invalid_argument& e) {
+    RC_DISCARD(e.what());
+  }
+  RC_ASSERT(space.has_value());
+  return *space;
+}
+
 RC_GTEST_PROP(ExploreGenerators, GeneratedScenariosRoundTripThroughTheWriter, ()) {
   const ExplorePins pins = *pins_gen();
-  const Scenario s = *scenario_gen(everything(pins));
+  const Scenario s = *scenario_gen(space_of(pins));
   expect_round_trip(s);
 }
 
 RC_GTEST_PROP(ExploreGenerators, GeneratedScenariosStayInsideTheSpaceAndThePins, ()) {
   const ExplorePins pins = *pins_gen();
-  const ExploreSpace space = everything(pins);
+  const ExploreSpace space = space_of(pins);
   const Scenario s = *scenario_gen(space);
   RC_ASSERT(std::count(space.clients.begin(), space.clients.end(), s.workload.client) == 1);
   if (pins.members) RC_ASSERT(s.cluster.members == *pins.members);
   if (pins.write_concern_w) RC_ASSERT(s.lock.write_concern_w == *pins.write_concern_w);
   if (pins.honour_lost) RC_ASSERT(s.workload.honour_lost == *pins.honour_lost);
+  // Judged on the pinned properties that apply to the case (never on none), or on every one
+  // that applies when none is pinned.
+  if (pins.properties.empty()) {
+    RC_ASSERT(s.check.properties.empty());
+  } else {
+    RC_ASSERT(!s.check.properties.empty());
+    const auto applying = properties_applying_to(to_string(s.workload.kind),
+                                                 find_client(s.workload.client)->fencing_tokens);
+    for (const std::string& p : s.check.properties) {
+      RC_ASSERT(std::count(pins.properties.begin(), pins.properties.end(), p) == 1);
+      RC_ASSERT(std::count(applying.begin(), applying.end(), p) == 1);
+    }
+  }
   RC_ASSERT(s.workload.workers >= 1 && s.workload.workers <= kExploreMaxWorkers);
   RC_ASSERT(static_cast<int>(s.nemesis.schedule.size()) <= kExploreMaxFaults);
   for (const FaultSpec& f : s.nemesis.schedule) {
@@ -180,12 +215,52 @@ TEST(ExploreSpace, PinsThatCannotBeMetAreRefusedByName) {
             0u);
   EXPECT_EQ(error_of(faults_pin("partition-halves"), none),
             "--faults: partition-halves cannot run here: no partition hooks here");
-  EXPECT_EQ(error_of(ExplorePins{{"nope"}, {}, {}, {}, {}}, all)
+  EXPECT_EQ(error_of(ExplorePins{{"nope"}, {}, {}, {}, {}, {}}, all)
                 .rfind("--client: unknown client \"nope\"", 0),
             0u);
-  EXPECT_EQ(error_of(ExplorePins{{}, {}, 1, 3, {}}, all),
+  EXPECT_EQ(error_of(ExplorePins{{}, {}, 1, 3, {}, {}}, all),
             "--write-concern: w must be \"majority\" or 1..1");
   EXPECT_TRUE(make_space({}, none, clients).faults.empty());
+  ExplorePins unknown_property;
+  unknown_property.properties = {"tokens.unique", "exclusion.strcit"};
+  EXPECT_EQ(error_of(unknown_property, all)
+                .rfind("--properties: unknown property "
+                       "\"exclusion.strcit\" (known: tokens.unique, ",
+                       0),
+            0u);
+  // The npm client issues no tokens and runs no fenced workload.
+  ExplorePins inapplicable;
+  inapplicable.clients = {"npm-distributed-locks-mongodb"};
+  inapplicable.properties = {"counter.no-lost-updates", "exclusion.fenced"};
+  EXPECT_EQ(error_of(inapplicable, all),
+            "--properties: exclusion.fenced applies to no workload of the client(s) "
+            "npm-distributed-locks-mongodb");
+}
+
+// A pin keeps its properties in report order whatever order they were typed in, and a case is
+// judged only on those that apply to its workload: the counter property pins the counter
+// workload when it is the only one pinned.
+TEST(ExploreSpace, PinnedPropertiesDecideWhatACaseIsJudgedOnAndWhichWorkloadsAreDrawn) {
+  ExplorePins pins;
+  pins.properties = {"counter.no-lost-updates", "tokens.unique"};
+  const ExploreSpace space = everything(pins);
+  EXPECT_EQ(space.properties,
+            (std::vector<std::string>{"tokens.unique", "counter.no-lost-updates"}));
+  EXPECT_EQ(judged_properties(space, "mongolock", WorkloadKind::kMutex),
+            (std::vector<std::string>{"tokens.unique"}));
+  EXPECT_EQ(judged_properties(space, "mongolock", WorkloadKind::kCounter),
+            (std::vector<std::string>{"tokens.unique", "counter.no-lost-updates"}));
+  EXPECT_FALSE(judges_something(space, "npm-distributed-locks-mongodb", WorkloadKind::kMutex));
+  EXPECT_TRUE(
+      judges_something(everything(), "npm-distributed-locks-mongodb", WorkloadKind::kMutex));
+  pins.properties = {"counter.no-lost-updates"};
+  const ExploreSpace counter_only = everything(pins);
+  for (int i = 0; i < 30; ++i) {
+    const rc::Random random(rc::Random::Key{7, static_cast<uint64_t>(i), 0, 0});
+    const Scenario s = scenario_gen(counter_only)(random, 50).value();
+    EXPECT_EQ(s.workload.kind, WorkloadKind::kCounter) << s.workload.client;
+    EXPECT_EQ(s.check.properties, pins.properties);
+  }
 }
 
 }  // namespace

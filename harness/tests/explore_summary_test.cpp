@@ -1,7 +1,8 @@
 // locklab explore's summaries and arguments: shard summaries merge into one (counts summed,
 // findings and errors kept, the earliest first failure, cases per minute over the summed runner
-// time); summaries of different explorations are refused; --shard and --time-budget parse or
-// are refused naming the option. What this leaves out: running shards (the explore.* ctests).
+// time); summaries of different explorations (seed, or properties judged) are refused; --shard and
+// --time-budget parse or are refused naming the option. What this leaves out: running shards (the
+// explore.* ctests).
 #include <gtest/gtest.h>
 
 #include "explore/explore.h"
@@ -43,6 +44,16 @@ TEST(ExploreSummary, SummariesOfDifferentExplorationsAreRefused) {
   nlohmann::json other = shard(1, 5, 10, nullptr);
   other["seed"] = 10;
   EXPECT_THROW(merge_summaries({shard(0, 5, 10, nullptr), other}), std::invalid_argument);
+  // Shards judged on different properties are different explorations too.
+  nlohmann::json narrower = shard(1, 5, 10, nullptr);
+  narrower["properties"] = {"tokens.unique"};
+  EXPECT_THROW(merge_summaries({shard(0, 5, 10, nullptr), narrower}), std::invalid_argument);
+  nlohmann::json also_narrower = shard(0, 5, 10, nullptr);
+  also_narrower["properties"] = {"tokens.unique"};
+  const nlohmann::json merged = merge_summaries({also_narrower, narrower});
+  EXPECT_EQ(merged["properties"], nlohmann::json({"tokens.unique"}));
+  EXPECT_NE(summary_markdown(merged).find("| properties judged | tokens.unique |"),
+            std::string::npos);
   nlohmann::json broken = shard(1, 5, 10, nullptr);
   broken.erase("outcomes");
   try {
