@@ -115,18 +115,19 @@ Handle start_lease(const std::shared_ptr<Context>& context, const HoldSpec& spec
   return make_handle(std::move(lease));
 }
 
-// A plain lock is never acquired in a collection that still has the expiresAt TTL index of
-// earlier versions (it would reap tombstones and released documents early). False: the check
-// could not be made, so nothing was sent this attempt (the loop backs off and asks again).
-bool plain_collection_usable(Context& context, const HoldSpec& spec) {
-  if (spec.rw) return true;  // the rw collection's index was always on reapAt
+// A lock is never acquired in a collection whose TTL indexes would delete its documents (and
+// the tombstones and token floor they carry) sooner than reap_after_s after reapAt: the
+// expiresAt index of earlier versions, a reapAt index made with a shorter reap_after_s, any
+// other TTL index (index_check.h). False: the check could not be made, so nothing was sent this
+// attempt (the loop backs off and asks again).
+bool collection_usable(Context& context, const HoldSpec& spec) {
   std::string detail;
-  switch (context.check_legacy_index(detail)) {
+  switch (context.check_indexes(spec.rw, detail)) {
     case Context::IndexCheck::kClean:
       return true;
     case Context::IndexCheck::kUnchecked:
       return false;
-    case Context::IndexCheck::kLegacyIndex:
+    case Context::IndexCheck::kRefused:
       break;
   }
   throw Error("mongolock: acquire of " + describe(spec) + " refused: " + detail);
@@ -134,7 +135,7 @@ bool plain_collection_usable(Context& context, const HoldSpec& spec) {
 
 AttemptResult attempt_once(const std::shared_ptr<Context>& context, const HoldSpec& spec,
                            const std::stop_token& stop, bool& slot_handed_over) {
-  if (!plain_collection_usable(*context, spec)) return {};
+  if (!collection_usable(*context, spec)) return {};
   const Options& options = context->options();
   const std::string id = new_acquisition_id();
   const Clock::time_point sent_at = Clock::now();  // the lease clock starts before sending

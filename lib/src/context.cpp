@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "commands.h"
+#include "index_check.h"
 #include "mongolock/errors.h"
 #include "validation.h"
 
@@ -260,39 +261,34 @@ Reply Context::read(const bson_t& command) {
   return run(command, SendMode::kRead);
 }
 
-Context::IndexCheck Context::check_legacy_index(std::string& detail) {
+Context::IndexCheck Context::check_indexes(bool rw, std::string& detail) {
   constexpr int kNamespaceNotFound = 26;
-  if (legacy_index_absent_.load()) return IndexCheck::kClean;
-  Reply reply = run(*list_indexes_command(options_.collection), SendMode::kPlain);
+  std::atomic<bool>& final_verdict = rw ? rw_indexes_final_ : plain_indexes_final_;
+  if (final_verdict.load()) return IndexCheck::kClean;
+  const std::string& collection = rw ? options_.rw_collection : options_.collection;
+  Reply reply = run(*list_indexes_command(collection), SendMode::kPlain);
   if (reply.outcome != Outcome::kOk) {
     // No collection yet: no index either (the first acquire creates it); asked again later.
     if (reply.outcome == Outcome::kRefused && reply.code == kNamespaceNotFound) {
       return IndexCheck::kClean;
     }
-    detail =
-        "listIndexes on " + database_ + "." + options_.collection + " failed: " + reply.message;
+    detail = "listIndexes on " + database_ + "." + collection + " failed: " + reply.message;
     return IndexCheck::kUnchecked;
   }
-  bool legacy = false;
-  if (std::optional<Bson> cursor = find_document(*reply.doc, "cursor")) {
-    for_each_document(**cursor, "firstBatch", [&](const bson_t& index) {
-      legacy = find_utf8(index, "name") == kTtlIndexName &&
-               find_int64(index, "key.expiresAt").has_value();
-      return !legacy;
-    });
+  const IndexRule rule{database_ + "." + collection, options_.reap_after_s, options_.create_index,
+                       !rw};
+  IndexVerdict verdict = judge_indexes(*reply.doc, rule);
+  switch (verdict.kind) {
+    case IndexVerdictKind::kUsable:
+      final_verdict.store(true);
+      return IndexCheck::kClean;
+    case IndexVerdictKind::kUsableUntilIndexed:
+      return IndexCheck::kClean;
+    case IndexVerdictKind::kRefused:
+      break;
   }
-  if (!legacy) {
-    legacy_index_absent_.store(true);
-    return IndexCheck::kClean;
-  }
-  detail = "collection " + database_ + "." + options_.collection + " has the TTL index \"" +
-           kTtlIndexName +
-           "\" on expiresAt, left by an earlier mongolock version; it deletes released locks "
-           "and their tombstones early (a token can go back, a resolved acquire can take "
-           "effect). Drop it once, e.g. in mongosh: db.getSiblingDB(\"" +
-           database_ + "\")." + options_.collection + ".dropIndex(\"" + kTtlIndexName +
-           "\") (the index \"" + kReapIndexName + "\" on reapAt replaces it)";
-  return IndexCheck::kLegacyIndex;
+  detail = std::move(verdict.detail);
+  return IndexCheck::kRefused;
 }
 
 namespace {
@@ -388,8 +384,9 @@ void Context::create_index(const std::string& key, const IndexTarget& target,
         write(*index_command(target.collection, "reapAt", target.name, options_.reap_after_s));
     if (reply.outcome == Outcome::kOk || reply.code == kIndexExists) return;
     if (reply.code == kOptionsConflict || reply.code == kKeySpecsConflict) {
-      // Another Provider made it with another reap_after_s (or key): it stays as it is, and
-      // the fencing margin is the one that index gives.
+      // Another Provider made it with another reap_after_s (or key): it stays as it is.
+      // check_indexes() judges it before every acquire: a shorter expireAfterSeconds than
+      // this Provider's reap_after_s refuses acquires, a longer one is fine.
       std::fprintf(stderr, "mongolock: TTL index %s on %s.%s exists with other options: %s\n",
                    target.name, database_.c_str(), target.collection.c_str(),
                    reply.message.c_str());

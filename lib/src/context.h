@@ -2,7 +2,7 @@
 // the validated Options, and the one-time background index creation.
 //
 // Every round trip of the library goes through write(), write_once(), read() or
-// check_legacy_index(), which classify the result:
+// check_indexes(), which classify the result:
 //   kOk       the server ran the command (for writes: acknowledged with the write concern).
 //   kNotSent  it provably never reached a server: server selection failed, or no pooled client
 //             became free within pool_wait_ms_.
@@ -27,7 +27,7 @@
 //   createIndexes                  write(): sent once (the index thread retries, 3 tries)
 //   inspect (aggregate)            read(): a retryable read, retried once on a network error
 //                                  or a retryable server error
-//   listIndexes                    check_legacy_index(): sent once, no read concern
+//   listIndexes                    check_indexes(): sent once, no read concern
 // Thread rules: all methods are safe from any thread; the pool hands one client per call.
 #pragma once
 
@@ -97,12 +97,13 @@ class Context {
   Reply write_once(const bson_t& command);
   Reply read(const bson_t& command);
 
-  // Whether the plain collection is free of the TTL index that versions before reapAt made,
-  // "mongolock_ttl" on expiresAt (it reaps released documents and tombstones early).
-  // kClean is remembered once seen (the check is then free); kLegacyIndex and kUnchecked (the
-  // listIndexes failed: `detail` says why) are asked again next time.
-  enum class IndexCheck { kClean, kLegacyIndex, kUnchecked };
-  IndexCheck check_legacy_index(std::string& detail);
+  // Whether the plain (rw false) or rw collection's TTL indexes keep lock documents at least
+  // reap_after_s after reapAt (index_check.h: judge_indexes). kClean is remembered once the
+  // judgement is final (the check is then free); kClean before this Provider's own index exists,
+  // kRefused and kUnchecked (the listIndexes failed: `detail` says why) are asked again next
+  // time.
+  enum class IndexCheck { kClean, kRefused, kUnchecked };
+  IndexCheck check_indexes(bool rw, std::string& detail);
   // True in a process forked after this Context was made: its pool is the parent's.
   bool in_forked_child() const;
 
@@ -125,7 +126,8 @@ class Context {
   Bson read_opts_;
   std::vector<std::jthread> index_threads_;  // at most 2 (plain and rw collection)
   std::atomic<int64_t> holds_{0};
-  std::atomic<bool> legacy_index_absent_{false};  // set once check_legacy_index saw kClean
+  std::atomic<bool> plain_indexes_final_{false};  // set once check_indexes judged them final
+  std::atomic<bool> rw_indexes_final_{false};
   int64_t pool_wait_ms_ = 0;  // derived from the options: min(expiry_ms / 2, kPoolWaitMsMax)
   pid_t creator_pid_ = 0;
 };

@@ -99,8 +99,8 @@
 //    S = clamp(expiry_ms / 2, 100 ms, 30 s) unless the URI sets them.
 //  * acquire / try_acquire with timeout D returns within D + 5 * W + 2 * busy_wait_min_ms: the
 //    last attempt starts before D has passed, and it, its resolution (3 tries) and the check of
-//    the plain collection's indexes (one listIndexes per attempt until a Provider has seen the
-//    collection clean, see [index]) are W each. timeout 0 is one attempt: 5 * W +
+//    the collection's indexes (one listIndexes per attempt until the Provider's judgement of
+//    them is final, see [index]) are W each. timeout 0 is one attempt: 5 * W +
 //    2 * busy_wait_min_ms.
 //  * Cancellation (std::stop_token) is checked before every attempt, during every backoff
 //    sleep and between resolution tries; a round trip in flight is not interrupted.
@@ -134,14 +134,22 @@
 //    stays at least (reapAt >= resolution + expiry_ms, reaped reap_after_s later). Nobody
 //    deletes the document meanwhile. A forward step of the primary's clock shortens both by
 //    the step.
-//  [index] The plain collection has no TTL index on expiresAt. Versions before reapAt made
-//    one ("mongolock_ttl"); it deletes released documents and their tombstones reap_after_s
-//    after the release, which breaks [tombstone] and the fencing floor. A Provider checks
-//    (listIndexes) before its first plain-lock attempt and refuses every acquire with Error,
-//    naming the index and the dropIndex that removes it, while it exists; with create_index
-//    true or false alike (the library drops no index itself). An index made later, while the
-//    Provider runs, is not seen. The check needs the listIndexes privilege (the read role):
-//    while listIndexes fails, every plain-lock attempt counts as one that sent nothing.
+//  [index] No TTL index deletes a lock document sooner than reap_after_s after its reapAt:
+//    every TTL index in the plain and rw collections is on {reapAt: 1} alone with
+//    expireAfterSeconds >= this Provider's reap_after_s. Versions before reapAt made one on
+//    expiresAt in the plain collection ("mongolock_ttl"), which deletes released documents and
+//    their tombstones reap_after_s after the release; and the reapAt index keeps the
+//    expireAfterSeconds of the first Provider that created it, so a Provider with a longer
+//    reap_after_s would lose its tombstones and token floor early. Either breaks [tombstone]
+//    and the fencing floor. A Provider reads the collection's indexes (listIndexes) before its
+//    first attempt on each collection and refuses every acquire with Error while a TTL index
+//    breaks this, naming the index and the mongosh command that drops it or raises its
+//    expireAfterSeconds (the library changes no index itself); with create_index true or false
+//    alike. The check is asked again on every attempt until the judgement is final: a
+//    suitable reapAt index was seen, or (create_index false) none is expected. An index made or
+//    changed later, while the Provider runs, is not seen. The check needs the listIndexes
+//    privilege (the read role): while listIndexes fails, every attempt counts as one that sent
+//    nothing.
 //  [fork] A Provider, Lock, RwLock or Handle made before fork() is the parent's: in the child,
 //    release() and destruction of a Handle do nothing (the hold stays the parent's; it learns
 //    nothing), acquire throws InvalidArgument and other requests fail; make a new Provider in

@@ -1,0 +1,102 @@
+#include "index_check.h"
+
+#include <optional>
+#include <utility>
+
+#include "bson_ptr.h"
+#include "commands.h"
+
+namespace mongolock::detail {
+namespace {
+
+// A collection holds at most 64 indexes (a MongoDB limit) and listIndexes' first batch holds
+// 101 documents by default, so the first batch is the whole list.
+struct TtlIndex {
+  std::string name;
+  std::string key_json;
+  bool on_reap_at_alone = false;
+  bool on_expires_at = false;
+  int64_t expire_after_s = 0;
+};
+
+std::optional<TtlIndex> ttl_index(const bson_t& index) {
+  std::optional<int64_t> expire = find_int64(index, "expireAfterSeconds");
+  if (!expire) return std::nullopt;
+  TtlIndex out;
+  out.name = find_utf8(index, "name").value_or("(unnamed)");
+  out.expire_after_s = *expire;
+  if (std::optional<Bson> key = find_document(index, "key")) {
+    out.key_json = to_json(**key);
+    out.on_reap_at_alone = bson_count_keys(key->get()) == 1 && find_int64(**key, "reapAt");
+    out.on_expires_at = find_int64(**key, "expiresAt").has_value();
+  }
+  return out;
+}
+
+// "db.getSiblingDB("db")" and "collection" from "db.collection" (a database name has no dot).
+std::pair<std::string, std::string> shell_names(const IndexRule& rule) {
+  const std::string::size_type dot = rule.collection_path.find('.');
+  return {"db.getSiblingDB(\"" + rule.collection_path.substr(0, dot) + "\")",
+          rule.collection_path.substr(dot + 1)};
+}
+
+std::string drop_hint(const IndexRule& rule, const std::string& name) {
+  const auto [db, collection] = shell_names(rule);
+  return db + "." + collection + ".dropIndex(\"" + name + "\")";
+}
+
+std::string raise_hint(const IndexRule& rule, const std::string& name) {
+  const auto [db, collection] = shell_names(rule);
+  return db + ".runCommand({collMod: \"" + collection + "\", index: {name: \"" + name +
+         "\", expireAfterSeconds: " + std::to_string(rule.reap_after_s) + "}})";
+}
+
+std::string refusal(const IndexRule& rule, const TtlIndex& index) {
+  const std::string where = "collection " + rule.collection_path + " has the TTL index \"" +
+                            index.name + "\" on " + index.key_json;
+  const std::string harm =
+      "it deletes lock documents, and the tombstones and token floor they carry, sooner than "
+      "this Provider's reap_after_s (" +
+      std::to_string(rule.reap_after_s) +
+      " s) promises (a token can go back, a resolved acquire can take effect)";
+  if (rule.plain && index.name == kTtlIndexName && index.on_expires_at) {
+    return where + ", left by an earlier mongolock version; " + harm + ". Drop it once, e.g. in " +
+           "mongosh: " + drop_hint(rule, index.name) + " (the index \"" + kReapIndexName +
+           "\" on reapAt replaces it)";
+  }
+  if (index.on_reap_at_alone) {
+    return where + " with expireAfterSeconds " + std::to_string(index.expire_after_s) +
+           ", below this Provider's reap_after_s " + std::to_string(rule.reap_after_s) +
+           " (the Provider that created it had a shorter one); " + harm +
+           ". Give every Provider on this collection the same reap_after_s, or raise the "
+           "index's once, e.g. in mongosh: " +
+           raise_hint(rule, index.name);
+  }
+  return where + " (expireAfterSeconds " + std::to_string(index.expire_after_s) +
+         "), which is not the library's; " + harm +
+         ". Drop it, e.g. in mongosh: " + drop_hint(rule, index.name);
+}
+
+}  // namespace
+
+IndexVerdict judge_indexes(const bson_t& reply, const IndexRule& rule) {
+  bool reap_index_seen = false;
+  std::optional<IndexVerdict> refused;
+  if (std::optional<Bson> cursor = find_document(reply, "cursor")) {
+    for_each_document(**cursor, "firstBatch", [&](const bson_t& index) {
+      std::optional<TtlIndex> ttl = ttl_index(index);
+      if (!ttl) return true;
+      if (ttl->on_reap_at_alone && ttl->expire_after_s >= rule.reap_after_s) {
+        reap_index_seen = true;  // ours, or another name on the same key: either will do
+        return true;
+      }
+      refused = IndexVerdict{IndexVerdictKind::kRefused, refusal(rule, *ttl)};
+      return false;
+    });
+  }
+  if (refused) return *refused;
+  if (reap_index_seen || !rule.creates_index) return {IndexVerdictKind::kUsable, {}};
+  return {IndexVerdictKind::kUsableUntilIndexed, {}};
+}
+
+}  // namespace mongolock::detail

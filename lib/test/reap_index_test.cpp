@@ -1,0 +1,146 @@
+// The reapAt TTL index keeps the expireAfterSeconds of the first Provider that created it. A
+// Provider with a longer reap_after_s keeps its tombstones (and its token floor) for
+// expiry_ms + reap_after_s by its own count, but the index deletes the document sooner: a late
+// acquire it had resolved as "not acquired" would then be granted to an abandoned id (a phantom),
+// and a clock step back inside its stated tolerance would give a lower token. The library reads
+// the indexes before acquiring (index_check.h) and refuses while an index is too short.
+//
+// Model: one mongosim member (TTL monitor every second), Providers in one process (so the later
+// one never sends createIndexes: the in-process registry skips it), a blockConnection fail
+// point that holds one findAndModify past the client's socket timeout (the control). Left out:
+// failover; Providers in other processes (there the later one's createIndexes answers
+// IndexOptionsConflict, logged, and the same listIndexes judges it); an index lowered with
+// collMod while a Provider runs (not seen: mongolock.h [index]).
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+
+#include "test_server.h"
+
+namespace mongolock::test {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr int kBlockMs = 6000;
+
+class ReapIndexTest : public ServerTest {
+ protected:
+  void TearDown() override {
+    if (server_ == nullptr) return;
+    server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": "off"})");
+  }
+  void wait_for_index(const std::string& db, const char* collection, const char* name) {
+    ASSERT_TRUE(eventually([&] {
+      try {
+        const std::string list =
+            server_->command(db, std::string(R"({"listIndexes": ")") + collection + R"("})");
+        return list.find(name) != std::string::npos;
+      } catch (const std::runtime_error&) {
+        return false;
+      }
+    })) << "the TTL index "
+        << name << " was never created";
+  }
+  static Options quick(int64_t reap_after_s) {
+    Options options = test_options();
+    options.create_index = true;
+    options.reap_after_s = reap_after_s;
+    options.expiry_ms = 1000;
+    options.auto_extend = false;
+    return options;
+  }
+  // A Provider with reap_after_s `reap_after_s` creates the indexes and waits for both.
+  void index_made_with(const std::string& db, int64_t reap_after_s,
+                       std::optional<Provider>& creator) {
+    creator.emplace(server_->uri(), db, quick(reap_after_s));
+    wait_for_index(db, "mongolock_locks", "mongolock_reap");
+    wait_for_index(db, "mongolock_rwlocks", "mongolock_ttl");
+  }
+};
+
+std::string refusal_of(const std::function<void()>& acquire) {
+  try {
+    acquire();
+  } catch (const InvalidArgument& error) {
+    return std::string("InvalidArgument: ") + error.what();
+  } catch (const Timeout& error) {
+    return std::string("Timeout: ") + error.what();
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "";
+}
+
+// Before the check, B's acquire was granted and the index (0 s) reaped its released document
+// and tombstones ~1 s later: the phantom and the lower token in the file header.
+TEST_F(ReapIndexTest, AProviderWithALongerReapIsRefusedByAShorterIndexInBothCollections) {
+  const std::string db = fresh_database();
+  std::optional<Provider> creator;
+  index_made_with(db, 0, creator);
+  Provider late(server_->uri(), db, quick(60));
+  const int64_t sent_before =
+      server_->command_total("findAndModify") + server_->command_total("update");
+  for (int call = 0; call < 2; ++call) {  // refused again, not remembered
+    const std::string plain =
+        refusal_of([&] { (void)late.create_lock("x").try_acquire(milliseconds(0)); });
+    EXPECT_NE(plain.find("\"mongolock_reap\""), std::string::npos)
+        << "call " << call << ": " << plain;
+    EXPECT_NE(plain.find("reap_after_s 60"), std::string::npos) << plain;
+    const std::string rw =
+        refusal_of([&] { (void)late.create_rw_lock("x").try_acquire_exclusive(); });
+    EXPECT_NE(rw.find("\"mongolock_ttl\""), std::string::npos) << "call " << call << ": " << rw;
+  }
+  EXPECT_EQ(server_->command_total("findAndModify") + server_->command_total("update"), sent_before)
+      << "an acquire was sent into a collection whose index reaps sooner than reap_after_s";
+  // The creator's own value (0) and any shorter reap are fine with that index.
+  std::optional<Handle> held = creator->create_lock("x").try_acquire(milliseconds(0));
+  ASSERT_TRUE(held.has_value());
+  EXPECT_TRUE(held->release());
+}
+
+// A longer index than the Provider's reap_after_s keeps documents at least as long: usable.
+TEST_F(ReapIndexTest, AnIndexLongerThanTheProvidersReapIsUsable) {
+  const std::string db = fresh_database();
+  std::optional<Provider> creator;
+  index_made_with(db, 120, creator);
+  Provider shorter(server_->uri(), db, quick(5));
+  std::optional<Handle> held = shorter.create_lock("y").try_acquire(milliseconds(0));
+  ASSERT_TRUE(held.has_value());
+  EXPECT_TRUE(held->release());
+}
+
+// Control for the phantom: with an index of the same reap (60) the tombstone of an acquire held
+// past its socket timeout outlives the late execution, and "not acquired" stays true.
+TEST_F(ReapIndexTest, WithAnIndexOfTheSameReapALateAcquireStaysResolved) {
+  const std::string db = fresh_database();
+  std::optional<Provider> creator;
+  index_made_with(db, 60, creator);
+  Options b = quick(60);
+  b.app_name = "reap-late";
+  Provider late(server_->uri("&socketTimeoutMS=100"), db, b);
+  Provider observer(server_->uri(), db, test_options());
+  server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
+      "data": {"failCommands": ["findAndModify"], "appName": "reap-late",
+      "blockConnection": true, "blockTimeMS": )" +
+                                std::to_string(kBlockMs) + R"(}})");
+  std::optional<Handle> held = late.create_lock("z").try_acquire(milliseconds(0));
+  ASSERT_FALSE(held.has_value()) << "the one attempt was held past the socket timeout";
+  const std::string after_resolution =
+      server_->command(db, R"({"find": "mongolock_locks", "filter": {"_id": "z"}})");
+  ASSERT_NE(after_resolution.find("\"until\""), std::string::npos)
+      << "the attempt was not resolved by a tombstone\n"
+      << after_resolution;
+  const bool phantom = eventually(
+      [&] {
+        auto info = observer.inspect("z");
+        return info && info->exclusive && info->exclusive->live;
+      },
+      milliseconds(kBlockMs + 3000));
+  EXPECT_FALSE(phantom) << "after 'not acquired' the held acquire was granted\nnow: "
+                        << server_->command(db, R"({"find": "mongolock_locks"})");
+}
+
+}  // namespace
+}  // namespace mongolock::test
