@@ -20,12 +20,8 @@
 namespace mongolock::test {
 namespace {
 
-class LegacyIndexTest : public ServerTest {
+class LegacyIndexTest : public FailPointTest {
  protected:
-  void TearDown() override {
-    if (server_ == nullptr) return;
-    server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": "off"})");
-  }
   // The index as versions before reapAt made it.
   void make_legacy_index(const std::string& db) {
     server_->command(db, R"({"createIndexes": "mongolock_locks", "indexes": [{"key":

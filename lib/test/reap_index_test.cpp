@@ -25,24 +25,8 @@ using std::chrono::milliseconds;
 
 constexpr int kBlockMs = 6000;
 
-class ReapIndexTest : public ServerTest {
+class ReapIndexTest : public FailPointTest {
  protected:
-  void TearDown() override {
-    if (server_ == nullptr) return;
-    server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": "off"})");
-  }
-  void wait_for_index(const std::string& db, const char* collection, const char* name) {
-    ASSERT_TRUE(eventually([&] {
-      try {
-        const std::string list =
-            server_->command(db, std::string(R"({"listIndexes": ")") + collection + R"("})");
-        return list.find(name) != std::string::npos;
-      } catch (const std::runtime_error&) {
-        return false;
-      }
-    })) << "the TTL index "
-        << name << " was never created";
-  }
   static Options quick(int64_t reap_after_s) {
     Options options = test_options();
     options.create_index = true;

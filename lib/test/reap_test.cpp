@@ -41,19 +41,6 @@ class ReapTest : public ServerTest {
     options.auto_extend = false;
     return options;
   }
-  // Waits until the TTL index exists, so the reap is the index's doing.
-  void wait_for_index(const std::string& db, const char* collection, const char* name) {
-    ASSERT_TRUE(eventually([&] {
-      try {
-        const std::string list =
-            server_->command(db, std::string(R"({"listIndexes": ")") + collection + R"("})");
-        return list.find(name) != std::string::npos;
-      } catch (const std::runtime_error&) {
-        return false;  // the collection does not exist yet
-      }
-    })) << "the TTL index "
-        << name << " was never created";
-  }
 };
 
 // Issue 16 item 3: release used to set expiresAt = NOW with the TTL index on expiresAt, so a

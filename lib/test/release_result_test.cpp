@@ -20,12 +20,8 @@ namespace {
 
 using std::chrono::milliseconds;
 
-class ReleaseResultTest : public ServerTest {
+class ReleaseResultTest : public FailPointTest {
  protected:
-  void TearDown() override {
-    if (server_ == nullptr) return;
-    server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": "off"})");
-  }
   static std::optional<HoldInfo> live_exclusive(const Provider& provider, const std::string& name) {
     auto info = provider.inspect(name);
     if (!info || !info->exclusive || !info->exclusive->live) return std::nullopt;

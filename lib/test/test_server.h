@@ -40,7 +40,31 @@ class ServerTest : public ::testing::Test {
     options.busy_wait_max_ms = 20;
     return options;
   }
+  // Waits until the index `name` exists on db.collection (a TTL index made by a Provider's
+  // background thread), so what follows is the index's doing.
+  void wait_for_index(const std::string& db, const char* collection, const char* name) {
+    ASSERT_TRUE(eventually([&] {
+      try {
+        const std::string list =
+            server_->command(db, std::string(R"({"listIndexes": ")") + collection + R"("})");
+        return list.find(name) != std::string::npos;
+      } catch (const std::runtime_error&) {
+        return false;  // the collection does not exist yet
+      }
+    })) << "the index "
+        << name << " was never created";
+  }
   MongosimProcess* server_ = nullptr;
+};
+
+// A ServerTest that sets the failCommand fail point: it is switched off after every test, so a
+// failing assertion cannot leave it armed for the next test on the shared server.
+class FailPointTest : public ServerTest {
+ protected:
+  void TearDown() override {
+    if (server_ == nullptr) return;
+    server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": "off"})");
+  }
 };
 
 }  // namespace mongolock::test

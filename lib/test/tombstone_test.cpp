@@ -26,12 +26,8 @@ using std::chrono::milliseconds;
 constexpr int64_t kEarlierBoundIds = 32;
 constexpr int kBlockMs = 9000;
 
-class TombstoneTest : public ServerTest {
+class TombstoneTest : public FailPointTest {
  protected:
-  void TearDown() override {
-    if (server_ == nullptr) return;
-    server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": "off"})");
-  }
   void block_every_acquire(const std::string& app_name) {
     server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": "alwaysOn",
         "data": {"failCommands": ["findAndModify"], "appName": ")" +

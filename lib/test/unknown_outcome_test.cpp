@@ -23,11 +23,11 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-class UnknownOutcomeTest : public ServerTest {
+class UnknownOutcomeTest : public FailPointTest {
  protected:
   void TearDown() override {
+    FailPointTest::TearDown();
     if (server_ == nullptr) return;
-    server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": "off"})");
     server_->command("admin",
                      R"({"configureFailPoint": "onPrimaryTransactionalWrite", "mode": "off"})");
   }
