@@ -76,7 +76,11 @@ struct CommandSpec {
   bool is_write = false;         // needs a writable primary; write concern applies
   bool retryable_write = false;  // eligible for retryable writes (lsid + txnNumber)
   bool secondary_ok = true;      // may run on a secondary
-  bool admin_only = false;       // must be sent to the admin database
+  // Runs in every member state, secondaryOk or not (mongod's AllowedOnSecondary::kAlways): the
+  // handshake, the replication protocol, admin commands, and getMore / killCursors, whose cursor
+  // was opened by a read that was allowed where it ran.
+  bool any_member_state = false;
+  bool admin_only = false;  // must be sent to the admin database
 };
 
 // Command names are case-sensitive, like mongod's.

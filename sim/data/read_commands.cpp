@@ -173,6 +173,9 @@ bson::Document cmd_aggregate(Store::Impl& impl, CommandContext& ctx) {
 void register_read_commands(Store::Impl& impl, CommandRegistry& registry) {
   auto add = [&](std::string name, bson::Document (*fn)(Store::Impl&, CommandContext&)) {
     CommandSpec s;
+    // A cursor's getMore and killCursors follow the read that opened it: the driver sends them
+    // without $readPreference, and mongod runs them in any member state.
+    s.any_member_state = name == "getMore" || name == "killCursors";
     s.name = std::move(name);
     s.handler = [&impl, fn](CommandContext& ctx) { return fn(impl, ctx); };
     registry.add(std::move(s));

@@ -22,7 +22,7 @@ void add(ServerContext& server, std::string name, std::vector<std::string> alias
   spec.aliases = std::move(aliases);
   spec.admin_only = admin_only;
   spec.handler = std::move(handler);
-  server.always_allowed.insert(spec.name);
+  spec.any_member_state = true;
   server.registry.add(std::move(spec));
 }
 

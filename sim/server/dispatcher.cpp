@@ -184,7 +184,7 @@ DispatchOutcome Dispatcher::execute(ConnectionState& connection, Prepared& p) {
     replica = server_.replica.snapshot();
     ctx.now_ms = server_.clock.now_ms();
   }
-  if (!replica.is_writable_primary() && !server_.always_allowed.contains(spec.name)) {
+  if (!replica.is_writable_primary() && !spec.any_member_state) {
     const char* primary_word = connection.hello_ok ? "primary" : "master";
     if (!spec.is_write && !p.secondary_ok) {
       throw CommandError(code::kNotPrimaryNoSecondaryOk,

@@ -82,8 +82,8 @@ void register_hello(ServerContext& server) {
   spec.name = "hello";
   spec.aliases = {"isMaster", "ismaster"};
   spec.handler = [&server](CommandContext& ctx) { return hello_reply(server, ctx); };
+  spec.any_member_state = true;
   server.registry.add(std::move(spec));
-  server.always_allowed.insert("hello");
 }
 
 }  // namespace mongosim::server

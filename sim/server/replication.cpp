@@ -484,7 +484,7 @@ void ReplicationCoordinator::register_commands() {
     spec.name = std::move(name);
     spec.admin_only = true;
     spec.handler = std::move(handler);
-    server_.always_allowed.insert(spec.name);
+    spec.any_member_state = true;
     server_.registry.add(std::move(spec));
   };
   add("replSetHeartbeat", [this](CommandContext& ctx) { return handle_heartbeat(ctx.body); });

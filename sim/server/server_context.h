@@ -14,7 +14,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 
 #include "base/clock.h"
@@ -46,8 +45,6 @@ struct ServerContext {
   ServerMetrics metrics;
   ReplicaState replica;
   std::unique_ptr<WriteConcernWaiter> write_concern_waiter;
-  // Commands that run in any member state (mongod's AllowedOnSecondary::kAlways).
-  std::set<std::string, std::less<>> always_allowed;
 
   // The data layer's newest oplog entry; both return nulls until a data layer is attached.
   std::function<OpTime()> last_applied = [] { return OpTime{}; };

@@ -224,6 +224,46 @@ TEST_F(ThreeMemberSet, DriverFindsPrimaryAndMajorityWriteReachesEveryMember) {
   }
 }
 
+// A driver reading from a secondary sends $readPreference on the find only: the getMore and
+// killCursors that follow carry none (libmongoc, pymongo). mongod runs both in any member state,
+// as the cursor was opened by a read allowed there; mongosim once answered the getMore with
+// NotPrimaryNoSecondaryOk (13435). Model: one connection to a secondary, raw commands.
+TEST_F(ThreeMemberSet, GetMoreAndKillCursorsOnASecondaryNeedNoReadPreference) {
+  const int primary = primary_index();
+  ASSERT_GE(primary, 0);
+  const int secondary = (primary + 1) % kMembers;
+  bson::Array docs;
+  for (int32_t i = 0; i < 5; ++i) docs.push_back(V(Document{{"_id", V(i)}}));
+  auto inserted = try_command(members_[primary]->port(),
+                              Document{{"insert", V("cur")},
+                                       {"documents", V(docs)},
+                                       {"writeConcern", V(Document{{"w", V(int32_t{kMembers})}})}},
+                              "test");
+  ASSERT_TRUE(inserted && is_ok(*inserted)) << (inserted ? bson::to_json(*inserted) : "none");
+  RawClient raw(members_[secondary]->port());
+  const Document find{{"find", V("cur")},
+                      {"batchSize", V(int32_t{2})},
+                      {"$readPreference", V(Document{{"mode", V("secondaryPreferred")}})}};
+  const Document opened = raw.command(find, "test");
+  ASSERT_TRUE(is_ok(opened)) << bson::to_json(opened);
+  const int64_t cursor = opened.get("cursor")->as_document().get("id")->as_int64();
+  ASSERT_NE(cursor, 0) << "5 documents in batches of 2 leave a cursor open";
+  const Document more = raw.command(
+      Document{{"getMore", V(cursor)}, {"collection", V("cur")}, {"batchSize", V(int32_t{2})}},
+      "test");
+  ASSERT_TRUE(is_ok(more)) << bson::to_json(more);
+  EXPECT_EQ(more.get("cursor")->as_document().get("nextBatch")->as_array().size(), 2u);
+  const Document killed = raw.command(
+      Document{{"killCursors", V("cur")}, {"cursors", V(bson::Array{V(cursor)})}}, "test");
+  ASSERT_TRUE(is_ok(killed)) << bson::to_json(killed);
+  EXPECT_EQ(killed.get("cursorsKilled")->as_array().size(), 1u) << bson::to_json(killed);
+  // A read that opens nothing still needs secondaryOk there.
+  const Document plain = raw.command(Document{{"find", V("cur")}}, "test");
+  EXPECT_FALSE(is_ok(plain));
+  ASSERT_NE(plain.get("code"), nullptr) << bson::to_json(plain);
+  EXPECT_EQ(plain.get("code")->as_int32(), code::kNotPrimaryNoSecondaryOk);
+}
+
 TEST_F(ThreeMemberSet, WriteConcernTimeoutReportsError64WithTheWriteApplied) {
   int primary = primary_index();
   ASSERT_GE(primary, 0);
