@@ -23,6 +23,7 @@ enum class Attempt { kGranted, kBusy };
 struct AttemptResult {
   Attempt kind = Attempt::kBusy;
   std::optional<Handle> handle;
+  std::string unchecked;  // why nothing was sent: the indexes could not be checked
 };
 
 std::string describe(const HoldSpec& spec) {
@@ -120,12 +121,13 @@ Handle start_lease(const std::shared_ptr<Context>& context, const HoldSpec& spec
 // expiresAt index of earlier versions, a reapAt index made with a shorter reap_after_s, any
 // other TTL index (index_check.h). False: the check could not be made, so nothing was sent this
 // attempt (the loop backs off and asks again).
-bool collection_usable(Context& context, const HoldSpec& spec) {
+bool collection_usable(Context& context, const HoldSpec& spec, std::string& unchecked) {
   std::string detail;
   switch (context.check_indexes(spec.rw, detail)) {
     case Context::IndexCheck::kClean:
       return true;
     case Context::IndexCheck::kUnchecked:
+      unchecked = std::move(detail);
       return false;
     case Context::IndexCheck::kRefused:
       break;
@@ -135,7 +137,8 @@ bool collection_usable(Context& context, const HoldSpec& spec) {
 
 AttemptResult attempt_once(const std::shared_ptr<Context>& context, const HoldSpec& spec,
                            const std::stop_token& stop, bool& slot_handed_over) {
-  if (!collection_usable(*context, spec)) return {};
+  AttemptResult unsent;
+  if (!collection_usable(*context, spec, unsent.unchecked)) return unsent;
   const Options& options = context->options();
   const std::string id = new_acquisition_id();
   const Clock::time_point sent_at = Clock::now();  // the lease clock starts before sending
@@ -149,7 +152,7 @@ AttemptResult attempt_once(const std::shared_ptr<Context>& context, const HoldSp
     if (!token) return {};
     if (Clock::now() < lease_end) {
       return {Attempt::kGranted,
-              start_lease(context, spec, id, *token, sent_at, stop, slot_handed_over)};
+              start_lease(context, spec, id, *token, sent_at, stop, slot_handed_over), {}};
     }
     // The reply came back after the client-side lease ended: hand it back rather than return a
     // hold that is already lost.
@@ -187,7 +190,8 @@ AttemptResult attempt_in_slot(const std::shared_ptr<Context>& context, const Hol
 }  // namespace
 
 std::optional<Handle> acquire_loop(const std::shared_ptr<Context>& context, const HoldSpec& spec,
-                                   std::chrono::milliseconds timeout, std::stop_token stop) {
+                                   std::chrono::milliseconds timeout, std::stop_token stop,
+                                   std::string* unchecked) {
   check_timeout(timeout);
   if (context->in_forked_child()) {
     throw InvalidArgument("mongolock: acquire of " + describe(spec) +
@@ -202,6 +206,7 @@ std::optional<Handle> acquire_loop(const std::shared_ptr<Context>& context, cons
       throw Cancelled("mongolock: acquire of " + describe(spec) + " cancelled");
     AttemptResult result = attempt_in_slot(context, spec, stop);
     if (result.kind == Attempt::kGranted) return std::move(result.handle);
+    if (unchecked != nullptr) *unchecked = std::move(result.unchecked);
     const Clock::time_point now = Clock::now();
     if (now >= deadline) return std::nullopt;
     const Clock::time_point wake =
@@ -214,10 +219,15 @@ std::optional<Handle> acquire_loop(const std::shared_ptr<Context>& context, cons
 
 Handle acquire_or_throw(const std::shared_ptr<Context>& context, const HoldSpec& spec,
                         std::chrono::milliseconds timeout, std::stop_token stop) {
-  std::optional<Handle> handle = acquire_loop(context, spec, timeout, std::move(stop));
+  std::string unchecked;
+  std::optional<Handle> handle = acquire_loop(context, spec, timeout, std::move(stop), &unchecked);
   if (!handle) {
     throw Timeout("mongolock: " + describe(spec) + " not acquired within " +
-                  std::to_string(timeout.count()) + " ms");
+                  std::to_string(timeout.count()) + " ms" +
+                  (unchecked.empty() ? std::string()
+                                     : " (nothing was sent on the last attempt: the lock "
+                                       "collection's indexes could not be checked: " +
+                                           unchecked + ")"));
   }
   return std::move(*handle);
 }

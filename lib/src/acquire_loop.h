@@ -20,10 +20,15 @@ namespace mongolock::detail {
 
 inline constexpr int kResolveAttemptsMax = 3;
 
+// `unchecked`, when given, receives why the last attempt sent nothing because the collection's
+// indexes could not be checked (empty when the last attempt was sent).
 std::optional<Handle> acquire_loop(const std::shared_ptr<Context>& context, const HoldSpec& spec,
-                                   std::chrono::milliseconds timeout, std::stop_token stop);
+                                   std::chrono::milliseconds timeout, std::stop_token stop,
+                                   std::string* unchecked = nullptr);
 
-// acquire_loop that throws Timeout instead of returning std::nullopt.
+// acquire_loop that throws Timeout instead of returning std::nullopt; the message says when the
+// last attempt could not check the indexes (a missing listIndexes privilege reads as busy
+// otherwise).
 Handle acquire_or_throw(const std::shared_ptr<Context>& context, const HoldSpec& spec,
                         std::chrono::milliseconds timeout, std::stop_token stop);
 

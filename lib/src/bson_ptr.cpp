@@ -33,8 +33,19 @@ std::optional<int64_t> find_int64(const bson_t& doc, const char* path) {
   if (!find(doc, path, &iter)) return std::nullopt;
   if (BSON_ITER_HOLDS_INT64(&iter)) return bson_iter_int64(&iter);
   if (BSON_ITER_HOLDS_INT32(&iter)) return bson_iter_int32(&iter);
-  if (BSON_ITER_HOLDS_DOUBLE(&iter)) return static_cast<int64_t>(bson_iter_double(&iter));
+  if (BSON_ITER_HOLDS_DOUBLE(&iter)) {
+    // NaN and values outside int64's range have no integer (the cast would be undefined).
+    const double value = bson_iter_double(&iter);
+    constexpr double kInt64Bound = 9223372036854775808.0;  // 2^63
+    if (!(value >= -kInt64Bound && value < kInt64Bound)) return std::nullopt;
+    return static_cast<int64_t>(value);
+  }
   return std::nullopt;
+}
+
+bool has_path(const bson_t& doc, const char* path) {
+  bson_iter_t iter;
+  return find(doc, path, &iter);
 }
 
 std::optional<int64_t> find_date_ms(const bson_t& doc, const char* path) {

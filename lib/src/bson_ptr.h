@@ -53,7 +53,10 @@ std::string to_json(const bson_t& doc);
 
 // Looks up a dotted path ("value.holder") in doc.
 std::optional<std::string> find_utf8(const bson_t& doc, const char* path);
-std::optional<int64_t> find_int64(const bson_t& doc, const char* path);  // int32/int64/double
+// int32/int64/double (truncated); nullopt for other types, NaN and doubles outside int64.
+std::optional<int64_t> find_int64(const bson_t& doc, const char* path);
+// Whether path names any element, whatever its type.
+bool has_path(const bson_t& doc, const char* path);
 std::optional<int64_t> find_date_ms(const bson_t& doc, const char* path);
 bool find_is_null_or_missing(const bson_t& doc, const char* path);
 // A copy of the embedded document at path, if it is a document.

@@ -11,7 +11,6 @@
 #include <thread>
 
 #include "commands.h"
-#include "index_check.h"
 #include "mongolock/errors.h"
 #include "validation.h"
 
@@ -261,34 +260,73 @@ Reply Context::read(const bson_t& command) {
   return run(command, SendMode::kRead);
 }
 
-Context::IndexCheck Context::check_indexes(bool rw, std::string& detail) {
+IndexTarget Context::index_target(bool rw) const {
+  return rw ? IndexTarget{options_.rw_collection, kTtlIndexName}
+            : IndexTarget{options_.collection, kReapIndexName};
+}
+
+Reply Context::make_index(const IndexTarget& target) {
+  return write(*index_command(target.collection, "reapAt", target.name, options_.reap_after_s));
+}
+
+// listIndexes on the target judged by judge_indexes; nullopt (with `detail`) when it failed. A
+// collection that does not exist yet has no index.
+std::optional<IndexVerdict> Context::judge_collection(const IndexTarget& target, bool rw,
+                                                      std::string& detail) {
   constexpr int kNamespaceNotFound = 26;
+  const IndexRule rule{database_ + "." + target.collection, options_.reap_after_s,
+                       options_.create_index, !rw};
+  Reply reply = run(*list_indexes_command(target.collection), SendMode::kPlain);
+  if (reply.outcome == Outcome::kOk) return judge_indexes(*reply.doc, rule);
+  if (reply.outcome == Outcome::kRefused && reply.code == kNamespaceNotFound) {
+    return judge_indexes(*make_bson(), rule);
+  }
+  detail = "listIndexes on " + rule.collection_path + " failed: " + reply.message;
+  return std::nullopt;
+}
+
+Context::IndexCheck Context::check_indexes(bool rw, std::string& detail) {
+  constexpr int kIndexExists = 68;
+  constexpr int kOptionsConflict = 85;
+  constexpr int kKeySpecsConflict = 86;
   std::atomic<bool>& final_verdict = rw ? rw_indexes_final_ : plain_indexes_final_;
   if (final_verdict.load()) return IndexCheck::kClean;
-  const std::string& collection = rw ? options_.rw_collection : options_.collection;
-  Reply reply = run(*list_indexes_command(collection), SendMode::kPlain);
-  if (reply.outcome != Outcome::kOk) {
-    // No collection yet: no index either (the first acquire creates it); asked again later.
-    if (reply.outcome == Outcome::kRefused && reply.code == kNamespaceNotFound) {
+  const IndexTarget target = index_target(rw);
+  // Judge; when the Provider's own index is missing, make it and judge again. Whoever creates it
+  // first fixes its expireAfterSeconds, so it is made before any acquire goes into the
+  // collection: a tombstone is never written under an index whose value is not yet known.
+  for (int round = 0; round < 2; ++round) {
+    std::optional<IndexVerdict> verdict = judge_collection(target, rw, detail);
+    if (!verdict) return IndexCheck::kUnchecked;
+    switch (verdict->kind) {
+      case IndexVerdictKind::kUsable:
+        final_verdict.store(true);
+        return IndexCheck::kClean;
+      case IndexVerdictKind::kRefused:
+        detail = std::move(verdict->detail);
+        return IndexCheck::kRefused;
+      case IndexVerdictKind::kIncomplete:
+        detail = std::move(verdict->detail);
+        return IndexCheck::kUnchecked;
+      case IndexVerdictKind::kUsableUntilIndexed:
+        break;
+    }
+    if (round == 1) break;
+    Reply made = make_index(target);
+    const bool index_there = made.outcome == Outcome::kOk || made.code == kIndexExists ||
+                             made.code == kOptionsConflict || made.code == kKeySpecsConflict;
+    if (index_there) continue;  // judge what is there now
+    if (made.outcome == Outcome::kRefused && !made.transient) {
+      // This Provider may not create indexes (no privilege): it acquires on what it sees and
+      // asks again next attempt (mongolock.h [index]).
       return IndexCheck::kClean;
     }
-    detail = "listIndexes on " + database_ + "." + collection + " failed: " + reply.message;
+    detail = "createIndexes on " + database_ + "." + target.collection + " failed: " + made.message;
     return IndexCheck::kUnchecked;
   }
-  const IndexRule rule{database_ + "." + collection, options_.reap_after_s, options_.create_index,
-                       !rw};
-  IndexVerdict verdict = judge_indexes(*reply.doc, rule);
-  switch (verdict.kind) {
-    case IndexVerdictKind::kUsable:
-      final_verdict.store(true);
-      return IndexCheck::kClean;
-    case IndexVerdictKind::kUsableUntilIndexed:
-      return IndexCheck::kClean;
-    case IndexVerdictKind::kRefused:
-      break;
-  }
-  detail = std::move(verdict.detail);
-  return IndexCheck::kRefused;
+  detail = "the TTL index " + std::string(target.name) + " on " + database_ + "." +
+           target.collection + " was created but listIndexes does not show it";
+  return IndexCheck::kUnchecked;
 }
 
 namespace {
@@ -360,8 +398,7 @@ Reply Context::run(const bson_t& command, SendMode mode) {
 
 void Context::start_index_creation(const std::string& cluster_key) {
   if (!options_.create_index) return;
-  const std::array<IndexTarget, 2> targets = {IndexTarget{options_.collection, kReapIndexName},
-                                              IndexTarget{options_.rw_collection, kTtlIndexName}};
+  const std::array<IndexTarget, 2> targets = {index_target(false), index_target(true)};
   for (const IndexTarget& target : targets) {
     const std::string key = cluster_key + "/" + database_ + "/" + target.collection;
     {
@@ -380,8 +417,7 @@ void Context::create_index(const std::string& key, const IndexTarget& target,
   constexpr int kKeySpecsConflict = 86;
   std::string last_error;
   for (int attempt = 0; attempt < kIndexAttemptsMax && !stop.stop_requested(); ++attempt) {
-    Reply reply =
-        write(*index_command(target.collection, "reapAt", target.name, options_.reap_after_s));
+    Reply reply = make_index(target);
     if (reply.outcome == Outcome::kOk || reply.code == kIndexExists) return;
     if (reply.code == kOptionsConflict || reply.code == kKeySpecsConflict) {
       // Another Provider made it with another reap_after_s (or key): it stays as it is.

@@ -28,6 +28,8 @@
 //   inspect (aggregate)            read(): a retryable read, retried once on a network error
 //                                  or a retryable server error
 //   listIndexes                    check_indexes(): sent once, no read concern
+//   createIndexes                  check_indexes(), before the first acquire into a collection
+//                                  without its index: write(), sent once
 // Thread rules: all methods are safe from any thread; the pool hands one client per call.
 #pragma once
 
@@ -36,11 +38,13 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "bson_ptr.h"
+#include "index_check.h"
 #include "mongolock/options.h"
 
 namespace mongolock::detail {
@@ -98,10 +102,12 @@ class Context {
   Reply read(const bson_t& command);
 
   // Whether the plain (rw false) or rw collection's TTL indexes keep lock documents at least
-  // reap_after_s after reapAt (index_check.h: judge_indexes). kClean is remembered once the
-  // judgement is final (the check is then free); kClean before this Provider's own index exists,
-  // kRefused and kUnchecked (the listIndexes failed: `detail` says why) are asked again next
-  // time.
+  // reap_after_s after reapAt (index_check.h: judge_indexes). With create_index and no reapAt
+  // index yet, it makes the index first (createIndexes, sent once) and judges again: up to three
+  // round trips. kClean is remembered once the judgement is final (the check is then free);
+  // kClean while this Provider may not create its index, kRefused and kUnchecked (listIndexes
+  // or createIndexes failed, or the list came in more than one batch: `detail` says why) are
+  // asked again next time.
   enum class IndexCheck { kClean, kRefused, kUnchecked };
   IndexCheck check_indexes(bool rw, std::string& detail);
   // True in a process forked after this Context was made: its pool is the parent's.
@@ -117,6 +123,10 @@ class Context {
   Reply run(const bson_t& command, SendMode mode);
   void start_index_creation(const std::string& cluster_key);
   void create_index(const std::string& key, const IndexTarget& target, std::stop_token stop);
+  IndexTarget index_target(bool rw) const;
+  Reply make_index(const IndexTarget& target);  // createIndexes {reapAt: 1}, sent once
+  std::optional<IndexVerdict> judge_collection(const IndexTarget& target, bool rw,
+                                               std::string& detail);
 
   Options options_;
   std::string database_;

@@ -11,12 +11,14 @@
 //     first Provider to create "mongolock_reap" fixes its value; a later one with a longer
 //     reap_after_s is refused, not silently shortened);
 //   * any other TTL index (another key, a compound key): it deletes on a schedule the library
-//     does not know.
+//     does not know;
+//   * a TTL index whose expireAfterSeconds is not a number this judge reads (Decimal128, NaN).
 // Invariant: kUsable only when a TTL index on {reapAt: 1} (the library's, or one of another
 // name on that key) was in the reply with an acceptable value, or when the Provider creates no
-// index (then the caller may remember it; an
-// index made later is not seen, as the header says). kUsableUntilIndexed: usable now, but the
-// index the Provider is creating is not there yet, so the caller must ask again next time.
+// index (then the caller may remember it; an index made later is not seen, as the header says).
+// kUsableUntilIndexed: no reapAt index yet and the Provider makes one: the caller makes it
+// before acquiring (whoever creates it first fixes its value) and judges again. kIncomplete:
+// the reply left a cursor open (more indexes than MongoDB allows), so nothing can be judged.
 #pragma once
 
 #include <bson/bson.h>
@@ -33,11 +35,11 @@ struct IndexRule {
   bool plain = true;            // the plain collection (the legacy index message applies)
 };
 
-enum class IndexVerdictKind { kUsable, kUsableUntilIndexed, kRefused };
+enum class IndexVerdictKind { kUsable, kUsableUntilIndexed, kRefused, kIncomplete };
 
 struct IndexVerdict {
   IndexVerdictKind kind = IndexVerdictKind::kRefused;
-  std::string detail;  // for kRefused: which index, why, and how to fix it
+  std::string detail;  // kRefused: which index, why, how to fix it; kIncomplete: what was wrong
 };
 
 // `reply` is listIndexes' reply ({cursor: {firstBatch: [...]}}); a reply without a cursor is

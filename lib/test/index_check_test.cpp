@@ -62,7 +62,8 @@ TEST(IndexCheck, LegacyExpiresAtIndexIsRefusedInThePlainCollectionWithItsDropCom
   ASSERT_EQ(verdict.kind, IndexVerdictKind::kRefused);
   EXPECT_NE(verdict.detail.find("earlier mongolock version"), std::string::npos) << verdict.detail;
   EXPECT_NE(
-      verdict.detail.find(R"(db.getSiblingDB("db").mongolock_locks.dropIndex("mongolock_ttl"))"),
+      verdict.detail.find(
+          R"(db.getSiblingDB("db").getCollection("mongolock_locks").dropIndex("mongolock_ttl"))"),
       std::string::npos)
       << verdict.detail;
 }
@@ -90,6 +91,46 @@ TEST(IndexCheck, WithoutAReapIndexTheVerdictWaitsForTheProvidersOwnUnlessItCreat
   // A reply without a cursor is a collection without indexes.
   EXPECT_EQ(judge_indexes(*make_bson(), rule(60, true)).kind,
             IndexVerdictKind::kUsableUntilIndexed);
+}
+
+// A value the judge cannot read is not "no TTL": Decimal128, NaN, a string and a double beyond
+// int64 are refused (a NaN once reached an undefined double-to-integer cast).
+TEST(IndexCheck, AnUnreadableExpireAfterSecondsIsRefusedNotIgnored) {
+  for (const char* value : {R"({"$numberDecimal": "60"})", R"({"$numberDouble": "NaN"})", R"("60")",
+                            R"({"$numberDouble": "1e300"})"}) {
+    const std::string index = R"({"v": 2, "key": {"reapAt": 1}, "name": "mongolock_reap",
+        "expireAfterSeconds": )" +
+                              std::string(value) + "}";
+    const IndexVerdict verdict = judge_indexes(*reply_with(index), rule(60));
+    EXPECT_EQ(verdict.kind, IndexVerdictKind::kRefused) << value;
+    EXPECT_NE(verdict.detail.find("(not a number)"), std::string::npos) << verdict.detail;
+  }
+}
+
+// A reply that leaves a cursor open is part of the list: nothing is judged on it.
+TEST(IndexCheck, AListInMoreThanOneBatchIsIncomplete) {
+  const std::string json =
+      R"({"cursor": {"id": {"$numberLong": "77"}, "ns": "db.mongolock_locks", "firstBatch": [)" +
+      reap_index(60) + R"(]}, "ok": 1})";
+  bson_error_t error;
+  Bson reply(bson_new_from_json(reinterpret_cast<const uint8_t*>(json.data()),
+                                static_cast<ssize_t>(json.size()), &error));
+  ASSERT_TRUE(reply) << error.message;
+  const IndexVerdict verdict = judge_indexes(*reply, rule(60));
+  EXPECT_EQ(verdict.kind, IndexVerdictKind::kIncomplete);
+  EXPECT_NE(verdict.detail.find("more than one batch"), std::string::npos) << verdict.detail;
+}
+
+// A collection named with a dash is named through getCollection in the hint, not as a property.
+TEST(IndexCheck, HintsNameAnyCollectionThroughGetCollection) {
+  const IndexRule dashed{"app.app-locks", 60, true, true};
+  const IndexVerdict verdict = judge_indexes(*reply_with(reap_index(5, "short")), dashed);
+  ASSERT_EQ(verdict.kind, IndexVerdictKind::kRefused);
+  EXPECT_NE(verdict.detail.find(R"(collMod: "app-locks")"), std::string::npos) << verdict.detail;
+  const IndexVerdict foreign = judge_indexes(
+      *reply_with(R"({"v": 2, "key": {"at": 1}, "name": "x", "expireAfterSeconds": 9})"), dashed);
+  EXPECT_NE(foreign.detail.find(R"(getCollection("app-locks").dropIndex("x"))"), std::string::npos)
+      << foreign.detail;
 }
 
 // A refusal wins over a suitable index listed before it.

@@ -95,6 +95,38 @@ TEST_F(ReapIndexTest, AnIndexLongerThanTheProvidersReapIsUsable) {
   EXPECT_TRUE(held->release());
 }
 
+// The race: a Provider whose own index is not there yet once acquired at once, and another
+// Provider's shorter index, made a moment later, then reaped its tombstones early. Now the
+// Provider makes its index before it acquires: while its createIndexes fails (here answered
+// ShutdownInProgress by a fail point, for its connections only) nothing is sent, and once the
+// shorter index exists its acquires are refused. Model: the race's order forced by the fail
+// point; left out: the two createIndexes arriving at the same instant (the server orders them).
+TEST_F(ReapIndexTest, NothingIsAcquiredBeforeTheProvidersOwnIndexExists) {
+  const std::string db = fresh_database();
+  Options a = quick(60);
+  a.app_name = "index-blocked";
+  server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": "alwaysOn",
+      "data": {"failCommands": ["createIndexes"], "appName": "index-blocked", "errorCode": 91}})");
+  Provider first(server_->uri(), db, a);
+  const int64_t sent_before = server_->command_total("findAndModify");
+  EXPECT_FALSE(first.create_lock("r").try_acquire(milliseconds(0)).has_value());
+  const std::string timeout =
+      refusal_of([&] { (void)first.create_lock("r").acquire(milliseconds(50)); });
+  EXPECT_NE(timeout.find("indexes could not be checked"), std::string::npos) << timeout;
+  EXPECT_NE(timeout.find("createIndexes"), std::string::npos) << timeout;
+  EXPECT_EQ(server_->command_total("findAndModify"), sent_before)
+      << "an acquire was sent before the Provider's own TTL index existed";
+  // The other Provider's index, as one in another process makes it (in this process the
+  // registry leaves index creation to the first Provider).
+  server_->command(db, R"({"createIndexes": "mongolock_locks", "indexes": [{"key": {"reapAt": 1},
+      "name": "mongolock_reap", "expireAfterSeconds": 0}]})");
+  server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": "off"})");
+  const std::string refused =
+      refusal_of([&] { (void)first.create_lock("r").try_acquire(milliseconds(0)); });
+  EXPECT_NE(refused.find("\"mongolock_reap\""), std::string::npos) << refused;
+  EXPECT_EQ(server_->command_total("findAndModify"), sent_before);
+}
+
 // Control for the phantom: with an index of the same reap (60) the tombstone of an acquire held
 // past its socket timeout outlives the late execution, and "not acquired" stays true.
 TEST_F(ReapIndexTest, WithAnIndexOfTheSameReapALateAcquireStaysResolved) {

@@ -97,11 +97,11 @@
 //    force_release and inspect; the acquire, resolve, extend and release are sent once,
 //    P + S + T). A Provider that builds its own pool sets T = expiry_ms and
 //    S = clamp(expiry_ms / 2, 100 ms, 30 s) unless the URI sets them.
-//  * acquire / try_acquire with timeout D returns within D + 5 * W + 2 * busy_wait_min_ms: the
-//    last attempt starts before D has passed, and it, its resolution (3 tries) and the check of
-//    the collection's indexes (one listIndexes per attempt until the Provider's judgement of
-//    them is final, see [index]) are W each. timeout 0 is one attempt: 5 * W +
-//    2 * busy_wait_min_ms.
+//  * acquire / try_acquire with timeout D returns within D + 7 * W + 2 * busy_wait_min_ms: the
+//    last attempt starts before D has passed, and it (1), its resolution (3 tries) and the check
+//    of the collection's indexes (listIndexes, and while the Provider's own index is missing a
+//    createIndexes and a second listIndexes: 3, every attempt until the judgement is final, see
+//    [index]) are W each. timeout 0 is one attempt: 7 * W + 2 * busy_wait_min_ms.
 //  * Cancellation (std::stop_token) is checked before every attempt, during every backoff
 //    sleep and between resolution tries; a round trip in flight is not interrupted.
 //
@@ -139,17 +139,23 @@
 //    expireAfterSeconds >= this Provider's reap_after_s. Versions before reapAt made one on
 //    expiresAt in the plain collection ("mongolock_ttl"), which deletes released documents and
 //    their tombstones reap_after_s after the release; and the reapAt index keeps the
-//    expireAfterSeconds of the first Provider that created it, so a Provider with a longer
+//    expireAfterSeconds of whichever Provider created it first, so a Provider with a longer
 //    reap_after_s would lose its tombstones and token floor early. Either breaks [tombstone]
-//    and the fencing floor. A Provider reads the collection's indexes (listIndexes) before its
-//    first attempt on each collection and refuses every acquire with Error while a TTL index
-//    breaks this, naming the index and the mongosh command that drops it or raises its
-//    expireAfterSeconds (the library changes no index itself); with create_index true or false
-//    alike. The check is asked again on every attempt until the judgement is final: a
-//    suitable reapAt index was seen, or (create_index false) none is expected. An index made or
-//    changed later, while the Provider runs, is not seen. The check needs the listIndexes
-//    privilege (the read role): while listIndexes fails, every attempt counts as one that sent
-//    nothing.
+//    and the fencing floor. Before its first attempt on each collection a Provider reads the
+//    indexes (listIndexes); with create_index true and no reapAt index there, it creates its own
+//    first (createIndexes) and reads them again, so no acquire goes into a collection whose
+//    index value is not yet known. It refuses every acquire with Error while a TTL index breaks
+//    this (a value it cannot read counts as breaking), naming the index and the mongosh command
+//    that drops it or raises its expireAfterSeconds (the library changes no index itself); with
+//    create_index true or false alike. The reading is asked again on every attempt until the
+//    judgement is final: a suitable reapAt index seen, or (create_index false) none expected.
+//    Not covered: an index made or lowered later, while the Provider runs (with create_index
+//    false, or once its judgement is final), is not seen; a Provider whose createIndexes is
+//    refused for good (no privilege) acquires on the indexes it sees, so another Provider's
+//    shorter index made after its check can reap its tombstones early. The check needs the
+//    listIndexes privilege (the read role): while listIndexes (or a createIndexes that may be
+//    retried) fails, every attempt counts as one that sent nothing, and acquire's Timeout says
+//    so.
 //  [fork] A Provider, Lock, RwLock or Handle made before fork() is the parent's: in the child,
 //    release() and destruction of a Handle do nothing (the hold stays the parent's; it learns
 //    nothing), acquire throws InvalidArgument and other requests fail; make a new Provider in
