@@ -152,7 +152,8 @@ AttemptResult attempt_once(const std::shared_ptr<Context>& context, const HoldSp
     if (!token) return {};
     if (Clock::now() < lease_end) {
       return {Attempt::kGranted,
-              start_lease(context, spec, id, *token, sent_at, stop, slot_handed_over), {}};
+              start_lease(context, spec, id, *token, sent_at, stop, slot_handed_over),
+              {}};
     }
     // The reply came back after the client-side lease ended: hand it back rather than return a
     // hold that is already lost.
