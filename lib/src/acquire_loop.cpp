@@ -139,6 +139,8 @@ AttemptResult attempt_once(const std::shared_ptr<Context>& context, const HoldSp
                            const std::stop_token& stop, bool& slot_handed_over) {
   AttemptResult unsent;
   if (!collection_usable(*context, spec, unsent.unchecked)) return unsent;
+  // The check can take three round trips: a stop asked meanwhile sends nothing.
+  if (stop.stop_requested()) return unsent;
   const Options& options = context->options();
   const std::string id = new_acquisition_id();
   const Clock::time_point sent_at = Clock::now();  // the lease clock starts before sending

@@ -289,6 +289,7 @@ Context::IndexCheck Context::check_indexes(bool rw, std::string& detail) {
   constexpr int kIndexExists = 68;
   constexpr int kOptionsConflict = 85;
   constexpr int kKeySpecsConflict = 86;
+  constexpr int kUnauthorized = 13;
   std::atomic<bool>& final_verdict = rw ? rw_indexes_final_ : plain_indexes_final_;
   if (final_verdict.load()) return IndexCheck::kClean;
   const IndexTarget target = index_target(rw);
@@ -316,9 +317,11 @@ Context::IndexCheck Context::check_indexes(bool rw, std::string& detail) {
     const bool index_there = made.outcome == Outcome::kOk || made.code == kIndexExists ||
                              made.code == kOptionsConflict || made.code == kKeySpecsConflict;
     if (index_there) continue;  // judge what is there now
-    if (made.outcome == Outcome::kRefused && !made.transient) {
+    if (made.outcome == Outcome::kRefused && made.domain == MONGOC_ERROR_SERVER &&
+        made.code == kUnauthorized) {
       // This Provider may not create indexes (no privilege): it acquires on what it sees and
-      // asks again next attempt (mongolock.h [index]).
+      // asks again next attempt (mongolock.h [index]). Any other refusal may pass (an
+      // interruption, a stepping-down primary): nothing is sent until the index is there.
       return IndexCheck::kClean;
     }
     detail = "createIndexes on " + database_ + "." + target.collection + " failed: " + made.message;

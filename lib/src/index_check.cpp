@@ -32,23 +32,33 @@ std::optional<TtlIndex> ttl_index(const bson_t& index) {
   return out;
 }
 
+// A name inside a JavaScript string literal: " and \ escaped.
+std::string js_quoted(const std::string& name) {
+  std::string out = "\"";
+  for (const char c : name) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
 // "db.getSiblingDB("db")" and "collection" from "db.collection" (a database name has no dot).
 // The collection is named with getCollection("..."), which takes any name ("app-locks" too).
 std::pair<std::string, std::string> shell_names(const IndexRule& rule) {
   const std::string::size_type dot = rule.collection_path.find('.');
-  return {"db.getSiblingDB(\"" + rule.collection_path.substr(0, dot) + "\")",
-          rule.collection_path.substr(dot + 1)};
+  return {"db.getSiblingDB(" + js_quoted(rule.collection_path.substr(0, dot)) + ")",
+          js_quoted(rule.collection_path.substr(dot + 1))};
 }
 
 std::string drop_hint(const IndexRule& rule, const std::string& name) {
   const auto [db, collection] = shell_names(rule);
-  return db + ".getCollection(\"" + collection + "\").dropIndex(\"" + name + "\")";
+  return db + ".getCollection(" + collection + ").dropIndex(" + js_quoted(name) + ")";
 }
 
 std::string raise_hint(const IndexRule& rule, const std::string& name) {
   const auto [db, collection] = shell_names(rule);
-  return db + ".runCommand({collMod: \"" + collection + "\", index: {name: \"" + name +
-         "\", expireAfterSeconds: " + std::to_string(rule.reap_after_s) + "}})";
+  return db + ".runCommand({collMod: " + collection + ", index: {name: " + js_quoted(name) +
+         ", expireAfterSeconds: " + std::to_string(rule.reap_after_s) + "}})";
 }
 
 std::string value_text(const TtlIndex& index) {

@@ -133,6 +133,15 @@ TEST(IndexCheck, HintsNameAnyCollectionThroughGetCollection) {
       << foreign.detail;
 }
 
+// Names are quoted for JavaScript: a quote or a backslash in a name is escaped.
+TEST(IndexCheck, HintsEscapeQuotesAndBackslashesInNames) {
+  const IndexVerdict verdict = judge_indexes(
+      *reply_with(R"({"v": 2, "key": {"at": 1}, "name": "x\\y", "expireAfterSeconds": 9})"),
+      IndexRule{"app.a\"b", 60, true, true});
+  EXPECT_NE(verdict.detail.find(R"(getCollection("a\"b").dropIndex("x\\y"))"), std::string::npos)
+      << verdict.detail;
+}
+
 // A refusal wins over a suitable index listed before it.
 TEST(IndexCheck, OneBadIndexAmongGoodOnesRefuses) {
   const IndexVerdict verdict =

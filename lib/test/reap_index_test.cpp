@@ -14,7 +14,9 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <stop_token>
 #include <string>
+#include <thread>
 
 #include "test_server.h"
 
@@ -125,6 +127,61 @@ TEST_F(ReapIndexTest, NothingIsAcquiredBeforeTheProvidersOwnIndexExists) {
       refusal_of([&] { (void)first.create_lock("r").try_acquire(milliseconds(0)); });
   EXPECT_NE(refused.find("\"mongolock_reap\""), std::string::npos) << refused;
   EXPECT_EQ(server_->command_total("findAndModify"), sent_before);
+}
+
+// Any createIndexes refusal but Unauthorized may pass (an interruption, a primary stepping
+// down): the first acquire waits for the index. These codes once let it through (only the 15
+// codes the library retries were held back), and an interrupted createIndexes beside another
+// Provider's shorter index gave a phantom. Unauthorized (13) acquires on what it sees
+// (IndexTest.FailureToCreateTheIndexNeverBlocksAcquisition).
+TEST_F(ReapIndexTest, NoRefusalOfCreateIndexesButUnauthorizedLetsAnAcquireThrough) {
+  for (const int code : {11601, 276, 12587, 24, 50, 67}) {
+    const std::string db = fresh_database();
+    const std::string app = "create-refused-" + std::to_string(code);
+    Options a = quick(60);
+    a.app_name = app;
+    server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": "alwaysOn",
+        "data": {"failCommands": ["createIndexes"], "appName": ")" +
+                                  app + R"(", "errorCode": )" + std::to_string(code) + "}}");
+    Provider provider(server_->uri(), db, a);
+    const int64_t sent_before = server_->command_total("findAndModify");
+    EXPECT_FALSE(provider.create_lock("c").try_acquire(milliseconds(0)).has_value()) << code;
+    EXPECT_EQ(server_->command_total("findAndModify"), sent_before)
+        << "createIndexes refused with " << code << ": an acquire was sent with no index";
+    server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": "off"})");
+  }
+}
+
+// A stop asked while the check's round trips are in flight sends nothing: the check can take
+// three round trips, and the acquire once went out after them. Model: the check's listIndexes
+// held 600 ms on the server (under the 1 s socket timeout, so the check completes; only the
+// check sends listIndexes), the stop asked once the server has it. Left out: a stop landing between the check and the send on another thread's schedule
+// (the check is the long part).
+TEST_F(ReapIndexTest, AStopAskedDuringTheIndexCheckSendsNothing) {
+  const std::string db = fresh_database();
+  Options a = quick(60);
+  a.app_name = "check-cancelled";
+  server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
+      "data": {"failCommands": ["listIndexes"], "appName": "check-cancelled",
+      "blockConnection": true, "blockTimeMS": 600}})");
+  Provider provider(server_->uri(), db, a);
+  const int64_t sent_before = server_->command_total("findAndModify");
+  const int64_t lists_before = server_->command_total("listIndexes");
+  std::stop_source stop;
+  std::string outcome;
+  std::thread caller([&] {
+    outcome = refusal_of([&] {
+      (void)provider.create_lock("s").acquire(std::chrono::seconds(30), stop.get_token());
+    });
+  });
+  const bool checking =
+      eventually([&] { return server_->command_total("listIndexes") > lists_before; });
+  stop.request_stop();
+  caller.join();
+  ASSERT_TRUE(checking) << "the check never sent listIndexes";
+  EXPECT_NE(outcome.find("cancelled"), std::string::npos) << outcome;
+  EXPECT_EQ(server_->command_total("findAndModify"), sent_before)
+      << "the acquire went out after the stop was asked";
 }
 
 // Control for the phantom: with an index of the same reap (60) the tombstone of an acquire held

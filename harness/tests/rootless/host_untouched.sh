@@ -11,8 +11,11 @@
 #   - as root: a host namespace named like a dead run's (ll-<dead pid>-w1) is left in place,
 #     while that dead run's /tmp/ll-<dead pid>-* directory is swept.
 #   host_untouched.sh BIN_DIR SCENARIO
-# Not covered: owners other than 65534. Other programs that write /dev/shm while this runs would
-# count as the run's (ctest runs this test alone: RUN_SERIAL).
+# Not covered: owners other than 65534. A driver file of a process still alive when the run has
+# ended (mongoc-<live pid>) is another program's: every process of the run is gone by then (the
+# harness has exited or was killed, and what it started ran in its sandbox's own /dev/shm); other
+# entries that other programs make while this runs would count as the run's (ctest runs this
+# test alone: RUN_SERIAL; a second suite on the same machine is not alone).
 # The root part runs in a mount namespace of its own with a private /run/netns: other programs
 # on a shared machine sweep dead runs' namespaces from the host's, which would hide what this run
 # did. The run sees that /run/netns as its host's.
@@ -39,6 +42,16 @@ fail() {
   echo "FAIL: $*"
   exit 1
 }
+# added NAME: the entries /dev/shm gained between NAME's two listings, less the driver files of
+# processes alive now (not the run's: see the header).
+added() {
+  comm -13 "$work/$1.shm-before" "$work/$1.shm-after" | while read -r entry; do
+    case "$entry" in
+      mongoc-*) [ -d "/proc/${entry#mongoc-}" ] && continue ;;
+    esac
+    printf '%s ' "$entry"
+  done
+}
 # run NAME [setpriv...]: runs the scenario with --out $work/NAME/run, checks exit 0 and that
 # /dev/shm gained nothing.
 run() {
@@ -59,7 +72,7 @@ run() {
   grep -q '"backend":"netns"' "$work/$name/run/history.jsonl" 2>/dev/null ||
     fail "$name: the run did not use the netns backend"
   ls -A /dev/shm | sort >"$work/$name.shm-after"
-  added=$(comm -13 "$work/$name.shm-before" "$work/$name.shm-after" | tr '\n' ' ')
+  added=$(added "$name")
   [ -n "$added" ] && fail "$name (pid $harness): left in the host's /dev/shm: $added"
   grep -q "Falling back to malloc for counters" "$work/$name.log" &&
     fail "$name: the driver tried /dev/shm (MONGOC_DISABLE_SHM not set by the harness)"
@@ -84,7 +97,7 @@ killed() {
   kill -KILL "$harness"
   wait "$harness"
   ls -A /dev/shm | sort >"$work/$name.shm-after"
-  added=$(comm -13 "$work/$name.shm-before" "$work/$name.shm-after" | tr '\n' ' ')
+  added=$(added "$name")
   [ -n "$added" ] && fail "$name (pid $harness, SIGKILLed): left in the host's /dev/shm: $added"
   echo "ok: $name (pid $harness): SIGKILLed mid-run, nothing added to /dev/shm"
 }

@@ -151,11 +151,12 @@
 //    judgement is final: a suitable reapAt index seen, or (create_index false) none expected.
 //    Not covered: an index made or lowered later, while the Provider runs (with create_index
 //    false, or once its judgement is final), is not seen; a Provider whose createIndexes is
-//    refused for good (no privilege) acquires on the indexes it sees, so another Provider's
-//    shorter index made after its check can reap its tombstones early. The check needs the
-//    listIndexes privilege (the read role): while listIndexes (or a createIndexes that may be
-//    retried) fails, every attempt counts as one that sent nothing, and acquire's Timeout says
-//    so.
+//    refused as Unauthorized (13: no privilege) acquires on the indexes it sees, so another
+//    Provider's shorter index made after its check can reap its tombstones early. Every other
+//    refusal of its createIndexes sends nothing that attempt. A stop asked during the check
+//    sends nothing. The check needs the listIndexes privilege (the read role): while
+//    listIndexes (or createIndexes, other than as Unauthorized) fails, every attempt counts as
+//    one that sent nothing, and acquire's Timeout says so.
 //  [fork] A Provider, Lock, RwLock or Handle made before fork() is the parent's: in the child,
 //    release() and destruction of a Handle do nothing (the hold stays the parent's; it learns
 //    nothing), acquire throws InvalidArgument and other requests fail; make a new Provider in
