@@ -121,9 +121,10 @@ Handle start_lease(const std::shared_ptr<Context>& context, const HoldSpec& spec
 // expiresAt index of earlier versions, a reapAt index made with a shorter reap_after_s, any
 // other TTL index (index_check.h). False: the check could not be made, so nothing was sent this
 // attempt (the loop backs off and asks again).
-bool collection_usable(Context& context, const HoldSpec& spec, std::string& unchecked) {
+bool collection_usable(Context& context, const HoldSpec& spec, const std::stop_token& stop,
+                       std::string& unchecked) {
   std::string detail;
-  switch (context.check_indexes(spec.rw, detail)) {
+  switch (context.check_indexes(spec.rw, detail, stop)) {
     case Context::IndexCheck::kClean:
       return true;
     case Context::IndexCheck::kUnchecked:
@@ -138,7 +139,7 @@ bool collection_usable(Context& context, const HoldSpec& spec, std::string& unch
 AttemptResult attempt_once(const std::shared_ptr<Context>& context, const HoldSpec& spec,
                            const std::stop_token& stop, bool& slot_handed_over) {
   AttemptResult unsent;
-  if (!collection_usable(*context, spec, unsent.unchecked)) return unsent;
+  if (!collection_usable(*context, spec, stop, unsent.unchecked)) return unsent;
   // The check can take three round trips: a stop asked meanwhile sends nothing.
   if (stop.stop_requested()) return unsent;
   const Options& options = context->options();

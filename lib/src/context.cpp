@@ -285,7 +285,8 @@ std::optional<IndexVerdict> Context::judge_collection(const IndexTarget& target,
   return std::nullopt;
 }
 
-Context::IndexCheck Context::check_indexes(bool rw, std::string& detail) {
+Context::IndexCheck Context::check_indexes(bool rw, std::string& detail,
+                                           const std::stop_token& stop) {
   constexpr int kIndexExists = 68;
   constexpr int kOptionsConflict = 85;
   constexpr int kKeySpecsConflict = 86;
@@ -297,6 +298,10 @@ Context::IndexCheck Context::check_indexes(bool rw, std::string& detail) {
   // first fixes its expireAfterSeconds, so it is made before any acquire goes into the
   // collection: a tombstone is never written under an index whose value is not yet known.
   for (int round = 0; round < 2; ++round) {
+    if (stop.stop_requested()) {
+      detail = "stopped during the index check";
+      return IndexCheck::kUnchecked;
+    }
     std::optional<IndexVerdict> verdict = judge_collection(target, rw, detail);
     if (!verdict) return IndexCheck::kUnchecked;
     switch (verdict->kind) {
@@ -313,6 +318,10 @@ Context::IndexCheck Context::check_indexes(bool rw, std::string& detail) {
         break;
     }
     if (round == 1) break;
+    if (stop.stop_requested()) {
+      detail = "stopped during the index check";
+      return IndexCheck::kUnchecked;
+    }
     Reply made = make_index(target);
     const bool index_there = made.outcome == Outcome::kOk || made.code == kIndexExists ||
                              made.code == kOptionsConflict || made.code == kKeySpecsConflict;
@@ -442,7 +451,9 @@ void Context::create_index(const std::string& key, const IndexTarget& target,
     index_registry().erase(key);  // let a later Provider try again
   }
   if (!stop.stop_requested()) {
-    std::fprintf(stderr, "mongolock: TTL index on %s.%s not created (locks work without it): %s\n",
+    std::fprintf(stderr,
+                 "mongolock: TTL index on %s.%s not created in the background (acquires make it "
+                 "first, mongolock.h [index]): %s\n",
                  database_.c_str(), target.collection.c_str(), last_error.c_str());
   }
 }

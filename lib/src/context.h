@@ -39,6 +39,7 @@
 #include <atomic>
 #include <memory>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <vector>
@@ -109,7 +110,8 @@ class Context {
   // or createIndexes failed, or the list came in more than one batch: `detail` says why) are
   // asked again next time.
   enum class IndexCheck { kClean, kRefused, kUnchecked };
-  IndexCheck check_indexes(bool rw, std::string& detail);
+  // A stop asked between its round trips ends it as kUnchecked (nothing more is sent).
+  IndexCheck check_indexes(bool rw, std::string& detail, const std::stop_token& stop);
   // True in a process forked after this Context was made: its pool is the parent's.
   bool in_forked_child() const;
 

@@ -1,5 +1,6 @@
 #include "index_check.h"
 
+#include <cstdio>
 #include <optional>
 #include <utility>
 
@@ -32,12 +33,21 @@ std::optional<TtlIndex> ttl_index(const bson_t& index) {
   return out;
 }
 
-// A name inside a JavaScript string literal: " and \ escaped.
+// A name inside a JavaScript string literal: " and \ escaped, control characters as \uXXXX
+// (a raw line break ends a string literal).
 std::string js_quoted(const std::string& name) {
   std::string out = "\"";
   for (const char c : name) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned char>(c));
+      out += escaped;
+    } else {
+      out += c;
+    }
   }
   return out + "\"";
 }
@@ -79,9 +89,13 @@ std::string refusal(const IndexRule& rule, const TtlIndex& index) {
            "\" on reapAt replaces it)";
   }
   if (index.on_reap_at_alone) {
-    return where + " with expireAfterSeconds " + value_text(index) +
-           ", below this Provider's reap_after_s " + std::to_string(rule.reap_after_s) +
-           " (the Provider that created it had a shorter one); " + harm +
+    const std::string why = index.expire_after_s
+                                ? ", below this Provider's reap_after_s " +
+                                      std::to_string(rule.reap_after_s) +
+                                      " (the Provider that created it had a shorter one)"
+                                : ", which this Provider cannot compare with its reap_after_s " +
+                                      std::to_string(rule.reap_after_s);
+    return where + " with expireAfterSeconds " + value_text(index) + why + "; " + harm +
            ". Give every Provider on this collection the same reap_after_s, or raise the "
            "index's once, e.g. in mongosh: " +
            raise_hint(rule, index.name);

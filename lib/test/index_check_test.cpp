@@ -142,6 +142,17 @@ TEST(IndexCheck, HintsEscapeQuotesAndBackslashesInNames) {
       << verdict.detail;
 }
 
+// A raw line break ends a JavaScript string: control characters are written as \uXXXX.
+TEST(IndexCheck, HintsEscapeLineBreaksInNames) {
+  const IndexVerdict verdict =
+      judge_indexes(*reply_with(reap_index(5, "r")), IndexRule{"app.a\nb\rc", 60, true, true});
+  ASSERT_EQ(verdict.kind, IndexVerdictKind::kRefused);
+  EXPECT_NE(verdict.detail.find(R"(collMod: "a\u000ab\u000dc")"), std::string::npos)
+      << verdict.detail;
+  const std::string hint = verdict.detail.substr(verdict.detail.find("mongosh: "));
+  EXPECT_EQ(hint.find_first_of("\n\r"), std::string::npos) << hint;
+}
+
 // A refusal wins over a suitable index listed before it.
 TEST(IndexCheck, OneBadIndexAmongGoodOnesRefuses) {
   const IndexVerdict verdict =

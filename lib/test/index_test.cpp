@@ -56,7 +56,7 @@ TEST_F(IndexTest, AnIndexWithOtherOptionsIsLoggedNotSilentlyAccepted) {
   EXPECT_NE(logged.find("exists with other options"), std::string::npos) << logged;
 }
 
-TEST_F(IndexTest, FailureToCreateTheIndexNeverBlocksAcquisition) {
+TEST_F(IndexTest, AnUnauthorizedCreateIndexesDoesNotBlockAcquisition) {
   Options options = index_options();
   options.app_name = "no-index-client";
   server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 10},

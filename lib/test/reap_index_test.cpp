@@ -133,7 +133,7 @@ TEST_F(ReapIndexTest, NothingIsAcquiredBeforeTheProvidersOwnIndexExists) {
 // down): the first acquire waits for the index. These codes once let it through (only the 15
 // codes the library retries were held back), and an interrupted createIndexes beside another
 // Provider's shorter index gave a phantom. Unauthorized (13) acquires on what it sees
-// (IndexTest.FailureToCreateTheIndexNeverBlocksAcquisition).
+// (IndexTest.AnUnauthorizedCreateIndexesDoesNotBlockAcquisition).
 TEST_F(ReapIndexTest, NoRefusalOfCreateIndexesButUnauthorizedLetsAnAcquireThrough) {
   for (const int code : {11601, 276, 12587, 24, 50, 67}) {
     const std::string db = fresh_database();
@@ -155,8 +155,8 @@ TEST_F(ReapIndexTest, NoRefusalOfCreateIndexesButUnauthorizedLetsAnAcquireThroug
 // A stop asked while the check's round trips are in flight sends nothing: the check can take
 // three round trips, and the acquire once went out after them. Model: the check's listIndexes
 // held 600 ms on the server (under the 1 s socket timeout, so the check completes; only the
-// check sends listIndexes), the stop asked once the server has it. Left out: a stop landing between the check and the send on another thread's schedule
-// (the check is the long part).
+// check sends listIndexes), the stop asked once the server has it. Left out: a stop landing between
+// the check and the send on another thread's schedule (the check is the long part).
 TEST_F(ReapIndexTest, AStopAskedDuringTheIndexCheckSendsNothing) {
   const std::string db = fresh_database();
   Options a = quick(60);
