@@ -24,7 +24,7 @@ struct AcquireResult {
   enum class Kind { kAcquired, kFailed, kUnknown };
   Kind kind = Kind::kFailed;
   std::optional<int64_t> token;  // the fencing token, for locks that issue one
-  int64_t lease_ms = 0;          // how long the grant lasts if nothing renews it
+  int64_t lease_ms = 0;          // how long the grant lasts if nothing renews it; 0: no end
   std::string detail;            // kFailed: why (definitely not granted); kUnknown: the error
 };
 

@@ -4,9 +4,11 @@
 // default TTL (a lock without one never expires, which no run could judge); --expiry-ms keeps
 // locklab's default and is rounded up to whole seconds.
 //
-// --without-unique-index (its own flag, before the protocol's: the client table's
+// Its own flags, taken out before the protocol's: --without-unique-index (the client table's
 // square-without-unique-index row) runs the lock on a collection without the unique
-// {resource: 1} index its README requires.
+// {resource: 1} index its README requires; --without-ttl (row square-without-ttl) takes every
+// lock with the library's default TTL of 0, so a lock is never expired: --expiry-ms is then
+// ignored and each grant reports lease_ms 0.
 #include <string_view>
 #include <vector>
 
@@ -16,10 +18,13 @@
 int main(int argc, char** argv) {
   using namespace locklab::clients;
   auto indexes = square::Indexes::kAsRequired;
+  auto expiry = square::Expiry::kTtl;
   std::vector<char*> args;
   for (int i = 0; i < argc; ++i) {
     if (std::string_view(argv[i]) == "--without-unique-index") {
       indexes = square::Indexes::kWithoutUniqueResource;
+    } else if (std::string_view(argv[i]) == "--without-ttl") {
+      expiry = square::Expiry::kNone;
     } else {
       args.push_back(argv[i]);
     }
@@ -28,8 +33,8 @@ int main(int argc, char** argv) {
   spec.program = "locklab-square";
   spec.description = "a worker on a re-creation of square/mongo-lock (XLock; SLock for rw readers)";
   spec.kinds = {"mutex", "counter", "rw"};
-  spec.make_lock = [indexes](const ClientConfig& c, Recorder& /*recorder*/) {
-    return std::make_unique<square::SquareLock>(c.worker, c.max_shared, indexes);
+  spec.make_lock = [indexes, expiry](const ClientConfig& c, Recorder& /*recorder*/) {
+    return std::make_unique<square::SquareLock>(c.worker, c.max_shared, indexes, expiry);
   };
   return client_main(static_cast<int>(args.size()), args.data(), spec);
 }

@@ -33,14 +33,15 @@ Json null_lock() {
 
 }  // namespace
 
-SquareLock::SquareLock(const WorkerConfig& config, int32_t max_shared, Indexes indexes)
+SquareLock::SquareLock(const WorkerConfig& config, int32_t max_shared, Indexes indexes,
+                       Expiry expiry)
     : config_(config),
       max_shared_(max_shared > 0 ? max_shared : -1),
       connection_(config.uri, config.database, config.lock.write_concern_w),
       wait_rng_(config.seed),
       host_(hostname()),
-      ttl_s_((config.lock.expiry_ms + 999) / 1000) {
-  assert(ttl_s_ >= 1);
+      ttl_s_(expiry == Expiry::kNone ? 0 : (config.lock.expiry_ms + 999) / 1000) {
+  assert(expiry == Expiry::kNone || ttl_s_ >= 1);
   create_indexes(indexes);
 }
 
@@ -67,7 +68,8 @@ Json SquareLock::lock_details(const std::string& lock_id, int64_t now_ms) const 
           {"comment", ""},
           {"createdAt", json_date_ms(now_ms)},
           {"renewedAt", nullptr},
-          {"expiresAt", json_date_ms(now_ms + ttl_s_ * 1000)},
+          // The library sets expiresAt only for a lock with a TTL.
+          {"expiresAt", ttl_s_ > 0 ? json_date_ms(now_ms + ttl_s_ * 1000) : Json(nullptr)},
           {"acquired", true}};
 }
 

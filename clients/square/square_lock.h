@@ -31,6 +31,9 @@
 //            id}, update: {$set: {exclusive: <every field null, acquired: false>}}}, a shared
 //            one findAndModify {query: {resource: R, shared.locks.lockId: id}, update: {$inc:
 //            {shared.count: -1}, $pull: {shared.locks: {lockId: id}}}}.
+//            Without a TTL (Expiry::kNone: the library's TTL is optional, 0 by default) the lock
+//            has expiresAt: null, which no {$lte: now} matches: it never expires, and a holder
+//            that crashes or whose Unlock fails leaves the resource locked for good.
 // No renewal, no lost notification, no token, no waiting: the library returns
 // ErrAlreadyLocked at once. The worker retries it after min + U(0,1) * (max - min) of the
 // busy-wait flags (its own loop: the library has none). README advice: w "majority".
@@ -55,12 +58,16 @@ inline constexpr const char* kCollection = "locks";
 // indexes were made by hand): the misconfiguration under which XLock grants twice.
 enum class Indexes { kAsRequired, kWithoutUniqueResource };
 
+// Whether the locks get a TTL (the worker's --expiry-ms, rounded up to whole seconds) or none
+// (the library's default TTL of 0: the lock never expires).
+enum class Expiry { kTtl, kNone };
+
 class SquareLock final : public SeedLock {
  public:
   // Creates the indexes; throws std::runtime_error when it cannot.
   // max_shared: readers allowed at once on a resource (0 = unlimited).
-  SquareLock(const WorkerConfig& config, int32_t max_shared,
-             Indexes indexes = Indexes::kAsRequired);
+  SquareLock(const WorkerConfig& config, int32_t max_shared, Indexes indexes = Indexes::kAsRequired,
+             Expiry expiry = Expiry::kTtl);
 
   AcquireResult acquire(const std::string& lock, HoldMode mode, std::stop_token stop,
                         std::function<void(std::optional<int64_t>)> on_lost) override;
@@ -72,7 +79,7 @@ class SquareLock final : public SeedLock {
   Connection connection_;
   std::mt19937_64 wait_rng_;
   std::string host_;
-  int64_t ttl_s_;
+  int64_t ttl_s_;        // 0: no TTL (Expiry::kNone)
   int64_t holds_ = 0;    // lockIds handed out by this incarnation
   std::string lock_id_;  // of the current hold
 

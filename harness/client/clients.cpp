@@ -98,6 +98,16 @@ const std::vector<ClientSpec> kClients = {
      false,
      program_missing,
      {"--without-unique-index"}},
+    {"square-without-ttl",
+     "square/mongo-lock re-created, every lock taken without a TTL (the library's default: such a "
+     "lock never expires): clients/square/",
+     ProgramBase::kBinDir,
+     "locklab-square",
+     {"mutex", "counter"},
+     false,
+     false,
+     program_missing,
+     {"--without-ttl"}},
     {"alistairjevans",
      "the alistairjevans MongoDB lock recipe (C#) re-created in C++ on libmongoc: "
      "clients/alistairjevans/",
