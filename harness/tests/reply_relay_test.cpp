@@ -1,11 +1,12 @@
 // locklab-relay (nemesis/reply_relay.h): the real program, real TCP on 127.0.0.1, an upstream
 // server played by the test (a listening socket it accepts from, and sends on when told).
 //
-// What the tests' model leaves out: the nft redirect and SO_ORIGINAL_DST (each test gives a
-// fixed --upstream, except the self-connection refusal; the reply-delay scenario covers the
-// redirect in a worker's namespace); SO_MARK (needs the redirect to matter); anything but
-// loopback (no loss, no reordering, no real network latency); more than a few connections at
-// once (the pair limit is not reached); the 64 MiB back-pressure limit; a relay killed mid-run.
+// What the tests' model leaves out: the worker namespaces of a run (the reply-delay scenario
+// covers the relay there; the ReplyRelayRedirect tests build only a private namespace with a
+// redirect rule on loopback, and are skipped where the kernel refuses it, saying why); anything
+// but loopback (no loss, no reordering, no real network latency); more than a few connections
+// at once (the pair limit is not reached); the 64 MiB back-pressure limit; a relay killed
+// mid-run.
 //
 // Timing: a held reply is checked only against the lower bound the relay promises (never before
 // its release time); nothing asserts an upper bound. Waits for an event are bounded by
@@ -16,6 +17,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/inotify.h>
@@ -34,6 +36,7 @@
 #include <thread>
 #include <vector>
 
+#include "run/process.h"
 #include "temp_dir.h"
 
 extern char** environ;
@@ -257,6 +260,16 @@ class ReplyRelayTest : public ::testing::Test {
     std::filesystem::rename(next, delay_path_);
   }
 
+  // Readable once the relay has read the delay file, which it does after each upstream read:
+  // how a test knows the relay holds what the upstream sent (inotify IN_ACCESS in the file's
+  // directory; the test itself never reads the file).
+  Fd watch_delay_reads() {
+    Fd watch(inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
+    if (watch.get() < 0 || inotify_add_watch(watch.get(), dir_.path().c_str(), IN_ACCESS) < 0)
+      throw std::runtime_error(std::string("inotify: ") + std::strerror(errno));
+    return watch;
+  }
+
   struct Connection {
     Fd client;    // the test's client end, through the relay
     Fd upstream;  // the test's upstream end, accepted from the relay
@@ -312,31 +325,34 @@ TEST_F(ReplyRelayTest, HoldsAReplyAtLeastTheDelay) {
 
 // A request is not queued behind a held reply. Checked by order, not time: the reply is held
 // for 60 s, so a request that reaches the upstream while no reply byte has reached the client
-// passed at once.
+// passed at once. The request is sent only once the relay holds the reply (it read the delay
+// file for it).
 TEST_F(ReplyRelayTest, ForwardsARequestWhileAReplyIsHeld) {
   set_delay("60000");
+  Fd delay_reads = watch_delay_reads();
   start_relay();
   Connection c = connect();
   send_all(c.upstream.get(), "held reply");
+  ASSERT_TRUE(wait_readable(delay_reads.get(), kEventWaitMs)) << "the relay never read the reply";
   send_all(c.client.get(), "request");
   EXPECT_EQ(recv_exact(c.upstream.get(), 7), "request");
   EXPECT_FALSE(wait_readable(c.client.get(), 0)) << "the reply came before its release time";
 }
 
 // A chunk read at delay 500, then the delay set to 0 and a second chunk sent: the second waits
-// behind the first. The test knows the relay read the first chunk at 500 because the relay
-// reads the delay file after each upstream read: an inotify IN_ACCESS on the file.
+// behind the first. The delay is changed only once the relay read the first chunk (it read the
+// delay file for it).
 TEST_F(ReplyRelayTest, KeepsOrderWhenTheDelayDrops) {
   set_delay("500");
-  Fd watch(inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
-  ASSERT_GE(inotify_add_watch(watch.get(), dir_.path().c_str(), IN_ACCESS), 0);
+  Fd delay_reads = watch_delay_reads();
   start_relay();
   Connection c = connect();
   const std::string a(1000, 'A');
   const std::string b(1000, 'B');
   const auto a_sent = Clock::now();
   send_all(c.upstream.get(), a);
-  ASSERT_TRUE(wait_readable(watch.get(), kEventWaitMs)) << "the relay never read the delay file";
+  ASSERT_TRUE(wait_readable(delay_reads.get(), kEventWaitMs))
+      << "the relay never read the delay file";
   set_delay("0");
   send_all(c.upstream.get(), b);
   std::string received = recv_exact(c.client.get(), 1);
@@ -486,6 +502,99 @@ TEST_F(ReplyRelayTest, RefusesAConnectionToItself) {
   ASSERT_TRUE(relay_->wait_exit().has_value());
   const std::string errors = read_file(stderr_path_);
   EXPECT_EQ(count_of(errors, "refused a connection"), 1u) << errors;
+}
+
+// The redirect case: in a private network namespace (entered by this test's thread, so by the
+// relay and nft it starts too), an nft rule sends connections to port 27017 to the relay, except
+// packets marked 42 (the relay's own, --mark 42). The upstream is then each connection's
+// original destination.
+class ReplyRelayRedirectTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(std::filesystem::exists(relay_program())) << relay_program() << " is not built";
+    original_netns_ = Fd(::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
+    ASSERT_GE(original_netns_.get(), 0);
+    if (::unshare(CLONE_NEWNET) != 0)
+      GTEST_SKIP() << "a private network namespace is refused: " << std::strerror(errno);
+    entered_ = true;
+    ToolResult lo = run_tool({"ip", "link", "set", "lo", "up"});
+    ASSERT_EQ(lo.code, 0) << "ip link set lo up: " << lo.output;
+    delay_path_ = dir_.file("delay");
+    stderr_path_ = dir_.file("relay.stderr");
+  }
+  void TearDown() override {
+    relay_.reset();
+    if (entered_) {
+      EXPECT_EQ(::setns(original_netns_.get(), CLONE_NEWNET), 0);
+    }
+  }
+
+  // Starts the relay (--mark 42 unless `mark` says otherwise) and the redirect to it.
+  void start(const std::string& mark) {
+    std::vector<std::string> args{"--listen", "127.0.0.1:0", "--delay-file", delay_path_};
+    if (!mark.empty()) args.insert(args.end(), {"--mark", mark});
+    relay_.emplace(args, stderr_path_);
+    std::optional<uint16_t> port = relay_->ready_port();
+    ASSERT_TRUE(port.has_value()) << read_file(stderr_path_);
+    relay_port_ = *port;
+    const std::string rules =
+        "table ip relaytest {\n chain out {\n"
+        "  type nat hook output priority -100; policy accept;\n"
+        "  meta mark 42 return\n"
+        "  tcp dport 27017 redirect to :" +
+        std::to_string(relay_port_) + "\n }\n}\n";
+    ToolResult nft = run_tool({"nft", "-f", "-"}, "", rules);
+    if (nft.code != 0) GTEST_SKIP() << "nft refused the redirect rule: " << nft.output;
+  }
+
+  testing::TempDir dir_;
+  Fd original_netns_;
+  bool entered_ = false;
+  std::string delay_path_;
+  std::string stderr_path_;
+  std::optional<RelayProcess> relay_;
+  uint16_t relay_port_ = 0;
+};
+
+TEST_F(ReplyRelayRedirectTest, RelaysToTheOriginalDestination) {
+  uint16_t upstream_port = 27017;
+  Fd listener(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(upstream_port);
+  ASSERT_EQ(::bind(listener.get(), reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(::listen(listener.get(), 4), 0);
+  std::ofstream(delay_path_) << "300";
+  start("42");
+  if (HasFatalFailure() || IsSkipped()) return;
+  Fd client = connect_loopback(upstream_port);  // redirected to the relay
+  ASSERT_TRUE(wait_readable(listener.get(), kEventWaitMs))
+      << "the relay never reached the original destination; stderr: " << read_file(stderr_path_);
+  Fd upstream(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
+  send_all(client.get(), "request");
+  EXPECT_EQ(recv_exact(upstream.get(), 7), "request");
+  const auto sent = Clock::now();
+  send_all(upstream.get(), "reply");
+  EXPECT_EQ(recv_exact(client.get(), 5), "reply");
+  EXPECT_GE(std::chrono::duration_cast<milliseconds>(Clock::now() - sent).count(), 300)
+      << "the reply did not pass through the relay";
+}
+
+// Under conntrack (loaded by the nat rule) a direct connection to the relay has an original
+// destination: the relay's own address. It is refused.
+TEST_F(ReplyRelayRedirectTest, RefusesAConnectionToItselfUnderConntrack) {
+  start("42");
+  if (HasFatalFailure() || IsSkipped()) return;
+  Fd client = connect_loopback(relay_port_);
+  EXPECT_LE(next_read(client.get()), 0) << "the connection was not closed";
+  relay_->signal(SIGTERM);
+  ASSERT_TRUE(relay_->wait_exit().has_value());
+  const std::string errors = read_file(stderr_path_);
+  EXPECT_NE(errors.find("its original destination 127.0.0.1:" + std::to_string(relay_port_) +
+                        " is this relay"),
+            std::string::npos)
+      << errors;
 }
 
 TEST(ReplyRelayParse, DelayFileContent) {
