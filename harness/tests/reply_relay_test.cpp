@@ -146,6 +146,12 @@ ssize_t next_read(int fd, std::string* bytes = nullptr) {
   return n;
 }
 
+// The peer ended the stream: an EOF or a reset (not a timeout, not bytes).
+bool closed_by_peer(int fd) {
+  ssize_t result = next_read(fd);
+  return result == 0 || result == -ECONNRESET;
+}
+
 std::string pattern(size_t size, unsigned seed) {
   std::string out(size, '\0');
   uint32_t x = seed * 2654435761u + 1;
@@ -173,7 +179,9 @@ size_t count_of(const std::string& text, const std::string& needle) {
 // A process of the program: stdout through a pipe (for the ready line), stderr to a file.
 class RelayProcess {
  public:
-  RelayProcess(const std::vector<std::string>& args, const std::string& stderr_path) {
+  // `launcher` runs the program (e.g. prlimit ... --); empty = the program itself.
+  RelayProcess(const std::vector<std::string>& args, const std::string& stderr_path,
+               const std::vector<std::string>& launcher = {}) {
     int out[2];
     if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe2");
     stdout_ = Fd(out[0]);
@@ -182,7 +190,8 @@ class RelayProcess {
     posix_spawn_file_actions_adddup2(&actions, out[1], 1);
     posix_spawn_file_actions_addopen(&actions, 2, stderr_path.c_str(),
                                      O_WRONLY | O_CREAT | O_APPEND, 0644);
-    std::vector<std::string> argv_strings{relay_program()};
+    std::vector<std::string> argv_strings = launcher;
+    argv_strings.push_back(relay_program());
     argv_strings.insert(argv_strings.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (std::string& s : argv_strings) argv.push_back(s.data());
@@ -243,11 +252,11 @@ class ReplyRelayTest : public ::testing::Test {
     stderr_path_ = dir_.file("relay.stderr");
   }
 
-  void start_relay() {
+  void start_relay(const std::vector<std::string>& launcher = {}) {
     relay_.emplace(
         std::vector<std::string>{"--listen", "127.0.0.1:0", "--delay-file", delay_path_,
                                  "--upstream", "127.0.0.1:" + std::to_string(upstream_port_)},
-        stderr_path_);
+        stderr_path_, launcher);
     std::optional<uint16_t> port = relay_->ready_port();
     ASSERT_TRUE(port.has_value()) << "no ready line; stderr: " << read_file(stderr_path_);
     relay_port_ = *port;
@@ -440,8 +449,34 @@ TEST_F(ReplyRelayTest, SigtermExitsZeroWithOpenConnections) {
   std::optional<int> status = relay_->wait_exit();
   ASSERT_TRUE(status.has_value()) << "still running after SIGTERM";
   EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << "status " << *status;
-  EXPECT_LE(next_read(idle.client.get()), 0);
-  EXPECT_LE(next_read(holding.client.get()), 0);
+  EXPECT_TRUE(closed_by_peer(idle.client.get()));
+  EXPECT_TRUE(closed_by_peer(holding.client.get()));
+}
+
+// The pair limit, scaled down by the open-file limit: with 40 files the relay keeps 32 for itself
+// and takes (40 - 32) / 2 = 4 pairs. A fifth connection is closed at once with one line; once a
+// pair closed, a new connection is relayed again.
+TEST_F(ReplyRelayTest, RefusesConnectionsBeyondThePairLimit) {
+  if (!std::filesystem::exists("/usr/bin/prlimit")) GTEST_SKIP() << "needs /usr/bin/prlimit";
+  start_relay({"/usr/bin/prlimit", "--nofile=40:40", "--"});
+  std::vector<Connection> open;
+  for (int i = 0; i < 4; ++i) {
+    open.push_back(connect());
+    send_all(open.back().client.get(), "ping");
+    ASSERT_EQ(recv_exact(open.back().upstream.get(), 4), "ping") << "pair " << i;
+  }
+  Fd refused = connect_loopback(relay_port_);
+  EXPECT_TRUE(closed_by_peer(refused.get())) << "a fifth pair was relayed";
+  const std::string errors = read_file(stderr_path_);  // written before the close
+  EXPECT_EQ(count_of(errors, "already 4 connection pairs (the limit)"), 1u) << errors;
+
+  ASSERT_EQ(::shutdown(open[0].client.get(), SHUT_WR), 0);
+  ASSERT_EQ(next_read(open[0].upstream.get()), 0);
+  open[0].upstream.reset();  // both directions done: the relay closes the pair
+  ASSERT_EQ(next_read(open[0].client.get()), 0);
+  Connection again = connect();
+  send_all(again.client.get(), "again");
+  EXPECT_EQ(recv_exact(again.upstream.get(), 5), "again");
 }
 
 TEST_F(ReplyRelayTest, BindFailureExitsOneNamingTheAddress) {
@@ -497,7 +532,7 @@ TEST_F(ReplyRelayTest, RefusesAConnectionToItself) {
   std::optional<uint16_t> port = relay_->ready_port();
   ASSERT_TRUE(port.has_value());
   Fd client = connect_loopback(*port);
-  EXPECT_LE(next_read(client.get()), 0) << "the connection was not closed";
+  EXPECT_TRUE(closed_by_peer(client.get())) << "the connection was not closed";
   relay_->signal(SIGTERM);
   ASSERT_TRUE(relay_->wait_exit().has_value());
   const std::string errors = read_file(stderr_path_);
@@ -587,7 +622,7 @@ TEST_F(ReplyRelayRedirectTest, RefusesAConnectionToItselfUnderConntrack) {
   start("42");
   if (HasFatalFailure() || IsSkipped()) return;
   Fd client = connect_loopback(relay_port_);
-  EXPECT_LE(next_read(client.get()), 0) << "the connection was not closed";
+  EXPECT_TRUE(closed_by_peer(client.get())) << "the connection was not closed";
   relay_->signal(SIGTERM);
   ASSERT_TRUE(relay_->wait_exit().has_value());
   const std::string errors = read_file(stderr_path_);
