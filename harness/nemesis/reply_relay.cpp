@@ -233,7 +233,10 @@ class ReplyRelay::Impl {
   DelayFile delay_;
   std::vector<char> read_buffer_;
 
+  bool accepting_paused_ = false;
+
   void setup_listener();
+  void pause_accepting(bool pause);
   void accept_ready();
   void start_pair(UniqueFd client);
   std::optional<Ipv4Endpoint> upstream_for(int client_fd, std::string& why) const;
@@ -319,8 +322,11 @@ void ReplyRelay::Impl::accept_ready() {
     if (client.get() < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
       if (errno == ECONNABORTED || errno == EPROTO) continue;
-      log_line("accept on " + options_.listen.text() + " failed: " + errno_text(errno));
-      return;
+      // EMFILE and the like: the listener would stay readable and spin the loop, so accepting
+      // pauses until a pair closes.
+      log_line("accept on " + options_.listen.text() + " failed: " + errno_text(errno) +
+               "; accepting again once a connection closes");
+      return pause_accepting(true);
     }
     if (static_cast<int>(pairs_.size()) >= max_pairs_) {
       log_line("refused a connection: already " + std::to_string(pairs_.size()) +
@@ -329,6 +335,16 @@ void ReplyRelay::Impl::accept_ready() {
     }
     start_pair(std::move(client));
   }
+}
+
+void ReplyRelay::Impl::pause_accepting(bool pause) {
+  if (pause == accepting_paused_) return;
+  epoll_event event{};
+  event.events = EPOLLIN;
+  event.data.u64 = kTagListen;
+  if (epoll_ctl(epoll_.get(), pause ? EPOLL_CTL_DEL : EPOLL_CTL_ADD, listen_.get(), &event) != 0)
+    throw_errno("epoll_ctl(listener)");
+  accepting_paused_ = pause;
 }
 
 std::optional<Ipv4Endpoint> ReplyRelay::Impl::upstream_for(int client_fd, std::string& why) const {
@@ -538,6 +554,7 @@ void ReplyRelay::Impl::settle(Pair& pair, bool alive) {
   }
   if (!alive || pair.done()) {
     pairs_.erase(pair.id);  // closing a socket removes it from epoll
+    pause_accepting(false);
     return;
   }
   update_interest(pair);

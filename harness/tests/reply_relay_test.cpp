@@ -190,6 +190,8 @@ class RelayProcess {
     posix_spawn_file_actions_adddup2(&actions, out[1], 1);
     posix_spawn_file_actions_addopen(&actions, 2, stderr_path.c_str(),
                                      O_WRONLY | O_CREAT | O_APPEND, 0644);
+    // Nothing else inherited (ctest leaves descriptors open): the open-file tests count them.
+    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
     std::vector<std::string> argv_strings = launcher;
     argv_strings.push_back(relay_program());
     argv_strings.insert(argv_strings.end(), args.begin(), args.end());
@@ -477,6 +479,38 @@ TEST_F(ReplyRelayTest, RefusesConnectionsBeyondThePairLimit) {
   Connection again = connect();
   send_all(again.client.get(), "again");
   EXPECT_EQ(recv_exact(again.upstream.get(), 5), "again");
+}
+
+// With 8 files the relay has 6 open (stdio, listener, epoll, eventfd) and room for one pair; a
+// second connection fails its accept (EMFILE). The relay says so and stops accepting (rather
+// than waking on the still-readable listener forever) until the pair closes, then relays the
+// waiting connection, which takes the last two files: the accept after it fails again (the
+// kernel takes a file before it looks at the queue) and pauses once more. So exactly two lines;
+// a relay that kept accepting would write one per loop.
+TEST_F(ReplyRelayTest, PausesAcceptingWhenOutOfFiles) {
+  if (!std::filesystem::exists("/usr/bin/prlimit")) GTEST_SKIP() << "needs /usr/bin/prlimit";
+  start_relay({"/usr/bin/prlimit", "--nofile=8:8", "--"});
+  Connection first = connect();
+  send_all(first.client.get(), "ping");
+  ASSERT_EQ(recv_exact(first.upstream.get(), 4), "ping");
+  Fd waiting = connect_loopback(relay_port_);  // completes in the listener's backlog
+  const std::string paused = std::string("failed: ") + std::strerror(EMFILE);
+  const auto end = Clock::now() + milliseconds(kEventWaitMs);
+  while (count_of(read_file(stderr_path_), paused) == 0 && Clock::now() < end)
+    std::this_thread::sleep_for(milliseconds(5));
+  ASSERT_EQ(count_of(read_file(stderr_path_), paused), 1u) << read_file(stderr_path_);
+
+  ASSERT_EQ(::shutdown(first.client.get(), SHUT_WR), 0);
+  ASSERT_EQ(next_read(first.upstream.get()), 0);
+  first.upstream.reset();
+  ASSERT_EQ(next_read(first.client.get()), 0);
+  ASSERT_TRUE(wait_readable(upstream_listener_.get(), kEventWaitMs))
+      << "the waiting connection was never relayed";
+  Fd upstream(::accept4(upstream_listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+  send_all(waiting.get(), "late");
+  EXPECT_EQ(recv_exact(upstream.get(), 4), "late");
+  EXPECT_EQ(count_of(read_file(stderr_path_), paused), 2u)
+      << "the accept failures: " << read_file(stderr_path_);
 }
 
 TEST_F(ReplyRelayTest, BindFailureExitsOneNamingTheAddress) {
