@@ -34,7 +34,7 @@ locklab="${LOCKLAB:-build/bin/locklab}"
 
 # Column order: the faults of the table, by cell file name.
 faults=(none pause-worker isolate-worker kill-worker clock-skew-worker clock-skew-member
-  step-down isolate-primary primary-divergence fail-command-close-connection)
+  step-down isolate-primary primary-divergence fail-command-close-connection reply-delay)
 
 # Rows: mongolock first (the reference), then the others in byte order, so that a configuration
 # variant (name-w1, name-rw) comes right after its client's row.

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "db/partitions.h"
+#include "db/reply_relays.h"
 #include "nemesis/fault_kind.h"
 
 namespace locklab {
@@ -54,6 +55,10 @@ struct DbConfig {
   std::string log_dir;                // member logs: <log_dir>/m<i>.log
   std::string database = "locklab";   // the workload's database
   bool moves_member_clocks = false;   // the scenario has a fault that moves a member's clock
+  // The scenario delays replies (reply-delay): a backend that can starts a relay per worker
+  // (db/reply_relays.h) from `relay_program` before any worker runs.
+  bool delays_replies = false;
+  std::string relay_program;
   // Polled by every wait; when it returns true the wait throws Interrupted (Ctrl-C).
   std::function<bool()> interrupted;
 };
@@ -155,6 +160,12 @@ class Db {
   // refuses every kind whose row says needs_network). Valid after start(); every member and
   // every worker of DbConfig::workers is a role there.
   virtual Partitions* partitions() { return nullptr; }
+  // The reply-delay lever, or nullptr when this backend has none or the scenario did not ask
+  // for it (DbConfig::delays_replies). Valid after start().
+  virtual ReplyDelays* reply_delays() { return nullptr; }
+  // When `pid` is a helper process of this backend (a reply relay): the words that name it in
+  // the error its unasked-for end is. nullopt for any other process.
+  virtual std::optional<std::string> helper_of(pid_t /*pid*/) const { return std::nullopt; }
 
   // --- Admin (default: direct connections from admin_netns()) ------------------------------
 

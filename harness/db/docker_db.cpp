@@ -92,6 +92,10 @@ std::string DockerDb::member_program() const {
 }
 
 std::optional<std::string> DockerDb::supports(FaultKind kind) const {
+  if (kind == FaultKind::kReplyDelay) {
+    return "is not available with --cluster docker: its relays run in the netns backend's worker "
+           "namespaces (use --cluster netns)";
+  }
   if (fault_row(kind).clock == ClockMoved::kMember && !mongosim_) {
     return "moves a member's clock: image " + image_ +
            " has no clock lever (mongosim images have mongosimSetClockOffset; a mongod image "

@@ -97,9 +97,21 @@ void ProcessDb::build_network() {
   for (const std::string& w : config().workers) network_->add_host(w);
 }
 
+void ProcessDb::start_relays() {
+  relays_ = std::make_unique<ReplyRelays>(supervisor_, config().relay_program, config().run_prefix,
+                                          config().data_dir, config().log_dir,
+                                          std::string(Network::kSubnet) + ".0/24");
+  for (const std::string& w : config().workers) relays_->start(network_->host(w));
+}
+
+std::optional<std::string> ProcessDb::helper_of(pid_t pid) const {
+  return relays_ ? relays_->owner_of(pid) : std::nullopt;
+}
+
 void ProcessDb::start() {
   const int64_t deadline = now_ms() + config().ready_timeout_ms;
   if (placement_ == Placement::kNetns && !network_) build_network();
+  if (network_ && config().delays_replies && !relays_) start_relays();
   placements_.clear();
   for (int m = 0; m < size(); ++m) {
     if (network_) {
@@ -135,6 +147,7 @@ void ProcessDb::start_member(int member) {
 }
 
 void ProcessDb::stop(int64_t grace_ms) {
+  if (relays_) relays_->stop(grace_ms);
   for (int m = 0; m < size(); ++m) {
     signal_member(m, SIGCONT);  // a paused member cannot act on SIGTERM
     signal_member(m, SIGTERM);

@@ -3,9 +3,10 @@
 // its own dbpath under DbConfig::data_dir so a killed member restarts on its data.
 //
 // Placement: netns (the members, a control host for admin commands and every worker of
-// DbConfig::workers in namespaces of the run's own network: db/netns.h; partitions possible) or
-// loopback (everything on 127.0.0.1 with free ports; no partitions). The network is built by
-// start() and deleted by teardown().
+// DbConfig::workers in namespaces of the run's own network: db/netns.h; partitions possible;
+// with DbConfig::delays_replies a reply relay per worker, db/reply_relays.h) or loopback
+// (everything on 127.0.0.1 with free ports; no partitions, no reply delays). The network is
+// built by start() and deleted by teardown(); stop() ends the relays.
 //
 // Member levers are signals to the member's process group (a faketime wrapper's child too):
 // SIGKILL (kill), SIGSTOP/SIGCONT (pause), the first command line again (restart).
@@ -19,6 +20,7 @@
 
 #include "db/db.h"
 #include "db/netns.h"
+#include "db/reply_relays.h"
 #include "run/process.h"
 
 namespace locklab {
@@ -60,6 +62,8 @@ class ProcessDb : public Db {
   bool paused(int member) const override { return paused_.at(member); }
   int64_t clock_offset(int member) const override { return clock_offsets_ms_.at(member); }
   Partitions* partitions() override { return network_.get(); }
+  ReplyDelays* reply_delays() override { return relays_.get(); }
+  std::optional<std::string> helper_of(pid_t pid) const override;
 
  protected:
   std::string admin_netns() const override;
@@ -77,11 +81,13 @@ class ProcessDb : public Db {
   Placement placement_;
   std::string netns_refusal_;
   std::unique_ptr<Network> network_;
+  std::unique_ptr<ReplyRelays> relays_;  // netns and DbConfig::delays_replies only
   std::vector<MemberPlacement> placements_;
   std::vector<pid_t> pids_;
   std::vector<bool> paused_;
 
   void build_network();
+  void start_relays();
   void start_member(int member);
   bool signal_member(int member, int sig);
 };

@@ -102,6 +102,13 @@ std::optional<FaultParamError> check_command_delay(const nlohmann::json& p) {
   return command_names(p);
 }
 
+std::optional<FaultParamError> check_reply_delay(const nlohmann::json& p) {
+  if (!p.contains("delay_ms")) {
+    return FaultParamError{"delay_ms", "required (milliseconds each reply to the worker is held)"};
+  }
+  return integer(p, "delay_ms", 1, 600'000);
+}
+
 std::optional<FaultParamError> check_fail_command(const nlohmann::json& p) {
   if (auto e = choice(p, "mode", {"close-connection", "block", "error", "write-concern-error"}))
     return e;
@@ -157,6 +164,10 @@ std::vector<FaultKindRow> build_table() {
       // Cuts the primary off, moves its clock, kills the new primary and restarts it.
       {K::kPrimaryDivergence, "primary-divergence", T::kCluster, "primary", 3, true, true,
        C::kMember, {"clock_ms"}, check_divergence},
+      // The members' replies to one worker held delay_ms after they arrive (its requests are
+      // not): a relay in the worker's namespace (db/reply_relays.h), hence "needs network".
+      {K::kReplyDelay, "reply-delay", T::kWorker, "random", 1, true, false, C::kNone,
+       {"delay_ms"}, check_reply_delay},
   };
   // clang-format on
   for (size_t i = 0; i < rows.size(); ++i) {

@@ -42,6 +42,7 @@ enum class FaultKind : uint8_t {
   kPartitionBridge,
   kStepDown,
   kPrimaryDivergence,
+  kReplyDelay,
 };
 
 // What a fault's `target` names.

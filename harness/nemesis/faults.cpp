@@ -97,6 +97,32 @@ class IsolateWorker : public Fault {
   IsolationMode mode_;
 };
 
+// The members' replies to the worker held delay_ms after they arrive, its requests sent at once
+// (db/reply_relays.h): a command executes on time and its reply is late. Heal: no delay for
+// what arrives from then on (replies already held keep their time, in order).
+class ReplyDelay : public Fault {
+ public:
+  ReplyDelay(std::string target, int64_t delay_ms)
+      : target_(std::move(target)), delay_ms_(delay_ms) {}
+  void begin(FaultContext& c) override {
+    if (!c.db.reply_delays()) {
+      throw std::runtime_error("reply-delay needs a backend with reply relays (--cluster netns)");
+    }
+    c.db.reply_delays()->set_delay(target_, delay_ms_);
+    delayed_ = true;
+  }
+  void heal(FaultContext& c) override {
+    if (delayed_ && c.db.reply_delays()) c.db.reply_delays()->set_delay(target_, 0);
+    delayed_ = false;
+  }
+  nlohmann::json detail() const override { return {{"worker", target_}, {"delay_ms", delay_ms_}}; }
+
+ private:
+  std::string target_;
+  int64_t delay_ms_;
+  bool delayed_ = false;
+};
+
 // A worker's wall clock off by delta_ms for the window (skew), or moved by delta_ms and left
 // there (jump), through the faketime file its process reads (WorkerPool::set_clock_offset).
 class WorkerClock : public Fault {
@@ -228,6 +254,8 @@ std::unique_ptr<Fault> make_fault(FaultKind kind, const std::string& target,
               {"mode", "block"},
               {"block_ms", params.value("delay_ms", int64_t{0})},
               {"commands", params.value("commands", nlohmann::json::array({"findAndModify"}))}});
+    case FaultKind::kReplyDelay:
+      return std::make_unique<ReplyDelay>(target, params.value("delay_ms", int64_t{0}));
     case FaultKind::kIsolateMember:
     case FaultKind::kPartitionHalves:
     case FaultKind::kPartitionRing:

@@ -22,6 +22,13 @@ std::vector<FaultKind> scenario_faults(const Scenario& s) {
   return out;
 }
 
+bool has_fault(const Scenario& s, FaultKind kind) {
+  for (FaultKind f : scenario_faults(s)) {
+    if (f == kind) return true;
+  }
+  return false;
+}
+
 bool moves(const Scenario& s, ClockMoved whose) {
   for (FaultKind f : scenario_faults(s)) {
     if (fault_row(f).clock == whose) return true;
@@ -91,6 +98,8 @@ DbConfig scenario_db_config(const Scenario& s) {
   for (int w = 1; w <= s.workload.workers; ++w) c.workers.push_back("w" + std::to_string(w));
   c.election_timeout_ms = s.cluster.election_timeout_ms;
   c.moves_member_clocks = moves(s, ClockMoved::kMember);
+  c.delays_replies = has_fault(s, FaultKind::kReplyDelay);
+  if (c.delays_replies) c.relay_program = binary_dir() + "/locklab-relay";
   return c;
 }
 

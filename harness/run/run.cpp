@@ -295,6 +295,11 @@ class Run {
   void reap() {
     for (const ExitStatus& e : supervisor_.poll()) {
       if (workers_ && workers_->record_exit(e)) continue;
+      if (db_) {
+        if (std::optional<std::string> helper = db_->helper_of(e.pid)) {
+          throw std::runtime_error(*helper + " ended (" + e.describe() + ")");
+        }
+      }
       for (int m = 0; db_ && m < db_->size(); ++m) {
         if (db_->pid(m) == e.pid) member_died(m, e.describe());
       }

@@ -172,8 +172,8 @@ INSTANTIATE_TEST_SUITE_P(Signals, KilledRun, ::testing::Values(SIGINT, SIGKILL),
                          });
 
 // A 3-member run stopped while a fault window is open: member partitions (nft tables inside the
-// members' namespaces), a killed member, continuous step-downs. Parameters: the scenario, the
-// fault whose start event marks the moment, the signal.
+// members' namespaces), a killed member, continuous step-downs, delayed replies. Parameters: the
+// scenario, the fault whose start event marks the moment, the signal.
 struct ReplicaSetCase {
   std::string scenario;
   std::string fault;
@@ -211,7 +211,10 @@ INSTANTIATE_TEST_SUITE_P(
                       ReplicaSetCase{"replset-partitions.toml", "partition-worker", SIGKILL},
                       ReplicaSetCase{"replset-kill-member.toml", "kill-member", SIGINT},
                       ReplicaSetCase{"replset-step-down.toml", "step-down", SIGINT},
-                      ReplicaSetCase{"replset-clock.toml", "clock-skew", SIGKILL, true}),
+                      ReplicaSetCase{"replset-clock.toml", "clock-skew", SIGKILL, true},
+                      // Reply relays (processes in the workers' namespaces, their delay files).
+                      ReplicaSetCase{"must-fail/distributedlock-stopwatch-after-reply.toml",
+                                     "reply-delay", SIGKILL}),
     [](const ::testing::TestParamInfo<ReplicaSetCase>& param) {
       std::string name = param.param.fault + (param.param.sig == SIGINT ? "_SIGINT" : "_SIGKILL");
       for (char& ch : name) {

@@ -13,7 +13,7 @@ namespace {
 TEST(FaultKindTable, OneRowPerKindInOrderWithUniqueNames) {
   std::set<std::string_view> names;
   const auto& rows = fault_kinds();
-  ASSERT_EQ(rows.size(), static_cast<size_t>(FaultKind::kPrimaryDivergence) + 1);
+  ASSERT_EQ(rows.size(), static_cast<size_t>(FaultKind::kReplyDelay) + 1);
   for (size_t i = 0; i < rows.size(); ++i) {
     EXPECT_EQ(static_cast<size_t>(rows[i].kind), i);
     EXPECT_TRUE(names.insert(rows[i].name).second) << rows[i].name;
@@ -28,7 +28,7 @@ TEST(FaultKindTable, OneRowPerKindInOrderWithUniqueNames) {
 TEST(FaultKindTable, NamesListedSortedForMessages) {
   const std::string list = fault_kind_names();
   EXPECT_EQ(list.rfind("clock-jump, clock-jump-worker, clock-skew, ", 0), 0u) << list;
-  EXPECT_NE(list.find("primary-divergence, step-down"), std::string::npos) << list;
+  EXPECT_NE(list.find("primary-divergence, reply-delay, step-down"), std::string::npos) << list;
 }
 
 // The columns the preflight and the backends' supports() rely on.
@@ -40,9 +40,10 @@ TEST(FaultKindTable, ColumnsSayWhatEachKindNeeds) {
     if (row.clock == ClockMoved::kMember) member_clock.insert(row.name);
     if (row.clock == ClockMoved::kWorker) worker_clock.insert(row.name);
   }
-  EXPECT_EQ(network, (std::set<std::string_view>{
-                         "isolate-worker", "isolate-member", "partition-halves", "partition-ring",
-                         "partition-bridge", "partition-worker", "primary-divergence"}));
+  EXPECT_EQ(network,
+            (std::set<std::string_view>{"isolate-worker", "isolate-member", "partition-halves",
+                                        "partition-ring", "partition-bridge", "partition-worker",
+                                        "primary-divergence", "reply-delay"}));
   EXPECT_EQ(signals,
             (std::set<std::string_view>{"pause-member", "kill-member", "primary-divergence"}));
   EXPECT_EQ(member_clock,
@@ -66,6 +67,13 @@ TEST(FaultKindTable, ParamsCheckedByTheirRow) {
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->key, "fault");
   EXPECT_EQ(e->what, "partition-worker needs cluster.members >= 3 (the scenario has 1)");
+  e = fault_param_error(FaultKind::kReplyDelay, nlohmann::json::object(), 1);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->key, "delay_ms");
+  e = fault_param_error(FaultKind::kReplyDelay, {{"delay_ms", 0}}, 1);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->key, "delay_ms");
+  EXPECT_EQ(fault_param_error(FaultKind::kReplyDelay, {{"delay_ms", 1700}}, 1), std::nullopt);
 }
 
 }  // namespace

@@ -168,7 +168,7 @@ TEST(Scenario, FaultErrors) {
             "clock-jump-worker, clock-skew, clock-skew-worker, command-delay, fail-command, "
             "freeze, isolate-member, isolate-worker, kill-member, "
             "kill-worker, partition-bridge, partition-halves, partition-ring, partition-worker, "
-            "pause-member, pause-worker, primary-divergence, step-down)");
+            "pause-member, pause-worker, primary-divergence, reply-delay, step-down)");
   EXPECT_EQ(error_of(head + "[[nemesis.fault]]\nfault = \"pause-worker\"\ntarget = \"w3\"\n"
                             "duration_ms = 5\n"),
             "s.toml:6: nemesis.fault.target: \"w3\" is not a worker (w1.., holder) of this "
