@@ -84,6 +84,9 @@ std::optional<locklab::ReplyRelayOptions> to_options(const Arguments& arguments)
     if (!options.upstream) return bad_argument("--upstream", arguments.upstream, why), std::nullopt;
     if (options.upstream->port == 0)
       return bad_argument("--upstream", arguments.upstream, "port 0"), std::nullopt;
+    if (*options.upstream == options.listen)
+      return bad_argument("--upstream", arguments.upstream, "the relay's own --listen address"),
+             std::nullopt;
   }
   return options;
 }

@@ -544,6 +544,9 @@ TEST_F(ReplyRelayTest, BadFlagsExitTwoNamingTheFlag) {
       {{"--listen", "127.0.0.1:0", "--delay-file", d, "--upstream", "1.2.3.4:0"},
        "--upstream",
        "1.2.3.4:0"},
+      {{"--listen", "127.0.0.1:5", "--delay-file", d, "--upstream", "127.0.0.1:5"},
+       "--upstream",
+       "127.0.0.1:5"},
   };
   for (size_t i = 0; i < cases.size(); ++i) {
     const std::string errors_path = dir_.file("bad" + std::to_string(i) + ".stderr");
