@@ -106,12 +106,30 @@ void ReplyRelays::wait_ready(const std::string& worker, const Relay& relay) {
   }
 }
 
-void ReplyRelays::set_delay(const std::string& worker, int64_t delay_ms) {
-  if (delay_ms < 0 || delay_ms > kDelayMaxMs) {
-    throw std::invalid_argument("reply delay " + std::to_string(delay_ms) + " ms outside [0, " +
+void ReplyRelays::add_delay(const std::string& worker, int64_t delay_ms) {
+  if (delay_ms < 1 || delay_ms > kDelayMaxMs) {
+    throw std::invalid_argument("reply delay " + std::to_string(delay_ms) + " ms outside [1, " +
                                 std::to_string(kDelayMaxMs) + "]");
   }
-  write_delay_file(relays_.at(worker).delay_file, delay_ms);
+  Relay& relay = relays_.at(worker);
+  relay.open_ms.insert(delay_ms);
+  write_in_force(relay);
+}
+
+void ReplyRelays::remove_delay(const std::string& worker, int64_t delay_ms) {
+  Relay& relay = relays_.at(worker);
+  const auto it = relay.open_ms.find(delay_ms);
+  if (it == relay.open_ms.end()) {
+    throw std::logic_error("no " + std::to_string(delay_ms) + " ms reply delay is open on " +
+                           worker);
+  }
+  relay.open_ms.erase(it);
+  write_in_force(relay);
+}
+
+// The longest open window's delay, or 0 with none open.
+void ReplyRelays::write_in_force(const Relay& relay) {
+  write_delay_file(relay.delay_file, relay.open_ms.empty() ? 0 : *relay.open_ms.rbegin());
 }
 
 std::optional<std::string> ReplyRelays::owner_of(pid_t pid) const {

@@ -7,8 +7,9 @@
 // on 127.0.0.1:kRelayPort, and an nft table "<prefix>-relay" whose nat output chain redirects
 // the worker's TCP connections to the members (dport 27017, within the run's subnet) to it. The
 // relay connects on to each connection's original destination with SO_MARK kRelayMark, which
-// the chain lets through unredirected. set_delay() writes the file the relay reads the delay
-// from for each reply chunk it receives; chunks are delivered in order, none before its time.
+// the chain lets through unredirected. add_delay()/remove_delay() write the file the relay reads
+// the delay from for each reply chunk it receives; chunks are delivered in order, none before its
+// time.
 //
 // Invariants: every worker of the run has its relay and table before any worker starts (a
 // connection opened earlier would bypass the relay for its whole life); a relay that ends on its
@@ -23,6 +24,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "db/partitions.h"
@@ -34,10 +36,14 @@ namespace locklab {
 class ReplyDelays {
  public:
   virtual ~ReplyDelays() = default;
-  // From now on, replies that reach `worker` are held delay_ms (0: none) after they arrive.
-  // Throws std::out_of_range for a worker without a relay, std::runtime_error when the delay
-  // file cannot be written.
-  virtual void set_delay(const std::string& worker, int64_t delay_ms) = 0;
+  // Opens one window of delay_ms (1..kDelayMaxMs) on the replies that reach `worker`;
+  // remove_delay() closes it. Windows are counted, as partition cuts are: while several are
+  // open the longest is in force (closing one never shortens another that is still open), and
+  // with none open nothing is held. Throws std::out_of_range for a worker without a relay,
+  // std::invalid_argument for a delay out of range, std::logic_error for closing a window that
+  // is not open, std::runtime_error when the delay file cannot be written.
+  virtual void add_delay(const std::string& worker, int64_t delay_ms) = 0;
+  virtual void remove_delay(const std::string& worker, int64_t delay_ms) = 0;
 };
 
 class ReplyRelays : public ReplyDelays {
@@ -59,7 +65,8 @@ class ReplyRelays : public ReplyDelays {
   // and writes the redirect table. Throws std::runtime_error naming the worker, with the relay's
   // output, when it ends or stays silent for kReadyTimeoutMs, or when nft refuses the table.
   void start(const NetHost& worker);
-  void set_delay(const std::string& worker, int64_t delay_ms) override;
+  void add_delay(const std::string& worker, int64_t delay_ms) override;
+  void remove_delay(const std::string& worker, int64_t delay_ms) override;
   // "the reply relay of w1 (see <log>)" when pid is one of the relays, else nullopt.
   std::optional<std::string> owner_of(pid_t pid) const;
   // SIGTERM to every relay, up to grace_ms each, then SIGKILL. Never throws; safe twice.
@@ -72,6 +79,7 @@ class ReplyRelays : public ReplyDelays {
     pid_t pid = 0;
     std::string delay_file;
     std::string log;
+    std::multiset<int64_t> open_ms;  // the delays of the windows open now
   };
   Supervisor& supervisor_;
   std::string program_;
@@ -82,6 +90,7 @@ class ReplyRelays : public ReplyDelays {
   std::map<std::string, Relay> relays_;  // by worker role
 
   void wait_ready(const std::string& worker, const Relay& relay);
+  static void write_in_force(const Relay& relay);
 };
 
 // The nft script of the redirect table (pure; for tests and start()).

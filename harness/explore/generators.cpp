@@ -14,10 +14,17 @@ rc::Gen<T> uniform(T min, T max_exclusive) {
   return rc::gen::resize(rc::kNominalSize, rc::gen::inRange<T>(min, max_exclusive));
 }
 
-// The parameters a fault kind requires, drawn by key: clock moves in either direction, delays
-// past the socket timeout. A kind requiring a key not listed here is never drawn.
-std::optional<rc::Gen<nlohmann::json>> required_param_gen(const std::string& key,
+// The parameters a fault kind requires, drawn by key: clock moves in either direction, command
+// delays past the socket timeout, reply delays from 200 ms to a second past the lease. A kind
+// requiring a key not listed here is never drawn.
+std::optional<rc::Gen<nlohmann::json>> required_param_gen(FaultKind kind, const std::string& key,
                                                           const Scenario& s) {
+  if (kind == FaultKind::kReplyDelay && key == "delay_ms") {
+    // A reply late by a fraction of the lease up to past it: the client still hears it (no
+    // socket timeout is involved), after the server's lease may have ended.
+    return rc::gen::map(uniform<int64_t>(200, s.lock.expiry_ms + 1001),
+                        [](int64_t ms) { return nlohmann::json(ms); });
+  }
   if (key == "offset_ms" || key == "jump_ms" || key == "clock_ms") {
     return rc::gen::map(rc::gen::pair(uniform<int64_t>(500, 5001), rc::gen::arbitrary<bool>()),
                         [](const std::pair<int64_t, bool>& p) {
@@ -40,17 +47,19 @@ std::optional<nlohmann::json> draw_params(FaultKind kind, const Scenario& s) {
     const auto error = fault_param_error(kind, params, s.cluster.members);
     if (!error) return params;
     if (params.contains(error->key)) return std::nullopt;
-    auto gen = required_param_gen(error->key, s);
+    auto gen = required_param_gen(kind, error->key, s);
     if (!gen) return std::nullopt;
     params[error->key] = *rc::gen::exec([&] { return *(*gen); }).as("param");
   }
   return std::nullopt;
 }
 
+// Whether the parameter `kind` requires has a generator for this scenario (draw_params would
+// otherwise drop the fault). Every kind requires at most one key (nemesis/fault_kind.cpp).
 bool drawable(FaultKind kind, const Scenario& s) {
   if (fault_row(kind).members_min > s.cluster.members) return false;
-  return fault_param_error(kind, nlohmann::json::object(), s.cluster.members) == std::nullopt ||
-         s.lock.socket_timeout_ms > 0 || kind != FaultKind::kCommandDelay;
+  const auto missing = fault_param_error(kind, nlohmann::json::object(), s.cluster.members);
+  return !missing || required_param_gen(kind, missing->key, s).has_value();
 }
 
 std::vector<std::string> targets_for(FaultKind kind, const Scenario& s) {

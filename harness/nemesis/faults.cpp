@@ -98,8 +98,9 @@ class IsolateWorker : public Fault {
 };
 
 // The members' replies to the worker held delay_ms after they arrive, its requests sent at once
-// (db/reply_relays.h): a command executes on time and its reply is late. Heal: no delay for
-// what arrives from then on (replies already held keep their time, in order).
+// (db/reply_relays.h): a command executes on time and its reply is late. Heal closes this
+// window: what arrives from then on is held by the longest window still open on the worker, or
+// not at all (replies already held keep their time, in order).
 class ReplyDelay : public Fault {
  public:
   ReplyDelay(std::string target, int64_t delay_ms)
@@ -108,11 +109,11 @@ class ReplyDelay : public Fault {
     if (!c.db.reply_delays()) {
       throw std::runtime_error("reply-delay needs a backend with reply relays (--cluster netns)");
     }
-    c.db.reply_delays()->set_delay(target_, delay_ms_);
+    c.db.reply_delays()->add_delay(target_, delay_ms_);
     delayed_ = true;
   }
   void heal(FaultContext& c) override {
-    if (delayed_ && c.db.reply_delays()) c.db.reply_delays()->set_delay(target_, 0);
+    if (delayed_ && c.db.reply_delays()) c.db.reply_delays()->remove_delay(target_, delay_ms_);
     delayed_ = false;
   }
   nlohmann::json detail() const override { return {{"worker", target_}, {"delay_ms", delay_ms_}}; }

@@ -184,6 +184,26 @@ TEST(ExploreGenerators, EveryFaultKindOfTheTableIsDrawn) {
   }
 }
 
+// A pinned reply-delay is in every case that has faults, with its own delay (200 ms to a second
+// past the lease), whether or not the case has a socket timeout: before, its delay_ms was drawn
+// only over a socket timeout, and a case without one silently ran with no fault at all.
+TEST(ExploreGenerators, PinnedReplyDelayIsAlwaysDrawnWithADelayTheClientStillHears) {
+  const ExploreSpace space = everything(faults_pin("reply-delay"));
+  int without_socket_timeout = 0;
+  for (uint64_t k = 0; k < 300; ++k) {
+    const Scenario s = scenario_gen(space)(rc::Random(rc::Random::Key{k, 3, 1, 4}), 100).value();
+    ASSERT_FALSE(s.nemesis.schedule.empty()) << "case " << k << " lost its fault";
+    if (s.lock.socket_timeout_ms == 0) ++without_socket_timeout;
+    for (const FaultSpec& f : s.nemesis.schedule) {
+      ASSERT_EQ(f.fault, FaultKind::kReplyDelay);
+      const int64_t delay = f.params.at("delay_ms").get<int64_t>();
+      EXPECT_GE(delay, 200);
+      EXPECT_LE(delay, s.lock.expiry_ms + 1000);
+    }
+  }
+  EXPECT_GT(without_socket_timeout, 0) << "no case without a socket timeout was drawn";
+}
+
 TEST(ExploreGenerators, ScenarioLibraryRoundTripsThroughTheWriter) {
   int files = 0;
   for (const auto& entry : fs::recursive_directory_iterator(LOCKLAB_SOURCE_DIR "/scenarios")) {

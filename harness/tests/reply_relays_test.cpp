@@ -89,7 +89,7 @@ TEST_F(ReplyRelaysTest, RepliesToTheWorkerArriveNoEarlierThanTheDelayThroughItsR
   relays.start(worker);
   const std::string server_log = dir_.path() + "/server.log";
   supervisor.spawn({{kPython, "-c", pong_server(member.address)}, member.netns, server_log});
-  relays.set_delay("w1", 400);
+  relays.add_delay("w1", 400);
 
   const std::string reply =
       run_tool({kPython, "-c", ping_client(member.address)}, worker.netns, "", 20'000).output;
@@ -104,6 +104,15 @@ TEST_F(ReplyRelaysTest, RepliesToTheWorkerArriveNoEarlierThanTheDelayThroughItsR
   const double sent_s = std::stod(log.substr(sent_at + 5));
   EXPECT_GE(received_s - sent_s, 0.4) << "the reply was not held: " << reply << log;
   EXPECT_EQ(read_text(dir_.path() + "/relay-w1.delay"), "400\n");
+  // Overlapping windows: the longest open one is in force; closing the inner one does not end
+  // the outer one's delay (it used to set 0 while the outer window was still open).
+  relays.add_delay("w1", 1500);
+  EXPECT_EQ(read_text(dir_.path() + "/relay-w1.delay"), "1500\n");
+  relays.remove_delay("w1", 1500);
+  EXPECT_EQ(read_text(dir_.path() + "/relay-w1.delay"), "400\n");
+  relays.remove_delay("w1", 400);
+  EXPECT_EQ(read_text(dir_.path() + "/relay-w1.delay"), "0\n");
+  EXPECT_THROW(relays.remove_delay("w1", 400), std::logic_error);
   relays.stop(2000);
   net.teardown();
 }
@@ -123,8 +132,8 @@ TEST_F(ReplyRelaysTest, ARelayThatCannotListenIsAnErrorNamingTheWorker) {
               std::string::npos)
         << e.what();
   }
-  EXPECT_THROW(relays.set_delay("w2", 10), std::out_of_range);
-  EXPECT_THROW(relays.set_delay("w1", -1), std::invalid_argument);
+  EXPECT_THROW(relays.add_delay("w2", 10), std::out_of_range);
+  EXPECT_THROW(relays.add_delay("w1", 0), std::invalid_argument);
   net.teardown();
 }
 
