@@ -159,6 +159,9 @@ void draw_lock(Scenario& s, const ExploreSpace& space) {
       *rc::gen::oneOf(rc::gen::just<int64_t>(0), uniform<int64_t>(100, l.expiry_ms / 2))
            .as("extension_cadence_ms");
   l.backoff = *rc::gen::element(Backoff::kRandom, Backoff::kAdaptive).as("backoff");
+  // Only mongolock has a choice of wait: a seed client waits as its library does (and
+  // distributedlock refuses adaptive). Drawn anyway, so the draws after it stay where they were.
+  if (s.workload.client != "mongolock") l.backoff = Backoff::kRandom;
   l.busy_wait_min_ms = *uniform<int64_t>(5, 51).as("busy_wait_min_ms");
   l.busy_wait_max_ms = *uniform<int64_t>(l.busy_wait_min_ms, 201).as("busy_wait_max_ms");
   std::vector<int> concerns;

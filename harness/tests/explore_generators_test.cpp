@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 
 #include "checker/checker.h"
 #include "client/clients.h"
@@ -202,6 +203,18 @@ TEST(ExploreGenerators, PinnedReplyDelayIsAlwaysDrawnWithADelayTheClientStillHea
     }
   }
   EXPECT_GT(without_socket_timeout, 0) << "no case without a socket timeout was drawn";
+}
+
+// A seed client is never given adaptive backoff, which distributedlock refuses (the run then
+// ended in a harness error) and the others ignore; mongolock still gets both.
+TEST(ExploreGenerators, OnlyMongolockIsDrawnAdaptiveBackoff) {
+  const ExploreSpace space = everything(members_pin(3));
+  std::set<std::string> adaptive_clients;
+  for (uint64_t k = 0; k < 400; ++k) {
+    const Scenario s = scenario_gen(space)(rc::Random(rc::Random::Key{k, 2, 7, 1}), 50).value();
+    if (s.lock.backoff == Backoff::kAdaptive) adaptive_clients.insert(s.workload.client);
+  }
+  EXPECT_EQ(adaptive_clients, (std::set<std::string>{"mongolock"}));
 }
 
 TEST(ExploreGenerators, ScenarioLibraryRoundTripsThroughTheWriter) {
