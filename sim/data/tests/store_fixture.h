@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,7 +38,11 @@ class StoreFixture : public ::testing::Test {
     options.clock = &clock_;
     options.failpoints = &failpoints_;
     ttl_sleep_secs_ = ttl_sleep_secs;
-    options.ttl_monitor_sleep_secs = [this] { return ttl_sleep_secs_; };
+    // The monitor asks for its sleep under its lock, right before it sleeps.
+    options.ttl_monitor_sleep_secs = [this] {
+      if (on_ttl_sleep_) on_ttl_sleep_();
+      return ttl_sleep_secs_;
+    };
     registry_ = std::make_unique<CommandRegistry>();
     store_ = std::make_unique<Store>(std::move(options));
     store_->register_commands(*registry_);
@@ -82,6 +87,7 @@ class StoreFixture : public ::testing::Test {
   ServerClock clock_;
   FailPoints failpoints_;
   int64_t ttl_sleep_secs_ = 60;
+  std::function<void()> on_ttl_sleep_;  // called each time the TTL monitor is about to sleep
   std::unique_ptr<CommandRegistry> registry_;
   std::unique_ptr<Store> store_;
 };

@@ -1,4 +1,7 @@
+#include <atomic>
 #include <chrono>
+#include <future>
+#include <memory>
 #include <thread>
 
 #include "data/tests/store_fixture.h"
@@ -61,13 +64,33 @@ TEST_F(TtlTest, MonitorThreadDeletesUsingClockOffsetAndStopsPromptly) {
   EXPECT_TRUE(all("c").empty());
 }
 
+// stop() wakes a monitor that sleeps for an hour. The monitor asks for its sleep under its lock
+// just before it waits, so once it has asked, a stop() (which takes that lock) finds it asleep.
+// The 60 s bounds are deadlines against an hour, not a measure of speed. A stop that does not
+// wake the monitor fails here rather than hanging the suite: the store is then leaked, and the
+// stopping thread left behind.
 TEST_F(TtlTest, StopWakesASleepingMonitor) {
-  // With an hour's sleep, a stop() that waited the sleep out would hit the test timeout.
+  auto asleep = std::make_shared<std::promise<void>>();
+  auto told = std::make_shared<std::atomic<bool>>(false);
+  on_ttl_sleep_ = [asleep, told] {
+    if (!told->exchange(true)) asleep->set_value();
+  };
   make_store(3600);
   store_->start_ttl_monitor();
-  store_->stop();
+  ASSERT_EQ(asleep->get_future().wait_for(std::chrono::seconds(60)), std::future_status::ready)
+      << "the monitor never went to sleep";
+  auto stopped = std::make_shared<std::promise<void>>();
+  std::future<void> stopped_future = stopped->get_future();
+  std::thread([store = store_.get(), stopped] {
+    store->stop();
+    stopped->set_value();
+  }).detach();
+  if (stopped_future.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+    (void)store_.release();  // still in use by the stopping thread
+    FAIL() << "stop() did not wake the sleeping TTL monitor";
+  }
   store_->stop();  // idempotent
-  SUCCEED();
+  EXPECT_TRUE(*told);
 }
 
 }  // namespace
