@@ -2,7 +2,7 @@
 // cuts (db/partitions.h) chosen when the window opens, from whoever is primary then, and removed on
 // heal. Workers keep reaching every member unless a fault says otherwise: that is what lets an
 // isolated former primary go on acknowledging w:1 writes from the workers still connected to
-// it while the majority side elects a new primary (reference §6.3).
+// it while the majority side elects a new primary (docs/mongodb-behaviour.md, Losing the majority).
 #include <stdexcept>
 #include <utility>
 

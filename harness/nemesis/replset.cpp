@@ -1,8 +1,8 @@
 // Replica-set faults that act through the members themselves: step-down (once, or again at a
 // cadence), freeze, kill and restart, clock skew and jumps, and the primary-divergence sequence.
-// Commands are mongod's own (replSetStepDown, replSetFreeze; reference §6.4), except the clock,
-// which goes through Db::set_clock_offset (mongosimSetClockOffset, or faketime with
-// --mongod).
+// Commands are mongod's own (replSetStepDown, replSetFreeze: docs/mongodb-behaviour.md, Step-down
+// commands), except the clock, which goes through Db::set_clock_offset (mongosimSetClockOffset, or
+// faketime with --mongod).
 #include <algorithm>
 #include <stdexcept>
 #include <utility>

@@ -1,6 +1,6 @@
 // CRC-32C (Castagnoli), the checksum OP_MSG carries when its checksumPresent flag is set
-// (reference §1.1). A table-driven software implementation: messages with checksums are rare
-// (no supported driver sends them), so simplicity beats speed here.
+// (docs/mongodb-behaviour.md, OP_MSG). A table-driven software implementation: messages with
+// checksums are rare (no supported driver sends them), so simplicity beats speed here.
 //
 // Pure function; safe from any thread.
 #pragma once

@@ -1,5 +1,5 @@
 // MongoDB server error codes mongosim uses, with the codeName strings drivers see.
-// Source: the server's error_codes.yml (see ../shared/reference, Appendix A).
+// Source: the server's error_codes.yml (see docs/mongodb-behaviour.md, Error codes).
 #pragma once
 
 #include <cstdint>
@@ -92,8 +92,8 @@ inline constexpr int32_t kLocation16556 = 16556;  // $subtract: cannot subtract 
 // Returns a view into static storage.
 std::string_view code_name(int32_t code);
 
-// True for codes in the server's RetriableError category (reference §5.2): a retryable write
-// that fails with one of these gets the "RetryableWriteError" label.
+// True for codes in the server's RetriableError category (docs/mongodb-behaviour.md, Error labels):
+// a retryable write that fails with one of these gets the "RetryableWriteError" label.
 bool is_retriable_error(int32_t code);
 
 }  // namespace mongosim

@@ -17,8 +17,8 @@ namespace {
 
 constexpr int64_t kMaxBlockTimeMs = 10 * 60 * 1000;  // longer blocks are test mistakes
 
-// One fail point's activation mode (reference §8): off, alwaysOn, {times}, {skip},
-// {activationProbability}.
+// One fail point's activation mode (docs/mongodb-behaviour.md, Fail points): off, alwaysOn,
+// {times}, {skip}, {activationProbability}.
 struct Mode {
   enum class Kind { kOff, kAlwaysOn, kTimes, kSkip, kProbability } kind = Kind::kOff;
   int64_t remaining = 0;  // kTimes: activations left; kSkip: matches still to skip
@@ -215,7 +215,8 @@ std::optional<TransactionalWriteFault> FailPoints::match_primary_transactional_w
   if (!state_->activate(fp)) return std::nullopt;
   TransactionalWriteFault fault;
   // mongod ends the client's session unless data.closeConnection is present and false, so a
-  // bare {mode: {times: 1}} closes the connection and the driver retries (§8).
+  // bare {mode: {times: 1}} closes the connection and the driver retries
+  // (docs/mongodb-behaviour.md, Fail points).
   fault.close_connection = !fp.data.has("closeConnection") || flag(fp.data, "closeConnection");
   if (const bson::Value* code = fp.data.get("failBeforeCommitExceptionCode")) {
     if (code->is_number())

@@ -1,6 +1,6 @@
 // Fail points: the test-only fault hooks mongod exposes through configureFailPoint
-// (reference §8). The server core owns the registry and the configureFailPoint command;
-// the write path asks it whether onPrimaryTransactionalWrite fires.
+// (docs/mongodb-behaviour.md, Fail points). The server core owns the registry and the
+// configureFailPoint command; the write path asks it whether onPrimaryTransactionalWrite fires.
 //
 // Thread-safe: configured by one connection while others consult it.
 #pragma once

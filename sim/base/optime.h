@@ -1,6 +1,7 @@
 // An oplog position (timestamp, term). Optimes compare by term, then timestamp: the order
-// elections use for the "log up-to-date" rule (reference §6.2). A new primary's timestamps are
-// always above everything it has seen, so within one well-formed log this is also ts order.
+// elections use for the "log up-to-date" rule (docs/mongodb-behaviour.md, Elections). A new
+// primary's timestamps are always above everything it has seen, so within one well-formed log this
+// is also ts order.
 #pragma once
 
 #include <compare>

@@ -38,9 +38,9 @@ struct WriteConcern {
   bool explicitly_given = false;
 };
 
-// What read concern the command asked for (reference §4.3), parsed and validated by the core.
-// The core waits for afterClusterTime and runs the linearizable barrier; a data-layer read
-// handler may consult `level` to choose the state it reads.
+// What read concern the command asked for (docs/mongodb-behaviour.md, Read concern), parsed and
+// validated by the core. The core waits for afterClusterTime and runs the linearizable barrier; a
+// data-layer read handler may consult `level` to choose the state it reads.
 struct ReadConcern {
   enum class Level { kLocal, kAvailable, kMajority, kLinearizable, kSnapshot };
   Level level = Level::kLocal;

@@ -1,5 +1,5 @@
 // createIndexes, listIndexes, listCollections, listDatabases, create, drop and dropDatabase
-// (reference §3.7).
+// (docs/mongodb-behaviour.md, Catalog commands).
 #include <deque>
 #include <string>
 
@@ -182,7 +182,8 @@ bson::Document cmd_list_indexes(Store::Impl& impl, CommandContext& ctx) {
     }
     for (const auto& spec : c->indexes()) docs.push_back(spec.to_document());
   }
-  // §3.5: mongod names this cursor's namespace "db.$cmd.listIndexes.<coll>".
+  // mongod names this cursor's namespace "db.$cmd.listIndexes.<coll>" (docs/mongodb-behaviour.md,
+  // Reads and cursors).
   return impl.cursors.open(ctx.db + ".$cmd.listIndexes." + coll, std::move(docs),
                            batch_size_of(ctx, "listIndexes"), false, impl.options.clock->now_ms());
 }
@@ -267,7 +268,8 @@ bson::Document cmd_drop(Store::Impl& impl, CommandContext& ctx) {
     WriteScope scope(impl);
     scope.require_writable();
     Collection* c = impl.find_collection(ctx.db, coll);
-    // §3.7: since 7.0 dropping a missing collection succeeds.
+    // Since 7.0 dropping a missing collection succeeds (docs/mongodb-behaviour.md, Catalog
+    // commands).
     if (c == nullptr) return reply;
     impl.before_write_change();
     reply.append("nIndexesWas", bson::V(static_cast<int32_t>(c->indexes().size())));

@@ -1,5 +1,5 @@
 // Open cursors of find, aggregate, listIndexes and listCollections: the documents not yet
-// returned, handed out in batches by getMore (reference §3.5).
+// returned, handed out in batches by getMore (docs/mongodb-behaviour.md, Reads and cursors).
 //
 // Invariants: cursor ids are positive, non-zero int64 values never reused while open; at most
 // kMaxCursors are open (opening one more closes the least recently used); a cursor idle for

@@ -1,6 +1,6 @@
-// findAndModify (reference §3.1): one document found by query and sort, then removed, updated
-// or upserted, returning the pre- or post-image; retries answered from the stored images
-// (§5.3).
+// findAndModify (docs/mongodb-behaviour.md, findAndModify): one document found by query and sort,
+// then removed, updated or upserted, returning the pre- or post-image; retries answered from the
+// stored images (docs/mongodb-behaviour.md, Retryable writes).
 #include <string>
 
 #include "data/command_args.h"
@@ -82,8 +82,8 @@ bson::Document reply(bson::Document last_error, bson::Value value) {
                         {"value", std::move(value)}};
 }
 
-// §5.3: rebuild the reply of an executed findAndModify from its images, refusing a retry whose
-// shape differs from the original.
+// Rebuilds the reply of an executed findAndModify from its images, refusing a retry whose shape
+// differs from the original (docs/mongodb-behaviour.md, Retryable writes).
 bson::Document replay(const FamRequest& r, const ExecutedStatement& done,
                       const query::EvalContext& ectx) {
   bson::Document result;
@@ -183,7 +183,8 @@ bson::Document cmd_find_and_modify(Store::Impl& impl, CommandContext& ctx) {
   RetryScope retry = impl.begin_retryable(ctx, true);
   WriteScope scope(impl);
   scope.require_writable();
-  auto stmt = retry.statement(0);  // findAndModify is statement 0 (§5.3)
+  // findAndModify is statement 0 (docs/mongodb-behaviour.md, Retryable writes).
+  auto stmt = retry.statement(0);
   if (retry.active()) {
     impl.sessions.begin(*retry.session_key, retry.txn_number);
     if (const auto* done = impl.sessions.executed(*retry.session_key, retry.txn_number, 0)) {
@@ -194,7 +195,8 @@ bson::Document cmd_find_and_modify(Store::Impl& impl, CommandContext& ctx) {
   try {
     return execute(impl, ctx, r, stmt ? &*stmt : nullptr);
   } catch (const CommandError& e) {
-    // §3.1: errors raised while executing carry the plan executor's context prefix.
+    // Errors raised while executing carry the plan executor's context prefix
+    // (docs/mongodb-behaviour.md, findAndModify).
     throw CommandError(
         e.code(),
         std::string("Plan executor error during findAndModify :: caused by :: ") + e.what(),

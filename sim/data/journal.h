@@ -8,10 +8,10 @@
 // document]. Payloads: {k:"e", e:<oplog entry>} or {k:"t", after:{ts,t}} (drop every entry
 // with an optime after `after`).
 //
-// Durability (reference §4.1, mongod's journalCommitInterval): appends go to the page cache;
-// a flusher thread fsyncs every kCommitIntervalMs, and wait_durable() forces an fsync at once.
-// One fsync covers every writer waiting at that moment (group commit). durable() is the
-// newest optime known to be on disk.
+// Durability (mongod's journalCommitInterval; docs/mongodb-behaviour.md, Write concern): appends go
+// to the page cache; a flusher thread fsyncs every kCommitIntervalMs, and wait_durable() forces an
+// fsync at once. One fsync covers every writer waiting at that moment (group commit). durable() is
+// the newest optime known to be on disk.
 //
 // Reading: a record cut short by the end of the file, or a bad checksum on the last record, is a
 // torn tail (the process died mid-write): it is reported and dropped. A bad record followed by

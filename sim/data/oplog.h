@@ -1,6 +1,6 @@
-// The oplog: every change to the data, in optime order (reference §6.6), plus the images a
-// replication layer needs to undo an entry on rollback and a findAndModify retry needs to
-// rebuild its reply (§5.3).
+// The oplog: every change to the data, in optime order (docs/mongodb-behaviour.md, Oplog and
+// rollback), plus the images a replication layer needs to undo an entry on rollback and a
+// findAndModify retry needs to rebuild its reply (docs/mongodb-behaviour.md, Retryable writes).
 //
 // Invariants: entries are strictly increasing by optime; timestamps never go backwards even if
 // the server clock does; at most kMaxEntries are kept (the oldest are dropped, like a capped
@@ -42,7 +42,8 @@ struct OplogEntry {
   std::optional<bson::Document> pre_image;
   std::optional<bson::Document> post_image;
 
-  // {ts, t, v: 2, op, ns, ui?, o, o2?, wall, lsid?, txnNumber?, stmtId?} (§6.6).
+  // {ts, t, v: 2, op, ns, ui?, o, o2?, wall, lsid?, txnNumber?, stmtId?}
+  // (docs/mongodb-behaviour.md, Oplog and rollback).
   bson::Document to_document() const;
 };
 

@@ -1,9 +1,9 @@
-// Reads as of an earlier optime, for readConcern "majority" and "snapshot" (reference §4.3):
-// mongod reads its storage engine's committed snapshot; mongosim keeps one version of each
-// document, so it rebuilds a collection's documents as they were at the commit point by
-// undoing, newest first, every later oplog entry on that namespace with the entry's pre-image.
-// With both secondaries stopped, a local read on the primary then shows fresh writes while a
-// majority read does not, as on mongod.
+// Reads as of an earlier optime, for readConcern "majority" and "snapshot"
+// (docs/mongodb-behaviour.md, Read concern): mongod reads its storage engine's committed snapshot;
+// mongosim keeps one version of each document, so it rebuilds a collection's documents as they were
+// at the commit point by undoing, newest first, every later oplog entry on that namespace with the
+// entry's pre-image. With both secondaries stopped, a local read on the primary then shows fresh
+// writes while a majority read does not, as on mongod.
 //
 // Thread rules: callers hold Store::Impl::mu.
 #pragma once

@@ -1,4 +1,4 @@
-// find, getMore, killCursors, count and aggregate (reference §3.5, §3.6).
+// find, getMore, killCursors, count and aggregate (docs/mongodb-behaviour.md, Reads and cursors).
 #include <algorithm>
 #include <deque>
 #include <string>

@@ -1,6 +1,6 @@
-// The session transaction table (reference §5.3): for each logical session, the newest
-// txnNumber and the statements of it that wrote, so a retried retryable write is answered
-// from the record instead of running twice. Also the session check-out that serialises
+// The session transaction table (docs/mongodb-behaviour.md, Retryable writes): for each logical
+// session, the newest txnNumber and the statements of it that wrote, so a retried retryable write
+// is answered from the record instead of running twice. Also the session check-out that serialises
 // commands on one lsid.
 //
 // Invariants: a session's record only ever moves to a higher txnNumber; a statement is recorded
@@ -52,9 +52,10 @@ class SessionTable {
   void record(const std::string& key, int64_t txn_number, int32_t stmt_id,
               ExecutedStatement statement);
 
-  // Rollback (reference §6.6: session records roll back with their writes): forgets every
-  // statement written after `common_point`, and a session whose current transaction only had
-  // such statements, so a retry re-executes. Returns the number of statements forgotten.
+  // Rollback (session records roll back with their writes; docs/mongodb-behaviour.md, Oplog and
+  // rollback): forgets every statement written after `common_point`, and a session whose current
+  // transaction only had such statements, so a retry re-executes. Returns the number of statements
+  // forgotten.
   size_t forget_after(OpTime common_point);
 
  private:

@@ -89,8 +89,8 @@ std::optional<TransactionalWriteFault> Store::Impl::before_commit(const Retryabl
   if (stmt == nullptr) return std::nullopt;
   auto fault = options.failpoints->match_primary_transactional_write();
   if (!fault) return std::nullopt;
-  // onPrimaryTransactionalWrite (§8): mongod ends the client's session first, then throws
-  // failBeforeCommitExceptionCode so the write unit is abandoned.
+  // onPrimaryTransactionalWrite (docs/mongodb-behaviour.md, Fail points): mongod ends the client's
+  // session first, then throws failBeforeCommitExceptionCode so the write unit is abandoned.
   if (fault->fail_before_commit_code) {
     if (fault->close_connection) throw CloseConnection{};
     throw CommandError(*fault->fail_before_commit_code,
@@ -208,8 +208,8 @@ query::EvalContext Store::Impl::eval_context(const CommandContext& ctx) const {
   return e;
 }
 
-// §7.3: a document expires when any Date at the indexed path is <= now - expireAfterSeconds;
-// non-date values never expire.
+// A document expires when any Date at the indexed path is <= now - expireAfterSeconds; non-date
+// values never expire (docs/mongodb-behaviour.md, TTL monitor).
 size_t Store::Impl::ttl_pass(int64_t now_ms) {
   WriteScope scope(*this);
   if (!scope.writable()) return 0;  // only the writable primary deletes
@@ -313,7 +313,7 @@ std::vector<RecordId> matching_records(const Collection& c, const query::Matcher
 
 bson::Document build_upsert_document(const query::Matcher& m, const query::Update& u,
                                      const query::EvalContext& ectx) {
-  // §9.6: $expr cannot seed an inserted document.
+  // $expr cannot seed an inserted document (docs/mongodb-behaviour.md, Upsert documents).
   if (m.uses_expr()) {
     throw CommandError(code::kQueryFeatureNotAllowed,
                        "$expr is not allowed in the query predicate for an upsert");

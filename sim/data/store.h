@@ -29,7 +29,8 @@ namespace mongosim::data {
 
 class Journal;
 
-// Rollback (reference §6.6), performed by the replication layer with the sync source's help.
+// Rollback (docs/mongodb-behaviour.md, Oplog and rollback), performed by the replication layer with
+// the sync source's help.
 struct RollbackDocument {
   std::string ns;
   bson::Value id;
@@ -64,7 +65,8 @@ struct StoreOptions {
   std::function<int64_t()> ttl_monitor_sleep_secs = [] { return int64_t{60}; };
   // The term written into new optimes (1 for a single-member set, 0 for a standalone).
   std::function<int64_t()> current_term = [] { return int64_t{1}; };
-  // False on a secondary: the TTL monitor then skips its pass (reference §7.3).
+  // False on a secondary: the TTL monitor then skips its pass (docs/mongodb-behaviour.md, TTL
+  // monitor).
   std::function<bool()> can_accept_writes = [] { return true; };
   // The member's replication-state lock (repl_state_lock.h), shared with the replication layer.
   // Null: the store uses its own, unmanaged, answering from current_term and can_accept_writes.
@@ -88,8 +90,9 @@ class Store {
   OpTime last_applied() const;
   int64_t last_write_date_ms() const;
 
-  // Oplog entries ({ts, t, v, op, ns, ui, o, o2, wall, lsid, txnNumber, stmtId}, §6.6) with an
-  // optime after `after`, oldest first, at most max_entries of them.
+  // Oplog entries ({ts, t, v, op, ns, ui, o, o2, wall, lsid, txnNumber, stmtId};
+  // docs/mongodb-behaviour.md, Oplog and rollback) with an optime after `after`, oldest first, at
+  // most max_entries of them.
   std::vector<bson::Document> oplog_after(OpTime after, size_t max_entries) const;
   // Whether the oplog holds an entry at exactly `optime` (a fetcher's divergence check).
   bool has_oplog_entry(OpTime optime) const;

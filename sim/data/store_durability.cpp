@@ -1,5 +1,6 @@
 // The Store's durability and rollback surface: the journal attachment, the reads a sync source
-// answers during another member's rollback, and the rollback itself (reference §6.6).
+// answers during another member's rollback, and the rollback itself (docs/mongodb-behaviour.md,
+// Oplog and rollback).
 #include <cassert>
 #include <stdexcept>
 

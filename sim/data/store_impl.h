@@ -160,7 +160,8 @@ void check_document_size(const bson::Document& doc, int32_t code, const char* wh
 // Record ids of the documents that match, in natural order (an _id equality uses the index).
 std::vector<RecordId> matching_records(const Collection& c, const query::Matcher& m,
                                        const query::EvalContext& ectx, bool first_only);
-// The _id of an upsert's new document (the query's _id wins), as §9.6 describes.
+// The _id of an upsert's new document: the query's _id wins (docs/mongodb-behaviour.md, Upsert
+// documents).
 bson::Document build_upsert_document(const query::Matcher& m, const query::Update& u,
                                      const query::EvalContext& ectx);
 bson::Document write_error(size_t index, const CommandError& e);

@@ -1,5 +1,6 @@
-// insert, update and delete (reference §3.2-§3.4): per-statement execution with writeErrors,
-// ordered/unordered batches, upserts, and retryable-write deduplication (§5.3).
+// insert, update and delete (docs/mongodb-behaviour.md, Write commands): per-statement execution
+// with writeErrors, ordered/unordered batches, upserts, and retryable-write deduplication
+// (docs/mongodb-behaviour.md, Retryable writes).
 #include <string>
 #include <vector>
 
@@ -29,7 +30,8 @@ const bson::Array& batch_argument(const CommandContext& ctx, const char* cmd, co
   return statements;
 }
 
-// stmtIds given by the client override the default "statement i has stmtId i" (§5.3).
+// stmtIds given by the client override the default "statement i has stmtId i"
+// (docs/mongodb-behaviour.md, Retryable writes).
 int32_t stmt_id_of(const CommandContext& ctx, const char* cmd, size_t i) {
   const bson::Array* ids = array_field(ctx.body, cmd, "stmtIds");
   if (ids == nullptr) return static_cast<int32_t>(i);
@@ -69,7 +71,8 @@ bson::Document batch_reply(const BatchResult& r, bool with_modified) {
   return reply;
 }
 
-// Rebuilds a retried statement's contribution to the reply from its record (§5.3).
+// Rebuilds a retried statement's contribution to the reply from its record
+// (docs/mongodb-behaviour.md, Retryable writes).
 void replay_statement(const ExecutedStatement& done, size_t index, int32_t stmt_id,
                       BatchResult& r) {
   r.n += 1;
@@ -180,7 +183,8 @@ void update_one_statement(Store::Impl& impl, CommandContext& ctx, const std::str
     check_document_size(new_doc, kUpdateResultTooLarge,
                         "Resulting document after update is larger than 16777216;");
     r.n += 1;
-    if (new_doc.identical(old_doc)) continue;  // a no-op writes nothing (§5.3)
+    // A no-op writes nothing (docs/mongodb-behaviour.md, Retryable writes).
+    if (new_doc.identical(old_doc)) continue;
     ExecutedStatement record;
     record.op = 'u';
     ctx.last_write_optime =

@@ -5,7 +5,8 @@
 // 1. the driver connects with ?replicaSet=rs0 and writes;
 // 2. one secondary is paused, so an insert with w:3 is applied on the primary and then waits;
 // 3. once the primary holds that document, replSetStepDown runs on an admin connection; the
-//    waiting insert gets writeConcernError 189 with RetryableWriteError (reference §6.4);
+//    waiting insert gets writeConcernError 189 with RetryableWriteError (docs/mongodb-behaviour.md,
+//    Step-down commands);
 // 4. the paused secondary is resumed; the driver retries the insert exactly once, on the new
 //    primary, which already has it replicated (same lsid/txnNumber) and does not insert twice;
 // 5. the driver keeps writing to the new primary.

@@ -3,7 +3,8 @@
 with_mongosim.js --members 3 starts the set and passes $MONGOSIM_URI, $MONGOSIM_HOSTS and
 $MONGOSIM_PIDS. The driver writes through ?replicaSet=rs0; then an insert is caught in flight
 across a step-down: a failCommand fail point on the primary holds that one insert
-(blockConnection, before the not-primary check, as in mongod, reference §8) while
+(blockConnection, before the not-primary check, as in mongod: docs/mongodb-behaviour.md,
+Fail points) while
 replSetStepDown runs on an admin connection, so the insert then meets a member that is no longer
 primary and gets 10107 NotWritablePrimary labelled RetryableWriteError; pymongo retries it exactly
 once, on the new primary. Shown by command monitoring, each member's serverStatus insert counter

@@ -31,7 +31,8 @@ std::string op_msg(int32_t request_id, const Document& body, bool checksum = fal
   return server::encode_op_msg_request(request_id, flags, body, sequences, checksum);
 }
 
-// A legacy OP_QUERY handshake as old drivers send it (reference §1: only hello/isMaster).
+// A legacy OP_QUERY handshake as old drivers send it (only hello/isMaster;
+// docs/mongodb-behaviour.md, Legacy OP_QUERY).
 std::string op_query_hello(int32_t request_id) {
   std::string payload;
   server::append_i32_le(payload, 0);  // flags

@@ -1,4 +1,5 @@
-// BSON comparison order (reference §9.1), the one ordering every other part of the engine uses.
+// BSON comparison order (docs/mongodb-behaviour.md, Comparison order), the one ordering every other
+// part of the engine uses.
 #include <cassert>
 #include <cmath>
 #include <cstring>

@@ -50,7 +50,8 @@ Maybe walk_field_path(const Value& base, const Path& path, size_t i) {
     return walk_field_path(*child, path, i + 1);
   }
   if (base.is_array()) {
-    // "$a.b" over an array maps over its elements (§9.4); scalars contribute nothing.
+    // "$a.b" over an array maps over its elements (docs/mongodb-behaviour.md, Expressions); scalars
+    // contribute nothing.
     Array out;
     for (const Value& element : base.as_array()) {
       if (!element.is_document() && !element.is_array()) continue;
@@ -231,7 +232,7 @@ int64_t object_id_seconds(const Value& v) {
   return (int64_t{b[0]} << 24) | (int64_t{b[1]} << 16) | (int64_t{b[2]} << 8) | b[3];
 }
 
-// $toDate (§9.4): int32 is deliberately refused, as mongod does.
+// $toDate (docs/mongodb-behaviour.md, Expressions): int32 is deliberately refused, as mongod does.
 Maybe to_date(const Maybe& v) {
   if (is_nullish(v)) return Value::null();
   switch (v->type()) {

@@ -1,7 +1,7 @@
-// Aggregation expressions (reference §9.4): the evaluator behind $expr, update pipelines,
-// $project/$addFields/$group and find's computed projections. Expressions are interpreted
-// straight from their BSON form; validate_expression() runs the parse-time checks mongod
-// makes, so a bad expression fails before any document is touched.
+// Aggregation expressions (docs/mongodb-behaviour.md, Expressions): the evaluator behind $expr,
+// update pipelines, $project/$addFields/$group and find's computed projections. Expressions are
+// interpreted straight from their BSON form; validate_expression() runs the parse-time checks
+// mongod makes, so a bad expression fails before any document is touched.
 //
 // "Missing" is distinct from null throughout (a missing field is not null: {$eq: ["$x", null]}
 // is false when x is absent), so results are std::optional<Value> with nullopt = missing.
@@ -32,7 +32,8 @@ void validate_expression(const Value& expression);
 // Throws CommandError for run-time type errors (16554, 16612, 16556, 241, ...).
 Maybe eval_expression(const Value& expression, const Variables& vars);
 
-// Comparison with "missing" ordered just below null, as expressions compare (§9.4).
+// Comparison with "missing" ordered just below null, as expressions compare
+// (docs/mongodb-behaviour.md, Expressions).
 int compare_maybe(const Maybe& a, const Maybe& b);
 
 }  // namespace mongosim::query

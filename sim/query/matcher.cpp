@@ -1,6 +1,6 @@
-// The query language (reference §9.2): a filter is parsed once into a tree of nodes, then
-// evaluated against documents. Leaf predicates see every value the query walk finds at their
-// path (path.h), which gives MongoDB's implicit array semantics.
+// The query language (docs/mongodb-behaviour.md, Filters): a filter is parsed once into a tree of
+// nodes, then evaluated against documents. Leaf predicates see every value the query walk finds at
+// their path (path.h), which gives MongoDB's implicit array semantics.
 #include <cassert>
 #include <cmath>
 #include <regex>
@@ -410,7 +410,7 @@ bool is_nullish(const Value* v) {
 }
 
 bool value_equals(const Value* v, const Value& operand) {
-  // {f: null} matches null, undefined and missing (§9.2).
+  // {f: null} matches null, undefined and missing (docs/mongodb-behaviour.md, Filters).
   if (operand.is_null()) return is_nullish(v);
   return v != nullptr && same_bracket(*v, operand) && compare_values(*v, operand) == 0;
 }
@@ -422,8 +422,8 @@ bool any_equals(const std::vector<Candidate>& cands, const Value& operand) {
   return false;
 }
 
-// Type bracketing (§9.2): $lt & co. only compare within one canonical type, except that MinKey
-// and MaxKey operands compare against everything.
+// Type bracketing (docs/mongodb-behaviour.md, Filters): $lt & co. only compare within one canonical
+// type, except that MinKey and MaxKey operands compare against everything.
 bool compares(Op op, const Value* v, const Value& operand) {
   if (operand.is_null()) return (op == Op::kLte || op == Op::kGte) && is_nullish(v);
   if (v == nullptr) return false;

@@ -1,6 +1,6 @@
 // Dotted paths ("a.b.0.c") and the two ways MongoDB walks them: the query walk, which fans out
-// over arrays (reference §9.2), and the exact walk used by update operators. Internal to the
-// query engine; pure functions, no state.
+// over arrays (docs/mongodb-behaviour.md, Filters), and the exact walk used by update operators.
+// Internal to the query engine; pure functions, no state.
 #pragma once
 
 #include <optional>

@@ -1,6 +1,6 @@
 // The query, update and aggregation engine: pure functions over bson::Document values
-// (reference §9). No storage, no locking, no I/O: the data layer calls these while holding
-// its own locks, so everything here must be deterministic given its inputs.
+// (docs/mongodb-behaviour.md, Query engine). No storage, no locking, no I/O: the data layer calls
+// these while holding its own locks, so everything here must be deterministic given its inputs.
 //
 // Errors in user input (a bad operator, a type mismatch) throw CommandError with the code and
 // message real MongoDB 7.0 uses.
@@ -20,8 +20,9 @@ using bson::Array;
 using bson::Document;
 using bson::Value;
 
-// BSON comparison order (§9.1): <0, 0, >0. Numbers of any type compare by value; other types
-// compare by their canonical type order first. Used by sort, $min/$max, $lt..., unique indexes.
+// BSON comparison order (docs/mongodb-behaviour.md, Comparison order): <0, 0, >0. Numbers of any
+// type compare by value; other types compare by their canonical type order first. Used by sort,
+// $min/$max, $lt..., unique indexes.
 int compare_values(const Value& a, const Value& b);
 
 // Everything an evaluation may read besides the document itself.
@@ -49,9 +50,10 @@ class Matcher {
   bool uses_expr_ = false;
 };
 
-// The document an upsert starts from before the update applies (§9.6): the filter's equality
-// conditions on top-level and dotted fields, with $and flattened. Throws CommandError for
-// conflicting or non-viable paths (e.g. NotSingleValueField 54, PathNotViable 28).
+// The document an upsert starts from before the update applies (docs/mongodb-behaviour.md, Upsert
+// documents): the filter's equality conditions on top-level and dotted fields, with $and flattened.
+// Throws CommandError for conflicting or non-viable paths (e.g. NotSingleValueField 54,
+// PathNotViable 28).
 Document upsert_seed(const Document& filter);
 
 // A parsed update: a replacement document, an operator document ($set, $inc, ...) or an
@@ -105,8 +107,8 @@ class Sort {
 // Evaluates an aggregation expression against root ($$ROOT / $$CURRENT).
 Value evaluate(const Value& expression, const Document& root, const EvalContext& ctx);
 
-// Runs an aggregation pipeline (the subset in §9.4/§9.5 plus $match, $sort, $skip, $limit,
-// $count, $group with $sum) over input documents.
+// Runs an aggregation pipeline (the subset in docs/mongodb-behaviour.md, Expressions and Update
+// pipelines, plus $match, $sort, $skip, $limit, $count, $group with $sum) over input documents.
 std::vector<Document> run_pipeline(const Array& stages, std::vector<Document> input,
                                    const EvalContext& ctx);
 

@@ -1,5 +1,6 @@
-// Per-document aggregation stages, shared by update pipelines (reference §9.5) and
-// run_pipeline: $addFields/$set, $project, $unset, $replaceRoot/$replaceWith. Internal.
+// Per-document aggregation stages, shared by update pipelines (docs/mongodb-behaviour.md, Update
+// pipelines) and run_pipeline: $addFields/$set, $project, $unset, $replaceRoot/$replaceWith.
+// Internal.
 #pragma once
 
 #include <string_view>

@@ -1,5 +1,5 @@
-// Canonical BSON type ranks (reference §9.1) and mongod-style value rendering for error
-// messages. Internal to the query engine.
+// Canonical BSON type ranks (docs/mongodb-behaviour.md, Comparison order) and mongod-style value
+// rendering for error messages. Internal to the query engine.
 #pragma once
 
 #include <string>

@@ -17,7 +17,7 @@ struct Update::Impl {
 
 namespace {
 
-// Update pipelines accept only these stages (reference §9.5).
+// Update pipelines accept only these stages (docs/mongodb-behaviour.md, Update pipelines).
 void validate_update_pipeline(const Array& stages) {
   for (const Value& stage : stages) {
     const std::string& name = stage_name(stage);
@@ -82,7 +82,8 @@ Document apply_pipeline(const Array& stages, const Document& doc, const EvalCont
   Document current = doc;
   for (const Value& stage : stages)
     current = apply_document_stage(stage.as_document(), current, ctx);
-  // A pipeline that drops _id keeps the original one, in front (§9.5).
+  // A pipeline that drops _id keeps the original one, in front (docs/mongodb-behaviour.md, Update
+  // pipelines).
   if (const Value* id = doc.get("_id"); id != nullptr && !current.has("_id")) {
     current.prepend("_id", *id);
   }

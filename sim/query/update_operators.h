@@ -1,6 +1,6 @@
-// Update-operator documents (reference §9.3): parsing {$set: ..., $inc: ...} into a list of
-// per-path operations, conflict detection, and applying them to a document. Internal to the
-// query engine; Update (update.cpp) is the public face.
+// Update-operator documents (docs/mongodb-behaviour.md, Update operators): parsing {$set: ...,
+// $inc: ...} into a list of per-path operations, conflict detection, and applying them to a
+// document. Internal to the query engine; Update (update.cpp) is the public face.
 #pragma once
 
 #include <map>

@@ -1,4 +1,4 @@
-// The document an upsert starts from (reference §9.6, mongod's
+// The document an upsert starts from (docs/mongodb-behaviour.md, Upsert documents; mongod's
 // UpdateDriver::populateDocumentWithQueryFields): the filter's equality predicates, taken from
 // the top level and from (nested) $and clauses; every other operator contributes nothing.
 #include <algorithm>

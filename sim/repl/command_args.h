@@ -1,6 +1,6 @@
 // Argument parsing for the replica-set admin commands whose rules live in Topology
-// (reference §6.4): replSetStepDown, replSetFreeze, replSetStepUp. Bad arguments throw
-// CommandError with mongod's code (BadValue 2, TypeMismatch 14) and wording.
+// (docs/mongodb-behaviour.md, Step-down commands): replSetStepDown, replSetFreeze, replSetStepUp.
+// Bad arguments throw CommandError with mongod's code (BadValue 2, TypeMismatch 14) and wording.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,6 @@
-// A replica-set configuration (reference §6.1, §6.5): the members, their priorities and votes,
-// and the timing settings every member's topology logic runs on.
+// A replica-set configuration (docs/mongodb-behaviour.md: Member states and configuration; Status
+// and initiation): the members, their priorities and votes, and the timing settings every member's
+// topology logic runs on.
 //
 // parse_repl_set_config() is the trust boundary for replSetInitiate / replSetReconfig input: it
 // rejects what mongod rejects with InvalidReplicaSetConfig (93) and a message naming the field.
@@ -36,7 +37,7 @@ struct MemberConfig {
   bool is_electable() const { return priority > 0 && !arbiter_only; }
 };
 
-// Defaults are mongod's (reference §6.1).
+// Defaults are mongod's (docs/mongodb-behaviour.md, Member states and configuration).
 struct ConfigSettings {
   int64_t election_timeout_ms = 10000;
   int64_t heartbeat_interval_ms = 2000;
@@ -59,7 +60,8 @@ struct ReplSetConfig {
   int writable_voting_members_count() const;  // voters that hold data
   // Votes needed to win an election: a strict majority of the votes.
   int majority_vote_count() const;
-  // Members that must have a write for w:"majority": min(majority, data-bearing voters) (§6.6).
+  // Members that must have a write for w:"majority": min(majority, data-bearing voters)
+  // (docs/mongodb-behaviour.md, Oplog and rollback).
   int write_majority_count() const;
   // The member's index in `members`, or -1.
   int index_of_host(const std::string& host) const;

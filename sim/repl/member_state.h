@@ -1,5 +1,6 @@
-// Replica-set member states with mongod's numbers and names (reference §6.1). The numbers are
-// wire-visible (replSetGetStatus myState/state, heartbeat replies), so they never change.
+// Replica-set member states with mongod's numbers and names (docs/mongodb-behaviour.md, Member
+// states and configuration). The numbers are wire-visible (replSetGetStatus myState/state,
+// heartbeat replies), so they never change.
 #pragma once
 
 #include <string_view>

@@ -1,8 +1,8 @@
-// The messages replica-set members exchange, as plain values (reference §6.2). On the wire they
-// travel as mongod's commands: HeartbeatRequest/Response as `replSetHeartbeat` and its reply,
-// VoteRequest/Response as `replSetRequestVotes` and its reply, position reports as
-// `replSetUpdatePosition`. Members are named by their index in the config's members array
-// (mongod's candidateIndex), not by their _id.
+// The messages replica-set members exchange, as plain values (docs/mongodb-behaviour.md,
+// Elections). On the wire they travel as mongod's commands: HeartbeatRequest/Response as
+// `replSetHeartbeat` and its reply, VoteRequest/Response as `replSetRequestVotes` and its reply,
+// position reports as `replSetUpdatePosition`. Members are named by their index in the config's
+// members array (mongod's candidateIndex), not by their _id.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,8 @@
-// Rollback planning (reference §6.6): given this member's oplog and its sync source's, find the
-// common point and what must be undone. Pure: the data layer performs the plan (writes the
-// current version of every listed document to the rollback file, restores or refetches it,
-// truncates the oplog after the common point) and the topology is told on_rollback_complete().
+// Rollback planning (docs/mongodb-behaviour.md, Oplog and rollback): given this member's oplog and
+// its sync source's, find the common point and what must be undone. Pure: the data layer performs
+// the plan (writes the current version of every listed document to the rollback file, restores or
+// refetches it, truncates the oplog after the common point) and the topology is told
+// on_rollback_complete().
 //
 // The common point is the newest local entry whose optime also appears in the source's oplog.
 // Optimes name entries uniquely across the set (one primary per term, increasing timestamps),

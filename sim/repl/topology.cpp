@@ -1,5 +1,5 @@
-// Topology's election side (reference §6.2-§6.4): timers, heartbeats, votes, elections, catch-up,
-// step-down, freeze and step-up. The oplog side is in topology_oplog.cpp.
+// Topology's election side (docs/mongodb-behaviour.md, Replica sets): timers, heartbeats, votes,
+// elections, catch-up, step-down, freeze and step-up. The oplog side is in topology_oplog.cpp.
 #include "repl/topology.h"
 
 #include <algorithm>
@@ -13,7 +13,8 @@ namespace mongosim::repl {
 
 namespace {
 
-// mongod's replElectionTimeoutOffsetLimitFraction (§6.1).
+// mongod's replElectionTimeoutOffsetLimitFraction (docs/mongodb-behaviour.md, Member states and
+// configuration).
 constexpr double kElectionJitterFraction = 0.15;
 
 std::string optime_string(OpTime t) {
@@ -114,7 +115,8 @@ bool Topology::sees_majority(int64_t now_ms) const {
   return votes >= config_.majority_vote_count();
 }
 
-// mongod's _getMyUnelectableReason (§6.2), checked in the same order.
+// mongod's _getMyUnelectableReason (docs/mongodb-behaviour.md, Elections), checked in the same
+// order.
 std::string Topology::unelectable_reason(int64_t now_ms) const {
   const MemberConfig& me = config_.members[static_cast<size_t>(self_)];
   if (me.arbiter_only) return "ArbiterIAm";
@@ -151,7 +153,8 @@ void Topology::send_due_heartbeats(int64_t now_ms) {
 
 void Topology::check_election_timer(int64_t now_ms) {
   if (state_ != MemberState::kSecondary || is_candidate()) return;
-  // A set with a single voter elects itself at once (§6.2 "singleNodePromptElection").
+  // A set with a single voter elects itself at once (mongod's "singleNodePromptElection";
+  // docs/mongodb-behaviour.md, Elections).
   bool alone =
       config_.voting_members_count() == 1 && config_.members[static_cast<size_t>(self_)].is_voter();
   if (alone && unelectable_reason(now_ms).empty()) {
@@ -166,9 +169,9 @@ void Topology::check_election_timer(int64_t now_ms) {
   }
 }
 
-// Priority takeover (§6.2): a caught-up secondary of higher priority than the primary calls an
-// election after (rank + 1) * electionTimeoutMillis + jitter, rank = number of members with
-// higher priority than it.
+// Priority takeover (docs/mongodb-behaviour.md, Elections): a caught-up secondary of higher
+// priority than the primary calls an election after (rank + 1) * electionTimeoutMillis + jitter,
+// rank = number of members with higher priority than it.
 void Topology::check_priority_takeover(int64_t now_ms) {
   bool applies = state_ == MemberState::kSecondary && !is_candidate() && primary_ >= 0 &&
                  primary_ != self_ && unelectable_reason(now_ms).empty();
@@ -200,8 +203,8 @@ void Topology::check_priority_takeover(int64_t now_ms) {
   }
 }
 
-// §6.3: a primary that has not heard from a majority of voters within electionTimeoutMillis
-// relinquishes.
+// A primary that has not heard from a majority of voters within electionTimeoutMillis relinquishes
+// (docs/mongodb-behaviour.md, Losing the majority).
 void Topology::check_primary_majority(int64_t now_ms) {
   if (state_ != MemberState::kPrimary || sees_majority(now_ms)) return;
   step_down_now(now_ms, "can't see a majority of the set, relinquishing primary");
@@ -256,7 +259,8 @@ void Topology::on_heartbeat_response(int64_t now_ms, int from, const HeartbeatRe
 void Topology::update_primary_from(int from, const HeartbeatResponse& response) {
   if (response.state == MemberState::kPrimary && response.term == persisted_.term) {
     if (state_ != MemberState::kPrimary) primary_ = from;
-    // Hearing from the current primary re-arms the election timer (§6.2).
+    // Hearing from the current primary re-arms the election timer (docs/mongodb-behaviour.md,
+    // Elections).
     if (state_ == MemberState::kSecondary && !is_candidate()) {
       arm_election_timer(members_[static_cast<size_t>(from)].last_heartbeat_ms);
     }
@@ -298,8 +302,8 @@ std::string Topology::voter_refusal(const VoteRequest& request) const {
 }
 
 VoteResponse Topology::on_vote_request(int64_t now_ms, const VoteRequest& request) {
-  // A real request's term is adopted before voting, even if the vote is refused (Raft §5.1);
-  // a dry run changes nothing (§6.2).
+  // A real request's term is adopted before voting, even if the vote is refused; a dry run changes
+  // nothing (docs/mongodb-behaviour.md, Elections).
   if (!request.dry_run && request.set_name == config_.set_name) adopt_term(now_ms, request.term);
   std::string refusal = voter_refusal(request);
   VoteResponse response{
@@ -359,7 +363,8 @@ void Topology::start_election(int64_t now_ms, const std::string& reason, bool sk
 }
 
 void Topology::start_real_election(int64_t now_ms) {
-  // §6.2: term += 1, vote for self, persist, then ask for real votes.
+  // term += 1, vote for self, persist, then ask for real votes (docs/mongodb-behaviour.md,
+  // Elections).
   election_.phase = ElectionPhase::kReal;
   reset_votes();
   persisted_.term += 1;
@@ -438,7 +443,8 @@ void Topology::become_primary(int64_t now_ms) {
   priority_takeover_ms_ = -1;
   emit(Action{.kind = ActionKind::kBecomePrimary,
               .reason = "election succeeded, term " + std::to_string(persisted_.term)});
-  // Catch-up (§6.2): fetch what reachable members have beyond our log before taking writes.
+  // Catch-up (docs/mongodb-behaviour.md, Elections): fetch what reachable members have beyond our
+  // log before taking writes.
   catch_up_ = CatchUp{};
   if (config_.settings.catch_up_timeout_ms != 0) {
     for (int i = 0; i < config_.member_count(); ++i) {
@@ -504,7 +510,8 @@ void Topology::step_down_now(int64_t now_ms, const std::string& reason) {
   arm_election_timer(now_ms);
 }
 
-// --- replSetStepDown / replSetFreeze / replSetStepUp (§6.4) ---------------------------------
+// --- replSetStepDown / replSetFreeze / replSetStepUp ---------------------------------------------
+// (docs/mongodb-behaviour.md, Step-down commands)
 
 void Topology::step_down(int64_t now_ms, const StepDownRequest& request) {
   if (state_ != MemberState::kPrimary || step_down_.active) {

@@ -1,16 +1,18 @@
-// One member's view of its replica set and the protocol-version-1 rules it acts on (reference
-// §6.2-§6.6): state, term, vote, election timer, elections with dry run, catch-up, priority
-// takeover, stepping down, freeze, step-up, sync-source choice and the majority commit point.
-// Like mongod's TopologyCoordinator it does no I/O and reads no clock: every input is an event
-// carrying `now_ms`, every output is an Action the caller performs. Given the same config, seed
-// and events it makes the same decisions, which is what lets a simulation test drive N of them.
+// One member's view of its replica set and the protocol-version-1 rules it acts on
+// (docs/mongodb-behaviour.md, Replica sets): state, term, vote, election timer, elections with dry
+// run, catch-up, priority takeover, stepping down, freeze, step-up, sync-source choice and the
+// majority commit point. Like mongod's TopologyCoordinator it does no I/O and reads no clock: every
+// input is an event carrying `now_ms`, every output is an Action the caller performs. Given the
+// same config, seed and events it makes the same decisions, which is what lets a simulation test
+// drive N of them.
 //
 // How to drive it (the server's replication threads; a simulation does the same):
 // - Call tick(now) often (every ~50 ms): heartbeats, election timer, majority check, step-down
 //   deadlines and catch-up deadlines all fire from there.
 // - kSendHeartbeat(target): send make_heartbeat_request() to the target (replSetHeartbeat);
 //   feed the reply to on_heartbeat_response(), nothing on failure (silence marks it down
-//   after electionTimeoutMillis, §6.3). The target answers with on_heartbeat_request().
+//   after electionTimeoutMillis; docs/mongodb-behaviour.md, Losing the majority). The target
+//   answers with on_heartbeat_request().
 // - kSendVoteRequest(target, request): send replSetRequestVotes; feed the reply to
 //   on_vote_response() together with the request that was sent. Voters answer with
 //   on_vote_request().
@@ -21,8 +23,9 @@
 // - kWriteNewPrimaryNoop: catch-up is over; append {op:"n", o:{msg:"new primary"}} in term(),
 //   then call on_new_primary_noop_written(); from then on is_writable_primary() is true.
 // - kStepDownAttemptStarted: a replSetStepDown began; refuse new writes and kill running
-//   writes with 11602 (§6.4). kStepDownFinished(code, reason) answers that command: code 0 is
-//   {ok:1}, otherwise the CommandError to return (262); on 262 the node is writable again.
+//   writes with 11602 (docs/mongodb-behaviour.md, Step-down commands). kStepDownFinished(code,
+//   reason) answers that command: code 0 is {ok:1}, otherwise the CommandError to return (262); on
+//   262 the node is writable again.
 // - kStepDown(reason): no longer primary; fail write-concern waiters with 189, writes get 10107.
 // - kSendStepUp(target): election handoff, send {replSetStepUp:1, skipDryRun:true}.
 // - kStepUpFinished(code, reason): answers a replSetStepUp (0: won, else 125 CommandFailed).
@@ -108,7 +111,8 @@ class Topology {
  public:
   // Upper bound on queued actions: the caller must drain take_actions() after every event.
   static constexpr size_t kMaxPendingActions = 256;
-  // A secondary this close (seconds) to the primary's optime may take over by priority (§6.2).
+  // A secondary this close (seconds) to the primary's optime may take over by priority
+  // (docs/mongodb-behaviour.md, Elections).
   static constexpr int64_t kPriorityTakeoverFreshnessSecs = 2;
 
   struct Options {
@@ -139,7 +143,7 @@ class Topology {
   // the term the sender was in when it sent the report. A report from a newer term is not
   // counted: the sender may have voted for a candidate that lacks what it reports, so counting
   // it could commit entries the new primary will roll back. It makes this member adopt that
-  // term, stepping down if primary (reference §6.2, Raft §5.1).
+  // term, stepping down if primary (docs/mongodb-behaviour.md, Elections).
   void on_position_update(int64_t now_ms, int from, int64_t sender_term, OpTime applied,
                           OpTime durable);
   // The same without the sender's term, for callers whose reports do not carry it yet. Unsafe
@@ -148,7 +152,8 @@ class Topology {
   // The sync source's term and commit point, as oplog fetch replies carry them.
   void on_sync_source_progress(int64_t now_ms, int64_t source_term, OpTime source_committed);
   void on_new_primary_noop_written(int64_t now_ms, OpTime optime);
-  // The fetcher found that the sync source does not have our newest entry (§6.6).
+  // The fetcher found that the sync source does not have our newest entry
+  // (docs/mongodb-behaviour.md, Oplog and rollback).
   void on_oplog_diverged(int64_t now_ms, int source);
   void on_rollback_complete(int64_t now_ms, OpTime applied, OpTime durable);
 

@@ -1,5 +1,6 @@
-// Topology's oplog side (reference §6.6): this member's and the others' optimes, the majority
-// commit point, sync-source choice and rollback. The election side is in topology.cpp.
+// Topology's oplog side (docs/mongodb-behaviour.md, Oplog and rollback): this member's and the
+// others' optimes, the majority commit point, sync-source choice and rollback. The election side is
+// in topology.cpp.
 #include <algorithm>
 #include <cassert>
 #include <vector>
@@ -8,7 +9,7 @@
 
 namespace mongosim::repl {
 
-// --- oplog progress, commit point, sync source (§6.6) ----------------------------------------
+// --- oplog progress, commit point, sync source (docs/mongodb-behaviour.md, Oplog and rollback) --
 
 void Topology::on_my_optimes(int64_t now_ms, OpTime applied, OpTime durable) {
   applied_ = std::max(applied_, applied);
@@ -48,8 +49,8 @@ void Topology::on_sync_source_progress(int64_t now_ms, int64_t source_term,
 }
 
 // The writeMajority-th highest durable optime among voting data-bearing members; advances only
-// to an optime of the current term (a primary cannot count old-term entries by replicas, Raft
-// §5.4.2), and never backwards.
+// to an optime of the current term (a primary cannot count old-term entries by replicas;
+// docs/mongodb-behaviour.md, Oplog and rollback), and never backwards.
 void Topology::update_commit_point_as_primary() {
   std::vector<OpTime> durable;
   for (int i = 0; i < config_.member_count(); ++i) {

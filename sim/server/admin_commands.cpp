@@ -209,7 +209,8 @@ bson::Document repl_set_get_status(ServerContext& server) {
 void register_session_commands(ServerContext& server) {
   auto nothing = [](CommandContext&) { return bson::Document{}; };
   // Sessions hold no server-side state here beyond the data layer's transaction table,
-  // which expires on its own; ending them is an acknowledgement (§2.6).
+  // which expires on its own; ending them is an acknowledgement (docs/mongodb-behaviour.md, Routine
+  // commands).
   add(server, "endSessions", {}, false, nothing);
   add(server, "killAllSessions", {}, false, nothing);
   add(server, "ping", {}, false, nothing);

@@ -1,8 +1,8 @@
-// The administrative and test-only commands the server core owns (reference §2.6, §6.5, §8):
-// ping, buildInfo, endSessions, killAllSessions, serverStatus, getParameter, setParameter,
-// configureFailPoint, hostInfo, getCmdLineOpts, connectionStatus, replSetInitiate,
-// replSetGetStatus, replSetGetConfig, and mongosim's test-only mongosimSetClockOffset. Data
-// commands are registered by the data layer.
+// The administrative and test-only commands the server core owns (docs/mongodb-behaviour.md:
+// Routine commands; Status and initiation; Fail points): ping, buildInfo, endSessions,
+// killAllSessions, serverStatus, getParameter, setParameter, configureFailPoint, hostInfo,
+// getCmdLineOpts, connectionStatus, replSetInitiate, replSetGetStatus, replSetGetConfig, and
+// mongosim's test-only mongosimSetClockOffset. Data commands are registered by the data layer.
 //
 // Thread rules: handlers run on connection threads and read only thread-safe state.
 #pragma once
@@ -11,7 +11,8 @@
 
 namespace mongosim::server {
 
-// The version this server claims (buildInfo, serverStatus), MongoDB 7.0 (§0.1).
+// The version this server claims (buildInfo, serverStatus), MongoDB 7.0 (docs/mongodb-behaviour.md,
+// Personality and limits).
 inline constexpr const char* kVersionString = "7.0.14";
 inline constexpr int32_t kVersionArray[4] = {7, 0, 14, 0};
 

@@ -78,7 +78,8 @@ Connection::Next Connection::handle_message(const std::string& message) {
     case opcode::kQuery:
       return handle_op_query(message, h.request_id);
     default:
-      // Legacy write opcodes were removed in 6.0 and compression is never advertised (§1, §1.3).
+      // Legacy write opcodes were removed in 6.0 and compression is never advertised
+      // (docs/mongodb-behaviour.md, Framing).
       log_closing("unsupported opCode " + std::to_string(h.op_code));
       return Next::kClose;
   }
@@ -107,8 +108,8 @@ Connection::Next Connection::handle_op_msg(const std::string& message, int32_t r
     reply = std::move(outcome.reply);
   }
   if (more_to_come) {
-    // Fire-and-forget: no reply; a write refused for not being primary closes instead (§1.1),
-    // so the driver learns of it.
+    // Fire-and-forget: no reply; a write refused for not being primary closes instead
+    // (docs/mongodb-behaviour.md, OP_MSG), so the driver learns of it.
     if (is_not_primary(reply)) {
       log_closing("moreToCome write on a non-primary");
       return Next::kClose;

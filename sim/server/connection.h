@@ -3,7 +3,7 @@
 // leaves, sends something malformed, a command asks to close, or the server shuts down.
 //
 // A malformed, oversized or truncated message closes only this connection, with a log line
-// (reference §1); nothing a client sends can crash or hang the server.
+// (docs/mongodb-behaviour.md, Framing); nothing a client sends can crash or hang the server.
 //
 // Thread rules: serve() runs on the connection's own thread and owns the socket's reads and
 // writes; the listener may only shutdown(2) the socket (to wake a blocked read at shutdown).

@@ -27,7 +27,8 @@ std::string_view read_preference_mode(const bson::Document& body) {
   return mode != nullptr && mode->is_string() ? std::string_view(mode->as_string()) : "primary";
 }
 
-// The first hello on a connection may carry client metadata; later ones may not (§2.1).
+// The first hello on a connection may carry client metadata; later ones may not
+// (docs/mongodb-behaviour.md, Hello).
 void record_handshake(ConnectionState& conn, const bson::Document& body) {
   if (const bson::Value* ok = body.get("helloOk"); ok != nullptr && ok->truthy())
     conn.hello_ok = true;
@@ -48,7 +49,8 @@ void record_handshake(ConnectionState& conn, const bson::Document& body) {
             "client metadata", bson::Document{{"appName", bson::V(conn.app_name)}});
 }
 
-// Session fields (§5.1): lsid and txnNumber, validated as mongod does.
+// Session fields (docs/mongodb-behaviour.md, Retryable writes): lsid and txnNumber, validated as
+// mongod does.
 void extract_session(const bson::Document& body, const CommandSpec& spec, bool replication_enabled,
                      CommandContext& ctx) {
   if (const bson::Value* lsid = body.get("lsid")) {
@@ -160,7 +162,8 @@ DispatchOutcome Dispatcher::execute(ConnectionState& connection, Prepared& p) {
   extract_session(ctx.body, spec, replica.replication_enabled, ctx);
   p.retryable_write = ctx.txn_number.has_value();
 
-  // failCommand comes before the state checks, so it can fail commands on any member (§8).
+  // failCommand comes before the state checks, so it can fail commands on any member
+  // (docs/mongodb-behaviour.md, Fail points).
   if (spec.name != "configureFailPoint") {
     // failCommands may list the canonical name or the alias the client used (isMaster).
     p.fail_action = server_.failpoints.match_fail_command(spec.name, connection.app_name);
@@ -176,10 +179,10 @@ DispatchOutcome Dispatcher::execute(ConnectionState& connection, Prepared& p) {
     }
   }
 
-  // §4.4 order: opt-in reads without secondaryOk, writes, then "recovering". Read the state
-  // afresh: a command held by blockConnection may meet a member that stepped down meanwhile.
-  // $$NOW too: mongod evaluates it when the command runs, after the delay, so a command that
-  // executes late (a lease start, an expiry test) sees the late time.
+  // The order of docs/mongodb-behaviour.md, Non-primary answers: opt-in reads without secondaryOk,
+  // writes, then "recovering". Read the state afresh: a command held by blockConnection may meet a
+  // member that stepped down meanwhile. $$NOW too: mongod evaluates it when the command runs, after
+  // the delay, so a command that executes late (a lease start, an expiry test) sees the late time.
   if (p.fail_action) {
     replica = server_.replica.snapshot();
     ctx.now_ms = server_.clock.now_ms();
@@ -215,7 +218,8 @@ DispatchOutcome Dispatcher::execute(ConnectionState& connection, Prepared& p) {
   out.reply = spec.handler(ctx);
   if (linearizable) server_.linearizable_barrier(max_time_ms);
   if (replica.config && is_statement_write(spec.name) && !out.reply.has("opTime")) {
-    // Replica-set write replies carry the primary's opTime and electionId (§3.0).
+    // Replica-set write replies carry the primary's opTime and electionId
+    // (docs/mongodb-behaviour.md, Reply envelope).
     OpTime optime = ctx.last_write_optime.value_or(server_.effective_last_applied());
     out.reply.append("opTime", bson::V(optime.to_document()));
     out.reply.append("electionId", bson::Value::object_id(election_id_for_term(replica.term)));
@@ -224,7 +228,8 @@ DispatchOutcome Dispatcher::execute(ConnectionState& connection, Prepared& p) {
   if (spec.is_write && !out.reply.has("writeConcernError")) {
     std::optional<bson::Document> wce;
     if (p.fail_action && p.fail_action->write_concern_error) {
-      wce = p.fail_action->write_concern_error;  // replaces the real wait (§8)
+      // Replaces the real wait (docs/mongodb-behaviour.md, Fail points).
+      wce = p.fail_action->write_concern_error;
     } else if (!(ctx.write_concern.mode == WriteConcern::Mode::kNumber &&
                  ctx.write_concern.w == 0)) {
       // A write that changed nothing (no match, identical document) waits for this member's newest

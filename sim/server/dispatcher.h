@@ -1,7 +1,8 @@
-// Runs one command from a connection (reference §3.0, §4.4, §5, §8): resolves the command name,
-// records handshake metadata, applies failCommand in mongod's order, checks the member state,
-// parses the write concern and session fields, runs the handler, waits for the write concern
-// and wraps the result in the reply envelope. Counts every command in ServerMetrics.
+// Runs one command from a connection (docs/mongodb-behaviour.md: Reply envelope; Non-primary
+// answers; Sessions; Fail points): resolves the command name, records handshake metadata, applies
+// failCommand in mongod's order, checks the member state, parses the write concern and session
+// fields, runs the handler, waits for the write concern and wraps the result in the reply envelope.
+// Counts every command in ServerMetrics.
 //
 // Thread rules: one Dispatcher is shared by every connection thread; its only state is the
 // ServerContext (thread-safe) and the caller's ConnectionState (owned by that thread).

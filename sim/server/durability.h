@@ -4,7 +4,8 @@
 //   DIR/replset.election.bson             term, LastVote and the replica-set config (mongod's
 //                                         local.replset.election + local.system.replset),
 //                                         replaced atomically: temp file + fsync + rename
-//   DIR/rollback/<uuid>/removed.<time>.bson  documents a rollback removed (reference §6.6)
+//   DIR/rollback/<uuid>/removed.<time>.bson  documents a rollback removed
+//                                         (docs/mongodb-behaviour.md, Oplog and rollback)
 //   DIR/minvalid.bson                     {ts, t}: after a rollback, the optime this member must
 //                                         apply through before it may stand for election or
 //                                         serve majority reads (mongod's minValid)

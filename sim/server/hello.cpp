@@ -65,7 +65,7 @@ bson::Document hello_reply(ServerContext& server, const CommandContext& ctx) {
   if (!replica.replication_enabled) {
     reply.append(writable_key, bson::V(true));
   } else if (!replica.config) {
-    // An uninitiated member is an RSGhost to drivers (§2.2 table).
+    // An uninitiated member is an RSGhost to drivers (docs/mongodb-behaviour.md, Hello).
     reply.append(writable_key, bson::V(false));
     reply.append("secondary", bson::V(false));
     reply.append("info", bson::V("Does not have a valid replica set config"));

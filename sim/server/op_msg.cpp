@@ -18,7 +18,8 @@ constexpr size_t kChecksumBytes = 4;
 constexpr uint8_t kKindBody = 0;
 constexpr uint8_t kKindSequence = 1;
 
-// mongod's assertion codes for OP_MSG structure errors (reference §1.1, Appendix A).
+// mongod's assertion codes for OP_MSG structure errors (docs/mongodb-behaviour.md: OP_MSG; Error
+// codes).
 constexpr int32_t kMultipleBodies = 40430;
 constexpr int32_t kDuplicateSequence = 40431;
 constexpr int32_t kUnknownSectionKind = 40432;
@@ -85,7 +86,8 @@ std::optional<std::string> read_sequence(const uint8_t* base, size_t& pos, size_
   return std::nullopt;
 }
 
-// Checks the structure rules that get a reply rather than a close (§1.1).
+// Checks the structure rules that get a reply rather than a close (docs/mongodb-behaviour.md,
+// OP_MSG).
 std::optional<OpMsgRefusal> check_sections(const Sections& sections) {
   if (!sections.body) return OpMsgRefusal{false, kMissingBody, "OP_MSG messages must have a body"};
   if (static_cast<int>(sections.sequences.size()) > kMaxDocumentSequences) {

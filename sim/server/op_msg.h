@@ -1,4 +1,4 @@
-// OP_MSG (opcode 2013) parsing and reply encoding (reference §1.1).
+// OP_MSG (opcode 2013) parsing and reply encoding (docs/mongodb-behaviour.md, OP_MSG).
 //
 // A request is either accepted (body with every kind-1 document sequence merged in as an array
 // field), refused with a command error the client still gets a reply for (duplicate body, missing
@@ -28,7 +28,8 @@ inline constexpr uint32_t kRequiredMask = 0xFFFFu;
 inline constexpr uint32_t kKnownRequired = kChecksumPresent | kMoreToCome;
 }  // namespace op_msg_flag
 
-// Real mongod accepts at most two kind-1 sections (TooManyDocumentSequences, §1.1).
+// Real mongod accepts at most two kind-1 sections (TooManyDocumentSequences;
+// docs/mongodb-behaviour.md, OP_MSG).
 inline constexpr int kMaxDocumentSequences = 2;
 
 struct OpMsgRequest {
@@ -53,7 +54,8 @@ struct OpMsgParse {
 // `message` is the whole message, header included; `size` equals its messageLength.
 OpMsgParse parse_op_msg(const uint8_t* message, size_t size);
 
-// A reply: flagBits 0 and one kind-0 section (checksums are never sent, §1.1).
+// A reply: flagBits 0 and one kind-0 section (checksums are never sent; docs/mongodb-behaviour.md,
+// OP_MSG).
 std::string encode_op_msg(int32_t request_id, int32_t response_to, const bson::Document& body);
 
 // A request with the given sections, for tests and tools: body first, then each sequence.

@@ -1,7 +1,7 @@
 // Legacy OP_QUERY (opcode 2004) for the handshake, and the OP_REPLY (opcode 1) that answers it
-// (reference §1.2). Drivers of our era send hello/isMaster this way on every new connection and,
-// for libmongoc, on every polling monitor check; any other command over OP_QUERY is refused with
-// UnsupportedOpQueryCommand (352).
+// (docs/mongodb-behaviour.md, Legacy OP_QUERY). Drivers of our era send hello/isMaster this way on
+// every new connection and, for libmongoc, on every polling monitor check; any other command over
+// OP_QUERY is refused with UnsupportedOpQueryCommand (352).
 //
 // Pure functions; safe from any thread.
 #pragma once
@@ -37,7 +37,8 @@ struct OpQueryParse {
 // `message` is the whole message, header included; `size` equals its messageLength.
 OpQueryParse parse_op_query(const uint8_t* message, size_t size);
 
-// Commands mongod 7.0 still accepts over OP_QUERY (check_allowed_op_query_cmd.cpp, §1.2).
+// Commands mongod 7.0 still accepts over OP_QUERY (check_allowed_op_query_cmd.cpp;
+// docs/mongodb-behaviour.md, Legacy OP_QUERY).
 bool op_query_command_allowed(std::string_view command_name);
 
 // The 352 reply for every other command.

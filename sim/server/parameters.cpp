@@ -13,7 +13,8 @@ namespace {
 
 constexpr int64_t kMaxLogLevel = 5;
 constexpr int64_t kMaxTtlSleepSecs = 24 * 60 * 60;
-// mongod's feature compatibility version for the 7.0 personality (reference §0.1).
+// mongod's feature compatibility version for the 7.0 personality (docs/mongodb-behaviour.md,
+// Personality and limits).
 constexpr const char* kFeatureCompatibilityVersion = "7.0";
 
 }  // namespace

@@ -1,5 +1,5 @@
-// Read concern (reference §4.3): parsing and validating the readConcern argument, and what the
-// core does for it around a command:
+// Read concern (docs/mongodb-behaviour.md, Read concern): parsing and validating the readConcern
+// argument, and what the core does for it around a command:
 //   - afterClusterTime (sent by drivers in causally consistent sessions): block until this
 //     member's applied optime (level local/available) or its majority commit point (majority,
 //     snapshot) reaches it, bounded by maxTimeMS or kMaxReadConcernWaitMs;

@@ -108,7 +108,7 @@ bson::Document ReplicaState::initiate(const bson::Value& config_arg, int64_t now
     ++topology_counter_;
     return reply;
   }
-  // A single voting member elects itself at once in term 1 (reference §6.2).
+  // A single voting member elects itself at once in term 1 (docs/mongodb-behaviour.md, Elections).
   term_ = 1;
   config.term = term_;
   config_ = std::move(config);

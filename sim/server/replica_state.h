@@ -52,7 +52,8 @@ struct ReplicaSnapshot {
   bool is_secondary() const { return replication_enabled && state == MemberState::kSecondary; }
 };
 
-// OID::fromTerm: 7fffffff followed by the term as a big-endian int64 (reference §2.2).
+// OID::fromTerm: 7fffffff followed by the term as a big-endian int64 (docs/mongodb-behaviour.md,
+// Hello).
 bson::ObjectId election_id_for_term(int64_t term);
 
 class ReplicaState {

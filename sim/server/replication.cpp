@@ -27,9 +27,9 @@ class TopologyWriteConcernWaiter final : public WriteConcernWaiter {
       : coordinator_(coordinator) {}
   std::optional<bson::Document> wait(const WriteConcern& wc,
                                      const std::optional<OpTime>& optime) override {
-    // j:true, and majority (j defaults to writeConcernMajorityJournalDefault=true, §4.1), are
-    // acknowledged only once the journal holds the write; the commit point itself counts
-    // durable optimes only.
+    // j:true, and majority (j defaults to writeConcernMajorityJournalDefault=true;
+    // docs/mongodb-behaviour.md, Write concern), are acknowledged only once the journal holds the
+    // write; the commit point itself counts durable optimes only.
     bool journaled = wc.j || wc.mode == WriteConcern::Mode::kMajority;
     if (optime && journaled && !coordinator_.wait_durable(*optime)) {
       return write_concern_error(code::kWriteConcernFailed,

@@ -1,5 +1,6 @@
 // The replication layer of a multi-member replica set: it drives this member's repl::Topology
-// over real TCP and performs the actions the topology asks for (reference §6).
+// over real TCP and performs the actions the topology asks for (docs/mongodb-behaviour.md, Replica
+// sets).
 //
 // - A tick thread calls Topology::tick() every kTickIntervalMs on the ServerClock and sends
 //   heartbeats (replSetHeartbeat) and votes (replSetRequestVotes) on short-lived threads, each
@@ -72,7 +73,7 @@ struct ReplicationDataHooks {
   // to get there. Without --dbpath: last_applied, and true at once.
   std::function<OpTime()> last_durable;
   std::function<bool(OpTime)> wait_durable;
-  // Rollback (reference §6.6; see data::Store for each).
+  // Rollback (docs/mongodb-behaviour.md, Oplog and rollback; see data::Store for each).
   std::function<std::vector<bson::Document>(OpTime, size_t)> oplog_from;
   std::function<std::optional<bson::Document>(const std::string&, const bson::Value&)> find_by_id;
   std::function<bool(const std::string&)> collection_exists;
@@ -115,7 +116,8 @@ class ReplicationCoordinator {
   // Write-concern wait on the topology (the waiter installed by register_commands()).
   std::optional<bson::Document> wait_for_write_concern(const WriteConcern& wc,
                                                        const std::optional<OpTime>& optime);
-  // j:true and majority writes: blocks until the journal holds `optime` (§4.1).
+  // j:true and majority writes: blocks until the journal holds `optime` (docs/mongodb-behaviour.md,
+  // Write concern).
   bool wait_durable(OpTime optime);
 
   // Read concern hooks (installed by register_commands(); replication_reads.cpp): the commit

@@ -101,7 +101,8 @@ bool ReplicationCoordinator::fetch_once() {
   if (actions.empty()) {
     OpTime now_applied = hooks_.last_applied();
     // The batch is reported durable only once journaled: the primary's commit point counts
-    // durable optimes (§6.6), and one fsync covers the whole batch.
+    // durable optimes (docs/mongodb-behaviour.md, Oplog and rollback), and one fsync covers the
+    // whole batch.
     if (applied_count > 0) hooks_.wait_durable(now_applied);
     OpTime now_durable = hooks_.last_durable();
     std::lock_guard lock(mutex_);

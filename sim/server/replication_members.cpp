@@ -1,5 +1,5 @@
-// Member-to-member protocol messages (reference §6.2): heartbeats and vote requests this member
-// sends, and the heartbeats, vote requests and position updates it answers.
+// Member-to-member protocol messages (docs/mongodb-behaviour.md, Elections): heartbeats and vote
+// requests this member sends, and the heartbeats, vote requests and position updates it answers.
 #include "base/error_codes.h"
 #include "server/member_client.h"
 #include "server/replication.h"

@@ -1,6 +1,7 @@
 // Persisting the replica-set state a member must not forget across a restart: the term, its
-// vote (mongod's local.replset.election) and the config (local.system.replset). Reference §6.2:
-// a member that forgot its vote could vote twice in one term and elect two primaries.
+// vote (mongod's local.replset.election) and the config (local.system.replset). A member that
+// forgot its vote could vote twice in one term and elect two primaries (docs/mongodb-behaviour.md,
+// Elections).
 #include <cstdlib>
 
 #include "base/log.h"

@@ -1,4 +1,5 @@
-// The replication layer's part of read concern (reference §4.3, read_concern.h).
+// The replication layer's part of read concern (docs/mongodb-behaviour.md, Read concern;
+// read_concern.h).
 #include "server/replication.h"
 
 namespace mongosim::server {

@@ -1,10 +1,10 @@
-// Rollback (reference §6.6): a member whose oplog diverged from its sync source's (a former
-// primary with writes the majority never had) goes to ROLLBACK, finds the common point with the
-// source, writes the current version of every document the divergent entries touched to
-// <dbpath>/rollback/<collection uuid>/removed.<time>.bson, restores each of those documents to
-// the source's version (mongod 4.4+ "recover to stable timestamp", emulated per document),
-// truncates its oplog and journal after the common point, forgets the session records of the
-// removed writes, and returns to SECONDARY to fetch again from the common point.
+// Rollback (docs/mongodb-behaviour.md, Oplog and rollback): a member whose oplog diverged from its
+// sync source's (a former primary with writes the majority never had) goes to ROLLBACK, finds the
+// common point with the source, writes the current version of every document the divergent entries
+// touched to <dbpath>/rollback/<collection uuid>/removed.<time>.bson, restores each of those
+// documents to the source's version (mongod 4.4+ "recover to stable timestamp", emulated per
+// document), truncates its oplog and journal after the common point, forgets the session records of
+// the removed writes, and returns to SECONDARY to fetch again from the common point.
 //
 // Why per-document refetch is enough: every entry is idempotent in full-document form, and the
 // fetcher re-applies all of the source's entries after the common point, so once it has caught up

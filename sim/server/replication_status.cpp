@@ -1,4 +1,5 @@
-// replSetGetStatus: the topology's view of every member (reference §6.5).
+// replSetGetStatus: the topology's view of every member (docs/mongodb-behaviour.md, Status and
+// initiation).
 #include <algorithm>
 #include <chrono>
 

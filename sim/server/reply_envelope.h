@@ -1,5 +1,6 @@
-// The reply envelope every command gets (reference §3.0, §5.2, §5.5): ok, errmsg/code/codeName
-// for errors, error labels, and $clusterTime/operationTime on replica-set members.
+// The reply envelope every command gets (docs/mongodb-behaviour.md: Reply envelope; Error labels):
+// ok, errmsg/code/codeName for errors, error labels, and $clusterTime/operationTime on replica-set
+// members.
 //
 // Pure functions; safe from any thread.
 #pragma once
@@ -27,8 +28,9 @@ struct LabelInputs {
   bool wrote_nothing = false;  // the last optime did not move during the command
 };
 
-// §5.2: RetryableWriteError when the code or wce code is retriable on a retryable write, plus
-// NoWritesPerformed when nothing was written; a fail point's errorLabels replace all of that.
+// RetryableWriteError when the code or wce code is retriable on a retryable write, plus
+// NoWritesPerformed when nothing was written; a fail point's errorLabels replace all of that
+// (docs/mongodb-behaviour.md, Error labels).
 std::vector<std::string> compute_error_labels(const LabelInputs& in);
 
 // {ok: 0.0, errmsg, code, codeName, <extra>}.
@@ -41,7 +43,7 @@ void append_ok(bson::Document& reply);
 void append_labels(bson::Document& reply, const std::vector<std::string>& labels);
 
 // $clusterTime {clusterTime, signature {hash: 20 zero bytes, keyId: 0}} and operationTime,
-// exactly what an auth-less mongod sends (§5.5).
+// exactly what an auth-less mongod sends (docs/mongodb-behaviour.md, Reply envelope).
 void append_cluster_time(bson::Document& reply, bson::Timestamp cluster_time,
                          bson::Timestamp operation_time);
 

@@ -65,7 +65,8 @@ struct ServerContext {
   };
 
   // The newest optime this member knows: the data layer's, or the set's initiation optime
-  // before the first write (§5.5: it seeds $clusterTime and operationTime).
+  // before the first write (it seeds $clusterTime and operationTime; docs/mongodb-behaviour.md,
+  // Reply envelope).
   OpTime effective_last_applied() const;
 
   // Shutdown: set once; wakes every interruptible sleep.

@@ -1,5 +1,6 @@
-// The MongoDB wire framing shared by every opcode (reference §1): the 16-byte message header,
-// little-endian integer helpers and the size limits a server enforces before it allocates.
+// The MongoDB wire framing shared by every opcode (docs/mongodb-behaviour.md, Framing): the 16-byte
+// message header, little-endian integer helpers and the size limits a server enforces before it
+// allocates.
 //
 // Pure functions; safe from any thread.
 #pragma once
@@ -19,7 +20,8 @@ inline constexpr int32_t kMsg = 2013;
 }  // namespace opcode
 
 inline constexpr size_t kHeaderBytes = 16;
-// The limits every hello advertises (reference §0.1); also the frame-size bound the reader uses.
+// The limits every hello advertises (docs/mongodb-behaviour.md, Personality and limits); also the
+// frame-size bound the reader uses.
 inline constexpr int32_t kMaxMessageBytes = 48000000;
 inline constexpr int32_t kMaxBsonObjectBytes = 16 * 1024 * 1024;
 inline constexpr int32_t kMaxWriteBatchSize = 100000;
@@ -40,8 +42,8 @@ void append_i64_le(std::string& out, int64_t v);
 // Decodes the header at p (kHeaderBytes readable).
 MessageHeader decode_header(const uint8_t* p);
 
-// Why a declared messageLength cannot be accepted, or nullopt if it can (§1: < 16 or
-// > maxMessageSizeBytes closes the connection).
+// Why a declared messageLength cannot be accepted, or nullopt if it can (< 16 or
+// > maxMessageSizeBytes closes the connection; docs/mongodb-behaviour.md, Framing).
 std::optional<std::string> check_message_length(int32_t message_length);
 
 // Builds a complete message: header (with the final length) followed by payload.

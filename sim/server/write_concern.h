@@ -1,7 +1,7 @@
-// Write concern: parsing the writeConcern argument (reference §4.1) and the hook that waits for
-// it after a write (WriteConcernWaiter). The dispatcher calls the waiter with the optime the
-// handler reported in CommandContext::last_write_optime; a replication layer replaces the
-// single-node waiter with one that blocks on its commit point.
+// Write concern: parsing the writeConcern argument (docs/mongodb-behaviour.md, Write concern) and
+// the hook that waits for it after a write (WriteConcernWaiter). The dispatcher calls the waiter
+// with the optime the handler reported in CommandContext::last_write_optime; a replication layer
+// replaces the single-node waiter with one that blocks on its commit point.
 //
 // Thread rules: parse_write_concern is pure; waiters are called from many connection threads.
 #pragma once
@@ -21,7 +21,8 @@ WriteConcern parse_write_concern(const bson::Document& body, bool replication_en
 // The {w, wtimeout, provenance} document errInfo.writeConcern shows.
 bson::Document write_concern_document(const WriteConcern& wc);
 
-// Builds a writeConcernError {code, codeName, errmsg, errInfo: {writeConcern}} (§4.2).
+// Builds a writeConcernError {code, codeName, errmsg, errInfo: {writeConcern}}
+// (docs/mongodb-behaviour.md, Write concern).
 bson::Document write_concern_error(int32_t code, const std::string& errmsg, const WriteConcern& wc);
 
 class WriteConcernWaiter {

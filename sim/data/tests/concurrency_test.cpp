@@ -12,7 +12,8 @@ using ConcurrencyTest = StoreFixture;
 constexpr int kThreads = 8;
 constexpr int kRoundsPerThread = 50;
 
-// §3.8: upserts whose filter is an equality on _id never surface 11000; exactly one inserts.
+// Upserts whose filter is an equality on _id never surface 11000; exactly one inserts
+// (docs/mongodb-behaviour.md, Duplicate keys).
 TEST_F(ConcurrencyTest, IdEqualityUpsertsFromManyThreadsInsertOnce) {
   std::atomic<int> duplicate_errors{0}, inserted{0}, other_errors{0};
   std::vector<std::thread> threads;

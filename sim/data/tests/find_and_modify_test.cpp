@@ -71,7 +71,7 @@ TEST_F(FindAndModifyTest, ValidationErrorsAreFailedToParse) {
 TEST_F(FindAndModifyTest, DuplicateKeyOnUpsertIsTopLevelWithKeyPattern) {
   run(R"({"createIndexes": "c", "indexes": [{"key": {"x": 1}, "name": "x_1", "unique": true}]})");
   // The usual "acquire if expired" shape: the filter is not an equality on the unique key alone,
-  // so the insert collides and surfaces 11000 (reference §3.8).
+  // so the insert collides and surfaces 11000 (docs/mongodb-behaviour.md, Duplicate keys).
   CommandError e = fail(R"({"findAndModify": "c", "query": {"_id": 1, "x": {"$gt": 100}},
                             "update": {"$set": {"x": 22}}, "upsert": true})");
   EXPECT_EQ(e.code(), code::kDuplicateKey);

@@ -1,7 +1,7 @@
-// Store::roll_back (reference §6.6): documents go back to the sync source's versions, the
-// pre-rollback versions are returned for the rollback file, collections created only on the
-// rolled-back branch are dropped, the oplog ends at the common point, and the session records
-// of rolled-back retryable writes are forgotten so a retry executes again.
+// Store::roll_back (docs/mongodb-behaviour.md, Oplog and rollback): documents go back to the sync
+// source's versions, the pre-rollback versions are returned for the rollback file, collections
+// created only on the rolled-back branch are dropped, the oplog ends at the common point, and the
+// session records of rolled-back retryable writes are forgotten so a retry executes again.
 #include <gtest/gtest.h>
 
 #include <set>

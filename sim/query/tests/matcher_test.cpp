@@ -131,7 +131,8 @@ TEST(Matcher, TypeSizeAllRegexMod) {
 }
 
 TEST(Matcher, ExprComparesWithoutTypeBracketing) {
-  // A number is always less than a Date in BSON order (§9.4): this "never expires" bug is real.
+  // A number is always less than a Date in BSON order (docs/mongodb-behaviour.md, Expressions):
+  // this "never expires" bug is real.
   EXPECT_FALSE(
       M(R"({"$expr": {"$gt": ["$expiresAt", "$$NOW"]}})", R"({"expiresAt": 99999999999999})"));
   EXPECT_TRUE(M(R"({"$expr": {"$lt": ["$missing", "$$NOW"]}})", R"({})"));

@@ -1,6 +1,6 @@
-// A deterministic simulation of an N-member replica set for testing the topology logic
-// (reference verification-harnesses.md §3): every member is a repl::Topology with a toy oplog,
-// connected by a simulated network (link matrix, seeded delay and loss) on a simulated clock.
+// A deterministic simulation of an N-member replica set for testing the topology logic: every
+// member is a repl::Topology with a toy oplog, connected by a simulated network (link matrix,
+// seeded delay and loss) on a simulated clock.
 // Clients write to every member that says it is a writable primary; the simulator records
 // which writes were acknowledged with w:"majority" and which were rolled back, and checks the
 // safety properties after every event. Same options and fault calls => same run.
@@ -112,7 +112,8 @@ class ClusterSim {
   struct FetchRequest {
     OpTime last;
     OpTime applied;
-    int64_t term = 0;  // the requester's: a source in an older term adopts it (§6.2)
+    // The requester's: a source in an older term adopts it (docs/mongodb-behaviour.md, Elections).
+    int64_t term = 0;
   };
   struct FetchResponse {
     int64_t term = 0;

@@ -1,5 +1,5 @@
-// Deterministic simulation of replica sets under faults (reference §6.2-§6.6 for the rules,
-// verification-harnesses.md §3 for the method): RapidCheck generates fault schedules, the
+// Deterministic simulation of replica sets under faults (the rules: docs/mongodb-behaviour.md,
+// Replica sets; the simulator: cluster_sim.h): RapidCheck generates fault schedules, the
 // simulator checks safety after every event, and after a heal the set must converge.
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
@@ -171,8 +171,9 @@ TEST(ReplSimulation, QuietSetElectsOneWritablePrimaryAndReplicates) {
   EXPECT_EQ(sim.report().rollbacks, 0);
 }
 
-// §6.3/§6.6: an isolated primary keeps taking w:1 writes until it notices it lost the majority;
-// those writes are rolled back when it rejoins, while majority-acknowledged writes survive.
+// An isolated primary keeps taking w:1 writes until it notices it lost the majority; those writes
+// are rolled back when it rejoins, while majority-acknowledged writes survive
+// (docs/mongodb-behaviour.md: Losing the majority; Oplog and rollback).
 TEST(ReplSimulation, IsolatedPrimaryRollsBackItsUnreplicatedWrites) {
   ClusterSim sim(SimOptions{.members = 3, .seed = 7});
   sim.run_for(20'000);

@@ -1,4 +1,5 @@
-// Unit tests of one member's protocol logic, driven by hand-written events (reference §6.2-§6.6).
+// Unit tests of one member's protocol logic, driven by hand-written events
+// (docs/mongodb-behaviour.md, Replica sets).
 #include "repl/topology.h"
 
 #include <gtest/gtest.h>
@@ -252,7 +253,7 @@ TEST(ReplTopology, PrimaryDoesNotCommitOlderTermEntriesByCounting) {
 
 // A voter of a newer term may keep fetching from the old primary and report entries the new
 // primary lacks; counting them would commit (and acknowledge) writes that are then rolled back.
-// The report's term makes the old primary step down instead (§6.2, Raft §5.1).
+// The report's term makes the old primary step down instead (docs/mongodb-behaviour.md, Elections).
 TEST(ReplTopology, PositionReportFromANewerTermIsNotCountedAndStepsThePrimaryDown) {
   Member m(0, config_of(5));
   m.win_election();

@@ -1,5 +1,6 @@
-// Replica sets of 2, 5 and 7 real mongosim processes (reference §6.1-§6.4): who can be primary,
-// what w:"majority" needs, and that larger sets elect, replicate, step down and converge.
+// Replica sets of 2, 5 and 7 real mongosim processes (docs/mongodb-behaviour.md, Replica sets): who
+// can be primary, what w:"majority" needs, and that larger sets elect, replicate, step down and
+// converge.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -68,8 +69,9 @@ TEST(TwoMemberSet, MajorityNeedsBothMembers) {
   ASSERT_NE(wce, nullptr) << "acknowledged at majority with one of two members paused: "
                           << bson::to_json(*alone) << "\n"
                           << set.logs();
-  // 64 when wtimeout ran out first; 189 if the primary had already relinquished (§6.3) — either
-  // way the majority was never reached with one member of two.
+  // 64 when wtimeout ran out first; 189 if the primary had already relinquished
+  // (docs/mongodb-behaviour.md, Losing the majority) — either way the majority was never reached
+  // with one member of two.
   double wce_code = wce->as_document().get("code")->number_as_double();
   EXPECT_TRUE(wce_code == code::kWriteConcernFailed || wce_code == code::kPrimarySteppedDown)
       << bson::to_json(*alone);
@@ -81,7 +83,8 @@ TEST(TwoMemberSet, OneVoterDownLeavesNoPrimary) {
   int primary = set.primary_index();
   ASSERT_GE(primary, 0);
   int secondary = 1 - primary;
-  // The secondary going away: the primary cannot see a majority and steps down (§6.3).
+  // The secondary going away: the primary cannot see a majority and steps down
+  // (docs/mongodb-behaviour.md, Losing the majority).
   set.pause(secondary);
   ASSERT_TRUE(ReplicaSetCluster::wait_until([&] {
     auto h = set.hello(primary);

@@ -1,5 +1,6 @@
-// Read concern (reference §4.3) against the real mongosim binary over raw OP_MSG: validation
-// errors with mongod's codes, afterClusterTime waits, and linearizable reads on one member.
+// Read concern (docs/mongodb-behaviour.md, Read concern) against the real mongosim binary over raw
+// OP_MSG: validation errors with mongod's codes, afterClusterTime waits, and linearizable reads on
+// one member.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -181,8 +182,9 @@ TEST_F(OneMemberSetReadConcern, LinearizableReadOnTheOnlyMemberAnswers) {
 }
 
 // With both secondaries stopped, the primary's fresh w:1 writes are visible to local reads but
-// not to majority reads, which show the state at the commit point (reference §4.3); once the
-// secondaries catch up the majority read shows them. A linearizable read cannot be served.
+// not to majority reads, which show the state at the commit point (docs/mongodb-behaviour.md, Read
+// concern); once the secondaries catch up the majority read shows them. A linearizable read cannot
+// be served.
 TEST(ThreeMemberSetReadConcern, MajorityReadsShowTheCommittedStateOnly) {
   ReplicaSetCluster set(3);
   const int p = set.primary_index();

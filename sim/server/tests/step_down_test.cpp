@@ -1,4 +1,5 @@
-// What clients see when a primary steps down (reference §6.4, §6.7), with real processes:
+// What clients see when a primary steps down (docs/mongodb-behaviour.md: Step-down commands;
+// In-flight operations at step-down), with real processes:
 // - a write already applied and waiting for replication: ok:1, n:1 and writeConcernError 189
 //   PrimarySteppedDown (+ RetryableWriteError for a retryable write), for a replSetStepDown and
 //   for a primary that loses its majority;
@@ -106,7 +107,8 @@ TEST(StepDown, PrimaryThatLosesItsMajorityFailsTheWaitingWriteWith189) {
     RawClient client(set.member(primary).port());
     return client.command(retryable_insert(1, majority, 'c'), "test");
   });
-  // §6.3: after electionTimeoutMillis without a majority the primary relinquishes on its own.
+  // After electionTimeoutMillis without a majority the primary relinquishes on its own
+  // (docs/mongodb-behaviour.md, Losing the majority).
   expect_stepped_down_wce(waiting.get());
   auto h = set.hello(primary);
   ASSERT_TRUE(h);
@@ -114,9 +116,10 @@ TEST(StepDown, PrimaryThatLosesItsMajorityFailsTheWaitingWriteWith189) {
   EXPECT_TRUE(holds(set, primary, 1));  // the write itself stays applied
 }
 
-// Priority takeover (§6.2): member 2 (priority 3) is paused while the others elect a primary
-// among themselves; with the other low-priority member paused, an insert with w:3 waits on that
-// primary. Member 2 resumes, catches up and takes over; the waiting insert gets 189.
+// Priority takeover (docs/mongodb-behaviour.md, Elections): member 2 (priority 3) is paused while
+// the others elect a primary among themselves; with the other low-priority member paused, an insert
+// with w:3 waits on that primary. Member 2 resumes, catches up and takes over; the waiting insert
+// gets 189.
 TEST(StepDown, PriorityTakeoverFailsTheWaitingWriteWith189) {
   ClusterOptions options;
   options.priorities = {1, 1, 3};
@@ -174,7 +177,8 @@ TEST(StepDownInFlight, WriteReachingTheDataAfterStepDownGets11602AndIsNotApplied
   EXPECT_EQ(store.last_applied(), before);  // nothing reached the oplog
   store.stop();
 
-  // A retryable write interrupted this way carries RetryableWriteError (§5.2).
+  // A retryable write interrupted this way carries RetryableWriteError (docs/mongodb-behaviour.md,
+  // Error labels).
   server::LabelInputs labels;
   labels.retryable_write = true;
   labels.code = code::kInterruptedDueToReplStateChange;

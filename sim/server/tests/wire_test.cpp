@@ -1,5 +1,6 @@
 // Framing and parsing: every malformed shape gets the refusal the reference prescribes
-// (§1, §1.1, §1.2), and well-formed messages parse to the expected command.
+// (docs/mongodb-behaviour.md: Framing; OP_MSG; Legacy OP_QUERY), and well-formed messages parse to
+// the expected command.
 #include "server/wire.h"
 
 #include <gtest/gtest.h>
