@@ -57,7 +57,13 @@ std::optional<int64_t> ResourceClient::read_counter(std::string* error) {
   mongoc_collection_t* coll =
       mongoc_client_get_collection(client_, database_.c_str(), kCounterCollection);
   BsonPtr filter(BCON_NEW("_id", BCON_UTF8(kCounterResource)));
-  BsonPtr opts(BCON_NEW("readConcern", "{", "level", BCON_UTF8("majority"), "}"));
+  // The read must show every write a worker was told was applied. At w:majority that is the
+  // majority-committed state (a majority read also never sees a write a failover will roll
+  // back); at a numbered w only the primary is sure to have it, so read "local" there (the
+  // driver's read preference is primary): at majority the read misses an acknowledged write
+  // until the commit point passes it, a lost update the lock did not cause.
+  BsonPtr opts(BCON_NEW("readConcern", "{", "level",
+                        BCON_UTF8(write_concern_w_ == 0 ? "majority" : "local"), "}"));
   mongoc_cursor_t* cursor = mongoc_collection_find_with_opts(coll, filter.doc, opts.doc, nullptr);
   const bson_t* doc = nullptr;
   std::optional<int64_t> count = 0;

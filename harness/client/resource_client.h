@@ -6,8 +6,9 @@
 //            count, $push {id, token} onto `writes` (the last kFencedWritesKept kept, in apply
 //            order). A duplicate key means the token check refused the write: the document holds
 //            a higher token, so the filter missed and the upsert collided on _id.
-//   counter  collection kCounterCollection, document kCounterResource: read at read concern
-//            majority, then $set count (guarded only by the lock).
+//   counter  collection kCounterCollection, document kCounterResource: read from the primary
+//            at read concern majority when writes are w:majority, "local" at a numbered w (so
+//            a read shows every acknowledged write), then $set count (guarded only by the lock).
 // Writes use the worker's write concern. The driver's server selection, connect and socket
 // timeouts are bounded by the lease (expiry_ms), so a partition cannot hang a critical section
 // for minutes.

@@ -111,7 +111,11 @@ nlohmann::json direct_command(const std::string& host, const std::string& databa
 }
 
 // hello, find at majority, hello, all on one single-threaded client with a direct connection
-// (one socket): the member answered the read as writable primary in one term.
+// (one socket): the member answered the read as writable primary in one term. The find waits
+// (afterClusterTime, bounded by kConfirmedFindCommitWaitMs) until the commit point reaches what
+// the primary had applied at the first hello: a write acknowledged at w:1 just before the read
+// is then in it, as it will be in the set once the secondaries have it; one that cannot be
+// committed in time makes the read fail, never a final state that leaves it out.
 nlohmann::json confirmed_find(const std::string& host, const std::string& database,
                               const std::string& collection, const std::string& id) {
   const std::string uri = admin_uri(host);
@@ -119,23 +123,33 @@ nlohmann::json confirmed_find(const std::string& host, const std::string& databa
   if (!client) throw std::runtime_error("bad admin URI " + uri);
   mongoc_client_set_error_api(client, MONGOC_ERROR_API_VERSION_2);
   std::unique_ptr<mongoc_client_t, void (*)(mongoc_client_t*)> owned(client, mongoc_client_destroy);
-  auto primary_term = [&](const char* when) {
-    const nlohmann::json hello = client_command(client, "admin", {{"hello", 1}});
+  auto primary_hello = [&](const char* when) {
+    nlohmann::json hello = client_command(client, "admin", {{"hello", 1}});
     if (!reply_ok(hello) || !hello.value("isWritablePrimary", false)) {
       throw std::runtime_error(host + " is not writable primary " + when + " the read");
     }
-    return election_id(hello);
+    return hello;
   };
-  const std::string before = primary_term("before");
-  const nlohmann::json found = client_command(client, database,
-                                              {{"find", collection},
-                                               {"filter", {{"_id", id}}},
-                                               {"limit", 1},
-                                               {"readConcern", {{"level", "majority"}}}});
+  const nlohmann::json hello = primary_hello("before");
+  const nlohmann::json* applied = nullptr;
+  if (const auto p = nlohmann::json::json_pointer("/lastWrite/opTime/ts"); hello.contains(p)) {
+    applied = &hello.at(p);
+  }
+  if (applied == nullptr || !applied->is_object() || !applied->contains("$timestamp")) {
+    throw std::runtime_error(host + "'s hello has no lastWrite.opTime.ts timestamp");
+  }
+  const nlohmann::json found =
+      client_command(client, database,
+                     {{"find", collection},
+                      {"filter", {{"_id", id}}},
+                      {"limit", 1},
+                      {"readConcern", {{"level", "majority"}, {"afterClusterTime", *applied}}},
+                      {"maxTimeMS", kConfirmedFindCommitWaitMs}});
   if (!reply_ok(found)) {
     throw std::runtime_error("find on " + host + " failed: " + found.value("errmsg", found.dump()));
   }
-  const std::string after = primary_term("after");
+  const std::string before = election_id(hello);
+  const std::string after = election_id(primary_hello("after"));
   if (after != before) {
     throw std::runtime_error(host + " changed term during the read (" + before + " -> " + after +
                              ")");

@@ -7,6 +7,7 @@
 // helper thread joined before it returns.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -45,9 +46,14 @@ void run_in_netns(const std::string& netns, const std::function<void()>& body);
 nlohmann::json direct_command(const std::string& host, const std::string& database,
                               const nlohmann::ordered_json& command);
 
-// hello, find {_id: id} at majority read concern, hello, on one connection to `host`: the
-// document (null when none) when both hellos say writable primary with the same electionId;
-// otherwise throws std::runtime_error saying why not.
+// How long a confirmed find waits for the commit point to reach the primary's last write.
+inline constexpr int64_t kConfirmedFindCommitWaitMs = 10'000;
+
+// hello, find {_id: id} at majority read concern after the primary's last applied write (so a
+// write acknowledged at w:1 before the call is in it once committed), hello, on one connection
+// to `host`: the document (null when none) when both hellos say writable primary with the same
+// electionId; otherwise throws std::runtime_error saying why not (also when the commit point
+// does not reach that write within kConfirmedFindCommitWaitMs).
 nlohmann::json confirmed_find(const std::string& host, const std::string& database,
                               const std::string& collection, const std::string& id);
 
