@@ -96,6 +96,27 @@ void Db::initiate() const {
   }
 }
 
+// A new set elects its first primary when some member's election timeout runs out (up to
+// twice electionTimeoutMillis with the randomisation), most of a run's start. A member given
+// the config by heartbeat answers hello with setName; then member 0 can win at once.
+void Db::prompt_first_election(int64_t deadline_ms, const std::function<void()>& reap) const {
+  if (size() < 2) return;
+  const auto has_config = [this](int member) {
+    const nlohmann::json hello = try_command(member, "admin", {{"hello", 1}});
+    return reply_ok(hello) && hello.contains("setName");
+  };
+  wait_until(
+      0, "the config on every member", deadline_ms,
+      [&] {
+        for (int i = 0; i < size(); ++i) {
+          if (!has_config(i)) return false;
+        }
+        return true;
+      },
+      reap);
+  try_command(0, "admin", {{"replSetStepUp", 1}});  // a refusal leaves the ordinary election
+}
+
 void Db::wait_ready(int64_t deadline_ms, const std::function<void()>& reap) const {
   // Ready = what a client needs: a primary, and a write a majority acknowledged (a primary that
   // is still catching up, or whose secondaries have not started syncing, fails this).

@@ -206,6 +206,10 @@ class Db {
   void initiate() const;
   void wait_all_answering(int64_t deadline_ms, const std::function<void()>& reap = nullptr) const;
   void wait_ready(int64_t deadline_ms, const std::function<void()>& reap = nullptr) const;
+  // After initiate(): once every member has the config, asks member 0 to stand (replSetStepUp)
+  // instead of waiting out an election timeout. Best effort, never throws for a refusal: the
+  // ordinary election follows when it is refused; wait_ready() still decides "ready".
+  void prompt_first_election(int64_t deadline_ms, const std::function<void()>& reap) const;
   void check_interrupted() const;
   // Polls `ready` until it returns true; throws naming the member (and its log tail) when the
   // member stops running or the deadline passes. `reap` is called before each poll.

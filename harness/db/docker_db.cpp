@@ -272,6 +272,7 @@ void DockerDb::start() {
   for (const std::string& w : config().workers) nft_->register_host({w, netns_of(w), address(w)});
   wait_all_answering(deadline);
   initiate();
+  prompt_first_election(deadline, nullptr);
   wait_ready(deadline);
   // The workload's database starts empty (a set restarted on old dbpaths is not).
   try_command(primary(), config().database, {{"dropDatabase", 1}});

@@ -41,29 +41,55 @@ Network::~Network() {
 }
 
 const Host& Network::add_host(const std::string& role) {
-  if (next_octet_ > kHostsMax) throw std::runtime_error("network: more than 200 hosts");
-  const Host h{role, run_prefix_ + "-" + role,
-               std::string(kSubnet) + "." + std::to_string(next_octet_)};
-  register_host(h);  // throws on a duplicate role, before anything is created
-  run_tool_checked({kIp, "netns", "add", h.netns});
-  namespaces_.push_back(h.netns);  // recorded before configuring: teardown removes a half-built
-  ++next_octet_;
-  // The host end is created inside the host namespace, so its name is local to it and runs in
-  // parallel never collide; the bridge end is named for the role inside the bridge namespace.
-  std::string host_steps = "link set lo up\n";
-  host_steps += "link add eth0 type veth peer name " + role + " netns " + bridge_ns_ + "\n";
-  host_steps += "addr add " + h.address + "/24 dev eth0\n";
-  host_steps += "link set eth0 up\n";
-  ip_batch(h.netns, host_steps);
-  ip_batch(bridge_ns_, "link set " + role + " master br0\nlink set " + role + " up\n");
+  add_hosts({role});
   return host(role);
+}
+
+// Three kinds of ip process, not three per host: one in the root namespace adds every
+// namespace, one in the bridge's creates every veth pair (the host end named eth0 straight
+// into its namespace) and joins it to br0, and one per host sets its address and links up
+// (an address is set from inside the namespace that has the device).
+void Network::add_hosts(const std::vector<std::string>& roles) {
+  if (next_octet_ + static_cast<int>(roles.size()) - 1 > kHostsMax) {
+    throw std::runtime_error("network: more than " + std::to_string(kHostsMax) + " hosts");
+  }
+  std::vector<Host> hosts;
+  for (const std::string& role : roles) {
+    hosts.push_back({role, run_prefix_ + "-" + role,
+                     std::string(kSubnet) + "." + std::to_string(next_octet_++)});
+    register_host(hosts.back());  // throws on a duplicate role, before anything is created
+  }
+  std::string add_namespaces;
+  std::string bridge_steps;
+  for (const Host& h : hosts) {
+    add_namespaces += "netns add " + h.netns + "\n";
+    namespaces_.push_back(h.netns);  // recorded before creating: teardown removes a half-built
+    bridge_steps += "link add " + h.role + " type veth peer name eth0 netns " + h.netns + "\n";
+    bridge_steps += "link set " + h.role + " master br0\nlink set " + h.role + " up\n";
+  }
+  run_tool_checked({kIp, "-batch", "-"}, "", add_namespaces);
+  ip_batch(bridge_ns_, bridge_steps);
+  for (const Host& h : hosts) {
+    ip_batch(h.netns, "link set lo up\naddr add " + h.address + "/24 dev eth0\nlink set eth0 up\n");
+  }
 }
 
 void Network::teardown() {
   if (torn_down_) return;
   torn_down_ = true;
-  for (const std::string& ns : namespaces_) delete_namespace(ns);
-  delete_namespace(bridge_ns_);
+  // One ip process; -force goes on past a namespace already gone. The bridge goes last.
+  std::string steps;
+  for (const std::string& ns : namespaces_) steps += "netns delete " + ns + "\n";
+  steps += "netns delete " + bridge_ns_ + "\n";
+  try {
+    run_tool({kIp, "-force", "-batch", "-"}, "", steps);
+  } catch (const std::exception&) {
+    // ip could not be run: fall through to one at a time, each never throwing
+  }
+  for (const std::string& ns : namespaces_) {
+    if (std::filesystem::exists("/var/run/netns/" + ns)) delete_namespace(ns);
+  }
+  if (std::filesystem::exists("/var/run/netns/" + bridge_ns_)) delete_namespace(bridge_ns_);
   namespaces_.clear();
   clear();
 }

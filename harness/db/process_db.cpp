@@ -92,9 +92,11 @@ std::optional<std::string> ProcessDb::supports(FaultKind kind) const {
 
 void ProcessDb::build_network() {
   network_ = std::make_unique<Network>(config().run_prefix);
-  for (int m = 0; m < size(); ++m) network_->add_host(member_name(m));
-  network_->add_host("ctl");
-  for (const std::string& w : config().workers) network_->add_host(w);
+  std::vector<std::string> roles;
+  for (int m = 0; m < size(); ++m) roles.push_back(member_name(m));
+  roles.push_back("ctl");
+  for (const std::string& w : config().workers) roles.push_back(w);
+  network_->add_hosts(roles);
 }
 
 void ProcessDb::start_relays() {
@@ -127,6 +129,7 @@ void ProcessDb::start() {
   const auto reap = [this] { supervisor_.poll(); };
   wait_all_answering(deadline, reap);
   initiate();
+  prompt_first_election(deadline, reap);
   wait_ready(deadline, reap);
   check_interrupted();
   after_start();

@@ -26,6 +26,9 @@ void retarget(Scenario& s) {
 // Keeps `c` when it is valid (through the writer and the parser) and smaller than `s`.
 void offer(std::vector<Scenario>& out, const Scenario& s, Scenario c) {
   retarget(c);
+  // A cut fault or a shorter run moves the time after the last heal: the quiet phase follows,
+  // as the generator derived it.
+  c.nemesis.quiet_ms = quiet_ms_for(c);
   if (!(size_of(c) < size_of(s))) return;
   try {
     Scenario parsed = parse_scenario(scenario_to_toml(c), c.path);
