@@ -156,20 +156,38 @@ class Clock : public Fault {
  public:
   Clock(const std::string& target, int64_t delta_ms, bool jump)
       : members_(member_indices(target)), delta_ms_(delta_ms), jump_(jump) {}
+  // All members or none: a member that cannot take the offset (killed, unreachable) puts back
+  // the ones already moved before the failure is reported, since a failed begin is recorded
+  // as undone (and a jump's heal moves nothing back). One that cannot be put back stays in
+  // stranded_, which the undo (heal) tries again and reports.
   void begin(FaultContext& c) override {
-    for (int m : members_) {
-      const int64_t base = jump_ ? c.db.clock_offset(m) : 0;
-      previous_.push_back({m, c.db.set_clock_offset(m, base + delta_ms_)});
-      detail_[member_role(m)] = base + delta_ms_;
+    try {
+      for (int m : members_) {
+        const int64_t base = jump_ ? c.db.clock_offset(m) : 0;
+        previous_.push_back({m, c.db.set_clock_offset(m, base + delta_ms_)});
+        detail_[member_role(m)] = base + delta_ms_;
+      }
+    } catch (const std::exception& e) {
+      stranded_ = std::move(previous_);
+      previous_.clear();
+      try {
+        put_back_stranded(c);
+      } catch (const std::exception& back) {
+        throw std::runtime_error(std::string(e.what()) +
+                                 "; and could not put back: " + back.what());
+      }
+      throw;
     }
   }
   void heal(FaultContext& c) override {
-    if (jump_) return;
     HealErrors errors;
-    for (const auto& [m, offset_ms] : previous_) {
-      if (c.db.running(m)) errors.attempt([&] { c.db.set_clock_offset(m, offset_ms); });
+    errors.attempt([&] { put_back_stranded(c); });
+    if (!jump_) {
+      for (const auto& [m, offset_ms] : previous_) {
+        if (c.db.running(m)) errors.attempt([&] { c.db.set_clock_offset(m, offset_ms); });
+      }
+      previous_.clear();
     }
-    previous_.clear();
     errors.throw_if_any();
   }
   nlohmann::json detail() const override { return {{"offset_ms", detail_}}; }
@@ -179,7 +197,24 @@ class Clock : public Fault {
   int64_t delta_ms_;
   bool jump_;
   std::vector<std::pair<int, int64_t>> previous_;
+  std::vector<std::pair<int, int64_t>> stranded_;  // moved by a failed begin, not yet put back
   nlohmann::json detail_ = nlohmann::json::object();
+
+  // Puts back what a failed begin moved; what cannot be stays, and the error names it.
+  void put_back_stranded(FaultContext& c) {
+    std::vector<std::pair<int, int64_t>> still;
+    HealErrors errors;
+    for (const auto& [m, offset_ms] : stranded_) {
+      bool done = false;
+      errors.attempt([&, m = m, offset_ms = offset_ms] {
+        c.db.set_clock_offset(m, offset_ms);
+        done = true;
+      });
+      if (!done) still.push_back({m, offset_ms});
+    }
+    stranded_ = std::move(still);
+    errors.throw_if_any();
+  }
 };
 
 // The divergence sequence: cut the primary off from the other members (workers still reach

@@ -4,7 +4,8 @@
 // recorded only once the member answers again.
 //
 // Model left out: worker processes (the pool has none running), network faults (no netns),
-// heals that fail (nothing here makes a member refuse).
+// heals that fail (nothing here makes a member refuse). Also: a clock fault whose begin fails
+// part-way (three members, one killed) leaves no clock moved.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -103,6 +104,70 @@ TEST_F(NemesisHistoryTest, KillMemberRecordsRoleAndHealsOnlyWhenTheMemberAnswers
   EXPECT_EQ(events[3].type, EventType::kOk);
   EXPECT_EQ(events[3].value.value("window", 0), events[0].value.value("window", -1));
 }
+
+// A clock fault over three members whose last is killed: the begin fails at m2 after m0 and m1
+// took the offset. The failure is recorded undone, so m0's and m1's clocks must be back where
+// they were — for a jump too, whose heal moves nothing back — or the history says "no fault"
+// while two members run with moved clocks. Model left out: a member that dies while being put
+// back (the heal then reports it, undone false).
+class ClockFaultOnADeadMemberTest : public ::testing::TestWithParam<FaultKind> {
+ protected:
+  void SetUp() override {
+    if (!testing::programs_built()) GTEST_SKIP() << "needs mongosim built";
+    dir_ = std::make_unique<testing::TempDir>();
+    cluster_ = testing::local_db(dir_->path(), 3, supervisor_);
+    cluster_->start();
+    history_ = std::make_unique<HistoryWriter>(dir_->file("history.jsonl"));
+    WorkerLaunch launch;
+    launch.uri_for = [](const std::string&) { return ""; };
+    launch.netns_for = [](const std::string&) { return ""; };
+    workers_ = std::make_unique<WorkerPool>(supervisor_, *history_, launch, 1);
+  }
+  void TearDown() override {
+    if (cluster_) cluster_->stop();
+  }
+  // The member's own clock offset, read by setting it to what it is (previousOffsetMillis).
+  int64_t member_offset_ms(int member) {
+    const nlohmann::json reply = cluster_->command(
+        member, "admin", {{"mongosimSetClockOffset", cluster_->clock_offset(member)}});
+    return reply.value("previousOffsetMillis", int64_t{-1});
+  }
+
+  std::unique_ptr<testing::TempDir> dir_;
+  Supervisor supervisor_;
+  std::unique_ptr<Db> cluster_;
+  std::unique_ptr<HistoryWriter> history_;
+  std::unique_ptr<WorkerPool> workers_;
+};
+
+TEST_P(ClockFaultOnADeadMemberTest, AFailedBeginPutsBackTheMembersItMoved) {
+  cluster_->kill_member(2);
+  PlannedFault fault;
+  fault.fault = GetParam();
+  fault.target = "m0,m1,m2";
+  fault.params = {{"offset_ms", 5000}, {"jump_ms", 5000}};
+  fault.duration_ms = 100;
+  {
+    Nemesis nemesis({fault}, FaultContext{*cluster_, *workers_}, *history_, WorkerView{}, 1);
+    nemesis.tick(0);
+    nemesis.tick(fault.duration_ms);
+  }
+  const std::vector<Event> events = read_history(dir_->file("history.jsonl"));
+  ASSERT_GE(events.size(), 2u);
+  EXPECT_EQ(events[1].type, EventType::kFail);
+  EXPECT_TRUE(events[1].value.value("undone", false)) << events[1].value.dump();
+  for (int m : {0, 1}) {
+    EXPECT_EQ(cluster_->clock_offset(m), 0) << "m" << m << " in the harness's record";
+    EXPECT_EQ(member_offset_ms(m), 0) << "m" << m << "'s clock was left moved";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(SkewAndJump, ClockFaultOnADeadMemberTest,
+                         ::testing::Values(FaultKind::kClockSkew, FaultKind::kClockJump),
+                         [](const ::testing::TestParamInfo<FaultKind>& param) {
+                           return param.param == FaultKind::kClockSkew ? std::string("skew")
+                                                                       : std::string("jump");
+                         });
 
 }  // namespace
 }  // namespace locklab
