@@ -5,6 +5,8 @@
 # Passes when: explore exits 1 (a finding); a repros/*.toml exists; `locklab run REPRO --seed
 # SEED --expectation-gate` exits 0 (the expected violation happened) in one of 5 runs (the
 # violation depends on timing; the repro's comment says how often it failed in confirmation).
+# With MAX_FAULTS / MAX_WORKERS set (ctest ENVIRONMENT), the repro must also be at most that
+# size: a finding that needs no fault must shrink to none.
 set -u
 bin=$1
 out=$2
@@ -23,6 +25,16 @@ if [ -z "$repro" ]; then
 fi
 echo "find_and_shrink: repro $repro"
 cat "$repro"
+faults=$(grep -c '^ *\[\[nemesis.fault\]\]' "$repro")
+workers=$(sed -n 's/^ *workers = \([0-9]*\)$/\1/p' "$repro")
+if [ -n "${MAX_FAULTS:-}" ] && [ "$faults" -gt "$MAX_FAULTS" ]; then
+  echo "find_and_shrink: the repro has $faults faults, more than $MAX_FAULTS"
+  exit 1
+fi
+if [ -n "${MAX_WORKERS:-}" ] && [ "${workers:-0}" -gt "$MAX_WORKERS" ]; then
+  echo "find_and_shrink: the repro has $workers workers, more than $MAX_WORKERS"
+  exit 1
+fi
 seed=$(sed -n 's/^# Rerun: locklab run .* --seed \([0-9]*\)$/\1/p' "$repro")
 if [ -z "$seed" ]; then
   echo "find_and_shrink: the repro's comment names no seed"
