@@ -136,6 +136,11 @@ class Db {
   // member. Never reports a member the harness killed or stopped. Throws std::runtime_error when
   // the backend can no longer tell (its watch ended).
   virtual std::vector<MemberEnd> poll_ended_members() { return {}; }
+  // Hosts this backend made for workers (docker: a worker's placeholder container) that ended
+  // since the last call, each as a line naming the worker and how. The worker's network went
+  // with its host, a fault the history does not show, so the run fails on them. Never reports
+  // an end the harness caused (stop, teardown).
+  virtual std::vector<std::string> poll_ended_worker_hosts() { return {}; }
 
   // --- Member levers (only for kinds supports() accepted) ---------------------------------
 

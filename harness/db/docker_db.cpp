@@ -298,7 +298,18 @@ void DockerDb::read_events() const {
       ended_[m] = how;
       unreported_.push_back({m, how});
     }
+    for (const std::string& worker : config().workers) {
+      if (end.name != container(worker)) continue;
+      unreported_hosts_.push_back("the host container of worker " + worker + " ended (" +
+                                  describe_container_exit(end.exit_code) +
+                                  "): the worker lost its network");
+    }
   }
+}
+
+std::vector<std::string> DockerDb::poll_ended_worker_hosts() {
+  read_events();
+  return std::exchange(unreported_hosts_, {});
 }
 
 std::vector<MemberEnd> DockerDb::poll_ended_members() {

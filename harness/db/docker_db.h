@@ -30,7 +30,8 @@
 // Members that end on their own (a crash, a `docker kill` from outside) are noticed through the
 // daemon's "die" events (db/docker_events.h): poll_ended_members() reports them, running() says
 // false from then on. The ends the harness causes (kill_member, stop) are counted beforehand
-// and not reported.
+// and not reported. A worker's host container that ends takes the worker's network with it:
+// poll_ended_worker_hosts() reports it, and the run fails.
 //
 // Cleanup: every container, the network and the images built here carry locklab.run=<run id>
 // and locklab.owner=<harness identity>; teardown() removes them and stops a daemon started here;
@@ -95,6 +96,7 @@ class DockerDb : public Db {
   void resume_member(int member) override;
   bool running(int member) const override;
   std::vector<MemberEnd> poll_ended_members() override;
+  std::vector<std::string> poll_ended_worker_hosts() override;
   bool paused(int member) const override { return paused_.at(member); }
   int64_t set_clock_offset(int member, int64_t offset_ms) override;
   int64_t clock_offset(int member) const override { return clock_offsets_ms_.at(member); }
@@ -135,6 +137,7 @@ class DockerDb : public Db {
   mutable std::vector<int> own_ends_;  // per member: ends the harness caused, not yet seen
   mutable std::vector<std::optional<std::string>> ended_;  // per member: how it ended itself
   mutable std::vector<MemberEnd> unreported_;
+  mutable std::vector<std::string> unreported_hosts_;  // worker hosts that ended, as lines
 
   std::string address(const std::string& role) const;
   std::vector<std::string> labels() const;

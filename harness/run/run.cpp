@@ -306,6 +306,7 @@ class Run {
     }
     if (!db_) return;
     for (const MemberEnd& end : db_->poll_ended_members()) member_died(end.member, end.how);
+    for (const std::string& line : db_->poll_ended_worker_hosts()) throw std::runtime_error(line);
   }
 
   [[noreturn]] void member_died(int member, const std::string& how) const {
