@@ -105,16 +105,20 @@ void Db::prompt_first_election(int64_t deadline_ms, const std::function<void()>&
     const nlohmann::json hello = try_command(member, "admin", {{"hello", 1}});
     return reply_ok(hello) && hello.contains("setName");
   };
-  wait_until(
-      0, "the config on every member", deadline_ms,
-      [&] {
-        for (int i = 0; i < size(); ++i) {
-          if (!has_config(i)) return false;
-        }
-        return true;
-      },
-      reap);
-  try_command(0, "admin", {{"replSetStepUp", 1}});  // a refusal leaves the ordinary election
+  // Bounded by a few election timeouts, not the whole start's deadline: a member that never
+  // gets the config is for wait_ready to report, and the ordinary election may still come.
+  const int64_t until_ms = std::min(deadline_ms, now_ms() + 4 * config_.election_timeout_ms);
+  while (now_ms() < until_ms) {
+    check_interrupted();
+    if (reap) reap();
+    bool all = true;
+    for (int i = 0; i < size() && all; ++i) all = has_config(i);
+    if (all) {
+      try_command(0, "admin", {{"replSetStepUp", 1}});  // a refusal leaves the ordinary election
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(kReadyPollMs));
+  }
 }
 
 void Db::wait_ready(int64_t deadline_ms, const std::function<void()>& reap) const {

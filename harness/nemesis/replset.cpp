@@ -125,28 +125,50 @@ class Freeze : public Fault {
   int64_t freeze_secs_ = 3600;  // longer than any window; heal lifts it
 };
 
-// SIGKILL (no shutdown, nothing flushed); heal restarts it on the same dbpath.
+// SIGKILL (no shutdown, nothing flushed); heal restarts it on the same dbpath (with restart
+// false, never: the members stay down). All or none: a begin that fails part-way restarts the
+// members it killed before the failure is reported, since a failed begin is recorded as undone,
+// whatever `restart` says (the undo is a heal, which for restart false restarts nothing).
 class KillMember : public Fault {
  public:
   KillMember(const std::string& target, bool restart)
       : members_(member_indices(target)), restart_(restart) {}
   void begin(FaultContext& c) override {
-    for (int m : members_) {
-      c.db.kill_member(m);
-      killed_.push_back(m);
+    try {
+      for (int m : members_) {
+        c.db.kill_member(m);
+        killed_.push_back(m);
+      }
+    } catch (const std::exception& e) {
+      restart_all_ = true;  // the undo (heal) restarts them whatever `restart` says
+      try {
+        heal(c);
+      } catch (const std::exception& back) {
+        throw std::runtime_error(std::string(e.what()) + "; and could not restart: " + back.what());
+      }
+      throw;
     }
   }
   void heal(FaultContext& c) override {
-    if (!restart_) return;
+    if (!restart_ && !restart_all_) return;
     HealErrors errors;
-    for (int m : killed_) errors.attempt([&] { restart_and_wait(c.db, m); });
-    killed_.clear();
+    std::vector<int> still;
+    for (int m : killed_) {
+      bool done = false;
+      errors.attempt([&] {
+        restart_and_wait(c.db, m);
+        done = true;
+      });
+      if (!done) still.push_back(m);
+    }
+    killed_ = std::move(still);  // a failed undo is tried again by the nemesis's heal
     errors.throw_if_any();
   }
 
  private:
   std::vector<int> members_;
   bool restart_;
+  bool restart_all_ = false;  // set by a failed begin
   std::vector<int> killed_;
 };
 

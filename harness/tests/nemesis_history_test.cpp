@@ -110,7 +110,7 @@ TEST_F(NemesisHistoryTest, KillMemberRecordsRoleAndHealsOnlyWhenTheMemberAnswers
 // they were — for a jump too, whose heal moves nothing back — or the history says "no fault"
 // while two members run with moved clocks. Model left out: a member that dies while being put
 // back (the heal then reports it, undone false).
-class ClockFaultOnADeadMemberTest : public ::testing::TestWithParam<FaultKind> {
+class ThreeMemberFaultTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!testing::programs_built()) GTEST_SKIP() << "needs mongosim built";
@@ -140,6 +140,9 @@ class ClockFaultOnADeadMemberTest : public ::testing::TestWithParam<FaultKind> {
   std::unique_ptr<WorkerPool> workers_;
 };
 
+class ClockFaultOnADeadMemberTest : public ThreeMemberFaultTest,
+                                    public ::testing::WithParamInterface<FaultKind> {};
+
 TEST_P(ClockFaultOnADeadMemberTest, AFailedBeginPutsBackTheMembersItMoved) {
   cluster_->kill_member(2);
   PlannedFault fault;
@@ -159,6 +162,33 @@ TEST_P(ClockFaultOnADeadMemberTest, AFailedBeginPutsBackTheMembersItMoved) {
   for (int m : {0, 1}) {
     EXPECT_EQ(cluster_->clock_offset(m), 0) << "m" << m << " in the harness's record";
     EXPECT_EQ(member_offset_ms(m), 0) << "m" << m << "'s clock was left moved";
+  }
+}
+
+// kill-member with restart false over m0,m1,m2 with m2 already dead: the begin kills m0 and m1,
+// fails at m2, and is recorded undone; m0 and m1 must be running again (a heal with restart
+// false restarts nothing, so the begin itself must), or the set runs on without a majority
+// while the history shows no fault.
+TEST_F(ThreeMemberFaultTest, AFailedKillWithoutRestartRestartsTheMembersItKilled) {
+  cluster_->kill_member(2);
+  PlannedFault fault;
+  fault.fault = FaultKind::kKillMember;
+  fault.target = "m0,m1,m2";
+  fault.params = {{"restart", false}};
+  fault.duration_ms = 100;
+  {
+    Nemesis nemesis({fault}, FaultContext{*cluster_, *workers_}, *history_, WorkerView{}, 1);
+    nemesis.tick(0);
+    nemesis.tick(fault.duration_ms);
+  }
+  const std::vector<Event> events = read_history(dir_->file("history.jsonl"));
+  ASSERT_GE(events.size(), 2u);
+  EXPECT_EQ(events[1].type, EventType::kFail);
+  EXPECT_TRUE(events[1].value.value("undone", false)) << events[1].value.dump();
+  for (int m : {0, 1}) {
+    EXPECT_TRUE(cluster_->running(m)) << "m" << m << " was left killed";
+    EXPECT_TRUE(reply_ok(cluster_->try_command(m, "admin", {{"hello", 1}})))
+        << "m" << m << " does not answer";
   }
 }
 
