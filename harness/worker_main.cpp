@@ -13,6 +13,7 @@
 
 #include "client/worker_signals.h"
 #include "client/workload.h"
+#include "client/write_concern_flag.h"
 #include "db/admin.h"
 
 int main(int argc, char** argv) {
@@ -49,8 +50,8 @@ int main(int argc, char** argv) {
   app.add_option("--backoff", backoff)->check(CLI::IsMember({"random", "adaptive"}));
   app.add_option("--busy-wait-min-ms", c.lock.busy_wait_min_ms)->check(CLI::Range(1, 60'000));
   app.add_option("--busy-wait-max-ms", c.lock.busy_wait_max_ms)->check(CLI::Range(1, 60'000));
-  app.add_option("--write-concern", write_concern, "majority or 1")
-      ->check(CLI::IsMember({"majority", "1"}));
+  app.add_option("--write-concern", write_concern, "majority or 1..7")
+      ->check(locklab::write_concern_validator());
   app.add_flag("--no-fencing", no_fencing, "the fenced resource skips its token check");
   app.add_option("--seed", c.seed, "seed for the worker's random choices");
   app.add_option("--incarnation", c.incarnation,
@@ -63,7 +64,7 @@ int main(int argc, char** argv) {
            : kind == "counter" ? locklab::WorkloadKind::kCounter
                                : locklab::WorkloadKind::kRw;
   c.lock.backoff = backoff == "random" ? locklab::Backoff::kRandom : locklab::Backoff::kAdaptive;
-  c.lock.write_concern_w = write_concern == "majority" ? 0 : 1;
+  c.lock.write_concern_w = *locklab::parse_write_concern_flag(write_concern);
   c.lock.fencing = !no_fencing;
 
   std::stop_source stop;

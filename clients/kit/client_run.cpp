@@ -15,6 +15,7 @@
 
 #include "client/resource_client.h"
 #include "client/worker_signals.h"
+#include "client/write_concern_flag.h"
 #include "db/admin.h"
 
 namespace locklab::clients {
@@ -201,8 +202,8 @@ void add_flags(CLI::App& app, const SeedClient& spec, ClientConfig& client, std:
   app.add_option("--backoff", backoff)->check(CLI::IsMember({"random", "adaptive"}));
   app.add_option("--busy-wait-min-ms", c.lock.busy_wait_min_ms)->check(CLI::Range(1, 60'000));
   app.add_option("--busy-wait-max-ms", c.lock.busy_wait_max_ms)->check(CLI::Range(1, 60'000));
-  app.add_option("--write-concern", write_concern, "majority or 1")
-      ->check(CLI::IsMember({"majority", "1"}));
+  app.add_option("--write-concern", write_concern, "majority or 1..7")
+      ->check(write_concern_validator());
   app.add_flag("--no-fencing", no_fencing, "the fenced resource skips its token check");
   app.add_option("--seed", c.seed, "seed for the worker's random choices");
   app.add_option("--incarnation", c.incarnation, "how many times this worker id was started")
@@ -257,7 +258,7 @@ int client_main(int argc, char** argv, const SeedClient& spec) {
   c.kind = parse_kind(kind);
   client.rw = kind == "rw";
   c.lock.backoff = backoff == "random" ? Backoff::kRandom : Backoff::kAdaptive;
-  c.lock.write_concern_w = write_concern == "majority" ? 0 : 1;
+  c.lock.write_concern_w = *parse_write_concern_flag(write_concern);
   c.lock.fencing = !no_fencing;
   if (c.lock.busy_wait_max_ms < c.lock.busy_wait_min_ms) {
     std::cerr << spec.program << ": --busy-wait-max-ms " << c.lock.busy_wait_max_ms

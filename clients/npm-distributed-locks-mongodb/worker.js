@@ -27,11 +27,21 @@ const opts = parseFlags(process.argv.slice(2));
 const num = (key, fallback) => (opts[key] === undefined ? fallback : Number(opts[key]));
 const id = opts.id;
 const ttlSeconds = Math.ceil(num('expiry-ms', 2000) / 1000);
-const uri = `${opts.uri}&w=${opts['write-concern'] === '1' ? 1 : 'majority'}`;
+// --write-concern: "majority" or a member count 1..7, as the protocol says; anything else is
+// refused (exit 2) rather than run at another concern than the history records.
+const writeConcern = parseWriteConcern(opts['write-concern'] || 'majority');
+const uri = `${opts.uri}&w=${writeConcern}`;
 let stopping = false;
 let wake = () => {};
 process.on('SIGTERM', () => { stopping = true; wake(); });
 process.on('SIGINT', () => { stopping = true; wake(); });
+
+function parseWriteConcern(text) {
+  if (text === 'majority') return 'majority';
+  if (/^[1-7]$/.test(text)) return Number(text);
+  console.error(`npm-distributed-locks-mongodb: --write-concern: expected majority or 1..7, got "${text}"`);
+  process.exit(2);
+}
 
 function parseFlags(argv) {
   const out = {};
@@ -137,7 +147,10 @@ async function main() {
     console.error(`npm-distributed-locks-mongodb ${id}: cannot connect: ${e.message}`);
     process.exit(2);
   }
-  const counter = client.db(database).collection('counter', { readConcern: { level: 'majority' } });
+  // The counter's read shows every acknowledged write: majority at w:majority, the primary's
+  // own ("local") at a numbered w, where the commit point trails what the primary acknowledged.
+  const level = writeConcern === 'majority' ? 'majority' : 'local';
+  const counter = client.db(database).collection('counter', { readConcern: { level } });
   const operations = num('operations', 0);
   for (let done = 0; !stopping && (operations === 0 || done < operations); done++) {
     await operation(storage, counter, opts.kind || 'mutex');

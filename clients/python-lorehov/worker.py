@@ -174,11 +174,18 @@ def main():
     opts = parse_flags(sys.argv[1:])
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    w = "1" if opts.get("write-concern") == "1" else "majority"
+    # --write-concern: "majority" or a member count 1..7; anything else is refused (exit 2)
+    # rather than run at another concern than the history records.
+    w = opts.get("write-concern", "majority")
+    if w != "majority" and w not in [str(n) for n in range(1, 8)]:
+        sys.exit(f'python-lorehov: --write-concern: expected majority or 1..7, got "{w}"')
     client = pymongo.MongoClient(opts["uri"] + "&w=" + w)
     db = client[opts.get("database", "locklab")]
     locks = LorehovLock(db["locks"])
-    counter = db.get_collection("counter", read_concern=ReadConcern("majority"))
+    # The counter's read shows every acknowledged write: majority at w:majority, the primary's
+    # own ("local") at a numbered w, where the commit point trails what the primary acknowledged.
+    level = "majority" if w == "majority" else "local"
+    counter = db.get_collection("counter", read_concern=ReadConcern(level))
     history = History(opts["history"], opts["id"])
     rng = random.Random(int(opts.get("seed", 0)))
     operations = int(opts.get("operations", 0))

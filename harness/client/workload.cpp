@@ -33,8 +33,9 @@ mongolock::Options lock_options(const WorkerConfig& c,
   o.busy_wait_max_ms = c.lock.busy_wait_max_ms;
   o.backoff = c.lock.backoff == Backoff::kRandom ? mongolock::Backoff::kRandom
                                                  : mongolock::Backoff::kAdaptive;
-  o.write_concern = c.lock.write_concern_w == 0 ? mongolock::WriteConcern::kMajority
-                                                : mongolock::WriteConcern::kW1;
+  o.write_concern = c.lock.write_concern_w == 0
+                        ? mongolock::WriteConcern::majority()
+                        : mongolock::WriteConcern::members(c.lock.write_concern_w);
   o.collection = kLockCollection;
   if (c.lock.reap_after_s >= 0) o.reap_after_s = c.lock.reap_after_s;
   o.app_name = c.id;
@@ -293,6 +294,19 @@ class Worker {
 };
 
 }  // namespace
+
+std::optional<int> parse_write_concern_flag(const std::string& text) {
+  if (text == "majority") return 0;
+  if (text.size() == 1 && text[0] >= '1' && text[0] <= '0' + kWriteConcernMembersMax) {
+    return text[0] - '0';
+  }
+  return std::nullopt;
+}
+
+std::string write_concern_flag(int write_concern_w) {
+  assert(write_concern_w >= 0 && write_concern_w <= kWriteConcernMembersMax);
+  return write_concern_w == 0 ? "majority" : std::to_string(write_concern_w);
+}
 
 std::string lock_name(int index) {
   return "L" + std::to_string(index + 1);

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <stop_token>
 #include <string>
 
@@ -59,6 +60,12 @@ inline constexpr int kFencedWritesKept = 10'000;
 // Fenced write ids are "<worker>-<incarnation * this + sequence>"; an incarnation stops after
 // this many operations minus one, so ids never collide.
 inline constexpr int64_t kWriteIdsPerIncarnation = 1'000'000;
+
+// The worker protocol's --write-concern: "majority" (0) or a member count "1".."7" (the
+// number itself); nullopt for anything else. And back: the flag's text for a write_concern_w.
+inline constexpr int kWriteConcernMembersMax = 7;
+std::optional<int> parse_write_concern_flag(const std::string& text);
+std::string write_concern_flag(int write_concern_w);
 
 // The name of lock i (0-based): "L1", "L2"...
 std::string lock_name(int index);

@@ -99,10 +99,10 @@ Bson make_write_opts(const Options& options) {
   Bson opts = make_bson();
   bson_t concern;
   bson_append_document_begin(opts.get(), "writeConcern", -1, &concern);
-  if (options.write_concern == WriteConcern::kMajority) {
+  if (options.write_concern.is_majority()) {
     bson_append_utf8(&concern, "w", -1, "majority", -1);
   } else {
-    bson_append_int32(&concern, "w", -1, 1);
+    bson_append_int32(&concern, "w", -1, options.write_concern.members_count);
   }
   bson_append_int64(&concern, "wtimeout", -1, options.write_timeout_ms);
   bson_append_document_end(opts.get(), &concern);

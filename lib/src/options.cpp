@@ -56,6 +56,8 @@ void derive_durations(Options& out) {
   check_range("busy_wait_min_ms", out.busy_wait_min_ms, 1, kBusyWaitMsMax);
   check_range("busy_wait_max_ms", out.busy_wait_max_ms, out.busy_wait_min_ms, kBusyWaitMsMax);
   check_range("reap_after_s", out.reap_after_s, 0, kReapAfterSMax);
+  check_range("write_concern.members_count", out.write_concern.members_count, 0,
+              WriteConcern::kWriteConcernMembersMax);
 }
 
 }  // namespace

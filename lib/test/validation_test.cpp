@@ -92,7 +92,7 @@ TEST(Options, DefaultsAreDerived) {
   EXPECT_EQ(options.extension_cadence_ms, 10'000);
   EXPECT_EQ(options.lost_safety_margin_ms, 3'000);
   EXPECT_EQ(options.write_timeout_ms, 27'000);
-  EXPECT_EQ(options.write_concern, WriteConcern::kMajority);
+  EXPECT_EQ(options.write_concern, WriteConcern::majority());
   EXPECT_FALSE(options.owner.host.empty());
   EXPECT_GT(options.owner.pid, 0);
 }
@@ -104,6 +104,16 @@ void expect_rejected(const Options& options, const std::string& field) {
   } catch (const InvalidArgument& error) {
     EXPECT_NE(std::string(error.what()).find(field), std::string::npos) << error.what();
   }
+}
+
+TEST(Options, WriteConcernMembersOutsideASetAreRejected) {
+  Options options;
+  options.write_concern = WriteConcern::members(-1);
+  expect_rejected(options, "write_concern.members_count");
+  options.write_concern = WriteConcern::members(WriteConcern::kWriteConcernMembersMax + 1);
+  expect_rejected(options, "write_concern.members_count");
+  options.write_concern = WriteConcern::members(3);
+  EXPECT_EQ(options.validated().write_concern.members_count, 3);
 }
 
 TEST(Options, InconsistentDurationsNameTheField) {

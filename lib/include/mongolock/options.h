@@ -26,10 +26,19 @@ enum class Backoff {
               // this acquire() call (capped at 10), so it restarts at min after every success
 };
 
-enum class WriteConcern {
-  kMajority,  // {w: "majority"}: survives failover. The default and the only safe choice.
-  kW1,        // {w: 1}: an acknowledged grant can be rolled back on failover, letting a second
-              // client acquire and re-issuing a fencing token. For demonstrating exactly that.
+// The write concern of every write.
+//   majority()  {w: "majority"}: survives failover. The default and the only safe choice.
+//   members(n)  {w: n}, 1 <= n <= kWriteConcernMembersMax: an acknowledged grant can be rolled
+//               back on failover when n is below a majority, letting a second client acquire
+//               and re-issuing a fencing token (and a count stays a count when the set grows).
+//               For demonstrating exactly that.
+struct WriteConcern {
+  static constexpr int kWriteConcernMembersMax = 50;  // a replica set's largest member count
+  int members_count = 0;                              // 0 = "majority"
+  static constexpr WriteConcern majority() { return {}; }
+  static constexpr WriteConcern members(int n) { return {n}; }
+  bool is_majority() const { return members_count == 0; }
+  bool operator==(const WriteConcern&) const = default;
 };
 
 enum class ReadConcern {
@@ -76,7 +85,7 @@ struct Options {
   Backoff backoff = Backoff::kRandom;
   std::string collection = "mongolock_locks";       // plain locks
   std::string rw_collection = "mongolock_rwlocks";  // reader/writer locks
-  WriteConcern write_concern = WriteConcern::kMajority;
+  WriteConcern write_concern = WriteConcern::majority();
   // wtimeout sent with every write. 0 = derived: expiry_ms - lost_safety_margin_ms.
   int64_t write_timeout_ms = 0;
   ReadConcern read_concern = ReadConcern::kMajority;
