@@ -10,6 +10,9 @@
 //   the primary (replSetUpdatePosition).
 // - The topology's state is mirrored into ServerContext::replica (hello, not-primary checks):
 //   PRIMARY there means writable; a primary still catching up shows as SECONDARY.
+// - Every touch of the data (fetch answers, applying, no-ops, durability, rollback) goes through
+//   data::ReplicationStorage; the server core reads read concern's commit point, the
+//   linearizable barrier and replSetGetStatus through this coordinator as its ReplicationView.
 // - Write concern waits (w:N, w:"majority") block on the topology's optimes and commit point.
 // A one-member set keeps the server core's behaviour: no topology runs for it.
 //
