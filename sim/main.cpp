@@ -83,8 +83,7 @@ int main(int argc, char** argv) {
   store_options.repl_state_lock = &repl_state_lock;
   data::Store store(store_options);
   store.register_commands(ctx.registry);
-  ctx.last_applied = [&store] { return store.last_applied(); };
-  ctx.last_write_date_ms = [&store] { return store.last_write_date_ms(); };
+  ctx.attach_oplog(store);
 
   std::unique_ptr<server::DbPath> dbpath;
   std::optional<server::PersistedReplicaState> persisted;
@@ -98,27 +97,7 @@ int main(int argc, char** argv) {
     return kExitBadDbPath;
   }
 
-  server::ReplicationDataHooks hooks;
-  hooks.last_applied = [&store] { return store.last_applied(); };
-  hooks.oplog_continuing = [&store](OpTime after, size_t n) {
-    return store.oplog_continuing(after, n);
-  };
-  hooks.apply_entry = [&store](const bson::Document& entry) { store.apply_oplog_entry(entry); };
-  hooks.append_noop = [&store](const std::string& message, int64_t term) {
-    return store.append_noop(message, term);
-  };
-  hooks.last_durable = [&store] { return store.last_durable(); };
-  hooks.wait_durable = [&store](OpTime optime) { return store.wait_durable(optime); };
-  hooks.oplog_from = [&store](OpTime from, size_t n) { return store.oplog_from(from, n); };
-  hooks.find_by_id = [&store](const std::string& ns, const bson::Value& id) {
-    return store.find_by_id(ns, id);
-  };
-  hooks.collection_exists = [&store](const std::string& ns) { return store.collection_exists(ns); };
-  hooks.roll_back = [&store](const data::RollbackRequest& r) { return store.roll_back(r); };
-  hooks.journal_truncation = [&store](OpTime t) { store.journal_truncation(t); };
-  hooks.dbpath = dbpath.get();
-  hooks.repl_state_lock = &repl_state_lock;
-  server::ReplicationCoordinator replication(ctx, std::move(hooks));
+  server::ReplicationCoordinator replication(ctx, store, repl_state_lock, dbpath.get());
   replication.register_commands();
   if (persisted) replication.restore(*persisted);
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <thread>
 
+#include "checker/clock.h"
 #include "db/admin.h"
 
 namespace locklab {
@@ -12,12 +13,6 @@ namespace {
 constexpr int64_t kReadyPollMs = 50;
 constexpr int64_t kAdminTimeoutMs = 2000;
 constexpr int kMembersMax = 50;
-
-int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 // A primary that has heard from no majority within the election timeout steps down, so
 // heartbeats must come several times per timeout: mongod's 2 s default would make a set with a
@@ -60,7 +55,7 @@ void Db::wait_until(int member, const std::string& what, int64_t deadline_ms,
                                ") exited while waiting for " + what + tail);
     }
     if (ready()) return;
-    if (now_ms() >= deadline_ms) {
+    if (steady_now_ms() >= deadline_ms) {
       throw std::runtime_error("member m" + std::to_string(member) + " (" + host(member) +
                                "): no " + what + " within " +
                                std::to_string(config_.ready_timeout_ms) + " ms" + tail);
@@ -136,7 +131,7 @@ void Db::wait_ready(int64_t deadline_ms, const std::function<void()>& reap) cons
 bool Db::majority_write(int member) const {
   const nlohmann::ordered_json insert = {
       {"insert", "ready"},
-      {"documents", nlohmann::json::array({{{"at_ms", now_ms()}}})},
+      {"documents", nlohmann::json::array({{{"at_ms", steady_now_ms()}}})},
       {"writeConcern", {{"w", "majority"}, {"wtimeout", kAdminTimeoutMs}}}};
   const nlohmann::json reply = try_command(member, "locklab_harness", insert);
   return reply_ok(reply) && !reply.contains("writeConcernError") && !reply.contains("writeErrors");
@@ -159,12 +154,12 @@ int Db::primary() const {
 }
 
 int Db::wait_for_primary(int64_t timeout_ms, int except) const {
-  const int64_t deadline = now_ms() + timeout_ms;
+  const int64_t deadline = steady_now_ms() + timeout_ms;
   for (;;) {
     check_interrupted();
     const int p = primary();
     if (p >= 0 && p != except) return p;
-    if (now_ms() >= deadline) return -1;
+    if (steady_now_ms() >= deadline) return -1;
     std::this_thread::sleep_for(std::chrono::milliseconds(kReadyPollMs));
   }
 }
@@ -179,11 +174,11 @@ std::string Db::member_state(int member) const {
 }
 
 bool Db::wait_answering(int member, int64_t timeout_ms) const {
-  const int64_t deadline = now_ms() + timeout_ms;
+  const int64_t deadline = steady_now_ms() + timeout_ms;
   for (;;) {
     check_interrupted();
     if (running(member) && reply_ok(try_command(member, "admin", {{"hello", 1}}))) return true;
-    if (now_ms() >= deadline) return false;
+    if (steady_now_ms() >= deadline) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(kReadyPollMs));
   }
 }

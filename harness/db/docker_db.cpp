@@ -10,6 +10,7 @@
 #include <thread>
 #include <utility>
 
+#include "checker/clock.h"
 #include "db/docker_image.h"
 #include "db/docker_subnet.h"
 
@@ -25,12 +26,6 @@ constexpr int64_t kPollMs = 50;
 constexpr size_t kLogTailBytes = 2000;
 // The placeholder a worker host runs: sleep, in busybox (our image) and coreutils (mongo:7.0).
 constexpr const char* kSleepSeconds = "2000000000";
-
-int64_t steady_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 std::string member_role(int member) {
   return "m" + std::to_string(member);
@@ -264,7 +259,7 @@ void DockerDb::start() {
   // The ready timeout counts once the containers run, as it does once processes are spawned:
   // starting a daemon, building the image and each docker command have bounds of their own
   // (on a loaded machine, creating 3 + N containers takes tens of seconds).
-  const int64_t deadline = steady_ms() + config().ready_timeout_ms;
+  const int64_t deadline = steady_now_ms() + config().ready_timeout_ms;
   nft_ = std::make_unique<NftPartitions>(config().run_prefix, subnet_prefix_ + ".0/24");
   for (int m = 0; m < size(); ++m) {
     nft_->register_host({member_role(m), netns_of(member_role(m)), address(member_role(m))});
@@ -328,8 +323,8 @@ void DockerDb::kill_member(int member) {
     throw;
   }
   // docker kill returns once the signal is sent; the member is gone when its container stops.
-  const int64_t deadline = steady_ms() + kGoneWaitMs;
-  while (container_pid(role) > 0 && steady_ms() < deadline) {
+  const int64_t deadline = steady_now_ms() + kGoneWaitMs;
+  while (container_pid(role) > 0 && steady_now_ms() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(kPollMs));
   }
   killed_.at(member) = true;

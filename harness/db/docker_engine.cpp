@@ -20,6 +20,8 @@
 #include <thread>
 #include <utility>
 
+#include "checker/clock.h"
+
 namespace locklab {
 namespace {
 
@@ -29,12 +31,6 @@ constexpr int64_t kDaemonReadyMs = 30'000;
 constexpr int64_t kDaemonStopMs = 30'000;
 constexpr int64_t kPollMs = 100;
 constexpr int kObjectsMax = 10'000;
-
-int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 std::string trimmed(std::string text) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
@@ -78,7 +74,7 @@ bool process_gone(pid_t pid) {
 
 // Waits for `pid` to end, reaping it when it is our child. True when it ended in time.
 bool wait_gone(pid_t pid, int64_t timeout_ms) {
-  const int64_t deadline = now_ms() + timeout_ms;
+  const int64_t deadline = steady_now_ms() + timeout_ms;
   for (;;) {
     int status = 0;
     const pid_t r = waitpid(pid, &status, WNOHANG);
@@ -87,7 +83,7 @@ bool wait_gone(pid_t pid, int64_t timeout_ms) {
       // A zombie of someone else's: gone for our purposes.
       if (process_state(pid) != 'Z') return true;
     }
-    if (now_ms() >= deadline) return false;
+    if (steady_now_ms() >= deadline) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(kPollMs));
   }
 }
@@ -153,13 +149,13 @@ pid_t launch_daemon(const std::string& client, const std::string& root) {
   if (pid < 0) throw std::runtime_error(std::string("fork for dockerd: ") + std::strerror(errno));
   if (pid == 0) exec_dockerd(root);
   const std::string host = "unix://" + root + "/docker.sock";
-  const int64_t deadline = now_ms() + kDaemonReadyMs;
+  const int64_t deadline = steady_now_ms() + kDaemonReadyMs;
   for (;;) {
     if (run_tool({client, "-H", host, "info", "--format", "{{.ServerVersion}}"}).code == 0) {
       return pid;
     }
     int status = 0;
-    if (waitpid(pid, &status, WNOHANG) == pid || now_ms() >= deadline) {
+    if (waitpid(pid, &status, WNOHANG) == pid || steady_now_ms() >= deadline) {
       terminate(pid);
       std::string log = read_file(root + "/dockerd.log");
       if (log.size() > 2000) log = "..." + log.substr(log.size() - 2000);

@@ -1,19 +1,14 @@
 #include "db/external_db.h"
 
-#include <chrono>
 #include <stdexcept>
+
+#include "checker/clock.h"
 
 namespace locklab {
 namespace {
 
 constexpr size_t kHostsMax = 50;
 constexpr int64_t kPrimaryWaitMs = 30'000;
-
-int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 DbConfig checked(DbConfig config, const std::string& uri) {
   const size_t hosts = uri_hosts(uri).size();
@@ -77,7 +72,7 @@ std::optional<std::string> ExternalDb::supports_random_mix() const {
 
 void ExternalDb::start() {
   // Someone else's set, already initiated: ready is the same test as for ours.
-  wait_ready(now_ms() + config().ready_timeout_ms);
+  wait_ready(steady_now_ms() + config().ready_timeout_ms);
   int primary = wait_for_primary(kPrimaryWaitMs);
   if (primary < 0) throw std::runtime_error("no primary to drop the database on");
   command(primary, config().database, {{"dropDatabase", 1}, {"writeConcern", {{"w", "majority"}}}});

@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -10,6 +9,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "checker/clock.h"
 #include "db/admin.h"
 
 namespace locklab {
@@ -20,12 +20,6 @@ namespace fs = std::filesystem;
 constexpr int kMemberPort = 27017;
 constexpr int64_t kKillWaitMs = 10'000;
 constexpr size_t kLogTailBytes = 2000;
-
-int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 std::string member_name(int member) {
   return "m" + std::to_string(member);
@@ -111,7 +105,7 @@ std::optional<std::string> ProcessDb::helper_of(pid_t pid) const {
 }
 
 void ProcessDb::start() {
-  const int64_t deadline = now_ms() + config().ready_timeout_ms;
+  const int64_t deadline = steady_now_ms() + config().ready_timeout_ms;
   if (placement_ == Placement::kNetns && !network_) build_network();
   if (network_ && config().delays_replies && !relays_) start_relays();
   placements_.clear();

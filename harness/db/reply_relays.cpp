@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "checker/clock.h"
+
 namespace locklab {
 namespace {
 
@@ -15,12 +17,6 @@ namespace fs = std::filesystem;
 
 constexpr int64_t kPollMs = 10;
 constexpr size_t kLogTailBytes = 2000;
-
-int64_t steady_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -89,7 +85,7 @@ void ReplyRelays::start(const NetHost& worker) {
 }
 
 void ReplyRelays::wait_ready(const std::string& worker, const Relay& relay) {
-  const int64_t deadline = steady_ms() + kReadyTimeoutMs;
+  const int64_t deadline = steady_now_ms() + kReadyTimeoutMs;
   for (;;) {
     const std::string log = read_text(relay.log);
     if (log.rfind("ready ", 0) == 0 || log.find("\nready ") != std::string::npos) return;
@@ -98,7 +94,7 @@ void ReplyRelays::wait_ready(const std::string& worker, const Relay& relay) {
       throw std::runtime_error("the reply relay of " + worker +
                                " ended before it listened: " + tail(log));
     }
-    if (steady_ms() > deadline) {
+    if (steady_now_ms() > deadline) {
       throw std::runtime_error("the reply relay of " + worker + " did not listen within " +
                                std::to_string(kReadyTimeoutMs) + " ms: " + tail(log));
     }

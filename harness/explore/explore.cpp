@@ -2,7 +2,6 @@
 
 #include <signal.h>
 
-#include <chrono>
 #include <csignal>
 #include <ctime>
 #include <filesystem>
@@ -13,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "checker/clock.h"
 #include "explore/case_runner.h"
 #include "explore/generators.h"
 #include "explore/scenario_writer.h"
@@ -44,8 +44,9 @@ bool interrupted() {
   return g_interrupted != 0;
 }
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+// Seconds on the harness's steady clock, for the summary's durations (milliseconds suffice).
+double steady_now_s() {
+  return static_cast<double>(steady_now_ms()) / 1000.0;
 }
 
 uint64_t mix(uint64_t x) {  // splitmix64's finaliser: neighbouring inputs, unrelated outputs
@@ -128,7 +129,7 @@ class Exploration {
                                            std::to_string(o_.shard_count)
                                      : "")
               << ", output " << out_.string() << std::endl;
-    start_s_ = now_s();
+    start_s_ = steady_now_s();
     for (int i = first(); i < o_.cases; i += o_.shard_count) {
       if (o_.only_case && i != *o_.only_case) continue;
       if (interrupted() || over_budget()) break;
@@ -170,7 +171,7 @@ class Exploration {
   int first() const { return o_.only_case ? *o_.only_case % o_.shard_count : o_.shard_index; }
 
   bool over_budget() const {
-    return o_.time_budget_ms > 0 && (now_s() - start_s_) * 1000 >= o_.time_budget_ms;
+    return o_.time_budget_ms > 0 && (steady_now_s() - start_s_) * 1000 >= o_.time_budget_ms;
   }
 
   void run_one(int i) {
@@ -280,9 +281,9 @@ void Exploration::shrink_finding(int i, const Scenario& s, uint64_t cseed,
     }
     return o;
   };
-  const double start = now_s();
+  const double start = steady_now_s();
   const ShrinkResult r = shrink(s, outcome, cseed, runner, so, key);
-  shrink_s_ += now_s() - start;
+  shrink_s_ += steady_now_s() - start;
   nlohmann::json finding = {{"key", key},
                             {"case", i},
                             {"case_seed", cseed},
@@ -294,7 +295,7 @@ void Exploration::shrink_finding(int i, const Scenario& s, uint64_t cseed,
                               {"runs", r.runs},
                               {"complete", r.complete},
                               {"reruns_per_candidate", o_.shrink_reruns},
-                              {"seconds", now_s() - start}}},
+                              {"seconds", steady_now_s() - start}}},
                             {"original_size", size_json(size_of(s))},
                             {"final_size", size_json(size_of(r.minimal))},
                             {"confirmed", {{"failed", r.confirm_failed}, {"runs", r.confirm_runs}}},

@@ -2,19 +2,13 @@
 
 #include <algorithm>
 #include <cassert>
-#include <chrono>
 
+#include "checker/clock.h"
 #include "explore/generators.h"
 #include "explore/scenario_writer.h"
 
 namespace locklab {
 namespace {
-
-int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 // Worker and member targets beyond the new counts become "random".
 void retarget(Scenario& s) {
@@ -149,7 +143,7 @@ ShrinkResult shrink(const Scenario& failing, const CaseOutcome& original, uint64
   assert(o.reruns >= 1);
   const std::string key = given_key.empty() ? finding_key(original) : given_key;
   assert(matches(original, key));
-  const int64_t deadline = o.budget_ms > 0 ? now_ms() + o.budget_ms : INT64_MAX;
+  const int64_t deadline = o.budget_ms > 0 ? steady_now_ms() + o.budget_ms : INT64_MAX;
   ShrinkResult r;
   r.minimal = failing;
   r.failing = original;
@@ -158,7 +152,7 @@ ShrinkResult shrink(const Scenario& failing, const CaseOutcome& original, uint64
     progressed = false;
     const std::vector<Scenario> candidates = shrink_candidates(r.minimal);
     for (size_t i = 0; i < candidates.size(); ++i) {
-      if (r.steps >= o.max_steps || now_ms() >= deadline || (o.stop && o.stop())) {
+      if (r.steps >= o.max_steps || steady_now_ms() >= deadline || (o.stop && o.stop())) {
         r.complete = false;
         break;
       }

@@ -19,16 +19,12 @@
 #include <system_error>
 #include <thread>
 
+#include "checker/clock.h"
+
 namespace locklab {
 namespace {
 
 constexpr int64_t kPollStepMs = 5;
-
-int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 std::string join(const std::vector<std::string>& argv) {
   std::string out;
@@ -216,7 +212,7 @@ bool Supervisor::signal(pid_t pid, int sig) {
 }
 
 std::optional<ExitStatus> Supervisor::wait_exit(pid_t pid, int64_t timeout_ms) {
-  const int64_t deadline = now_ms() + timeout_ms;
+  const int64_t deadline = steady_now_ms() + timeout_ms;
   for (;;) {
     if (auto it = ended_.find(pid); it != ended_.end()) return it->second;
     if (!running(pid)) return std::nullopt;
@@ -226,7 +222,7 @@ std::optional<ExitStatus> Supervisor::wait_exit(pid_t pid, int64_t timeout_ms) {
       record(pid, status);
       continue;
     }
-    if (now_ms() >= deadline) return std::nullopt;
+    if (steady_now_ms() >= deadline) return std::nullopt;
     std::this_thread::sleep_for(std::chrono::milliseconds(kPollStepMs));
   }
 }
@@ -236,8 +232,8 @@ void Supervisor::stop_all(int64_t grace_ms) {
     kill(pid, SIGCONT);  // a stopped child cannot act on SIGTERM
     kill(pid, SIGTERM);
   }
-  const int64_t deadline = now_ms() + grace_ms;
-  for (pid_t pid : running_pids()) wait_exit(pid, std::max<int64_t>(0, deadline - now_ms()));
+  const int64_t deadline = steady_now_ms() + grace_ms;
+  for (pid_t pid : running_pids()) wait_exit(pid, std::max<int64_t>(0, deadline - steady_now_ms()));
   for (pid_t pid : running_pids()) {
     kill(pid, SIGKILL);
     int status = 0;
@@ -269,11 +265,11 @@ ToolResult run_tool(const std::vector<std::string>& argv, const std::string& net
   }
   close(in_pipe[1]);
   ToolResult result;
-  const int64_t deadline = now_ms() + timeout_ms;
+  const int64_t deadline = steady_now_ms() + timeout_ms;
   char buffer[4096];
   for (;;) {
     pollfd pfd{out_pipe[0], POLLIN, 0};
-    const int64_t left = deadline - now_ms();
+    const int64_t left = deadline - steady_now_ms();
     const bool stop = interrupted && interrupted();
     if (left <= 0 || stop) {
       kill(pid, SIGKILL);

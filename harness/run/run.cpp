@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "checker/checker.h"
+#include "checker/clock.h"
 #include "checker/history.h"
 #include "client/clients.h"
 #include "db/admin.h"
@@ -81,12 +82,6 @@ constexpr int64_t kFinalPrimaryWaitMs = 30'000;
 constexpr int kFinalReadAttempts = 5;
 constexpr int64_t kFinalReadsMaxMs = 90'000;
 
-int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 CheckConfig check_config(const Scenario& s) {
   CheckConfig c;
   c.properties = s.check.properties;
@@ -128,10 +123,10 @@ class Run {
     // The history starts when the set is ready: its span and the report's time axis are the
     // experiment's, whatever the backend took to come up (seconds for processes, tens of seconds
     // for containers on a loaded machine), which start's setup_ms records.
-    const int64_t setup_began_ms = now_ms();
+    const int64_t setup_began_ms = steady_now_ms();
     start_db();
     history_->append({0, "harness", EventType::kInfo, "start", "", std::nullopt,
-                      start_value(now_ms() - setup_began_ms)});
+                      start_value(steady_now_ms() - setup_began_ms)});
     start_workers();
     fault_phase();
     quiet_phase();
@@ -287,7 +282,7 @@ class Run {
     nemesis_ =
         std::make_unique<Nemesis>(plan, FaultContext{*db_, *workers_}, *history_, view, seed_);
     workers_->start_all();
-    start_ms_ = now_ms();
+    start_ms_ = steady_now_ms();
   }
 
   // Reaps ended children; a member that dies on its own is a harness error, whether the run
@@ -319,7 +314,7 @@ class Run {
     reap();
     workers_->drain();
     progress_->poll();
-    const int64_t elapsed = now_ms() - start_ms_;
+    const int64_t elapsed = steady_now_ms() - start_ms_;
     nemesis_->tick(elapsed);
     display_.show(progress_->line(elapsed, nemesis_->active()));
     std::this_thread::sleep_for(std::chrono::milliseconds(kTickMs));
@@ -327,10 +322,10 @@ class Run {
 
   void fault_phase() {
     if (s_.workload.duration_ms > 0) {
-      while (now_ms() - start_ms_ < s_.workload.duration_ms || !nemesis_->finished()) tick();
+      while (steady_now_ms() - start_ms_ < s_.workload.duration_ms || !nemesis_->finished()) tick();
     } else {
       while (workers_->running() > 0 || !nemesis_->finished()) {
-        if (now_ms() - start_ms_ > kOperationsRunMaxMs) {
+        if (steady_now_ms() - start_ms_ > kOperationsRunMaxMs) {
           throw std::runtime_error("workers did not finish their operations within " +
                                    std::to_string(kOperationsRunMaxMs) + " ms");
         }
@@ -341,8 +336,9 @@ class Run {
   }
 
   void quiet_phase() {
-    const int64_t end = now_ms() + s_.nemesis.quiet_ms;
-    while (now_ms() < end && (s_.workload.duration_ms > 0 || workers_->running() > 0)) tick();
+    const int64_t end = steady_now_ms() + s_.nemesis.quiet_ms;
+    while (steady_now_ms() < end && (s_.workload.duration_ms > 0 || workers_->running() > 0))
+      tick();
   }
 
   // One `final` per resource the workload used, read at majority from a member confirmed
@@ -350,7 +346,7 @@ class Run {
   // too; a read that cannot be confirmed is `final info`.
   void final_reads() {
     if (s_.workload.kind == WorkloadKind::kMutex) return;
-    const int64_t deadline = now_ms() + kFinalReadsMaxMs;
+    const int64_t deadline = steady_now_ms() + kFinalReadsMaxMs;
     if (s_.workload.kind == WorkloadKind::kCounter) {
       final_read(kCounterCollection, kCounterResource, deadline);
       return;
@@ -362,8 +358,9 @@ class Run {
 
   void final_read(const std::string& collection, const std::string& resource, int64_t deadline) {
     std::string error = "no time left for the final reads";
-    for (int attempt = 0; attempt < kFinalReadAttempts && now_ms() < deadline; ++attempt) {
-      const int primary = db_->wait_for_primary(std::min(kFinalPrimaryWaitMs, deadline - now_ms()));
+    for (int attempt = 0; attempt < kFinalReadAttempts && steady_now_ms() < deadline; ++attempt) {
+      const int primary =
+          db_->wait_for_primary(std::min(kFinalPrimaryWaitMs, deadline - steady_now_ms()));
       if (primary < 0) {
         error = "no primary within the final-read bound";
         continue;

@@ -46,8 +46,7 @@ void drain(int fd) {
 struct Fixture {
   Fixture() : server(server::ServerOptions{}), store(store_options(server.context())) {
     store.register_commands(server.context().registry);
-    server.context().last_applied = [this] { return store.last_applied(); };
-    server.context().last_write_date_ms = [this] { return store.last_write_date_ms(); };
+    server.context().attach_oplog(store);
   }
 
   static data::StoreOptions store_options(server::ServerContext& ctx) {

@@ -180,7 +180,8 @@ ReplicaSnapshot initiated_snapshot(ServerContext& server) {
 
 bson::Document repl_set_get_status(ServerContext& server) {
   ReplicaSnapshot replica = initiated_snapshot(server);
-  if (std::optional<bson::Document> status = server.repl_set_status()) return std::move(*status);
+  if (std::optional<bson::Document> status = server.replication().repl_set_status())
+    return std::move(*status);
   OpTime applied = server.effective_last_applied();
   int64_t wall_ms = server.last_write_date_ms();
   if (wall_ms == 0) wall_ms = replica.election_date_ms;

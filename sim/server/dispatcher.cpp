@@ -211,12 +211,12 @@ DispatchOutcome Dispatcher::execute(ConnectionState& connection, Prepared& p) {
   wait_for_read_concern(server_, ctx.read_concern, max_time_ms);
   if (ctx.read_concern.level == ReadConcern::Level::kMajority ||
       ctx.read_concern.level == ReadConcern::Level::kSnapshot) {
-    ctx.read_concern.read_at = server_.last_committed();
+    ctx.read_concern.read_at = server_.replication().majority_read_point();
   }
 
   DispatchOutcome out;
   out.reply = spec.handler(ctx);
-  if (linearizable) server_.linearizable_barrier(max_time_ms);
+  if (linearizable) server_.replication().linearizable_barrier(max_time_ms);
   if (replica.config && is_statement_write(spec.name) && !out.reply.has("opTime")) {
     // Replica-set write replies carry the primary's opTime and electionId
     // (docs/mongodb-behaviour.md, Reply envelope).

@@ -121,7 +121,8 @@ void wait_for_read_concern(ServerContext& server, const ReadConcern& rc, int64_t
   const bool majority =
       rc.level == ReadConcern::Level::kMajority || rc.level == ReadConcern::Level::kSnapshot;
   auto reached = [&] {
-    OpTime point = majority ? server.last_committed() : server.effective_last_applied();
+    OpTime point =
+        majority ? server.replication().majority_read_point() : server.effective_last_applied();
     return point.ts >= *rc.after_cluster_time;
   };
   const int64_t budget_ms = max_time_ms > 0 ? max_time_ms : kMaxReadConcernWaitMs;

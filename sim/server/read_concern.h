@@ -4,7 +4,7 @@
 //     member's applied optime (level local/available) or its majority commit point (majority,
 //     snapshot) reaches it, bounded by maxTimeMS or kMaxReadConcernWaitMs;
 //   - linearizable: primary only; after the read, a no-op write must become majority-committed
-//     while this member is still primary (ServerContext::linearizable_barrier);
+//     while this member is still primary (ReplicationView::linearizable_barrier);
 //   - majority / snapshot: the level is passed to the handler in CommandContext::read_concern.
 //
 // Thread rules: pure parsing; the waits run on the calling connection thread.

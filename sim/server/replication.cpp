@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cassert>
 #include <chrono>
 
 #include "base/error_codes.h"
@@ -46,10 +45,10 @@ class TopologyWriteConcernWaiter final : public WriteConcernWaiter {
 
 }  // namespace
 
-ReplicationCoordinator::ReplicationCoordinator(ServerContext& server, ReplicationDataHooks hooks)
-    : server_(server), hooks_(std::move(hooks)) {
-  assert(hooks_.repl_state_lock != nullptr);
-}
+ReplicationCoordinator::ReplicationCoordinator(ServerContext& server,
+                                               data::ReplicationStorage& storage,
+                                               ReplStateLock& repl_state_lock, DbPath* dbpath)
+    : server_(server), storage_(storage), repl_state_lock_(repl_state_lock), dbpath_(dbpath) {}
 
 ReplicationCoordinator::~ReplicationCoordinator() {
   stop();
@@ -72,8 +71,8 @@ bool ReplicationCoordinator::ensure_topology() {
     if (snap.config->members[static_cast<size_t>(i)].host == snap.self_host) self = i;
   }
   if (self < 0) return false;
-  OpTime applied = hooks_.last_applied();
-  OpTime durable = hooks_.last_durable();
+  OpTime applied = storage_.last_applied();
+  OpTime durable = storage_.last_durable();
   repl::Topology::Options options;
   options.self_index = self;
   options.seed = static_cast<uint64_t>(getpid()) ^ static_cast<uint64_t>(now_ms());
@@ -122,7 +121,7 @@ WriteState ReplicationCoordinator::desired_write_state_locked() const {
 }
 
 void ReplicationCoordinator::sync_write_state() {
-  ReplStateLock& rstl = *hooks_.repl_state_lock;
+  ReplStateLock& rstl = repl_state_lock_;
   auto same = [](const WriteState& a, const WriteState& b) {
     // While not writable the term is not used by anyone holding the lock: no need to stop writes.
     return a.writable == b.writable && (!a.writable || a.term == b.term);
@@ -143,9 +142,9 @@ void ReplicationCoordinator::sync_write_state() {
 void ReplicationCoordinator::mirror_state_locked() {
   const repl::Topology& t = *topology_;
   MemberState state = t.state();
-  WriteState published = hooks_.repl_state_lock->published();
+  WriteState published = repl_state_lock_.published();
   bool published_writable =
-      hooks_.repl_state_lock->managed() && published.writable && published.term == t.term();
+      repl_state_lock_.managed() && published.writable && published.term == t.term();
   if (state == MemberState::kPrimary &&
       (!t.is_writable_primary() || step_down_attempt_ || !published_writable)) {
     state = MemberState::kSecondary;  // not writable yet (catch-up) or stepping down
@@ -215,7 +214,7 @@ void ReplicationCoordinator::perform(Actions actions) {
 void ReplicationCoordinator::write_new_primary_noop() {
   Actions actions;
   {
-    ReplStateLock::Exclusive exclusive(*hooks_.repl_state_lock);
+    ReplStateLock::Exclusive exclusive(repl_state_lock_);
     int64_t term = 0;
     {
       std::lock_guard lock(mutex_);
@@ -225,14 +224,14 @@ void ReplicationCoordinator::write_new_primary_noop() {
     }
     OpTime optime;
     try {
-      optime = hooks_.append_noop("new primary", term);
+      optime = storage_.append_noop("new primary", term);
     } catch (const std::exception& e) {
       log_event(Severity::kWarning, "REPL", 21331, "replication",
                 "Cannot write the new primary's no-op",
                 bson::Document{{"error", bson::V(std::string(e.what()))}});
       return;
     }
-    OpTime durable = hooks_.last_durable();
+    OpTime durable = storage_.last_durable();
     std::lock_guard lock(mutex_);
     if (topology_->term() != term || topology_->state() != MemberState::kPrimary) return;
     topology_->on_my_optimes(now_ms(), optime, durable);
@@ -246,8 +245,8 @@ void ReplicationCoordinator::write_new_primary_noop() {
 }
 
 void ReplicationCoordinator::note_local_optimes() {
-  OpTime applied = hooks_.last_applied();
-  OpTime durable = hooks_.last_durable();
+  OpTime applied = storage_.last_applied();
+  OpTime durable = storage_.last_durable();
   Actions actions;
   {
     std::lock_guard lock(mutex_);
@@ -399,9 +398,9 @@ bson::Document ReplicationCoordinator::handle_step_down(const bson::Document& bo
   {
     // Writes stop here (interrupted), so the oplog's newest entry is final: the attempt compares
     // the secondaries with it, not with an applied optime that lags it by a tick.
-    ReplStateLock::Exclusive exclusive(*hooks_.repl_state_lock);
-    OpTime last = hooks_.last_applied();
-    OpTime durable = hooks_.last_durable();
+    ReplStateLock::Exclusive exclusive(repl_state_lock_);
+    OpTime last = storage_.last_applied();
+    OpTime durable = storage_.last_durable();
     std::lock_guard lock(mutex_);
     if (step_down_running_) {
       throw CommandError(code::kConflictingOperationInProgress, "a step-down is already running");
@@ -501,10 +500,7 @@ void ReplicationCoordinator::register_commands() {
   add("replSetFreeze", [this](CommandContext& ctx) { return handle_freeze(ctx.body); });
   add("replSetStepUp", [this](CommandContext& ctx) { return handle_step_up(ctx.body); });
   server_.write_concern_waiter = std::make_unique<TopologyWriteConcernWaiter>(*this);
-  server_.repl_set_status = [this] { return status(); };
-  // Majority and snapshot reads read the commit point through this hook.
-  server_.last_committed = [this] { return majority_read_point(); };
-  server_.linearizable_barrier = [this](int64_t max_time_ms) { linearizable_barrier(max_time_ms); };
+  server_.attach_replication(*this);
 }
 
 void ReplicationCoordinator::start() {

@@ -10,6 +10,9 @@
 //   the primary (replSetUpdatePosition).
 // - The topology's state is mirrored into ServerContext::replica (hello, not-primary checks):
 //   PRIMARY there means writable; a primary still catching up shows as SECONDARY.
+// - Every touch of the data (fetch answers, applying, no-ops, durability, rollback) goes through
+//   data::ReplicationStorage; the server core reads read concern's commit point, the
+//   linearizable barrier and replSetGetStatus through this coordinator as its ReplicationView.
 // - Write concern waits (w:N, w:"majority") block on the topology's optimes and commit point.
 // A one-member set keeps the server core's behaviour: no topology runs for it.
 //
@@ -53,39 +56,16 @@
 
 #include "base/optime.h"
 #include "base/repl_state_lock.h"
-#include "data/store.h"
+#include "data/replication_storage.h"
 #include "repl/rollback_plan.h"
 #include "repl/topology.h"
 #include "server/durability.h"
+#include "server/replication_view.h"
 #include "server/server_context.h"
 
 namespace mongosim::server {
 
-// What the replication layer needs from the data layer.
-struct ReplicationDataHooks {
-  std::function<OpTime()> last_applied;
-  // A fetch's answer from one read of the oplog (data::Store::oplog_continuing): the entries
-  // after `after` when the oplog holds `after`, else nullopt.
-  std::function<std::optional<std::vector<bson::Document>>(OpTime, size_t)> oplog_continuing;
-  std::function<void(const bson::Document&)> apply_entry;
-  std::function<OpTime(const std::string&, int64_t)> append_noop;
-  // Durability: the newest optime on disk and a wait (forcing a journal commit) for an optime
-  // to get there. Without --dbpath: last_applied, and true at once.
-  std::function<OpTime()> last_durable;
-  std::function<bool(OpTime)> wait_durable;
-  // Rollback (docs/mongodb-behaviour.md, Oplog and rollback; see data::Store for each).
-  std::function<std::vector<bson::Document>(OpTime, size_t)> oplog_from;
-  std::function<std::optional<bson::Document>(const std::string&, const bson::Value&)> find_by_id;
-  std::function<bool(const std::string&)> collection_exists;
-  std::function<data::RollbackOutcome(const data::RollbackRequest&)> roll_back;
-  std::function<void(OpTime)> journal_truncation;
-  // Term, vote, config and rollback files (--dbpath); null keeps them in memory.
-  DbPath* dbpath = nullptr;
-  // The member's replication-state lock, shared with the data layer. Required.
-  ReplStateLock* repl_state_lock = nullptr;
-};
-
-class ReplicationCoordinator {
+class ReplicationCoordinator final : public ReplicationView {
  public:
   static constexpr int64_t kTickIntervalMs = 50;
   static constexpr int64_t kMemberCommandTimeoutMs = 1000;
@@ -97,13 +77,18 @@ class ReplicationCoordinator {
   // The longest a write-concern wait without wtimeout blocks.
   static constexpr int64_t kMaxWriteConcernWaitMs = 600'000;
 
-  ReplicationCoordinator(ServerContext& server, ReplicationDataHooks hooks);
+  // `storage` is the member's data (data::Store); `repl_state_lock` the member's
+  // replication-state lock, shared with the data layer; `dbpath` keeps the term, vote, config
+  // and rollback files (--dbpath), null keeps them in memory. All three outlive the
+  // coordinator.
+  ReplicationCoordinator(ServerContext& server, data::ReplicationStorage& storage,
+                         ReplStateLock& repl_state_lock, DbPath* dbpath);
   ~ReplicationCoordinator();
   ReplicationCoordinator(const ReplicationCoordinator&) = delete;
   ReplicationCoordinator& operator=(const ReplicationCoordinator&) = delete;
 
-  // Adds the member-to-member and step-down/freeze/step-up commands, and installs the
-  // write-concern waiter.
+  // Adds the member-to-member and step-down/freeze/step-up commands, installs the write-concern
+  // waiter and attaches this coordinator to the server as its ReplicationView.
   void register_commands();
   // Startup recovery (--dbpath): the persisted config, term and vote. Before start().
   void restore(const PersistedReplicaState& state);
@@ -120,17 +105,17 @@ class ReplicationCoordinator {
   // Write concern).
   bool wait_durable(OpTime optime);
 
-  // Read concern hooks (installed by register_commands(); replication_reads.cpp): the commit
-  // point this member knows, and the linearizable-read barrier.
-  OpTime last_committed() const;
-  // The same for a majority or snapshot read; throws 134 while below minValid (after a rollback,
-  // until the member has applied through it).
-  OpTime majority_read_point() const;
-  void linearizable_barrier(int64_t max_time_ms);
+  // ReplicationView (replication_reads.cpp, replication_status.cpp): the commit point; 134
+  // while below minValid (after a rollback, until the member has applied through it).
+  OpTime majority_read_point() const override;
+  void linearizable_barrier(int64_t max_time_ms) override;
+  std::optional<bson::Document> repl_set_status() const override;
 
  private:
   using Actions = std::vector<repl::Action>;
 
+  // The commit point this member knows (the topology's, or what a one-member set applied).
+  OpTime last_committed() const;
   bool ensure_topology();
   int64_t now_ms() const { return server_.clock.now_ms(); }
   // Drains the topology's actions and mirrors its state; caller holds mutex_.
@@ -182,7 +167,6 @@ class ReplicationCoordinator {
   bson::Document handle_rollback_fetch(const bson::Document& body);
   bool sleep_ms(int64_t duration_ms);
 
-  std::optional<bson::Document> status() const;
   bson::Document member_status_locked(int index, int64_t now) const;
 
   bson::Document handle_heartbeat(const bson::Document& body);
@@ -199,7 +183,9 @@ class ReplicationCoordinator {
   void await_outcome(std::optional<repl::Action>& slot, int64_t wait_ms);
 
   ServerContext& server_;
-  const ReplicationDataHooks hooks_;
+  data::ReplicationStorage& storage_;
+  ReplStateLock& repl_state_lock_;
+  DbPath* const dbpath_;
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;  // commit point, state, outcomes, stop

@@ -61,7 +61,7 @@ bool ReplicationCoordinator::fetch_once() {
   }
   // Counted only when a fetch would be sent (a rollback round is not one).
   if (server_.failpoints.fires("stopReplProducer")) return false;
-  OpTime after = hooks_.last_applied();
+  OpTime after = storage_.last_applied();
   bson::Document cmd{{"replSetFetchOplog", bson::V(int32_t{1})},
                      {"after", bson::V(after.to_document())},
                      {"limit", bson::V(static_cast<int64_t>(kFetchBatchEntries))}};
@@ -75,7 +75,7 @@ bool ReplicationCoordinator::fetch_once() {
   size_t applied_count = 0;
   std::string stale;
   {
-    ReplStateLock::Shared hold(*hooks_.repl_state_lock);
+    ReplStateLock::Shared hold(repl_state_lock_);
     stale = stale_batch_reason(hold, term, source, after);
     if (stale.empty() && !bool_field(b, "found")) {
       std::lock_guard lock(mutex_);
@@ -86,7 +86,7 @@ bool ReplicationCoordinator::fetch_once() {
           entries != nullptr && entries->is_array()) {
         for (const auto& e : entries->as_array()) {
           if (!e.is_document()) continue;
-          hooks_.apply_entry(e.as_document());
+          storage_.apply_oplog_entry(e.as_document());
           ++applied_count;
         }
       }
@@ -99,12 +99,12 @@ bool ReplicationCoordinator::fetch_once() {
     return false;
   }
   if (actions.empty()) {
-    OpTime now_applied = hooks_.last_applied();
+    OpTime now_applied = storage_.last_applied();
     // The batch is reported durable only once journaled: the primary's commit point counts
     // durable optimes (docs/mongodb-behaviour.md, Oplog and rollback), and one fsync covers the
     // whole batch.
-    if (applied_count > 0) hooks_.wait_durable(now_applied);
-    OpTime now_durable = hooks_.last_durable();
+    if (applied_count > 0) storage_.wait_durable(now_applied);
+    OpTime now_durable = storage_.last_durable();
     std::lock_guard lock(mutex_);
     if (reported_applied_ < now_applied || reported_durable_ < now_durable) {
       reported_applied_ = std::max(reported_applied_, now_applied);
@@ -139,7 +139,7 @@ std::string ReplicationCoordinator::stale_batch_reason(const ReplStateLock::Shar
     if (topology_->sync_source() != source) return "the sync source changed";
   }
   // Nothing else appends while the lock is held shared and nothing is published writable.
-  if (hooks_.last_applied() != after) return "the oplog no longer ends where the fetch started";
+  if (storage_.last_applied() != after) return "the oplog no longer ends where the fetch started";
   return "";
 }
 
@@ -170,7 +170,7 @@ bson::Document ReplicationCoordinator::handle_fetch_oplog(const bson::Document& 
   // "found" and the entries come from one read of the oplog: a rollback or an apply between
   // two reads could answer "found" with entries of a history `after` is not part of.
   std::optional<std::vector<bson::Document>> read =
-      hooks_.oplog_continuing(after, static_cast<size_t>(limit));
+      storage_.oplog_continuing(after, static_cast<size_t>(limit));
   const bool found = read.has_value();
   bson::Array entries;
   if (found) {

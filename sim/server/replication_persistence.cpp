@@ -10,7 +10,7 @@
 namespace mongosim::server {
 
 void ReplicationCoordinator::persist_state() {
-  if (hooks_.dbpath == nullptr) return;
+  if (dbpath_ == nullptr) return;
   // Serialised, and the state is read inside the lock: whichever thread writes last writes
   // the newest state, so concurrent events can never leave an older term or vote on disk.
   std::lock_guard persist_lock(persist_mu_);
@@ -22,7 +22,7 @@ void ReplicationCoordinator::persist_state() {
     state.config = topology_->config();
   }
   try {
-    hooks_.dbpath->save_replica_state(state);
+    dbpath_->save_replica_state(state);
   } catch (const std::exception& e) {
     // Acting on a vote or term that is not on disk would break the one-vote-per-term rule
     // after a crash: stop instead (mongod fasserts here too).
@@ -34,11 +34,11 @@ void ReplicationCoordinator::persist_state() {
 }
 
 bool ReplicationCoordinator::wait_durable(OpTime optime) {
-  return hooks_.wait_durable(optime);
+  return storage_.wait_durable(optime);
 }
 
 void ReplicationCoordinator::persist_one_member_config() {
-  if (hooks_.dbpath == nullptr || one_member_config_persisted_) return;
+  if (dbpath_ == nullptr || one_member_config_persisted_) return;
   ReplicaSnapshot snap = server_.replica.snapshot();
   if (!snap.config || snap.config->members.size() != 1) return;
   PersistedReplicaState state;
@@ -46,7 +46,7 @@ void ReplicationCoordinator::persist_one_member_config() {
   state.config = snap.config;
   std::lock_guard persist_lock(persist_mu_);
   try {
-    hooks_.dbpath->save_replica_state(state);
+    dbpath_->save_replica_state(state);
     one_member_config_persisted_ = true;
   } catch (const std::exception& e) {  // retried on the next tick
     log_event(Severity::kWarning, "REPL", 21213, "replication",

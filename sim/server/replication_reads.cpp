@@ -42,12 +42,12 @@ void ReplicationCoordinator::linearizable_barrier(int64_t max_time_ms) {
   // ReplStateLock, in the term published writable.
   OpTime noop;
   {
-    ReplStateLock::Shared hold(*hooks_.repl_state_lock);
+    ReplStateLock::Shared hold(repl_state_lock_);
     if (!hold.state().writable) {
       throw CommandError(code::kNotWritablePrimary,
                          "cannot satisfy linearizable read concern on non-primary node");
     }
-    noop = hooks_.append_noop("linearizable read", hold.state().term);
+    noop = storage_.append_noop("linearizable read", hold.state().term);
   }
   WriteConcern majority;
   majority.mode = WriteConcern::Mode::kMajority;

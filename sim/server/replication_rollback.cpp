@@ -76,8 +76,8 @@ std::optional<repl::RollbackPlan> ReplicationCoordinator::plan_against(const std
   // Only the newest kMaxRollbackEntries + 1 entries can hold the common point of a rollback
   // that is allowed at all; never look below the commit point (it is shared by definition).
   LocalTail local;
-  local.last = hooks_.last_applied();
-  std::vector<bson::Document> all = hooks_.oplog_from(committed, SIZE_MAX);
+  local.last = storage_.last_applied();
+  std::vector<bson::Document> all = storage_.oplog_from(committed, SIZE_MAX);
   size_t skip =
       all.size() > repl::kMaxRollbackEntries + 1 ? all.size() - repl::kMaxRollbackEntries - 1 : 0;
   local.docs.assign(std::make_move_iterator(all.begin() + static_cast<std::ptrdiff_t>(skip)),
@@ -123,7 +123,7 @@ std::optional<data::RollbackRequest> ReplicationCoordinator::build_request(
   // Catalog entries after the common point: a collection created only on this branch is
   // dropped; a drop cannot be undone by refetching single documents.
   std::vector<std::string> created;
-  for (const auto& doc : hooks_.oplog_from(next_after(plan.common_point), SIZE_MAX)) {
+  for (const auto& doc : storage_.oplog_from(next_after(plan.common_point), SIZE_MAX)) {
     if (string_field(doc, "op") != "c") continue;
     const bson::Value* o = doc.get("o");
     if (o == nullptr || !o->is_document()) continue;
@@ -185,12 +185,12 @@ void ReplicationCoordinator::write_rollback_files(const data::RollbackOutcome& o
     bson::Document attrs{{"namespace", bson::V(removed.ns)},
                          {"uuid", removed.uuid},
                          {"documents", bson::V(static_cast<int64_t>(removed.documents.size()))}};
-    if (hooks_.dbpath == nullptr) {
+    if (dbpath_ == nullptr) {
       log_event(Severity::kWarning, "ROLLBACK", 21610, "BackgroundSync",
                 "No --dbpath: removed documents are not written to a rollback file", attrs);
       continue;
     }
-    attrs.append("file", bson::V(hooks_.dbpath->write_rollback_file(removed, now_ms())));
+    attrs.append("file", bson::V(dbpath_->write_rollback_file(removed, now_ms())));
     log_event(Severity::kInfo, "ROLLBACK", 21609, "BackgroundSync",
               "Wrote the removed documents to a rollback file", attrs);
   }
@@ -198,7 +198,7 @@ void ReplicationCoordinator::write_rollback_files(const data::RollbackOutcome& o
 
 void ReplicationCoordinator::record_min_valid(OpTime optime) {
   if (optime.is_null()) return;
-  if (hooks_.dbpath != nullptr) hooks_.dbpath->save_min_valid(optime);  // throws: retried
+  if (dbpath_ != nullptr) dbpath_->save_min_valid(optime);  // throws: retried
   std::lock_guard lock(mutex_);
   topology_->set_min_valid(std::max(topology_->min_valid(), optime));
   log_event(Severity::kInfo, "ROLLBACK", 21608, "BackgroundSync",
@@ -243,7 +243,7 @@ void ReplicationCoordinator::run_rollback(int source) {
   }
   log_event(Severity::kInfo, "ROLLBACK", 21593, "BackgroundSync", "Transition to ROLLBACK",
             bson::Document{{"syncSource", bson::V(host)},
-                           {"lastApplied", bson::V(hooks_.last_applied().to_document())}});
+                           {"lastApplied", bson::V(storage_.last_applied().to_document())}});
   auto retry_later = [&](const std::string& why) {
     log_event(Severity::kWarning, "ROLLBACK", 21606, "BackgroundSync",
               "Rollback attempt failed; retrying", bson::Document{{"error", bson::V(why)}});
@@ -288,12 +288,12 @@ void ReplicationCoordinator::run_rollback(int source) {
     data::RollbackOutcome outcome;
     {
       // Like a fetched batch: only while nothing is published writable.
-      ReplStateLock::Shared hold(*hooks_.repl_state_lock);
+      ReplStateLock::Shared hold(repl_state_lock_);
       if (hold.state().writable) return retry_later("this member is a writable primary");
-      outcome = hooks_.roll_back(*request);
+      outcome = storage_.roll_back(*request);
     }
     write_rollback_files(outcome);  // before the journal forgets the entries
-    hooks_.journal_truncation(plan->common_point);
+    storage_.journal_truncation(plan->common_point);
     size_t removed_documents = 0;
     for (const auto& r : outcome.removed) removed_documents += r.documents.size();
     log_event(
@@ -320,7 +320,7 @@ bson::Document ReplicationCoordinator::handle_rollback_optimes(const bson::Docum
   auto limit = static_cast<size_t>(
       std::clamp<int64_t>(int_field(body, "limit", 1), 1, static_cast<int64_t>(kOptimesPerPage)));
   bson::Array optimes;
-  for (const auto& e : hooks_.oplog_from(from, limit)) {
+  for (const auto& e : storage_.oplog_from(from, limit)) {
     OpTime t{e.get("ts")->as_timestamp(), int_field(e, "t", -1)};
     if (up_to < t) break;
     optimes.push_back(bson::V(t.to_document()));
@@ -343,18 +343,18 @@ bson::Document ReplicationCoordinator::handle_rollback_fetch(const bson::Documen
     if (id == nullptr) throw CommandError(code::kBadValue, "replSetRollbackFetch: key without _id");
     std::string ns = string_field(v.as_document(), "ns");
     bson::Document out{{"ns", bson::V(ns)}, {"_id", *id}};
-    if (auto doc = hooks_.find_by_id(ns, *id)) out.append("doc", bson::V(std::move(*doc)));
+    if (auto doc = storage_.find_by_id(ns, *id)) out.append("doc", bson::V(std::move(*doc)));
     found.push_back(bson::V(std::move(out)));
   }
   bson::Array exists;
   for (const auto& v : namespaces->as_array()) {
     if (!v.is_string()) throw CommandError(code::kBadValue, "replSetRollbackFetch: bad namespace");
     exists.push_back(bson::V(
-        bson::Document{{"ns", v}, {"exists", bson::V(hooks_.collection_exists(v.as_string()))}}));
+        bson::Document{{"ns", v}, {"exists", bson::V(storage_.collection_exists(v.as_string()))}}));
   }
   return bson::Document{{"documents", bson::V(std::move(found))},
                         {"namespaces", bson::V(std::move(exists))},
-                        {"lastApplied", bson::V(hooks_.last_applied().to_document())}};
+                        {"lastApplied", bson::V(storage_.last_applied().to_document())}};
 }
 
 }  // namespace mongosim::server

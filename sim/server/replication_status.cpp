@@ -36,7 +36,7 @@ bson::Document ReplicationCoordinator::member_status_locked(int index, int64_t n
   return out;
 }
 
-std::optional<bson::Document> ReplicationCoordinator::status() const {
+std::optional<bson::Document> ReplicationCoordinator::repl_set_status() const {
   std::lock_guard lock(mutex_);
   if (!topology_) return std::nullopt;
   const repl::Topology& t = *topology_;

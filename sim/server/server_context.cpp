@@ -1,5 +1,6 @@
 #include "server/server_context.h"
 
+#include <cassert>
 #include <chrono>
 
 namespace mongosim::server {
@@ -11,6 +12,28 @@ ServerContext::ServerContext(ServerOptions opts)
       replica(options.repl_set, options.self_host()),
       write_concern_waiter(std::make_unique<SingleNodeWriteConcernWaiter>()) {
   clock.set_offset_ms(options.clock_offset_ms);  // --clockOffsetMillis, validated by the parser
+}
+
+OpTime SingleNodeReplicationView::majority_read_point() const {
+  return server_.effective_last_applied();
+}
+
+void ServerContext::attach_oplog(const data::OplogPosition& oplog) {
+  assert(oplog_ == nullptr);  // once, before the listener starts
+  oplog_ = &oplog;
+}
+
+OpTime ServerContext::last_applied() const {
+  return oplog_ != nullptr ? oplog_->last_applied() : OpTime{};
+}
+
+int64_t ServerContext::last_write_date_ms() const {
+  return oplog_ != nullptr ? oplog_->last_write_date_ms() : 0;
+}
+
+void ServerContext::attach_replication(ReplicationView& view) {
+  assert(replication_ == &single_node_);  // once, before the listener starts
+  replication_ = &view;
 }
 
 OpTime ServerContext::effective_last_applied() const {

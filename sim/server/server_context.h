@@ -1,16 +1,17 @@
 // Everything the server core's pieces share for the life of the process: options, clock,
 // fail points, command registry, parameters, metrics, replica-set state, the write-concern
-// waiter and the data layer's optime source. One instance, built by Server; connection threads
-// hold references to it.
+// waiter, and the two interfaces it reads other layers through: the data layer's newest oplog
+// entry (data::OplogPosition) and replication (ReplicationView). One instance, built by Server;
+// connection threads hold references to it.
 //
-// Thread rules: the registry is filled before the listener starts and read-only after; every
-// other member is itself thread-safe. The optime sources are set once before start.
+// Thread rules: the registry is filled, the write-concern waiter installed and the oplog and
+// replication attached before the listener starts; all are read-only after. Every other member
+// is itself thread-safe. What is attached must outlive the server's threads.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -20,9 +21,11 @@
 #include "base/failpoint.h"
 #include "base/optime.h"
 #include "command/command.h"
+#include "data/replication_storage.h"
 #include "server/options.h"
 #include "server/parameters.h"
 #include "server/replica_state.h"
+#include "server/replication_view.h"
 #include "server/server_metrics.h"
 #include "server/write_concern.h"
 
@@ -31,6 +34,22 @@ namespace mongosim::server {
 // At most this many client connections at once; more are refused (mongod's default is far
 // higher, but a thread each is the cost here).
 inline constexpr int64_t kMaxConnections = 1000;
+
+struct ServerContext;
+
+// A member without a replication layer (standalone, one-member set): it commits what it
+// applies, a linearizable read needs no barrier (no other primary can have accepted writes),
+// and replSetGetStatus is the server core's own.
+class SingleNodeReplicationView final : public ReplicationView {
+ public:
+  explicit SingleNodeReplicationView(const ServerContext& server) : server_(server) {}
+  OpTime majority_read_point() const override;
+  void linearizable_barrier(int64_t /*max_time_ms*/) override {}
+  std::optional<bson::Document> repl_set_status() const override { return std::nullopt; }
+
+ private:
+  const ServerContext& server_;
+};
 
 struct ServerContext {
   explicit ServerContext(ServerOptions opts);
@@ -46,23 +65,17 @@ struct ServerContext {
   ReplicaState replica;
   std::unique_ptr<WriteConcernWaiter> write_concern_waiter;
 
-  // The data layer's newest oplog entry; both return nulls until a data layer is attached.
-  std::function<OpTime()> last_applied = [] { return OpTime{}; };
-  std::function<int64_t()> last_write_date_ms = [] { return int64_t{0}; };
+  // The data layer's newest oplog entry, read through `oplog` from now on. Once, before the
+  // listener starts.
+  void attach_oplog(const data::OplogPosition& oplog);
+  // Its optime and wall time (data::OplogPosition); a null optime and 0 until one is attached.
+  OpTime last_applied() const;
+  int64_t last_write_date_ms() const;
 
-  // Read concern (read_concern.h). The majority commit point this member knows: a single node
-  // commits what it applies; a replication layer replaces it. The linearizable barrier runs
-  // after a linearizable read: it returns once a no-op written after the read is majority
-  // committed on this still-primary member, within max_time_ms when that is positive, and
-  // throws CommandError otherwise.
-  std::function<OpTime()> last_committed = [this] { return effective_last_applied(); };
-  std::function<void(int64_t max_time_ms)> linearizable_barrier = [](int64_t) {};
-
-  // replSetGetStatus of a multi-member set, from the replication layer; nullopt while it has
-  // nothing to say (standalone, one-member set, uninitiated), and the core answers itself.
-  std::function<std::optional<bson::Document>()> repl_set_status = [] {
-    return std::optional<bson::Document>{};
-  };
+  // Replication as the server core reads it (read concern, replSetGetStatus): `view` from now
+  // on, in place of the single-node answers. Once, before the listener starts.
+  void attach_replication(ReplicationView& view);
+  ReplicationView& replication() const { return *replication_; }
 
   // The newest optime this member knows: the data layer's, or the set's initiation optime
   // before the first write (it seeds $clusterTime and operationTime; docs/mongodb-behaviour.md,
@@ -76,6 +89,9 @@ struct ServerContext {
   bool sleep_unless_shutdown(int64_t duration_ms);
 
  private:
+  const data::OplogPosition* oplog_ = nullptr;
+  SingleNodeReplicationView single_node_{*this};
+  ReplicationView* replication_ = &single_node_;
   std::atomic<bool> shutting_down_{false};
   std::mutex shutdown_mutex_;
   std::condition_variable shutdown_cv_;

@@ -1,7 +1,7 @@
 // Write concern: parsing the writeConcern argument (docs/mongodb-behaviour.md, Write concern) and
-// the hook that waits for it after a write (WriteConcernWaiter). The dispatcher calls the waiter
-// with the optime the handler reported in CommandContext::last_write_optime; a replication layer
-// replaces the single-node waiter with one that blocks on its commit point.
+// the interface that waits for it after a write (WriteConcernWaiter). The dispatcher calls the
+// waiter with the optime the handler reported in CommandContext::last_write_optime; a replication
+// layer replaces the single-node waiter with one that blocks on its commit point.
 //
 // Thread rules: parse_write_concern is pure; waiters are called from many connection threads.
 #pragma once
