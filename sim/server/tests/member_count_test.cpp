@@ -7,7 +7,7 @@
 
 #include "base/error_codes.h"
 #include "bson/codec.h"
-#include "server/tests/replica_set_cluster.h"
+#include "server/tests/sim_set.h"
 
 namespace mongosim::testing {
 namespace {
@@ -15,7 +15,7 @@ namespace {
 using bson::Document;
 using bson::V;
 
-std::optional<Document> insert(const ReplicaSetCluster& set, int member, int32_t id,
+std::optional<Document> insert(const SimSet& set, int member, int32_t id,
                                const Document& write_concern) {
   return set.command(member,
                      Document{{"insert", V("c")},
@@ -25,32 +25,31 @@ std::optional<Document> insert(const ReplicaSetCluster& set, int member, int32_t
 }
 
 // Acknowledged by every member: w equal to the member count.
-void expect_write_reaches_all(const ReplicaSetCluster& set, int primary, int32_t id) {
+void expect_write_reaches_all(const SimSet& set, int primary, int32_t id) {
   Document everyone{{"w", V(int32_t{set.size()})}, {"wtimeout", V(int32_t{20000})}};
   auto reply = insert(set, primary, id, everyone);
   ASSERT_TRUE(reply);
-  EXPECT_TRUE(ReplicaSetCluster::is_ok(*reply)) << bson::to_json(*reply);
+  EXPECT_TRUE(is_ok(*reply)) << bson::to_json(*reply);
   EXPECT_FALSE(reply->has("writeConcernError")) << bson::to_json(*reply) << set.logs();
 }
 
-int32_t status_int(const ReplicaSetCluster& set, int member, const char* field) {
+int32_t status_int(const SimSet& set, int member, const char* field) {
   auto status = set.command(member, Document{{"replSetGetStatus", V(int32_t{1})}});
-  return status && ReplicaSetCluster::is_ok(*status)
-             ? static_cast<int32_t>(status->get(field)->number_as_double())
-             : -1;
+  return status && is_ok(*status) ? static_cast<int32_t>(status->get(field)->number_as_double())
+                                  : -1;
 }
 
 // True once `observer` reports member `subject` as unreachable (health 0).
-bool sees_down(const ReplicaSetCluster& set, int observer, int subject) {
+bool sees_down(const SimSet& set, int observer, int subject) {
   auto status = set.command(observer, Document{{"replSetGetStatus", V(int32_t{1})}});
-  if (!status || !ReplicaSetCluster::is_ok(*status)) return false;
+  if (!status || !is_ok(*status)) return false;
   const auto& m = status->get("members")->as_array()[static_cast<size_t>(subject)].as_document();
   return m.get("health")->number_as_double() == 0;
 }
 
 TEST(TwoMemberSet, MajorityNeedsBothMembers) {
-  ReplicaSetCluster set(2);
-  int primary = set.primary_index();
+  SimSet set({.members = 2});
+  int primary = set.primary();
   ASSERT_GE(primary, 0);
   EXPECT_EQ(status_int(set, primary, "majorityVoteCount"), 2);
   EXPECT_EQ(status_int(set, primary, "writeMajorityCount"), 2);
@@ -63,7 +62,7 @@ TEST(TwoMemberSet, MajorityNeedsBothMembers) {
   auto alone =
       insert(set, primary, 2, Document{{"w", V("majority")}, {"wtimeout", V(int32_t{200})}});
   ASSERT_TRUE(alone);
-  EXPECT_TRUE(ReplicaSetCluster::is_ok(*alone)) << bson::to_json(*alone);
+  EXPECT_TRUE(is_ok(*alone)) << bson::to_json(*alone);
   EXPECT_EQ(alone->get("n")->number_as_double(), 1);  // applied locally all the same
   const bson::Value* wce = alone->get("writeConcernError");
   ASSERT_NE(wce, nullptr) << "acknowledged at majority with one of two members paused: "
@@ -79,14 +78,14 @@ TEST(TwoMemberSet, MajorityNeedsBothMembers) {
 }
 
 TEST(TwoMemberSet, OneVoterDownLeavesNoPrimary) {
-  ReplicaSetCluster set(2);
-  int primary = set.primary_index();
+  SimSet set({.members = 2});
+  int primary = set.primary();
   ASSERT_GE(primary, 0);
   int secondary = 1 - primary;
   // The secondary going away: the primary cannot see a majority and steps down
   // (docs/mongodb-behaviour.md, Losing the majority).
   set.pause(secondary);
-  ASSERT_TRUE(ReplicaSetCluster::wait_until([&] {
+  ASSERT_TRUE(poll_until(after(kConvergeTimeout), [&] {
     auto h = set.hello(primary);
     return h && !h->get("isWritablePrimary")->truthy();
   })) << set.logs();
@@ -97,11 +96,11 @@ TEST(TwoMemberSet, OneVoterDownLeavesNoPrimary) {
   // The former primary itself killed: the survivor, once it has marked it down, still cannot
   // stand (CannotSeeMajority) and stays SECONDARY, refusing writes.
   set.resume(secondary);
-  int again = set.wait_for_primary();
+  int again = set.wait_for_primary(after(kConvergeTimeout));
   ASSERT_GE(again, 0) << set.logs();
   int survivor = 1 - again;
   set.kill(again);
-  ASSERT_TRUE(ReplicaSetCluster::wait_until([&] { return sees_down(set, survivor, again); }))
+  ASSERT_TRUE(poll_until(after(kConvergeTimeout), [&] { return sees_down(set, survivor, again); }))
       << set.logs();
   EXPECT_EQ(status_int(set, survivor, "myState"), 2);
   auto h = set.hello(survivor);
@@ -115,8 +114,8 @@ TEST(TwoMemberSet, OneVoterDownLeavesNoPrimary) {
 // Elect, replicate to every member, step the primary down, and converge on a new primary that
 // again replicates to every member.
 void elect_replicate_step_down_converge(int members) {
-  ReplicaSetCluster set(members);
-  int primary = set.primary_index();
+  SimSet set({.members = members});
+  int primary = set.primary();
   ASSERT_GE(primary, 0);
   EXPECT_EQ(status_int(set, primary, "majorityVoteCount"), members / 2 + 1);
   expect_write_reaches_all(set, primary, 1);
@@ -128,18 +127,19 @@ void elect_replicate_step_down_converge(int members) {
   auto step_down = set.command(primary, Document{{"replSetStepDown", V(int32_t{30})},
                                                  {"secondaryCatchUpPeriodSecs", V(int32_t{10})}});
   ASSERT_TRUE(step_down);
-  EXPECT_TRUE(ReplicaSetCluster::is_ok(*step_down)) << bson::to_json(*step_down);
-  int next = set.wait_for_primary(primary);
+  EXPECT_TRUE(is_ok(*step_down)) << bson::to_json(*step_down);
+  int next = set.wait_for_primary(after(kConvergeTimeout), primary);
   ASSERT_GE(next, 0) << set.logs();
   EXPECT_NE(next, primary);
   int64_t term = set.term(next);
-  ASSERT_TRUE(ReplicaSetCluster::wait_until([&] {
-    for (int i = 0; i < set.size(); ++i) {
-      if (set.term(i) != term) return false;
-    }
-    return true;
-  })) << "members never agreed on term "
-      << term;
+  ASSERT_TRUE(poll_until(after(kConvergeTimeout),
+                         [&] {
+                           for (int i = 0; i < set.size(); ++i) {
+                             if (set.term(i) != term) return false;
+                           }
+                           return true;
+                         }))
+      << "members never agreed on term " << term;
   expect_write_reaches_all(set, next, 3);
 }
 
