@@ -17,12 +17,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "mongosim_process.h"
+#include "testkit.h"
 
 namespace {
 
@@ -98,7 +99,7 @@ double percentile(std::vector<double>& sorted, double q) {
 }
 
 Result run(const Config& config, mongolock::Backoff backoff, const std::string& uri,
-           const mongolock::test::MongosimProcess& server) {
+           const locklab::testkit::MongosimNode& server) {
   mongolock::Options options;
   options.backoff = backoff;
   options.busy_wait_min_ms = config.min_ms;
@@ -183,22 +184,32 @@ void write_outputs(const Config& c, const std::vector<Result>& results) {
   }
 }
 
+// A one-member set rs0 as the lock library's tests start it; nullptr when the build has none.
+std::unique_ptr<locklab::testkit::ReplicaSet> one_member_set() {
+  if (locklab::testkit::mongosim_program().empty()) return nullptr;
+  return std::make_unique<locklab::testkit::ReplicaSet>(locklab::testkit::SetOptions{
+      .members = 1,
+      .args = {"--bind_ip", "127.0.0.1", "--setParameter", "ttlMonitorSleepSecs=1"},
+      .election_timeout_ms = 0,  // the server's own timers
+      .heartbeat_interval_ms = 0});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Config config = parse(argc, argv);
-  auto server = mongolock::test::MongosimProcess::start();
+  auto server = one_member_set();
   if (!server) {
     std::fprintf(stderr, "bench_backoff: this build has no mongosim\n");
     return 2;
   }
-  const std::string uri = server->uri("&appname=bench_backoff");
+  const std::string uri = server->uri("appname=bench_backoff");
   std::vector<Result> results;
   for (auto backoff : {mongolock::Backoff::kRandom, mongolock::Backoff::kAdaptive}) {
     std::fprintf(stderr, "bench_backoff: %s backoff, %d contenders, %lld s...\n",
                  backoff == mongolock::Backoff::kRandom ? "random" : "adaptive", config.contenders,
                  static_cast<long long>(config.seconds));
-    results.push_back(run(config, backoff, uri, *server));
+    results.push_back(run(config, backoff, uri, server->member(0)));
   }
   std::printf("%-9s %12s %10s %10s %10s %10s %12s\n", "strategy", "acq/s", "p50 ms", "p99 ms",
               "max ms", "att/acq", "min/max");

@@ -15,16 +15,20 @@
 #include <string>
 #include <vector>
 
-#include "mongosim_process.h"
+#include "testkit.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-mongolock::test::MongosimProcess& server() {
-  static std::unique_ptr<mongolock::test::MongosimProcess> process =
-      mongolock::test::MongosimProcess::start();
-  return *process;
+// The run's one-member set rs0, started on first use.
+locklab::testkit::ReplicaSet& server() {
+  static locklab::testkit::ReplicaSet set(
+      {.members = 1,
+       .args = {"--bind_ip", "127.0.0.1", "--setParameter", "ttlMonitorSleepSecs=1"},
+       .election_timeout_ms = 0,  // the server's own timers
+       .heartbeat_interval_ms = 0});
+  return set;
 }
 
 // Latencies of one benchmark run; reported as percentile counters when the run ends.
@@ -58,7 +62,7 @@ struct ClientDeleter {
 
 void BM_FindAndModifyUpsertInc(benchmark::State& state) {
   mongoc_init();
-  std::string uri = server().uri("&appname=bench");
+  std::string uri = server().uri("appname=bench");
   bson_error_t error;
   std::unique_ptr<mongoc_client_t, ClientDeleter> client(mongoc_client_new(uri.c_str()));
   if (!client) {

@@ -54,7 +54,7 @@ class SeedClientsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!clients_built()) GTEST_SKIP() << "needs mongosim and the seed clients built";
-    dir_ = std::make_unique<testing::TempDir>();
+    dir_ = std::make_unique<testkit::TempDir>();
     cluster_ = testing::local_db(dir_->path(), 1, supervisor_);
     cluster_->start();
   }
@@ -183,7 +183,7 @@ class SeedClientsTest : public ::testing::Test {
     return check(read_history(history_path()), config);
   }
 
-  std::unique_ptr<testing::TempDir> dir_;
+  std::unique_ptr<testkit::TempDir> dir_;
   Supervisor supervisor_;
   std::unique_ptr<Db> cluster_;
 };

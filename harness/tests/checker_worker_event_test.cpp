@@ -110,7 +110,7 @@ TEST(CheckerWorkerEvent, AHistoryWithoutItsClientAcceptsEitherGrant) {
 
 // `locklab check` on a run directory: exit 2, the message on its error stream.
 TEST(CheckerWorkerEvent, LocklabCheckExitsTwoNamingTheEvent) {
-  testing::TempDir dir;
+  testkit::TempDir dir;
   {
     HistoryWriter history(dir.file("history.jsonl"));
     for (const Event& e : [] {

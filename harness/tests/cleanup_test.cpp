@@ -20,21 +20,15 @@
 #include "programs.h"
 #include "run/process.h"
 #include "run/sandbox.h"
+#include "testkit.h"
 
 namespace locklab {
 namespace {
 
-namespace fs = std::filesystem;
+using locklab::testkit::after;
+using locklab::testkit::poll_until;
 
-template <typename F>
-bool eventually(F done, int64_t deadline_ms) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(deadline_ms);
-  while (std::chrono::steady_clock::now() < end) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return done();
-}
+namespace fs = std::filesystem;
 
 // Pids of processes whose command line mentions `needle`.
 std::vector<pid_t> processes_mentioning(const std::string& needle) {
@@ -117,7 +111,7 @@ struct SignalledRun {
     argv.insert(argv.end(), {"--out", out});
     const pid_t harness = supervisor.spawn({argv, "", out + ".log"});
     const std::string prefix = "ll-" + std::to_string(harness);
-    EXPECT_TRUE(eventually(moment, 60'000))
+    EXPECT_TRUE(poll_until(after(std::chrono::milliseconds(60'000)), moment))
         << "the run never reached " << moment_name << "; see " << out << ".log";
     // The run's namespaces are inside its sandbox: the harness is in a network namespace of
     // its own and nothing of the run is in the host's list.
@@ -128,11 +122,15 @@ struct SignalledRun {
     auto status = supervisor.wait_exit(harness, 60'000);
     EXPECT_TRUE(status.has_value()) << "locklab did not exit after signal " << sig;
     // The janitor finishes the job after a SIGKILL; give it a bounded moment.
-    EXPECT_TRUE(eventually([&] { return list_namespaces(prefix + "-").empty(); }, 20'000));
-    EXPECT_TRUE(eventually([&] { return temp_dirs(prefix).empty(); }, 20'000));
-    EXPECT_TRUE(eventually([&] { return processes_mentioning(out).empty(); }, 20'000))
+    EXPECT_TRUE(poll_until(after(std::chrono::milliseconds(20'000)),
+                           [&] { return list_namespaces(prefix + "-").empty(); }));
+    EXPECT_TRUE(poll_until(after(std::chrono::milliseconds(20'000)),
+                           [&] { return temp_dirs(prefix).empty(); }));
+    EXPECT_TRUE(poll_until(after(std::chrono::milliseconds(20'000)),
+                           [&] { return processes_mentioning(out).empty(); }))
         << processes_mentioning(out).size() << " processes of the run remain";
-    EXPECT_TRUE(eventually([&] { return processes_mentioning(prefix + "-").empty(); }, 20'000));
+    EXPECT_TRUE(poll_until(after(std::chrono::milliseconds(20'000)),
+                           [&] { return processes_mentioning(prefix + "-").empty(); }));
     const std::string log = read_text(out + ".log");
     fs::remove_all(out);  // the run's output directory is the test's own temp data
     fs::remove(out + ".log");
@@ -254,8 +252,10 @@ void expect_nothing_left(pid_t harness, const std::string& out) {
   const std::string prefix = "ll-" + std::to_string(harness);
   EXPECT_TRUE(list_namespaces(prefix + "-").empty());
   EXPECT_TRUE(temp_dirs(prefix).empty());
-  EXPECT_TRUE(eventually([&] { return processes_mentioning(out).empty(); }, 20'000));
-  EXPECT_TRUE(eventually([&] { return processes_mentioning(prefix + "-").empty(); }, 20'000));
+  EXPECT_TRUE(poll_until(after(std::chrono::milliseconds(20'000)),
+                         [&] { return processes_mentioning(out).empty(); }));
+  EXPECT_TRUE(poll_until(after(std::chrono::milliseconds(20'000)),
+                         [&] { return processes_mentioning(prefix + "-").empty(); }));
 }
 
 // A short 3-member run with member partitions, a member kill and step-downs, run to the end:

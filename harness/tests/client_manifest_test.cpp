@@ -18,7 +18,7 @@
 namespace locklab {
 namespace {
 
-using testing::TempDir;
+using testkit::TempDir;
 
 // A manifest file in `dir` (with an executable program beside it), whose text is `body`.
 std::string write_manifest(const TempDir& dir, const std::string& file, const std::string& body) {

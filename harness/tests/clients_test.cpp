@@ -83,7 +83,7 @@ TEST(Clients, TableInvariantsHold) {
 }
 
 TEST(Clients, UnavailableSaysWhy) {
-  testing::TempDir dir;
+  testkit::TempDir dir;
   ClientEnvironment env{dir.path(), dir.path(), ""};
   const ClientSpec& node = *find_client(kNodeClient);
   EXPECT_EQ(client_unavailable(node, env), "node not found on PATH");
@@ -97,7 +97,7 @@ TEST(Clients, UnavailableSaysWhy) {
 }
 
 TEST(Clients, FindOnPathSkipsEmptyEntriesAndDirectories) {
-  testing::TempDir dir;
+  testkit::TempDir dir;
   fs::create_directory(dir.file("tool"));  // a directory is not an executable
   EXPECT_EQ(find_on_path("tool", "::" + dir.path()), "");
   EXPECT_EQ(find_on_path("sh", "/nonexistent::/bin"), "/bin/sh");
@@ -116,7 +116,7 @@ class ClientRun : public ::testing::Test {
          dir_.file("s.toml"), "--cluster", "loopback", "--out", dir_.file("out")},
         "", "", 60'000);
   }
-  testing::TempDir dir_;
+  testkit::TempDir dir_;
 };
 
 TEST_F(ClientRun, UnknownClientIsRefusedBeforeAnythingStarts) {

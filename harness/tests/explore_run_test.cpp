@@ -19,9 +19,14 @@
 #include "programs.h"
 #include "run/run.h"
 #include "temp_dir.h"
+#include "testkit.h"
 
 namespace locklab {
 namespace {
+
+using locklab::testkit::after;
+using locklab::testkit::poll_until;
+constexpr std::chrono::milliseconds kPollMs{50};  // between polls of the waits below
 
 namespace fs = std::filesystem;
 
@@ -35,23 +40,13 @@ std::string read(const fs::path& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-template <typename F>
-bool eventually(F done, int64_t deadline_ms) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(deadline_ms);
-  while (std::chrono::steady_clock::now() < end) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return done();
-}
-
 const char* kInvalidVerdict = R"({"outcome": "invalid", "properties": [
   {"property": "tokens.unique", "outcome": "valid"},
   {"property": "exclusion.fenced", "outcome": "invalid"},
   {"property": "liveness.recovery", "outcome": "invalid"}], "stats": {}})";
 
 TEST(ExploreCase, OutcomeIsReadFromTheRunDirectory) {
-  testing::TempDir dir;
+  testkit::TempDir dir;
   const fs::path run = dir.file("run");
   write(run / "verdict.json", kInvalidVerdict);
   CaseOutcome o = classify_run(run.string(), 1);
@@ -88,7 +83,7 @@ TEST(ExploreCase, OutcomeIsReadFromTheRunDirectory) {
 // fails naming it, and leaves member-died.txt for the explorer.
 TEST(ExploreCase, MemberThatAbortsMidRunIsRecordedAsAMemberDeath) {
   if (!testing::programs_built()) GTEST_SKIP() << "needs locklab and mongosim built";
-  testing::TempDir dir;
+  testkit::TempDir dir;
   const std::string wrapper = dir.file("aborting-member.sh");
   write(wrapper, std::string("#!/bin/sh\n( sleep 3; kill -ABRT $$ ) &\nexec ") + LOCKLAB_BIN_DIR +
                      "/mongosim \"$@\"\n");
@@ -133,7 +128,7 @@ bool leftovers_of(pid_t pid, std::string& what) {
 // Ctrl-C (SIGINT to the explorer's process group) while a case's workers run.
 TEST(ExploreInterrupt, CtrlCMidCaseLeavesNothingBehind) {
   if (!testing::programs_built()) GTEST_SKIP() << "needs locklab and mongosim built";
-  testing::TempDir dir;
+  testkit::TempDir dir;
   const fs::path out = dir.file("explore");
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
@@ -149,9 +144,10 @@ TEST(ExploreInterrupt, CtrlCMidCaseLeavesNothingBehind) {
   }
   setpgid(pid, pid);
   // The first case is running its workers: its history records a worker's spawn.
-  const bool started = eventually(
+  const bool started = poll_until(
+      after(std::chrono::milliseconds(60'000)),
       [&] { return read(out / "cases/0/history.jsonl").find("\"spawn\"") != std::string::npos; },
-      60'000);
+      kPollMs);
   kill(-pid, SIGINT);
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
@@ -162,11 +158,13 @@ TEST(ExploreInterrupt, CtrlCMidCaseLeavesNothingBehind) {
   ASSERT_FALSE(pids.empty());
   for (pid_t p : pids) {
     std::string what;
-    EXPECT_TRUE(eventually([&] { return !leftovers_of(p, what); }, 10'000))
+    EXPECT_TRUE(poll_until(
+        after(std::chrono::milliseconds(10'000)), [&] { return !leftovers_of(p, what); }, kPollMs))
         << "case pid " << p << " left " << what;
   }
   // No process of the explorer's group is left (its cases' members and workers included).
-  EXPECT_TRUE(eventually([&] { return kill(-pid, 0) != 0; }, 10'000));
+  EXPECT_TRUE(poll_until(
+      after(std::chrono::milliseconds(10'000)), [&] { return kill(-pid, 0) != 0; }, kPollMs));
   const nlohmann::json summary = nlohmann::json::parse(read(out / "summary.json"));
   EXPECT_TRUE(summary["interrupted"].get<bool>());
 }

@@ -47,7 +47,7 @@ ToolResult locklab_run(const std::string& scenario, const std::string& uri,
 TEST(ExternalCluster, StepDownScenarioRunsAgainstAnExternalSet) {
   if (!testing::programs_built())
     GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
-  testing::TempDir dir;
+  testkit::TempDir dir;
   ExternalSet set(dir.path());
   const ToolResult r = locklab_run("replset-step-down.toml", set.uri(), dir.file("run"));
   EXPECT_EQ(r.code, 0) << r.output;
@@ -59,7 +59,7 @@ TEST(ExternalCluster, StepDownScenarioRunsAgainstAnExternalSet) {
 TEST(ExternalCluster, FaultsThatNeedMembersAreRefused) {
   if (!testing::programs_built())
     GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
-  testing::TempDir dir;
+  testkit::TempDir dir;
   const ToolResult r =
       locklab_run("replset-kill-member.toml",
                   "mongodb://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3/?replicaSet=rs0", dir.file("run"));

@@ -20,7 +20,7 @@
 namespace locklab {
 namespace {
 
-using testing::TempDir;
+using testkit::TempDir;
 
 Event big_event(const std::string& process, int n) {
   // Larger than PIPE_BUF, so whole lines come from O_APPEND, not from small-write luck.

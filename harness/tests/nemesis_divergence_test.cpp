@@ -93,7 +93,7 @@ size_t position(const std::vector<std::string>& log, const std::string& entry) {
 }
 
 TEST(PrimaryDivergence, HealBringsTheClockBackBeforeTheMajorityIsReachable) {
-  testing::TempDir dir;
+  testkit::TempDir dir;
   Supervisor supervisor;
   HistoryWriter history(dir.file("history.jsonl"));
   WorkerLaunch launch;

@@ -26,7 +26,7 @@ class NemesisHistoryTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!testing::programs_built()) GTEST_SKIP() << "needs mongosim built";
-    dir_ = std::make_unique<testing::TempDir>();
+    dir_ = std::make_unique<testkit::TempDir>();
     cluster_ = testing::local_db(dir_->path(), 1, supervisor_);
     cluster_->start();
     history_ = std::make_unique<HistoryWriter>(dir_->file("history.jsonl"));
@@ -51,7 +51,7 @@ class NemesisHistoryTest : public ::testing::Test {
     return read_history(dir_->file("history.jsonl"));
   }
 
-  std::unique_ptr<testing::TempDir> dir_;
+  std::unique_ptr<testkit::TempDir> dir_;
   Supervisor supervisor_;
   std::unique_ptr<Db> cluster_;
   std::unique_ptr<HistoryWriter> history_;
@@ -114,7 +114,7 @@ class ThreeMemberFaultTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!testing::programs_built()) GTEST_SKIP() << "needs mongosim built";
-    dir_ = std::make_unique<testing::TempDir>();
+    dir_ = std::make_unique<testkit::TempDir>();
     cluster_ = testing::local_db(dir_->path(), 3, supervisor_);
     cluster_->start();
     history_ = std::make_unique<HistoryWriter>(dir_->file("history.jsonl"));
@@ -133,7 +133,7 @@ class ThreeMemberFaultTest : public ::testing::Test {
     return reply.value("previousOffsetMillis", int64_t{-1});
   }
 
-  std::unique_ptr<testing::TempDir> dir_;
+  std::unique_ptr<testkit::TempDir> dir_;
   Supervisor supervisor_;
   std::unique_ptr<Db> cluster_;
   std::unique_ptr<HistoryWriter> history_;

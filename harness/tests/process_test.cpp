@@ -10,19 +10,14 @@
 #include <fstream>
 #include <thread>
 
+#include "testkit.h"
+
 namespace locklab {
 namespace {
 
-// Polls `done` until it holds or deadline_ms passes (a bounded wait, not a timing assertion).
-template <typename F>
-bool eventually(F done, int64_t deadline_ms = 10'000) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(deadline_ms);
-  while (std::chrono::steady_clock::now() < end) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return done();
-}
+using locklab::testkit::after;
+using locklab::testkit::poll_until;
+constexpr std::chrono::milliseconds kPollMs{5};  // between polls of the waits below
 
 TEST(Supervisor, ReportsExitCode) {
   Supervisor s;
@@ -42,10 +37,13 @@ TEST(Supervisor, PollReportsEachChildOnce) {
   const pid_t a = s.spawn({{"/bin/true"}, "", ""});
   const pid_t b = s.spawn({{"/bin/false"}, "", ""});
   std::map<pid_t, int> codes;
-  ASSERT_TRUE(eventually([&] {
-    for (const auto& e : s.poll()) codes[e.pid] = e.code;
-    return codes.size() == 2;
-  }));
+  ASSERT_TRUE(poll_until(
+      after(std::chrono::milliseconds(10'000)),
+      [&] {
+        for (const auto& e : s.poll()) codes[e.pid] = e.code;
+        return codes.size() == 2;
+      },
+      kPollMs));
   EXPECT_EQ(codes[a], 0);
   EXPECT_EQ(codes[b], 1);
   EXPECT_TRUE(s.poll().empty());
@@ -55,9 +53,13 @@ TEST(Supervisor, StopAndContinue) {
   Supervisor s;
   const pid_t pid = s.spawn({{"/bin/sleep", "100"}, "", ""});
   ASSERT_TRUE(s.signal(pid, SIGSTOP));
-  EXPECT_TRUE(eventually([&] { return process_state(pid) == 'T'; }));
+  EXPECT_TRUE(poll_until(
+      after(std::chrono::milliseconds(10'000)), [&] { return process_state(pid) == 'T'; },
+      kPollMs));
   ASSERT_TRUE(s.signal(pid, SIGCONT));
-  EXPECT_TRUE(eventually([&] { return process_state(pid) == 'S'; }));
+  EXPECT_TRUE(poll_until(
+      after(std::chrono::milliseconds(10'000)), [&] { return process_state(pid) == 'S'; },
+      kPollMs));
   s.stop_all(5'000);
   EXPECT_FALSE(s.running(pid));
   EXPECT_EQ(process_state(pid), 0);
@@ -70,7 +72,9 @@ TEST(Supervisor, StopAllKillsAChildThatIgnoresTerm) {
   const pid_t pid = s.spawn(
       {{"/bin/sh", "-c", "trap '' TERM; touch " + ready + "; while :; do sleep 1; done"}, "", ""});
   // SIGTERM must arrive after the trap is set, or the shell dies of it.
-  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(ready); }));
+  ASSERT_TRUE(poll_until(
+      after(std::chrono::milliseconds(10'000)), [&] { return std::filesystem::exists(ready); },
+      kPollMs));
   s.stop_all(200);
   EXPECT_FALSE(s.running(pid));
   auto reported = s.poll();
@@ -117,11 +121,14 @@ TEST(Supervisor, SubreaperReapsOrphans) {
   pid_t orphan = 0;
   std::ifstream(pidfile) >> orphan;
   ASSERT_GT(orphan, 0);
-  ASSERT_TRUE(eventually([&] {
-    s.poll();
-    return process_state(orphan) == 0;
-  })) << "orphan "
-      << orphan << " is still there in state " << process_state(orphan);
+  ASSERT_TRUE(poll_until(
+      after(std::chrono::milliseconds(10'000)),
+      [&] {
+        s.poll();
+        return process_state(orphan) == 0;
+      },
+      kPollMs))
+      << "orphan " << orphan << " is still there in state " << process_state(orphan);
 }
 
 TEST(RunTool, CapturesOutputAndCode) {

@@ -272,7 +272,7 @@ class ReplyRelayTest : public ::testing::Test {
     return c;
   }
 
-  testing::TempDir dir_;
+  testkit::TempDir dir_;
   Fd upstream_listener_;
   uint16_t upstream_port_ = 0;
   std::string delay_path_;
@@ -597,7 +597,7 @@ class ReplyRelayRedirectTest : public ::testing::Test {
     if (nft.code != 0) GTEST_SKIP() << "nft refused the redirect rule: " << nft.output;
   }
 
-  testing::TempDir dir_;
+  testkit::TempDir dir_;
   Fd original_netns_;
   bool entered_ = false;
   std::string delay_path_;

@@ -48,7 +48,7 @@ class ReplyRelaysTest : public ::testing::Test {
   }
   static std::string relay_program() { return std::string(LOCKLAB_BIN_DIR) + "/locklab-relay"; }
   std::string prefix_;
-  testing::TempDir dir_;
+  testkit::TempDir dir_;
 };
 
 // A member that answers one "ping" with "pong", printing the peer's address and, as its last

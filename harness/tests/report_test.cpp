@@ -31,7 +31,7 @@ namespace {
 
 using testing::HistoryBuilder;
 
-using testing::TempDir;
+using testkit::TempDir;
 
 std::string read_all(const std::string& path) {
   std::ifstream in(path);

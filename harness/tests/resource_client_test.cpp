@@ -28,7 +28,7 @@ class ResourceClientTest : public ::testing::TestWithParam<int> {
  protected:
   void SetUp() override {
     if (!testing::programs_built()) GTEST_SKIP() << "needs mongosim built";
-    dir_ = std::make_unique<testing::TempDir>();
+    dir_ = std::make_unique<testkit::TempDir>();
     cluster_ = testing::local_db(dir_->path(), kMembers, supervisor_);
     cluster_->start();
   }
@@ -45,7 +45,7 @@ class ResourceClientTest : public ::testing::TestWithParam<int> {
     return c;
   }
 
-  std::unique_ptr<testing::TempDir> dir_;
+  std::unique_ptr<testkit::TempDir> dir_;
   Supervisor supervisor_;
   std::unique_ptr<Db> cluster_;
 };

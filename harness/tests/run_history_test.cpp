@@ -44,7 +44,7 @@ properties = ["tokens.unique", "exclusion.fenced"]
 
 TEST(RunHistory, EveryResourceHasAFinalAndTheStartSaysWhatOkMeans) {
   if (!testing::programs_built()) GTEST_SKIP() << "needs locklab, locklab-worker, mongosim";
-  testing::TempDir dir;
+  testkit::TempDir dir;
   {
     std::ofstream out(dir.file("finals.toml"));
     out << kScenario;

@@ -27,13 +27,13 @@ namespace {
 namespace fs = std::filesystem;
 
 // A fake /proc/sys with one setting written.
-void write_setting(const testing::TempDir& dir, const std::string& relative, const std::string& v) {
+void write_setting(const testkit::TempDir& dir, const std::string& relative, const std::string& v) {
   fs::create_directories(fs::path(dir.file(relative)).parent_path());
   std::ofstream(dir.file(relative)) << v << "\n";
 }
 
 TEST(UsernsRefusal, NamesUnprivilegedUsernsClone) {
-  testing::TempDir sys;
+  testkit::TempDir sys;
   write_setting(sys, "kernel/unprivileged_userns_clone", "0");
   write_setting(sys, "user/max_user_namespaces", "1000");
   const std::string m = userns_refusal_message(EPERM, sys.path());
@@ -42,7 +42,7 @@ TEST(UsernsRefusal, NamesUnprivilegedUsernsClone) {
 }
 
 TEST(UsernsRefusal, NamesMaxUserNamespaces) {
-  testing::TempDir sys;
+  testkit::TempDir sys;
   write_setting(sys, "kernel/unprivileged_userns_clone", "1");
   write_setting(sys, "user/max_user_namespaces", "0");
   const std::string m = userns_refusal_message(ENOSPC, sys.path());
@@ -50,7 +50,7 @@ TEST(UsernsRefusal, NamesMaxUserNamespaces) {
 }
 
 TEST(UsernsRefusal, NamesAppArmorRestriction) {
-  testing::TempDir sys;
+  testkit::TempDir sys;
   write_setting(sys, "user/max_user_namespaces", "1000");
   write_setting(sys, "kernel/apparmor_restrict_unprivileged_userns", "1");
   const std::string m = userns_refusal_message(EACCES, sys.path());
@@ -58,7 +58,7 @@ TEST(UsernsRefusal, NamesAppArmorRestriction) {
 }
 
 TEST(UsernsRefusal, SaysWhenNoSysctlIsTheCause) {
-  testing::TempDir sys;
+  testkit::TempDir sys;
   write_setting(sys, "user/max_user_namespaces", "1000");
   write_setting(sys, "kernel/apparmor_restrict_unprivileged_userns", "0");
   const std::string m = userns_refusal_message(EPERM, sys.path());
@@ -84,7 +84,7 @@ std::string facts_inside(const std::string& dir) {
 TEST(Sandbox, BodyRunsAsPidOneInItsOwnNamespaces) {
   const std::string refusal = netns_backend_refusal();
   if (!refusal.empty()) GTEST_SKIP() << refusal;
-  testing::TempDir dir;
+  testkit::TempDir dir;
   // run_sandboxed changes the calling process's namespaces: do it in a child.
   const pid_t child = fork();
   ASSERT_GE(child, 0);
@@ -210,7 +210,7 @@ TEST(ForbiddenUserNamespaces, RefusalNamesTheSysctlAndRootStillRuns) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to make a machine that forbids user namespaces";
   if (!netns_backend_refusal().empty()) GTEST_SKIP() << netns_backend_refusal();
   if (!testing::programs_built()) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim";
-  testing::TempDir dir;
+  testkit::TempDir dir;
   ASSERT_EQ(chown(dir.path().c_str(), 65534, 65534), 0);
   std::ofstream(dir.file("isolate.toml"))
       << "[workload]\nkind = \"fenced\"\nworkers = 2\nduration_ms = 1500\n"

@@ -23,20 +23,15 @@
 #include "run/process.h"
 #include "temp_dir.h"
 #include "test_cluster.h"
+#include "testkit.h"
 
 namespace locklab {
 namespace {
 
-constexpr int64_t kWaitMs = 20'000;  // bound on every wait below
+using locklab::testkit::after;
+using locklab::testkit::poll_until;
 
-bool eventually(const std::function<bool()>& done, int64_t deadline_ms = kWaitMs) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(deadline_ms);
-  while (std::chrono::steady_clock::now() < end) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return done();
-}
+constexpr int64_t kWaitMs = 20'000;  // bound on every wait below
 
 // The events of one process with function f, in history order.
 std::vector<Event> events_of(const std::vector<Event>& history, const std::string& process,
@@ -52,7 +47,7 @@ class WorkerHistoryTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!testing::programs_built()) GTEST_SKIP() << "needs locklab-worker and mongosim built";
-    dir_ = std::make_unique<testing::TempDir>();
+    dir_ = std::make_unique<testkit::TempDir>();
     cluster_ = testing::local_db(dir_->path(), 1, supervisor_);
     cluster_->start();
   }
@@ -103,7 +98,7 @@ class WorkerHistoryTest : public ::testing::Test {
     return batch[0];
   }
 
-  std::unique_ptr<testing::TempDir> dir_;
+  std::unique_ptr<testkit::TempDir> dir_;
   Supervisor supervisor_;
   std::unique_ptr<Db> cluster_;
 };
@@ -122,10 +117,11 @@ TEST_F(WorkerHistoryTest, CounterWriteKilledInFlightHasItsInvoke) {
   const pid_t worker = start_worker({"--kind", "counter", "--critical-section-ms", "0",
                                      "--expiry-ms", "30000", "--operations", "1"});
   // The update reached the server (counted on arrival) and is being held.
-  ASSERT_TRUE(eventually([&] { return update_total() > updates_before; }));
+  ASSERT_TRUE(poll_until(after(std::chrono::milliseconds(kWaitMs)),
+                         [&] { return update_total() > updates_before; }));
   ASSERT_TRUE(supervisor_.signal(worker, SIGKILL));
   ASSERT_TRUE(supervisor_.wait_exit(worker, kWaitMs).has_value());
-  ASSERT_TRUE(eventually([&] {
+  ASSERT_TRUE(poll_until(after(std::chrono::milliseconds(kWaitMs)), [&] {
     const auto doc = document(kCounterCollection, kCounterResource);
     return doc && doc->value("count", int64_t{0}) == 1;
   })) << "the held update never landed";
@@ -148,8 +144,9 @@ TEST_F(WorkerHistoryTest, CounterWriteKilledInFlightHasItsInvoke) {
 std::vector<Event> fenced_operation_lost_midway(WorkerHistoryTest& test, pid_t worker,
                                                 const std::function<std::vector<Event>()>& read,
                                                 Supervisor& supervisor, Db& cluster) {
-  EXPECT_TRUE(eventually([&] { return !events_of(read(), "w1", "acquire").empty(); }));
-  EXPECT_TRUE(eventually([&] {
+  EXPECT_TRUE(poll_until(after(std::chrono::milliseconds(kWaitMs)),
+                         [&] { return !events_of(read(), "w1", "acquire").empty(); }));
+  EXPECT_TRUE(poll_until(after(std::chrono::milliseconds(kWaitMs)), [&] {
     for (const Event& e : events_of(read(), "w1", "acquire")) {
       if (e.type == EventType::kOk) return true;
     }

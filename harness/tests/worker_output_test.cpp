@@ -145,7 +145,7 @@ class Follower : public ::testing::Test {
     std::ofstream(path, std::ios::app) << text;
   }
   std::vector<Event> merged() { return read_history(dir_.file("history.jsonl")); }
-  testing::TempDir dir_;
+  testkit::TempDir dir_;
   HistoryWriter history_{dir_.file("history.jsonl")};
   WorkerOutputs outputs_{history_, dir_.path(), GrantTokens{}};
 };
@@ -246,7 +246,7 @@ class BadClientRun : public ::testing::TestWithParam<BadClientCase> {};
 TEST_P(BadClientRun, IsAnErrorNamingWorkerAndLineAndKeepsEveryOtherEvent) {
   if (!locklab::testing::programs_built()) GTEST_SKIP() << "needs locklab and mongosim built";
   const BadClientCase& c = GetParam();
-  testing::TempDir dir;
+  testkit::TempDir dir;
   std::ofstream(dir.file("s.toml")) << "[workload]\nclient = \"" << c.client
                                     << "\"\nworkers = 2\noperations = 2\n"
                                        "[nemesis]\nquiet_ms = 0\n";
@@ -297,7 +297,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 // `locklab run`, timed by duration, of a client whose workers run until SIGTERM but write their
 // events to stdout (test-events-to-stdout): without a fix the run passes on an empty history.
-ToolResult run_idle_client(const testing::TempDir& dir, const std::string& extra) {
+ToolResult run_idle_client(const testkit::TempDir& dir, const std::string& extra) {
   std::ofstream(dir.file("s.toml")) << "[workload]\nclient = \"test-events-to-stdout\"\n"
                                        "duration_ms = 1500\n"
                                     << extra;
@@ -310,7 +310,7 @@ ToolResult run_idle_client(const testing::TempDir& dir, const std::string& extra
 // run fails (exit 2) naming each worker and the file it should have written.
 TEST(IdleWorkerRun, AWorkerThatRanAndRecordedNothingFailsTheRun) {
   if (!locklab::testing::programs_built()) GTEST_SKIP() << "needs locklab and mongosim built";
-  testing::TempDir dir;
+  testkit::TempDir dir;
   const ToolResult r = run_idle_client(dir, "workers = 2\n[nemesis]\nquiet_ms = 0\n");
   EXPECT_EQ(r.code, 2) << r.output;
   for (const std::string w : {"w1", "w2"}) {
@@ -326,7 +326,7 @@ TEST(IdleWorkerRun, AWorkerThatRanAndRecordedNothingFailsTheRun) {
 // The run is then judged on what it has, which is nothing: unknown (exit 3), not a harness error.
 TEST(IdleWorkerRun, AWorkerPausedByAFaultMayRecordNothing) {
   if (!locklab::testing::programs_built()) GTEST_SKIP() << "needs locklab and mongosim built";
-  testing::TempDir dir;
+  testkit::TempDir dir;
   const ToolResult r =
       run_idle_client(dir,
                       "workers = 1\n[nemesis]\nquiet_ms = 0\n[[nemesis.fault]]\nat_ms = 0\n"

@@ -54,7 +54,7 @@ TEST_P(WriteConcernRunTest, NoAcquireSentAfterTheKillIsGrantedAtW3) {
   const ClientSpec& client = *find_client(GetParam());
   const std::string why = client_unavailable(client, ClientEnvironment::current());
   if (!why.empty()) GTEST_SKIP() << GetParam() << " cannot run here: " << why;
-  testing::TempDir dir;
+  testkit::TempDir dir;
   std::ofstream(dir.file("w3.toml")) << scenario_for(GetParam());
   const ToolResult r = run_tool({std::string(LOCKLAB_BIN_DIR) + "/locklab", "run",
                                  dir.file("w3.toml"), "--seed", "1", "--out", dir.file("run")},

@@ -132,21 +132,21 @@ TEST_F(ContentionTest, KilledHolderIsTakenOverAfterItsLeaseWithAHigherToken) {
 
 // Its own server: it is stopped with SIGSTOP, which would stall every other test.
 TEST(LostNotification, FiresWhileTheServerIsUnreachable) {
-  auto server = MongosimProcess::start();
+  std::unique_ptr<ReplicaSet> server = start_server();
   if (!server) GTEST_SKIP() << "mongosim is not part of this build";
   Options options;
   options.create_index = false;
   options.expiry_ms = 1000;
   // A renewal sent into the paused server hangs for a minute: the watchdog must not wait for it.
-  Provider provider(server->uri("&socketTimeoutMS=60000&serverSelectionTimeoutMS=60000"),
+  Provider provider(server->uri("socketTimeoutMS=60000&serverSelectionTimeoutMS=60000"),
                     fresh_database(), options);
   Handle held = provider.create_lock("partitioned").acquire(seconds(5));
   std::atomic<bool> called{false};
   held.on_lost([&] { called = true; });
-  server->pause();
+  server->member(0).pause();
   const bool lost = held.wait_lost(seconds(10));
   const bool token_requested = held.lost_token().stop_requested();
-  server->resume();
+  server->member(0).resume();
   EXPECT_TRUE(lost) << "no lost notification while the server was unreachable";
   EXPECT_TRUE(token_requested);
   EXPECT_TRUE(called);

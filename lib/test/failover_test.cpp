@@ -23,7 +23,6 @@
 #include <vector>
 
 #include "mongolock/mongolock.h"
-#include "mongosim_process.h"
 #include "test_server.h"
 
 namespace mongolock::test {
@@ -31,46 +30,23 @@ namespace {
 
 constexpr int kMembers = 3;
 
-// Three mongosim members initiated as rs0 with short election timers.
+// Three mongosim members initiated as rs0 with short election timers (the kit's: 1 s election
+// timeout, 200 ms heartbeats).
 class FailoverTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (std::string(MONGOSIM_PATH).empty()) GTEST_SKIP() << "mongosim is not part of this build";
-    for (int i = 0; i < kMembers; ++i) members_.push_back(MongosimProcess::start(false));
-    std::string hosts;
-    for (int i = 0; i < kMembers; ++i) {
-      hosts += std::string(i ? "," : "") + R"({"_id": )" + std::to_string(i) + R"(, "host": ")" +
-               members_[static_cast<size_t>(i)]->host() + R"("})";
-    }
-    members_[0]->command("admin", R"({"replSetInitiate": {"_id": "rs0", "members": [)" + hosts +
-                                      R"(], "settings": {"electionTimeoutMillis": 1000,
-                                      "heartbeatIntervalMillis": 200}}})");
-    ASSERT_TRUE(eventually([&] { return primary_index() >= 0; })) << "no primary elected";
+    set_ = std::make_unique<ReplicaSet>(locklab::testkit::SetOptions{
+        .members = kMembers,
+        .program = MONGOSIM_PATH,
+        .args = {"--bind_ip", "127.0.0.1", "--setParameter", "ttlMonitorSleepSecs=1"},
+        .start_timeout = std::chrono::seconds(20)});
   }
 
-  std::string uri() const {
-    std::string out = "mongodb://";
-    for (int i = 0; i < kMembers; ++i)
-      out += (i ? "," : "") + members_[static_cast<size_t>(i)]->host();
-    return out + "/?replicaSet=rs0&serverSelectionTimeoutMS=20000";
-  }
+  std::string uri() const { return set_->uri("serverSelectionTimeoutMS=20000"); }
 
-  // The one member whose hello says isWritablePrimary, or -1.
-  int primary_index() const {
-    int found = -1;
-    for (int i = 0; i < kMembers; ++i) {
-      std::string hello;
-      try {
-        hello = members_[static_cast<size_t>(i)]->command("admin", R"({"hello": 1})");
-      } catch (const std::exception&) {
-        return -1;
-      }
-      if (hello.find("\"isWritablePrimary\" : true") == std::string::npos) continue;
-      if (found >= 0) return -1;
-      found = i;
-    }
-    return found;
-  }
+  // The member every reachable member agrees is the writable primary, or -1.
+  int primary_index() const { return set_->primary(); }
 
   static Options options() {
     Options o;
@@ -81,7 +57,7 @@ class FailoverTest : public ::testing::Test {
     return o;
   }
 
-  std::vector<std::unique_ptr<MongosimProcess>> members_;
+  std::unique_ptr<ReplicaSet> set_;
 };
 
 TEST_F(FailoverTest, HolderKeepsTheLockAcrossAStepDownAndTheNextTokenIsHigher) {
@@ -97,10 +73,10 @@ TEST_F(FailoverTest, HolderKeepsTheLockAcrossAStepDownAndTheNextTokenIsHigher) {
   const int old_primary = primary_index();
   ASSERT_GE(old_primary, 0);
 
-  members_[static_cast<size_t>(old_primary)]->command(
-      "admin", R"({"replSetStepDown": 30, "secondaryCatchUpPeriodSecs": 10})");
+  set_->member(old_primary)
+      .command("admin", R"({"replSetStepDown": 30, "secondaryCatchUpPeriodSecs": 10})");
   int new_primary = -1;
-  ASSERT_TRUE(eventually([&] {
+  ASSERT_TRUE(poll_until(after(kEventually), [&] {
     new_primary = primary_index();
     return new_primary >= 0 && new_primary != old_primary;
   })) << "no new primary after the step-down";

@@ -22,19 +22,21 @@ class IndexTest : public ServerTest {
 
 TEST_F(IndexTest, CreatedOncePerProcessForBothCollections) {
   const std::string db = fresh_database();
-  const int64_t before = server_->command_total("createIndexes");
+  const int64_t before = server_->member(0).command_total("createIndexes");
   Provider first(server_->uri(), db, index_options());
-  ASSERT_TRUE(eventually([&] { return server_->command_total("createIndexes") - before >= 2; }))
-      << "the background index creation never ran";
-  const int64_t after_first = server_->command_total("createIndexes");
+  ASSERT_TRUE(poll_until(after(kEventually), [&] {
+    return server_->member(0).command_total("createIndexes") - before >= 2;
+  })) << "the background index creation never ran";
+  const int64_t after_first = server_->member(0).command_total("createIndexes");
   EXPECT_EQ(after_first - before, 2) << "one createIndexes per collection (plain and rw)";
   {
     Provider second(server_->uri(), db, index_options());
     Handle held = second.create_lock("indexed").acquire(seconds(5));
   }  // destruction joins any background work of `second`
-  EXPECT_EQ(server_->command_total("createIndexes"), after_first)
+  EXPECT_EQ(server_->member(0).command_total("createIndexes"), after_first)
       << "a second Provider in the same process created the index again";
-  const std::string indexes = server_->command(db, R"({"listIndexes": "mongolock_locks"})");
+  const std::string indexes =
+      server_->member(0).command(db, R"({"listIndexes": "mongolock_locks"})").dump();
   EXPECT_NE(indexes.find("mongolock_reap"), std::string::npos) << indexes;
   EXPECT_NE(indexes.find("reapAt"), std::string::npos) << indexes;
 }
@@ -43,13 +45,16 @@ TEST_F(IndexTest, CreatedOncePerProcessForBothCollections) {
 // used to be taken as "already there" without a word, although the header says it is logged.
 TEST_F(IndexTest, AnIndexWithOtherOptionsIsLoggedNotSilentlyAccepted) {
   const std::string db = fresh_database();
-  server_->command(db, R"({"createIndexes": "mongolock_locks", "indexes": [{"key": {"reapAt": 1},
+  server_->member(0).command(
+      db, R"({"createIndexes": "mongolock_locks", "indexes": [{"key": {"reapAt": 1},
       "name": "mongolock_reap", "expireAfterSeconds": 999}]})");
-  const int64_t before = server_->command_total("createIndexes");
+  const int64_t before = server_->member(0).command_total("createIndexes");
   ::testing::internal::CaptureStderr();
   {
     Provider provider(server_->uri(), db, index_options());
-    ASSERT_TRUE(eventually([&] { return server_->command_total("createIndexes") - before >= 2; }));
+    ASSERT_TRUE(poll_until(after(kEventually), [&] {
+      return server_->member(0).command_total("createIndexes") - before >= 2;
+    }));
   }  // joins the index threads, which log before they end
   const std::string logged = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(logged.find("mongolock_reap"), std::string::npos) << logged;
@@ -59,7 +64,8 @@ TEST_F(IndexTest, AnIndexWithOtherOptionsIsLoggedNotSilentlyAccepted) {
 TEST_F(IndexTest, AnUnauthorizedCreateIndexesDoesNotBlockAcquisition) {
   Options options = index_options();
   options.app_name = "no-index-client";
-  server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 10},
+  server_->member(0).command("admin",
+                             R"({"configureFailPoint": "failCommand", "mode": {"times": 10},
       "data": {"failCommands": ["createIndexes"], "appName": "no-index-client",
                "errorCode": 13}})");
   Provider provider(server_->uri(), fresh_database(), options);
@@ -67,7 +73,7 @@ TEST_F(IndexTest, AnUnauthorizedCreateIndexesDoesNotBlockAcquisition) {
   Handle held = lock.acquire(seconds(5));
   EXPECT_GT(held.fencing_token(), 0);
   EXPECT_TRUE(held.release());
-  server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": "off"})");
+  server_->member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": "off"})");
 }
 
 }  // namespace

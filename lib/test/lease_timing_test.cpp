@@ -37,7 +37,7 @@ TEST_F(LeaseTimingTest, SlowExtensionCountsFromItsSendTimeNotItsReply) {
     extended.notify_all();
   };
   Provider provider(server_->uri(), fresh_database(), options);
-  server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
+  server_->member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
       "data": {"failCommands": ["update"], "appName": "slow-extend",
                "blockConnection": true, "blockTimeMS": 1000}})");
   Handle held = provider.create_lock("slow").acquire(seconds(5));

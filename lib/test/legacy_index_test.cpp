@@ -24,7 +24,7 @@ class LegacyIndexTest : public FailPointTest {
  protected:
   // The index as versions before reapAt made it.
   void make_legacy_index(const std::string& db) {
-    server_->command(db, R"({"createIndexes": "mongolock_locks", "indexes": [{"key":
+    server_->member(0).command(db, R"({"createIndexes": "mongolock_locks", "indexes": [{"key":
         {"expiresAt": 1}, "name": "mongolock_ttl", "expireAfterSeconds": 1}]})");
   }
   void expect_refused_before_sending(bool create_index);
@@ -39,7 +39,7 @@ void LegacyIndexTest::expect_refused_before_sending(bool create_index) {
   options.create_index = create_index;
   options.reap_after_s = 1;
   Provider provider(server_->uri(), db, options);
-  const int64_t tries_before = server_->command_total("findAndModify");
+  const int64_t tries_before = server_->member(0).command_total("findAndModify");
   for (int call = 0; call < 2; ++call) {  // the refusal is repeated, not remembered as clean
     std::string refusal;
     try {
@@ -56,7 +56,7 @@ void LegacyIndexTest::expect_refused_before_sending(bool create_index) {
         << "'";
     EXPECT_NE(refusal.find("dropIndex"), std::string::npos) << refusal;
   }
-  EXPECT_EQ(server_->command_total("findAndModify"), tries_before)
+  EXPECT_EQ(server_->member(0).command_total("findAndModify"), tries_before)
       << "an acquire was sent into a collection whose index reaps tombstones early";
   EXPECT_TRUE(provider.create_rw_lock("legacy").try_acquire_exclusive().has_value())
       << "the rw collection is not concerned";
@@ -74,7 +74,7 @@ TEST_F(LegacyIndexTest, LeftoverExpiresAtIndexRefusesAcquiresWithoutCreateIndex)
 // earlier than mongolock_reap) is not the leftover: acquires go on.
 TEST_F(LegacyIndexTest, AnIndexOfThatNameOnReapAtIsNotRefused) {
   const std::string db = fresh_database();
-  server_->command(db, R"({"createIndexes": "mongolock_locks", "indexes": [{"key":
+  server_->member(0).command(db, R"({"createIndexes": "mongolock_locks", "indexes": [{"key":
       {"reapAt": 1}, "name": "mongolock_ttl", "expireAfterSeconds": 60}]})");
   Provider provider(server_->uri(), db, test_options());
   std::optional<Handle> held = provider.create_lock("reap-named").try_acquire();

@@ -108,7 +108,7 @@ struct Inspect : Command {
 };
 
 RC_GTEST_PROP(LockModel, LockApiMatchesTheModel, ()) {
-  MongosimProcess* server = shared_server();
+  ReplicaSet* server = shared_server();
   RC_PRE(server != nullptr);
   Options options;
   options.create_index = false;

@@ -29,7 +29,7 @@ TEST_F(LockTest, UncontendedAcquireIsOneRoundTripAndReleaseIsOne) {
   const char* kWrites[] = {"findAndModify", "update", "insert", "delete", "find", "aggregate"};
   auto totals = [&] {
     std::vector<int64_t> out;
-    for (const char* name : kWrites) out.push_back(server_->command_total(name));
+    for (const char* name : kWrites) out.push_back(server_->member(0).command_total(name));
     return out;
   };
   const auto before = totals();
@@ -102,7 +102,7 @@ TEST_F(LockTest, ExpiredButUntakenLeaseCannotBeExtendedBack) {
   options.auto_extend = false;
   Provider provider(server_->uri(), fresh_database(), options);
   Handle held = provider.create_lock("revive").acquire(seconds(5));
-  ASSERT_TRUE(eventually([&] {
+  ASSERT_TRUE(poll_until(after(kEventually), [&] {
     auto info = provider.inspect("revive");
     return info && info->exclusive && !info->exclusive->live;
   })) << "the lease never expired on the server clock";
@@ -122,7 +122,7 @@ TEST_F(LockTest, BackgroundExtensionKeepsTheLockPastItsExpiry) {
   Lock lock = provider.create_lock("extended");
   Handle held = lock.acquire(seconds(5));
   const auto first_deadline = held.lease_deadline();
-  ASSERT_TRUE(eventually([&] {
+  ASSERT_TRUE(poll_until(after(kEventually), [&] {
     return held.lease_deadline() > first_deadline + milliseconds(400);
   })) << "the lease deadline never moved";
   EXPECT_FALSE(lock.try_acquire().has_value());
@@ -184,7 +184,7 @@ TEST_F(LockTest, AcquireWhoseWriteConcernFailedIsResolvedNotLeftAsAPhantomHolder
   Options options = test_options();
   options.app_name = "wce-client";
   Provider provider(server_->uri(), fresh_database(), options);
-  server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
+  server_->member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
       "data": {"failCommands": ["findAndModify"], "appName": "wce-client",
                "writeConcernError": {"code": 64, "errmsg": "waiting for replication timed out"}}})");
   Lock lock = provider.create_lock("phantom");
@@ -210,7 +210,7 @@ TEST_F(LockTest, ObserverSeesExtensionsAndTheLoss) {
     std::lock_guard guard(mutex);
     return std::count(kinds.begin(), kinds.end(), kind);
   };
-  ASSERT_TRUE(eventually([&] { return count(EventKind::kExtended) >= 2; }));
+  ASSERT_TRUE(poll_until(after(kEventually), [&] { return count(EventKind::kExtended) >= 2; }));
   EXPECT_TRUE(provider.force_release("observed"));
   EXPECT_TRUE(held.wait_lost(seconds(10)));
   EXPECT_EQ(count(EventKind::kLost), 1);
@@ -234,13 +234,13 @@ TEST_F(LockTest, ExtendSentIsReportedBeforeTheRequestReachesTheServer) {
   options.extension_cadence_ms = 300;
   options.on_event = [&](const Event& event) {
     if (event.kind != EventKind::kExtendSent && event.kind != EventKind::kExtended) return;
-    const int64_t updates = server_->command_total("update");
+    const int64_t updates = server_->member(0).command_total("update");
     std::lock_guard guard(mutex);
     if (seen.size() < 8) seen.emplace_back(event.kind, updates);
   };
   Provider provider(server_->uri(), fresh_database(), options);
   Handle held = provider.create_lock("sent").acquire(seconds(5));
-  ASSERT_TRUE(eventually([&] {
+  ASSERT_TRUE(poll_until(after(kEventually), [&] {
     std::lock_guard guard(mutex);
     return seen.size() >= 4;
   }));
@@ -272,7 +272,7 @@ TEST_F(LockTest, ReleaseResultTellsUnknownFromNotHeld) {
   EXPECT_EQ(taken.release_result(), ReleaseResult::kNotHeld);
 
   Handle unknown = provider.create_lock("rr-unknown").acquire(seconds(5));
-  server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
+  server_->member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
       "data": {"failCommands": ["update"], "appName": "release-result",
                "closeConnection": true}})");
   EXPECT_EQ(unknown.release_result(), ReleaseResult::kUnknown);

@@ -66,8 +66,8 @@ TEST_F(ReapIndexTest, AProviderWithALongerReapIsRefusedByAShorterIndexInBothColl
   std::optional<Provider> creator;
   index_made_with(db, 0, creator);
   Provider late(server_->uri(), db, quick(60));
-  const int64_t sent_before =
-      server_->command_total("findAndModify") + server_->command_total("update");
+  const int64_t sent_before = server_->member(0).command_total("findAndModify") +
+                              server_->member(0).command_total("update");
   for (int call = 0; call < 2; ++call) {  // refused again, not remembered
     const std::string plain =
         refusal_of([&] { (void)late.create_lock("x").try_acquire(milliseconds(0)); });
@@ -78,7 +78,9 @@ TEST_F(ReapIndexTest, AProviderWithALongerReapIsRefusedByAShorterIndexInBothColl
         refusal_of([&] { (void)late.create_rw_lock("x").try_acquire_exclusive(); });
     EXPECT_NE(rw.find("\"mongolock_ttl\""), std::string::npos) << "call " << call << ": " << rw;
   }
-  EXPECT_EQ(server_->command_total("findAndModify") + server_->command_total("update"), sent_before)
+  EXPECT_EQ(server_->member(0).command_total("findAndModify") +
+                server_->member(0).command_total("update"),
+            sent_before)
       << "an acquire was sent into a collection whose index reaps sooner than reap_after_s";
   // The creator's own value (0) and any shorter reap are fine with that index.
   std::optional<Handle> held = creator->create_lock("x").try_acquire(milliseconds(0));
@@ -107,26 +109,27 @@ TEST_F(ReapIndexTest, NothingIsAcquiredBeforeTheProvidersOwnIndexExists) {
   const std::string db = fresh_database();
   Options a = quick(60);
   a.app_name = "index-blocked";
-  server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": "alwaysOn",
+  server_->member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": "alwaysOn",
       "data": {"failCommands": ["createIndexes"], "appName": "index-blocked", "errorCode": 91}})");
   Provider first(server_->uri(), db, a);
-  const int64_t sent_before = server_->command_total("findAndModify");
+  const int64_t sent_before = server_->member(0).command_total("findAndModify");
   EXPECT_FALSE(first.create_lock("r").try_acquire(milliseconds(0)).has_value());
   const std::string timeout =
       refusal_of([&] { (void)first.create_lock("r").acquire(milliseconds(50)); });
   EXPECT_NE(timeout.find("indexes could not be checked"), std::string::npos) << timeout;
   EXPECT_NE(timeout.find("createIndexes"), std::string::npos) << timeout;
-  EXPECT_EQ(server_->command_total("findAndModify"), sent_before)
+  EXPECT_EQ(server_->member(0).command_total("findAndModify"), sent_before)
       << "an acquire was sent before the Provider's own TTL index existed";
   // The other Provider's index, as one in another process makes it (in this process the
   // registry leaves index creation to the first Provider).
-  server_->command(db, R"({"createIndexes": "mongolock_locks", "indexes": [{"key": {"reapAt": 1},
+  server_->member(0).command(
+      db, R"({"createIndexes": "mongolock_locks", "indexes": [{"key": {"reapAt": 1},
       "name": "mongolock_reap", "expireAfterSeconds": 0}]})");
-  server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": "off"})");
+  server_->member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": "off"})");
   const std::string refused =
       refusal_of([&] { (void)first.create_lock("r").try_acquire(milliseconds(0)); });
   EXPECT_NE(refused.find("\"mongolock_reap\""), std::string::npos) << refused;
-  EXPECT_EQ(server_->command_total("findAndModify"), sent_before);
+  EXPECT_EQ(server_->member(0).command_total("findAndModify"), sent_before);
 }
 
 // Any createIndexes refusal but Unauthorized may pass (an interruption, a primary stepping
@@ -140,15 +143,16 @@ TEST_F(ReapIndexTest, NoRefusalOfCreateIndexesButUnauthorizedLetsAnAcquireThroug
     const std::string app = "create-refused-" + std::to_string(code);
     Options a = quick(60);
     a.app_name = app;
-    server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": "alwaysOn",
+    server_->member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": "alwaysOn",
         "data": {"failCommands": ["createIndexes"], "appName": ")" +
-                                  app + R"(", "errorCode": )" + std::to_string(code) + "}}");
+                                            app + R"(", "errorCode": )" + std::to_string(code) +
+                                            "}}");
     Provider provider(server_->uri(), db, a);
-    const int64_t sent_before = server_->command_total("findAndModify");
+    const int64_t sent_before = server_->member(0).command_total("findAndModify");
     EXPECT_FALSE(provider.create_lock("c").try_acquire(milliseconds(0)).has_value()) << code;
-    EXPECT_EQ(server_->command_total("findAndModify"), sent_before)
+    EXPECT_EQ(server_->member(0).command_total("findAndModify"), sent_before)
         << "createIndexes refused with " << code << ": an acquire was sent with no index";
-    server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": "off"})");
+    server_->member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": "off"})");
   }
 }
 
@@ -161,12 +165,12 @@ TEST_F(ReapIndexTest, AStopAskedDuringTheIndexCheckSendsNothing) {
   const std::string db = fresh_database();
   Options a = quick(60);
   a.app_name = "check-cancelled";
-  server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
+  server_->member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
       "data": {"failCommands": ["listIndexes"], "appName": "check-cancelled",
       "blockConnection": true, "blockTimeMS": 600}})");
   Provider provider(server_->uri(), db, a);
-  const int64_t sent_before = server_->command_total("findAndModify");
-  const int64_t lists_before = server_->command_total("listIndexes");
+  const int64_t sent_before = server_->member(0).command_total("findAndModify");
+  const int64_t lists_before = server_->member(0).command_total("listIndexes");
   std::stop_source stop;
   std::string outcome;
   std::thread caller([&] {
@@ -174,13 +178,14 @@ TEST_F(ReapIndexTest, AStopAskedDuringTheIndexCheckSendsNothing) {
       (void)provider.create_lock("s").acquire(std::chrono::seconds(30), stop.get_token());
     });
   });
-  const bool checking =
-      eventually([&] { return server_->command_total("listIndexes") > lists_before; });
+  const bool checking = poll_until(after(kEventually), [&] {
+    return server_->member(0).command_total("listIndexes") > lists_before;
+  });
   stop.request_stop();
   caller.join();
   ASSERT_TRUE(checking) << "the check never sent listIndexes";
   EXPECT_NE(outcome.find("cancelled"), std::string::npos) << outcome;
-  EXPECT_EQ(server_->command_total("findAndModify"), sent_before)
+  EXPECT_EQ(server_->member(0).command_total("findAndModify"), sent_before)
       << "the acquire went out after the stop was asked";
 }
 
@@ -192,27 +197,27 @@ TEST_F(ReapIndexTest, WithAnIndexOfTheSameReapALateAcquireStaysResolved) {
   index_made_with(db, 60, creator);
   Options b = quick(60);
   b.app_name = "reap-late";
-  Provider late(server_->uri("&socketTimeoutMS=100"), db, b);
+  Provider late(server_->uri("socketTimeoutMS=100"), db, b);
   Provider observer(server_->uri(), db, test_options());
-  server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
+  server_->member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
       "data": {"failCommands": ["findAndModify"], "appName": "reap-late",
       "blockConnection": true, "blockTimeMS": )" +
-                                std::to_string(kBlockMs) + R"(}})");
+                                          std::to_string(kBlockMs) + R"(}})");
   std::optional<Handle> held = late.create_lock("z").try_acquire(milliseconds(0));
   ASSERT_FALSE(held.has_value()) << "the one attempt was held past the socket timeout";
   const std::string after_resolution =
-      server_->command(db, R"({"find": "mongolock_locks", "filter": {"_id": "z"}})");
+      server_->member(0)
+          .command(db, R"({"find": "mongolock_locks", "filter": {"_id": "z"}})")
+          .dump();
   ASSERT_NE(after_resolution.find("\"until\""), std::string::npos)
       << "the attempt was not resolved by a tombstone\n"
       << after_resolution;
-  const bool phantom = eventually(
-      [&] {
-        auto info = observer.inspect("z");
-        return info && info->exclusive && info->exclusive->live;
-      },
-      milliseconds(kBlockMs + 3000));
+  const bool phantom = poll_until(after(milliseconds(kBlockMs + 3000)), [&] {
+    auto info = observer.inspect("z");
+    return info && info->exclusive && info->exclusive->live;
+  });
   EXPECT_FALSE(phantom) << "after 'not acquired' the held acquire was granted\nnow: "
-                        << server_->command(db, R"({"find": "mongolock_locks"})");
+                        << server_->member(0).command(db, R"({"find": "mongolock_locks"})");
 }
 
 }  // namespace

@@ -31,7 +31,8 @@ class ReapTest : public ServerTest {
     if (server_ != nullptr) set_clock_offset(0);
   }
   void set_clock_offset(int64_t offset_ms) {
-    server_->command("admin", R"({"mongosimSetClockOffset": )" + std::to_string(offset_ms) + "}");
+    server_->member(0).command("admin",
+                               R"({"mongosimSetClockOffset": )" + std::to_string(offset_ms) + "}");
   }
   static Options reap_options() {
     Options options = test_options();
@@ -54,8 +55,9 @@ TEST_F(ReapTest, TokenAfterReleaseReapAndAClockStepBackIsStillHigher) {
   Handle first = lock.acquire(seconds(5));
   const int64_t first_token = first.fencing_token();
   ASSERT_TRUE(first.release());
-  ASSERT_TRUE(eventually([&] { return !provider.inspect("reaped").has_value(); }, seconds(20)))
-      << "the TTL monitor never reaped the released lock document";
+  ASSERT_TRUE(poll_until(after(seconds(20)), [&] {
+    return !provider.inspect("reaped").has_value();
+  })) << "the TTL monitor never reaped the released lock document";
   set_clock_offset(-kStepBackMs);
   Handle second = lock.acquire(seconds(5));
   EXPECT_GT(second.fencing_token(), first_token)
@@ -70,7 +72,8 @@ TEST_F(ReapTest, TokenAfterForceReleaseReapAndAClockStepBackIsStillHigher) {
   Handle first = lock.acquire(seconds(5));
   const int64_t first_token = first.fencing_token();
   ASSERT_TRUE(provider.force_release("forced"));
-  ASSERT_TRUE(eventually([&] { return !provider.inspect("forced").has_value(); }, seconds(20)));
+  ASSERT_TRUE(
+      poll_until(after(seconds(20)), [&] { return !provider.inspect("forced").has_value(); }));
   set_clock_offset(-kStepBackMs);
   Handle second = lock.acquire(seconds(5));
   EXPECT_GT(second.fencing_token(), first_token);
@@ -88,8 +91,8 @@ TEST_F(ReapTest, RwDocumentWithALiveExtendedHoldIsNotReaped) {
   Handle reader = lock.acquire_shared(seconds(5));
   const auto first_deadline = reader.lease_deadline();
   // Several leases and TTL passes long: the document would be gone were reapAt not extended.
-  ASSERT_TRUE(eventually([&] { return reader.lease_deadline() > first_deadline + seconds(3); },
-                         seconds(20)));
+  ASSERT_TRUE(poll_until(after(seconds(20)),
+                         [&] { return reader.lease_deadline() > first_deadline + seconds(3); }));
   auto info = provider.inspect_rw("live-reader");
   ASSERT_TRUE(info.has_value()) << "a document with a live, extended shared hold was reaped";
   ASSERT_EQ(info->shared.size(), 1u);
@@ -108,7 +111,7 @@ TEST_F(ReapTest, SharedSlotOfAnExpiredReaderIsReused) {
   RwLock lock = provider.create_rw_lock("one-slot", 1);
   Handle first = lock.acquire_shared(seconds(5));
   EXPECT_FALSE(lock.try_acquire_shared().has_value()) << "max_shared = 1 admitted a second";
-  ASSERT_TRUE(eventually([&] {
+  ASSERT_TRUE(poll_until(after(kEventually), [&] {
     auto info = provider.inspect_rw("one-slot");
     return info && info->shared.size() == 1 && !info->shared[0].live;
   })) << "the first reader never expired on the server clock";

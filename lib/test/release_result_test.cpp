@@ -40,10 +40,10 @@ TEST_F(ReleaseResultTest, RefusedReleaseIsUnknownWhileTheHoldStays) {
   std::optional<Handle> held = provider.create_lock("rel").try_acquire();
   ASSERT_TRUE(held.has_value());
   const std::string id = held->acquisition_id();
-  server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 2},
+  server_->member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 2},
       "data": {"failCommands": ["update"], "appName": "release-refused", "errorCode": 10107}})");
   const ReleaseResult result = held->release_result();
-  server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": "off"})");
+  server_->member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": "off"})");
   std::optional<HoldInfo> still = live_exclusive(observer, "rel");
   ASSERT_TRUE(still.has_value()) << "the refused release changed nothing";
   EXPECT_EQ(still->acquisition_id, id);
@@ -61,18 +61,19 @@ TEST_F(ReleaseResultTest, UnsentReleaseIsUnknownWhileTheHoldStays) {
   options.expiry_ms = 4000;  // pool wait 2000 ms
   options.auto_extend = false;
   const std::string db = fresh_database();
-  Provider provider(server_->uri("&maxPoolSize=1&socketTimeoutMS=5000"), db, options);
+  Provider provider(server_->uri("maxPoolSize=1&socketTimeoutMS=5000"), db, options);
   Provider observer(server_->uri(), db, test_options());
   std::optional<Handle> held = provider.create_lock("unsent").try_acquire();
   ASSERT_TRUE(held.has_value());
   const std::string id = held->acquisition_id();
-  server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
+  server_->member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
       "data": {"failCommands": ["findAndModify"], "appName": "release-unsent",
                "blockConnection": true, "blockTimeMS": 3000}})");
-  const int64_t tries_before = server_->command_total("findAndModify");
+  const int64_t tries_before = server_->member(0).command_total("findAndModify");
   std::jthread other([&] { provider.create_lock("other").try_acquire(); });
-  ASSERT_TRUE(eventually([&] { return server_->command_total("findAndModify") > tries_before; }))
-      << "the concurrent acquire never reached the server";
+  ASSERT_TRUE(poll_until(after(kEventually), [&] {
+    return server_->member(0).command_total("findAndModify") > tries_before;
+  })) << "the concurrent acquire never reached the server";
   const ReleaseResult result = held->release_result();
   std::optional<HoldInfo> still = live_exclusive(observer, "unsent");
   ASSERT_TRUE(still.has_value()) << "the release was sent after all";
@@ -101,21 +102,22 @@ TEST_F(ReleaseResultTest, LateExtendAfterReleaseDoesNotReviveTheHold) {
   options.app_name = "release-late-extend";
   options.auto_extend = false;
   const std::string db = fresh_database();
-  Provider provider(server_->uri("&socketTimeoutMS=300"), db, options);
+  Provider provider(server_->uri("socketTimeoutMS=300"), db, options);
   Provider observer(server_->uri(), db, test_options());
   std::optional<Handle> held = provider.create_lock("ext").try_acquire();
   ASSERT_TRUE(held.has_value());
-  server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
+  server_->member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
       "data": {"failCommands": ["update"], "appName": "release-late-extend",
                "blockConnection": true, "blockTimeMS": )" +
-                                std::to_string(kBlockMs) + R"(}})");
-  const int64_t updates_before = server_->command_total("update");
+                                          std::to_string(kBlockMs) + R"(}})");
+  const int64_t updates_before = server_->member(0).command_total("update");
   EXPECT_FALSE(held->extend()) << "the extension's reply cannot arrive before the timeout";
-  EXPECT_EQ(server_->command_total("update") - updates_before, 1) << "the extension was resent";
+  EXPECT_EQ(server_->member(0).command_total("update") - updates_before, 1)
+      << "the extension was resent";
   EXPECT_EQ(held->release_result(), ReleaseResult::kReleased);
-  EXPECT_FALSE(eventually([&] { return live_exclusive(observer, "ext").has_value(); },
-                          milliseconds(3 * kBlockMs)))
-      << server_->command(db, R"({"find": "mongolock_locks"})");
+  EXPECT_FALSE(poll_until(after(milliseconds(3 * kBlockMs)), [&] {
+    return live_exclusive(observer, "ext").has_value();
+  })) << server_->member(0).command(db, R"({"find": "mongolock_locks"})");
   EXPECT_TRUE(observer.create_lock("ext").try_acquire().has_value());
 }
 

@@ -104,7 +104,8 @@ TEST_F(RwLockTest, SharedHoldsAreExtendedInTheBackground) {
   RwLock lock = provider.create_rw_lock("long-reader");
   Handle reader = lock.acquire_shared(seconds(5));
   const auto first = reader.lease_deadline();
-  ASSERT_TRUE(eventually([&] { return reader.lease_deadline() > first + milliseconds(400); }));
+  ASSERT_TRUE(poll_until(after(kEventually),
+                         [&] { return reader.lease_deadline() > first + milliseconds(400); }));
   EXPECT_FALSE(lock.try_acquire_exclusive().has_value());
   EXPECT_FALSE(reader.lost());
 }

@@ -2,31 +2,32 @@
 
 #include <unistd.h>
 
-#include <memory>
 #include <mutex>
-#include <stdexcept>
 
 namespace mongolock::test {
 
-MongosimProcess* shared_server() {
+std::unique_ptr<ReplicaSet> start_server() {
+  if (std::string(MONGOSIM_PATH).empty()) return nullptr;
+  return std::make_unique<ReplicaSet>(locklab::testkit::SetOptions{
+      .members = 1,
+      .program = MONGOSIM_PATH,
+      .args = {"--bind_ip", "127.0.0.1", "--setParameter", "ttlMonitorSleepSecs=1"},
+      .election_timeout_ms = 0,  // the server's own timers, as a one-member set needs no others
+      .heartbeat_interval_ms = 0,
+      .ready_timeout = std::chrono::seconds(20),
+      .start_timeout = std::chrono::seconds(20)});
+}
+
+ReplicaSet* shared_server() {
   static std::once_flag once;
-  static std::unique_ptr<MongosimProcess> server;
-  std::call_once(once, [] { server = MongosimProcess::start(); });
+  static std::unique_ptr<ReplicaSet> server;
+  std::call_once(once, [] { server = start_server(); });
   return server.get();
 }
 
 std::string fresh_database() {
   static std::atomic<int> next{0};
   return "mongolock_t" + std::to_string(getpid()) + "_" + std::to_string(next++);
-}
-
-bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds deadline_after) {
-  const auto deadline = std::chrono::steady_clock::now() + deadline_after;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return true;
 }
 
 }  // namespace mongolock::test

@@ -1,30 +1,39 @@
-// Shared helpers for mongolock's integration tests: one mongosim per test binary (started on
-// first use), fresh database names, and Options suited to tests.
-// Thread rules: shared_server() is safe from any thread (function-local static).
+// Shared helpers for mongolock's integration tests: one mongosim per test binary (a one-member
+// replica set rs0 from the test kit, started on first use), fresh database names, and Options
+// suited to tests.
+// Thread rules: shared_server() is safe from any thread (function-local static); the server
+// belongs to the thread that first asked for it (the test runner's main thread).
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
-#include <functional>
+#include <memory>
 #include <string>
-#include <thread>
 
 #include "mongolock/mongolock.h"
-#include "mongosim_process.h"
+#include "testkit.h"
 
 namespace mongolock::test {
 
-// nullptr when the build has no mongosim; the fixture then skips.
-MongosimProcess* shared_server();
+using locklab::testkit::after;
+using locklab::testkit::poll_until;
+using locklab::testkit::ReplicaSet;
+
+// How long a test waits for something the library does in the background.
+inline constexpr std::chrono::milliseconds kEventually{15'000};
+
+// A one-member set rs0 on 127.0.0.1 with the TTL monitor waking every second; nullptr when the
+// build has no mongosim (MONGOSIM_PATH empty): callers skip. Throws std::runtime_error when the
+// server does not come up.
+std::unique_ptr<ReplicaSet> start_server();
+
+// The binary's shared server (start_server() on first use); nullptr as start_server().
+ReplicaSet* shared_server();
 
 // A database name no other test uses.
 std::string fresh_database();
-
-// Polls `condition` until it holds or `deadline_after` passes; returns whether it held.
-bool eventually(const std::function<bool()>& condition,
-                std::chrono::milliseconds deadline_after = std::chrono::seconds(15));
 
 class ServerTest : public ::testing::Test {
  protected:
@@ -43,18 +52,22 @@ class ServerTest : public ::testing::Test {
   // Waits until the index `name` exists on db.collection (a TTL index made by a Provider's
   // background thread), so what follows is the index's doing.
   void wait_for_index(const std::string& db, const char* collection, const char* name) {
-    ASSERT_TRUE(eventually([&] {
-      try {
-        const std::string list =
-            server_->command(db, std::string(R"({"listIndexes": ")") + collection + R"("})");
-        return list.find(name) != std::string::npos;
-      } catch (const std::runtime_error&) {
-        return false;  // the collection does not exist yet
-      }
-    })) << "the index "
-        << name << " was never created";
+    ASSERT_TRUE(poll_until(after(kEventually),
+                           [&] {
+                             try {
+                               const std::string list =
+                                   server_->member(0)
+                                       .command(db, std::string(R"({"listIndexes": ")") +
+                                                        collection + R"("})")
+                                       .dump();
+                               return list.find(name) != std::string::npos;
+                             } catch (const std::runtime_error&) {
+                               return false;  // the collection does not exist yet
+                             }
+                           }))
+        << "the index " << name << " was never created";
   }
-  MongosimProcess* server_ = nullptr;
+  ReplicaSet* server_ = nullptr;
 };
 
 // A ServerTest that sets the failCommand fail point: it is switched off after every test, so a
@@ -63,7 +76,7 @@ class FailPointTest : public ServerTest {
  protected:
   void TearDown() override {
     if (server_ == nullptr) return;
-    server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": "off"})");
+    server_->member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": "off"})");
   }
 };
 

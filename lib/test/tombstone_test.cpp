@@ -29,10 +29,11 @@ constexpr int kBlockMs = 9000;
 class TombstoneTest : public FailPointTest {
  protected:
   void block_every_acquire(const std::string& app_name) {
-    server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": "alwaysOn",
+    server_->member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": "alwaysOn",
         "data": {"failCommands": ["findAndModify"], "appName": ")" +
-                                  app_name + R"(", "blockConnection": true, "blockTimeMS": )" +
-                                  std::to_string(kBlockMs) + R"(}})");
+                                            app_name +
+                                            R"(", "blockConnection": true, "blockTimeMS": )" +
+                                            std::to_string(kBlockMs) + R"(}})");
   }
   static bool live_hold(const Provider& provider, const std::string& name, bool rw) {
     auto info = rw ? provider.inspect_rw(name) : provider.inspect(name);
@@ -43,7 +44,8 @@ class TombstoneTest : public FailPointTest {
   }
   // Tombstones recorded in the one document of `collection` (each entry has one "until").
   int64_t tombstones_in(const std::string& db, const std::string& collection) {
-    const std::string docs = server_->command(db, R"({"find": ")" + collection + R"("})");
+    const std::string docs =
+        server_->member(0).command(db, R"({"find": ")" + collection + R"("})").dump();
     int64_t count = 0;
     for (size_t at = docs.find("\"until\""); at != std::string::npos;
          at = docs.find("\"until\"", at + 1)) {
@@ -67,10 +69,10 @@ void TombstoneTest::expect_no_phantom_after_many_own_attempts(bool rw) {
   options.app_name = rw ? "tombstone-many-rw" : "tombstone-many";
   const std::string db = fresh_database();
   const std::string collection = rw ? options.rw_collection : options.collection;
-  Provider provider(server_->uri("&socketTimeoutMS=100"), db, options);
+  Provider provider(server_->uri("socketTimeoutMS=100"), db, options);
   Provider observer(server_->uri(), db, test_options());
   block_every_acquire(options.app_name);
-  const int64_t tries_before = server_->command_total("findAndModify");
+  const int64_t tries_before = server_->member(0).command_total("findAndModify");
   std::optional<Handle> held;
   try {
     held = rw ? provider.create_rw_lock("many").try_acquire_shared(milliseconds(kBlockMs - 2000))
@@ -78,17 +80,17 @@ void TombstoneTest::expect_no_phantom_after_many_own_attempts(bool rw) {
   } catch (const UnknownOutcome& error) {
     FAIL() << "resolutions are not blocked and must succeed: " << error.what();
   }
-  const int64_t tries = server_->command_total("findAndModify") - tries_before;
-  server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": "off"})");
+  const int64_t tries = server_->member(0).command_total("findAndModify") - tries_before;
+  server_->member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": "off"})");
   ASSERT_FALSE(held.has_value()) << "every attempt was held past the socket timeout";
   ASSERT_GT(tries, kEarlierBoundIds + 1) << "too few attempts to show the earlier loss";
   EXPECT_EQ(tombstones_in(db, collection), tries)
       << "every attempt's tombstone must still be kept\n"
-      << server_->command(db, R"({"find": ")" + collection + R"("})");
-  EXPECT_FALSE(
-      eventually([&] { return live_hold(observer, "many", rw); }, milliseconds(kBlockMs + 3000)))
+      << server_->member(0).command(db, R"({"find": ")" + collection + R"("})");
+  EXPECT_FALSE(poll_until(after(milliseconds(kBlockMs + 3000)),
+                          [&] { return live_hold(observer, "many", rw); }))
       << "a late attempt took effect after 'not acquired': a phantom hold\n"
-      << server_->command(db, R"({"find": ")" + collection + R"("})");
+      << server_->member(0).command(db, R"({"find": ")" + collection + R"("})");
   EXPECT_TRUE(rw ? observer.create_rw_lock("many").try_acquire_exclusive().has_value()
                  : observer.create_lock("many").try_acquire().has_value())
       << "another client is locked out of the free lock";
@@ -115,11 +117,11 @@ TEST_F(TombstoneTest, AFullListRefusesTheResolutionInsteadOfDroppingOne) {
     entries += R"({"id": "filler)" + std::to_string(i) +
                R"(", "until": {"$date": "2100-01-01T00:00:00Z"}})";
   }
-  server_->command(db, R"({"insert": "mongolock_locks", "documents": [{"_id": "full",
+  server_->member(0).command(db, R"({"insert": "mongolock_locks", "documents": [{"_id": "full",
       "token": 1, "holder": null, "tombstones": [)" +
-                           entries + "]}]}");
+                                     entries + "]}]}");
   Provider provider(server_->uri(), db, options);
-  server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
+  server_->member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
       "data": {"failCommands": ["findAndModify"], "appName": "tombstone-full", "errorCode": 64}})");
   try {
     provider.create_lock("full").try_acquire();
@@ -130,7 +132,7 @@ TEST_F(TombstoneTest, AFullListRefusesTheResolutionInsteadOfDroppingOne) {
         << error.what();
   }
   EXPECT_EQ(tombstones_in(db, "mongolock_locks"), detail::kTombstonesMax);
-  const std::string doc = server_->command(db, R"({"find": "mongolock_locks"})");
+  const std::string doc = server_->member(0).command(db, R"({"find": "mongolock_locks"})").dump();
   EXPECT_NE(doc.find("\"filler0\""), std::string::npos) << "the oldest tombstone was dropped";
   EXPECT_TRUE(provider.create_lock("full").try_acquire().has_value())
       << "a fresh attempt with no failure is granted";

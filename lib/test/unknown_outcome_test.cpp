@@ -28,8 +28,8 @@ class UnknownOutcomeTest : public FailPointTest {
   void TearDown() override {
     FailPointTest::TearDown();
     if (server_ == nullptr) return;
-    server_->command("admin",
-                     R"({"configureFailPoint": "onPrimaryTransactionalWrite", "mode": "off"})");
+    server_->member(0).command(
+        "admin", R"({"configureFailPoint": "onPrimaryTransactionalWrite", "mode": "off"})");
   }
 
   // True if the lock document records a live exclusive hold or a live shared hold.
@@ -56,17 +56,17 @@ class UnknownOutcomeTest : public FailPointTest {
 // commands run at about 1x and 2x the block.
 void UnknownOutcomeTest::expect_no_phantom_after_late_acquire(bool rw) {
   constexpr int kBlockMs = 1500;
-  MongosimProcess& server = *server_;
+  ReplicaSet& server = *server_;
   Options options = test_options();
   options.app_name = rw ? "late-rw-acquire" : "late-acquire";
   const std::string db = fresh_database();
-  Provider provider(server.uri("&socketTimeoutMS=300"), db, options);
+  Provider provider(server.uri("socketTimeoutMS=300"), db, options);
   Provider observer(server.uri(), db, test_options());
-  server.command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 2},
+  server.member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 2},
       "data": {"failCommands": ["findAndModify"], "appName": ")" +
-                              options.app_name + R"(",
+                                        options.app_name + R"(",
                "blockConnection": true, "blockTimeMS": )" +
-                              std::to_string(kBlockMs) + R"(}})");
+                                        std::to_string(kBlockMs) + R"(}})");
   std::optional<Handle> held;
   bool unknown = false;
   try {
@@ -80,9 +80,9 @@ void UnknownOutcomeTest::expect_no_phantom_after_late_acquire(bool rw) {
   }
   ASSERT_FALSE(held.has_value()) << "both tries were held past the socket timeout";
   ASSERT_FALSE(unknown) << "the resolution is not blocked and must succeed";
-  EXPECT_FALSE(
-      eventually([&] { return live_hold(observer, "late", rw); }, milliseconds(3 * kBlockMs)))
-      << "a late acquire took effect after try_acquire reported 'not acquired': a phantom hold";
+  EXPECT_FALSE(poll_until(after(milliseconds(3 * kBlockMs)), [&] {
+    return live_hold(observer, "late", rw);
+  })) << "a late acquire took effect after try_acquire reported 'not acquired': a phantom hold";
   EXPECT_TRUE(rw ? observer.create_rw_lock("late").try_acquire_exclusive().has_value()
                  : observer.create_lock("late").try_acquire().has_value());
 }
@@ -105,22 +105,22 @@ void UnknownOutcomeTest::expect_no_phantom_after_late_acquire(bool rw) {
 // never a false failure).
 void UnknownOutcomeTest::expect_no_phantom_after_busy_retry(bool rw) {
   constexpr int kBlockMs = 1500;
-  MongosimProcess& server = *server_;
+  ReplicaSet& server = *server_;
   Options options = test_options();
   options.app_name = rw ? "busy-retry-rw" : "busy-retry";
   const std::string db = fresh_database();
   const std::string name = "busy";
-  Provider provider(server.uri("&socketTimeoutMS=300"), db, options);
+  Provider provider(server.uri("socketTimeoutMS=300"), db, options);
   Provider holder(server.uri(), db, test_options());
   Provider observer(server.uri(), db, test_options());
   std::optional<Handle> holding = rw ? holder.create_rw_lock(name).try_acquire_exclusive()
                                      : holder.create_lock(name).try_acquire();
   ASSERT_TRUE(holding.has_value()) << "the holder must hold before the held try is sent";
-  server.command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
+  server.member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
       "data": {"failCommands": ["findAndModify"], "appName": ")" +
-                              options.app_name + R"(",
+                                        options.app_name + R"(",
                "blockConnection": true, "blockTimeMS": )" +
-                              std::to_string(kBlockMs) + R"(}})");
+                                        std::to_string(kBlockMs) + R"(}})");
   std::optional<Handle> held;
   try {
     held = rw ? provider.create_rw_lock(name).try_acquire_shared()
@@ -131,7 +131,7 @@ void UnknownOutcomeTest::expect_no_phantom_after_busy_retry(bool rw) {
   ASSERT_FALSE(held.has_value()) << "the lock was held by another client throughout";
   holding->release();  // the lock is free before the held try executes
   EXPECT_FALSE(
-      eventually([&] { return live_hold(observer, name, rw); }, milliseconds(3 * kBlockMs)))
+      poll_until(after(milliseconds(3 * kBlockMs)), [&] { return live_hold(observer, name, rw); }))
       << "the held first try took effect after try_acquire reported 'not acquired': a phantom "
          "hold";
   EXPECT_TRUE(rw ? observer.create_rw_lock(name).try_acquire_exclusive().has_value()
@@ -167,15 +167,15 @@ TEST_F(UnknownOutcomeTest, AcquireIsSentOnceAndARefusalIsResolved) {
   options.app_name = "sent-once";
   const std::string db = fresh_database();
   Provider provider(server_->uri(), db, options);
-  server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
+  server_->member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
       "data": {"failCommands": ["findAndModify"], "appName": "sent-once",
                "errorCode": 10107}})");
-  const int64_t tries_before = server_->command_total("findAndModify");
-  const int64_t updates_before = server_->command_total("update");
+  const int64_t tries_before = server_->member(0).command_total("findAndModify");
+  const int64_t updates_before = server_->member(0).command_total("update");
   std::optional<Handle> held = provider.create_lock("once").try_acquire();
-  EXPECT_EQ(server_->command_total("findAndModify") - tries_before, 1)
+  EXPECT_EQ(server_->member(0).command_total("findAndModify") - tries_before, 1)
       << "the acquire was sent more than once (a driver retry)";
-  EXPECT_EQ(server_->command_total("update") - updates_before, 1) << "no resolution ran";
+  EXPECT_EQ(server_->member(0).command_total("update") - updates_before, 1) << "no resolution ran";
   EXPECT_FALSE(held.has_value()) << "the only try was refused";
   auto info = provider.inspect("once");
   ASSERT_TRUE(info.has_value()) << "the resolution upserts the document with its tombstone";
@@ -191,11 +191,11 @@ TEST_F(UnknownOutcomeTest, TopLevelWriteConcernFailedIsResolved) {
   Options options = test_options();
   options.app_name = "wcf-64";
   Provider provider(server_->uri(), fresh_database(), options);
-  server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
+  server_->member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
       "data": {"failCommands": ["findAndModify"], "appName": "wcf-64", "errorCode": 64}})");
-  const int64_t updates_before = server_->command_total("update");
+  const int64_t updates_before = server_->member(0).command_total("update");
   EXPECT_FALSE(provider.create_lock("wcf").try_acquire().has_value());
-  EXPECT_EQ(server_->command_total("update") - updates_before, 1)
+  EXPECT_EQ(server_->member(0).command_total("update") - updates_before, 1)
       << "a top-level code 64 was not resolved";
   auto info = provider.inspect("wcf");
   ASSERT_TRUE(info.has_value()) << "the resolution upserts the document with its tombstone";
@@ -209,14 +209,15 @@ TEST_F(UnknownOutcomeTest, AcquireWhoseTryLosesItsConnectionIsResolved) {
   Options options = test_options();
   options.app_name = "closed-once";
   Provider provider(server_->uri(), fresh_database(), options);
-  server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
+  server_->member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
       "data": {"failCommands": ["findAndModify"], "appName": "closed-once",
                "closeConnection": true}})");
-  const int64_t tries_before = server_->command_total("findAndModify");
-  const int64_t updates_before = server_->command_total("update");
+  const int64_t tries_before = server_->member(0).command_total("findAndModify");
+  const int64_t updates_before = server_->member(0).command_total("update");
   EXPECT_FALSE(provider.create_lock("closed").try_acquire().has_value());
-  EXPECT_EQ(server_->command_total("findAndModify") - tries_before, 1) << "a retry was sent";
-  EXPECT_EQ(server_->command_total("update") - updates_before, 1) << "no resolution ran";
+  EXPECT_EQ(server_->member(0).command_total("findAndModify") - tries_before, 1)
+      << "a retry was sent";
+  EXPECT_EQ(server_->member(0).command_total("update") - updates_before, 1) << "no resolution ran";
   EXPECT_TRUE(provider.create_lock("closed").try_acquire().has_value());
 }
 
@@ -229,13 +230,14 @@ TEST_F(UnknownOutcomeTest, TombstonesAreKeptAndDoNotBlockNewAcquires) {
   Provider provider(server_->uri(), db, options);
   constexpr int kResolutions = 32 + 3;
   // A top-level code 64 is the quickest unknown outcome (no reconnection).
-  server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": )" +
-                                std::to_string(kResolutions) + R"(},
+  server_->member(0).command("admin",
+                             R"({"configureFailPoint": "failCommand", "mode": {"times": )" +
+                                 std::to_string(kResolutions) + R"(},
       "data": {"failCommands": ["findAndModify"], "appName": "many-tombstones",
                "errorCode": 64}})");
   Lock lock = provider.create_lock("bounded");
   for (int i = 0; i < kResolutions; ++i) EXPECT_FALSE(lock.try_acquire().has_value());
-  const std::string doc = server_->command(db, R"({"find": "mongolock_locks"})");
+  const std::string doc = server_->member(0).command(db, R"({"find": "mongolock_locks"})").dump();
   int count = 0;
   for (size_t at = doc.find("\"until\""); at != std::string::npos;
        at = doc.find("\"until\"", at + 1)) {

@@ -18,6 +18,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -25,29 +26,18 @@
 #include "db/docker_engine.h"
 #include "db/docker_image.h"
 #include "run/process.h"
+#include "testkit.h"
 
 namespace locklab {
 namespace {
 
+using locklab::testkit::after;
+using locklab::testkit::poll_until;
+constexpr std::chrono::milliseconds kPollMs{100};  // between polls of the waits below
+
 namespace fs = std::filesystem;
 
 constexpr int64_t kElectionWaitMs = 30'000;
-
-int64_t steady_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-// Polls until `done` or the bound; the bound is a failure, not a verdict on speed.
-bool eventually(int64_t timeout_ms, const std::function<bool()>& done) {
-  const int64_t deadline = steady_ms() + timeout_ms;
-  while (steady_ms() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return done();
-}
 
 nlohmann::json majority_insert(const Db& db, int member, const std::string& id) {
   return db.try_command(member, "locklab_test",
@@ -70,13 +60,10 @@ class DockerDbTest : public ::testing::Test {
   void SetUp() override {
     const std::string why = docker_unavailable_reason();
     if (!why.empty()) GTEST_SKIP() << "Docker cannot run here: " << why;
-    char pattern[] = "/tmp/locklab-dockertest-db-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    work_ = pattern;
+    dir_ = std::make_unique<testkit::TempDir>("locklab-dockertest-db");
+    work_ = dir_->path();
   }
-  void TearDown() override {
-    if (!work_.empty()) fs::remove_all(work_);
-  }
+  std::unique_ptr<testkit::TempDir> dir_;  // removed with the fixture
   std::string work_;
 };
 
@@ -123,7 +110,9 @@ TEST_F(DockerDbTest, ThreeMembersCutsPauseKillAndTeardown) {
   parts.cut(cuts);
   const int next = db.wait_for_primary(kElectionWaitMs, p);
   ASSERT_GE(next, 0) << "no new primary while m" << p << " was cut off";
-  EXPECT_TRUE(eventually(kElectionWaitMs, [&] { return db.member_state(p) != "primary"; }))
+  EXPECT_TRUE(poll_until(
+      after(std::chrono::milliseconds(kElectionWaitMs)),
+      [&] { return db.member_state(p) != "primary"; }, kPollMs))
       << "the cut-off member still says it is primary";
   // A cut in force survives the member's restart (a new namespace).
   db.kill_member(p);
@@ -133,11 +122,11 @@ TEST_F(DockerDbTest, ThreeMembersCutsPauseKillAndTeardown) {
     const nlohmann::json hello = db.try_command(p, "admin", {{"hello", 1}});
     return reply_ok(hello) && hello.contains("primary");
   };
-  EXPECT_FALSE(eventually(3'000, knows_primary))
+  EXPECT_FALSE(poll_until(after(std::chrono::milliseconds(3'000)), knows_primary, kPollMs))
       << "m" << p << " heard from the primary although its cuts were in force";
   parts.uncut(cuts);
   EXPECT_TRUE(parts.cut_peers("m" + std::to_string(p)).empty());
-  ASSERT_TRUE(eventually(kElectionWaitMs, knows_primary))
+  ASSERT_TRUE(poll_until(after(std::chrono::milliseconds(kElectionWaitMs)), knows_primary, kPollMs))
       << "m" << p << " did not hear from the primary after the heal";
 
   // Pause: the frozen member answers nothing; resumed, it answers again.
@@ -164,15 +153,19 @@ TEST_F(DockerDbTest, ThreeMembersCutsPauseKillAndTeardown) {
   EXPECT_NO_THROW(db.resume_member(0));
   EXPECT_FALSE(db.paused(0));
   nlohmann::json found;
-  ASSERT_TRUE(eventually(kElectionWaitMs, [&] {
-    try {
-      found = db.read_confirmed(db.wait_for_primary(kElectionWaitMs), "locklab_test", "docs",
-                                "before-kill");
-      return !found.is_null();
-    } catch (const std::exception&) {
-      return false;
-    }
-  })) << "the acknowledged write did not survive kill/start of every member";
+  ASSERT_TRUE(poll_until(
+      after(std::chrono::milliseconds(kElectionWaitMs)),
+      [&] {
+        try {
+          found = db.read_confirmed(db.wait_for_primary(kElectionWaitMs), "locklab_test", "docs",
+                                    "before-kill");
+          return !found.is_null();
+        } catch (const std::exception&) {
+          return false;
+        }
+      },
+      kPollMs))
+      << "the acknowledged write did not survive kill/start of every member";
   EXPECT_EQ(found["_id"], "before-kill");
 
   db.stop();

@@ -17,6 +17,7 @@
 
 #include "db/docker_engine.h"
 #include "run/process.h"
+#include "testkit.h"
 
 namespace locklab {
 namespace {
@@ -63,8 +64,8 @@ Held start_hold(const std::string& work) {
 TEST(DockerSweep, SigkilledHolderLeavesNothingAfterTheSweep) {
   const std::string why = docker_unavailable_reason();
   if (!why.empty()) GTEST_SKIP() << "Docker cannot run here: " << why;
-  std::string work = "/tmp/locklab-dockertest-sweep-XXXXXX";
-  ASSERT_NE(mkdtemp(work.data()), nullptr);
+  const testkit::TempDir dir("locklab-dockertest-sweep");
+  const std::string work = dir.path();
 
   const Held held = start_hold(work);
   ASSERT_FALSE(held.run_id.empty()) << "docker_hold did not report ready";
@@ -97,7 +98,6 @@ TEST(DockerSweep, SigkilledHolderLeavesNothingAfterTheSweep) {
   EXPECT_EQ(run_tool({"ip", "-o", "link"}).output.find("br-" + network_id.substr(0, 12)),
             std::string::npos)
       << "the holder's network bridge is left on the host";
-  fs::remove_all(work);
 }
 
 }  // namespace

@@ -22,9 +22,9 @@ class UnknownOutcomeOldApiTest : public ServerTest {
  protected:
   void TearDown() override {
     if (server_ == nullptr) return;
-    server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": "off"})");
-    server_->command("admin",
-                     R"({"configureFailPoint": "onPrimaryTransactionalWrite", "mode": "off"})");
+    server_->member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": "off"})");
+    server_->member(0).command(
+        "admin", R"({"configureFailPoint": "onPrimaryTransactionalWrite", "mode": "off"})");
   }
 
   static bool live_exclusive_hold(const Provider& provider, const std::string& name) {
@@ -41,12 +41,12 @@ TEST_F(UnknownOutcomeOldApiTest, LateAcquireAfterNotAcquiredNeverTakesEffect) {
   Options options = test_options();
   options.app_name = "late-acquire";
   const std::string db = fresh_database();
-  Provider provider(server_->uri("&socketTimeoutMS=300"), db, options);
+  Provider provider(server_->uri("socketTimeoutMS=300"), db, options);
   Provider observer(server_->uri(), db, test_options());
-  server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 2},
+  server_->member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 2},
       "data": {"failCommands": ["findAndModify"], "appName": "late-acquire",
                "blockConnection": true, "blockTimeMS": )" +
-                                std::to_string(kBlockMs) + R"(}})");
+                                          std::to_string(kBlockMs) + R"(}})");
   std::optional<Handle> held;
   bool unknown = false;
   try {
@@ -56,9 +56,9 @@ TEST_F(UnknownOutcomeOldApiTest, LateAcquireAfterNotAcquiredNeverTakesEffect) {
   }
   ASSERT_FALSE(held.has_value()) << "both tries were held past the socket timeout";
   ASSERT_FALSE(unknown) << "the resolution is not blocked and must succeed";
-  EXPECT_FALSE(
-      eventually([&] { return live_exclusive_hold(observer, "late"); }, milliseconds(3 * kBlockMs)))
-      << "a late acquire took effect after try_acquire reported 'not acquired': a phantom hold";
+  EXPECT_FALSE(poll_until(after(milliseconds(3 * kBlockMs)), [&] {
+    return live_exclusive_hold(observer, "late");
+  })) << "a late acquire took effect after try_acquire reported 'not acquired': a phantom hold";
   EXPECT_TRUE(observer.create_lock("late").try_acquire().has_value());
 }
 
@@ -69,13 +69,13 @@ TEST_F(UnknownOutcomeOldApiTest, RetryRefusedWithNotWritablePrimaryIsResolved) {
   options.app_name = "retry-refused";
   const std::string db = fresh_database();
   Provider provider(server_->uri(), db, options);
-  server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": {"skip": 1},
+  server_->member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": {"skip": 1},
       "data": {"failCommands": ["findAndModify"], "appName": "retry-refused",
                "errorCode": 10107}})");
-  server_->command(
+  server_->member(0).command(
       "admin", R"({"configureFailPoint": "onPrimaryTransactionalWrite", "mode": {"times": 1}})");
   std::optional<Handle> held = provider.create_lock("retried").try_acquire();
-  server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": "off"})");
+  server_->member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": "off"})");
   if (held.has_value()) {
     // A library that sends the acquire once (no retryable write, so neither fail point
     // applies: onPrimaryTransactionalWrite needs a txnNumber) gets its one try's grant: the
@@ -99,11 +99,11 @@ TEST_F(UnknownOutcomeOldApiTest, TopLevelWriteConcernFailedIsResolved) {
   Options options = test_options();
   options.app_name = "wcf-64";
   Provider provider(server_->uri(), fresh_database(), options);
-  server_->command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
+  server_->member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
       "data": {"failCommands": ["findAndModify"], "appName": "wcf-64", "errorCode": 64}})");
-  const int64_t updates_before = server_->command_total("update");
+  const int64_t updates_before = server_->member(0).command_total("update");
   EXPECT_FALSE(provider.create_lock("wcf").try_acquire().has_value());
-  EXPECT_EQ(server_->command_total("update") - updates_before, 1)
+  EXPECT_EQ(server_->member(0).command_total("update") - updates_before, 1)
       << "a top-level code 64 was not resolved";
   auto info = provider.inspect("wcf");
   ASSERT_TRUE(info.has_value()) << "the resolution upserts the document with its tombstone";

@@ -5,7 +5,6 @@
 #include "data/journal.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -14,6 +13,7 @@
 
 #include "base/error_codes.h"
 #include "data/tests/store_fixture.h"
+#include "temp_dir.h"
 
 namespace mongosim::data::testing {
 namespace {
@@ -31,22 +31,7 @@ Document entry(OpTime t, int32_t id) {
                   {"wall", Value::date(0)}};
 }
 
-class TempDir {
- public:
-  TempDir() {
-    char path[] = "/tmp/mongosim-journal-test-XXXXXX";
-    if (::mkdtemp(path) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = path;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using locklab::testkit::TempDir;
 
 std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

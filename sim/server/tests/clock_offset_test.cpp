@@ -11,9 +11,8 @@
 #include "base/error_codes.h"
 #include "bson/codec.h"
 #include "server/options.h"
-#include "server/tests/mongosim_process.h"
 #include "server/tests/raw_client.h"
-#include "server/tests/replica_set_cluster.h"
+#include "server/tests/sim_set.h"
 
 namespace mongosim::testing {
 namespace {
@@ -69,7 +68,7 @@ void expect_offset(const Bracketed& b, int64_t offset_ms) {
 // end early by the delay. Model: one standalone member; the delay stands for any late execution.
 TEST(ClockOffsetCommand, NowIsTakenWhenTheCommandExecutesAfterABlockConnectionDelay) {
   constexpr int32_t kBlockMs = 600;
-  MongosimProcess server;
+  MongosimNode server;
   RawClient client(server.port());
   client.command(
       Document{{"insert", V("clock")}, {"documents", V(bson::Array{V(Document{{"_id", V(1)}})})}},
@@ -110,7 +109,7 @@ TEST(ClockOffsetFlag, RefusesNonIntegersAndOutOfRangeNamingTheFlag) {
 }
 
 TEST(ClockOffsetFlag, NowAndCurrentDateRunAheadOfTheMachineClock) {
-  MongosimProcess server({"--clockOffsetMillis", std::to_string(kHourMs)});
+  MongosimNode server({.args = {"--clockOffsetMillis", std::to_string(kHourMs)}});
   RawClient client(server.port());
   client.command(Document{{"insert", V("clock")},
                           {"documents", V(bson::Array{V(Document{{"_id", V(int32_t{1})}})})}},
@@ -139,7 +138,7 @@ TEST(ClockOffsetFlag, NowAndCurrentDateRunAheadOfTheMachineClock) {
 }
 
 TEST(ClockOffsetCommand, SetsReportsThePreviousOffsetAndMovesNow) {
-  MongosimProcess server({"--clockOffsetMillis", "1000"});
+  MongosimNode server({.args = {"--clockOffsetMillis", "1000"}});
   RawClient client(server.port());
   client.command(Document{{"insert", V("clock")},
                           {"documents", V(bson::Array{V(Document{{"_id", V(int32_t{1})}})})}},
@@ -158,7 +157,7 @@ TEST(ClockOffsetCommand, SetsReportsThePreviousOffsetAndMovesNow) {
 }
 
 TEST(ClockOffsetCommand, RefusesBadValuesWithBadValueNamingTheField) {
-  MongosimProcess server;
+  MongosimNode server;
   RawClient client(server.port());
   const bson::Value bad_values[] = {V(1.5), V("10"), V(true),
                                     V(int64_t{server::kMaxClockOffsetMs + 1}),
@@ -186,12 +185,12 @@ TEST(ClockOffsetCommand, RefusesBadValuesWithBadValueNamingTheField) {
 // may instead stand and win one unnecessary election.) Either way the set keeps exactly one
 // primary and keeps replicating to every member, which is what this test holds it to.
 TEST(ClockOffsetReplicaSet, ForwardJumpOnASecondaryKeepsThePrimaryAndReplication) {
-  ReplicaSetCluster set(3);
-  int primary = set.primary_index();
+  SimSet set({.members = 3});
+  int primary = set.primary();
   ASSERT_GE(primary, 0);
   int secondary = (primary + 1) % set.size();
   auto reply = set.command(secondary, Document{{"mongosimSetClockOffset", V(int64_t{kHourMs})}});
-  ASSERT_TRUE(reply && ReplicaSetCluster::is_ok(*reply)) << (reply ? bson::to_json(*reply) : "");
+  ASSERT_TRUE(reply && is_ok(*reply)) << (reply ? bson::to_json(*reply) : "");
 
   // The jumped secondary reports its clock an hour ahead.
   int64_t before = system_now_ms();
@@ -203,7 +202,7 @@ TEST(ClockOffsetReplicaSet, ForwardJumpOnASecondaryKeepsThePrimaryAndReplication
   EXPECT_GE(after + kHourMs, local);
 
   // Every member agrees on one primary again (the jumped one learns it from fresh heartbeats)...
-  int now_primary = set.wait_for_primary();
+  int now_primary = set.wait_for_primary(locklab::testkit::after(kConvergeTimeout));
   ASSERT_GE(now_primary, 0) << set.logs();
   // ...which acknowledges a write every member must have (w: 3).
   auto write = set.command(
@@ -214,7 +213,7 @@ TEST(ClockOffsetReplicaSet, ForwardJumpOnASecondaryKeepsThePrimaryAndReplication
           {"writeConcern", V(Document{{"w", V(int32_t{3})}, {"wtimeout", V(int32_t{20000})}})}},
       "test");
   ASSERT_TRUE(write);
-  EXPECT_TRUE(ReplicaSetCluster::is_ok(*write)) << bson::to_json(*write);
+  EXPECT_TRUE(is_ok(*write)) << bson::to_json(*write);
   EXPECT_FALSE(write->has("writeConcernError")) << bson::to_json(*write) << set.logs();
   EXPECT_TRUE(set.has_document(secondary, "test", "c", V(int32_t{1})));
 }

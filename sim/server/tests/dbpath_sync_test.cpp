@@ -7,7 +7,6 @@
 // data=ordered) would hide a missing sync from any crash test on this machine anyway. Skipped, with
 // the reason, where strace is missing or cannot trace.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -15,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "server/tests/mongosim_process.h"
+#include "server/tests/sim_set.h"
 
 namespace mongosim::testing {
 namespace {
@@ -50,16 +49,16 @@ std::string show(const std::vector<std::string>& lines) {
 
 TEST(DbPathSync, NewDirectoryEntriesAreSyncedThroughTheirParents) {
   if (::access(kStrace, X_OK) != 0) GTEST_SKIP() << kStrace << " is missing";
-  char root_template[] = "/tmp/mongosim-dbpath-sync-XXXXXX";
-  ASSERT_NE(::mkdtemp(root_template), nullptr);
-  const std::string root = root_template;
+  const locklab::testkit::TempDir dir("mongosim-dbpath-sync");
+  const std::string root = dir.path();
   const std::string db = root + "/db";
   const std::string trace = root + "/trace.txt";
   {
     // -y shows each descriptor's path, so an fsync names the directory it synced.
-    MongosimProcess server({"--replSet", "rs0", "--dbpath", db}, MONGOSIM_PATH,
-                           {kStrace, "-f", "-qq", "-y", "-o", trace, "-e",
-                            "trace=mkdir,mkdirat,openat,fsync,fdatasync"});
+    MongosimNode server({.args = {"--replSet", "rs0"},
+                         .dbpath = db,
+                         .launcher = {kStrace, "-f", "-qq", "-y", "-o", trace, "-e",
+                                      "trace=mkdir,mkdirat,openat,fsync,fdatasync"}});
     // strace outlives a SIGTERM while its tracee runs: the server itself is stopped first.
     std::ifstream children("/proc/" + std::to_string(server.pid()) + "/task/" +
                            std::to_string(server.pid()) + "/children");
@@ -67,7 +66,6 @@ TEST(DbPathSync, NewDirectoryEntriesAreSyncedThroughTheirParents) {
     server.stop();
   }
   std::vector<std::string> lines = lines_of(trace);
-  fs::remove_all(root);
   if (lines.empty()) GTEST_SKIP() << "strace recorded nothing (tracing not permitted here?)";
 
   long mkdir_db = find_line(lines, 0, {"mkdir", "\"" + db + "\"", "= 0"});

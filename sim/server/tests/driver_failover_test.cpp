@@ -17,7 +17,7 @@
 #include "base/error_codes.h"
 #include "bson/codec.h"
 #include "server/tests/raw_client.h"
-#include "server/tests/replica_set_cluster.h"
+#include "server/tests/sim_set.h"
 
 namespace mongosim::testing {
 namespace {
@@ -84,7 +84,7 @@ struct Attempts {
   }
 };
 
-int64_t insert_total(const ReplicaSetCluster& set, int i) {
+int64_t insert_total(const SimSet& set, int i) {
   auto status = set.command(i, Document{{"serverStatus", V(int32_t{1})}});
   if (!status) throw std::runtime_error("no serverStatus from member " + std::to_string(i));
   const bson::Value* insert =
@@ -92,7 +92,7 @@ int64_t insert_total(const ReplicaSetCluster& set, int i) {
   return insert == nullptr ? 0 : insert->as_document().get("total")->as_int64();
 }
 
-bool holds(const ReplicaSetCluster& set, int i, const std::string& id) {
+bool holds(const SimSet& set, int i, const std::string& id) {
   return set.has_document(i, "failover", "items", V(id));
 }
 
@@ -113,7 +113,7 @@ std::string insert_one(mongoc_collection_t* coll, const char* id, bson_t* write_
 }
 
 TEST(DriverFailover, LibmongocFollowsAStepDownAndRetriesTheInterruptedInsertOnce) {
-  ReplicaSetCluster set(3);
+  SimSet set({.members = 3});
   // Declared before the client: the client's destructor still reports commands (endSessions)
   // to the APM callbacks, which write into `attempts`.
   Attempts attempts;
@@ -132,7 +132,7 @@ TEST(DriverFailover, LibmongocFollowsAStepDownAndRetriesTheInterruptedInsertOnce
   bson_t* w3 = BCON_NEW("writeConcern", "{", "w", BCON_INT32(3), "}");
 
   ASSERT_EQ(insert_one(coll.get(), "before", majority), "") << set.logs();
-  int old_primary = set.primary_index();
+  int old_primary = set.primary();
   ASSERT_GE(old_primary, 0);
   int paused = (old_primary + 2) % set.size();
   std::vector<int64_t> before;
@@ -140,16 +140,17 @@ TEST(DriverFailover, LibmongocFollowsAStepDownAndRetriesTheInterruptedInsertOnce
   set.pause(paused);
   auto across =
       std::async(std::launch::async, [&] { return insert_one(coll.get(), "across", w3); });
-  ASSERT_TRUE(ReplicaSetCluster::wait_until([&] { return holds(set, old_primary, "across"); }));
+  ASSERT_TRUE(
+      poll_until(after(kConvergeTimeout), [&] { return holds(set, old_primary, "across"); }));
   auto step_down =
       set.command(old_primary, Document{{"replSetStepDown", V(int32_t{30})},
                                         {"secondaryCatchUpPeriodSecs", V(int32_t{10})}});
   ASSERT_TRUE(step_down);
-  EXPECT_TRUE(ReplicaSetCluster::is_ok(*step_down)) << bson::to_json(*step_down);
+  EXPECT_TRUE(is_ok(*step_down)) << bson::to_json(*step_down);
   set.resume(paused);
   EXPECT_EQ(across.get(), "") << set.logs();
 
-  int new_primary = set.wait_for_primary(old_primary);
+  int new_primary = set.wait_for_primary(after(kConvergeTimeout), old_primary);
   ASSERT_GE(new_primary, 0) << set.logs();
   {
     std::lock_guard lock(attempts.mu);

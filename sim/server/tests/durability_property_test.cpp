@@ -17,7 +17,7 @@
 #include <sstream>
 #include <thread>
 
-#include "server/tests/durable_set.h"
+#include "server/tests/sim_set.h"
 
 namespace mongosim::testing {
 namespace {
@@ -54,17 +54,15 @@ constexpr const char* kPauseLine = "Fail point enabled: pausing";
 
 class Schedule {
  public:
-  explicit Schedule(DurableSet& set) : set_(set) {}
+  explicit Schedule(SimSet& set) : set_(set) {}
 
   // One write attempt on whatever primary exists; remembered only if majority-acknowledged.
   void write() {
     int primary = -1;
-    if (!set_.wait_for(
-            [&] {
-              primary = set_.primary();
-              return primary >= 0;
-            },
-            kPrimaryWait)) {
+    if (!poll_until(after(kPrimaryWait), [&] {
+          primary = set_.primary();
+          return primary >= 0;
+        })) {
       return;  // no primary while faults are active: the write is not attempted
     }
     int id = next_id_++;
@@ -104,8 +102,8 @@ class Schedule {
       case FaultKind::kStepDown: {
         int primary = set_.primary();
         if (primary >= 0) {
-          set_.member(primary).command(
-              Document{{"replSetStepDown", V(2)}, {"secondaryCatchUpPeriodSecs", V(1)}});
+          set_.command(primary,
+                       Document{{"replSetStepDown", V(2)}, {"secondaryCatchUpPeriodSecs", V(1)}});
         }
         write();
         return;
@@ -147,8 +145,8 @@ class Schedule {
     std::thread held([&, id = next_id_++] {
       set_.insert(a, Document{{"_id", V(id)}}, Document{{"w", V(1)}});  // never acknowledged
     });
-    set_.wait_for([&] { return pauses_logged(a) > pauses_before; }, kPrimaryWait);
-    set_.member(b).command(Document{{"replSetStepUp", V(1)}});
+    poll_until(after(kPrimaryWait), [&] { return pauses_logged(a) > pauses_before; });
+    set_.command(b, Document{{"replSetStepUp", V(1)}});
     for (int i = 0; i < set_.size(); ++i) {
       if (i != a && i != b) set_.pause(i);
     }
@@ -158,19 +156,17 @@ class Schedule {
     int id = next_id_++;
     std::thread writer([&] { write_on(b, id); });
     std::string id_json = bson::to_json(V(int32_t{id}));
-    set_.wait_for(
-        [&] {
-          auto ids = set_.ids(b);
-          return ids && std::find(ids->begin(), ids->end(), id_json) != ids->end();
-        },
-        kPrimaryWait);
+    poll_until(after(kPrimaryWait), [&] {
+      auto ids = set_.ids(b);
+      return ids && std::find(ids->begin(), ids->end(), id_json) != ids->end();
+    });
     auto now_secs = [] {
       return std::chrono::duration_cast<std::chrono::seconds>(
                  std::chrono::system_clock::now().time_since_epoch())
           .count();
     };
     int64_t second = now_secs();
-    set_.wait_for([&] { return now_secs() > second; }, std::chrono::seconds(3));
+    poll_until(after(std::chrono::seconds(3)), [&] { return now_secs() > second; });
     configure(a, "hangBeforeOplogAppend", V("off"));
     writer.join();
     held.join();
@@ -193,8 +189,9 @@ class Schedule {
 
   // configureFailPoint; returns the activation count before the call, or -1 without an answer.
   int64_t configure(int i, const std::string& name, bson::Value mode, Document data = {}) {
-    auto reply = set_.member(i).command(Document{
-        {"configureFailPoint", V(name)}, {"mode", std::move(mode)}, {"data", V(std::move(data))}});
+    auto reply = set_.command(i, Document{{"configureFailPoint", V(name)},
+                                          {"mode", std::move(mode)},
+                                          {"data", V(std::move(data))}});
     if (!reply_is_ok(reply)) return -1;
     return static_cast<int64_t>(reply->get("count")->number_as_double());
   }
@@ -214,7 +211,7 @@ class Schedule {
     for (int id : acknowledged_) wanted.insert(bson::to_json(V(int32_t{id})));
     std::string missing;
     std::set<std::string> first;
-    bool converged = set_.wait_for([&] {
+    bool converged = poll_until(after(kDurableConvergeTimeout), [&] {
       missing.clear();
       first.clear();
       for (int i = 0; i < set_.size(); ++i) {
@@ -239,7 +236,7 @@ class Schedule {
   size_t acknowledged() const { return acknowledged_.size(); }
 
  private:
-  DurableSet& set_;
+  SimSet& set_;
   int next_id_ = 0;
   std::vector<int> acknowledged_;
 };
@@ -264,7 +261,7 @@ void check_majority_writes_survive(int members, int cases, int max_faults) {
     // The length does not grow with RapidCheck's size, so even the first case has faults.
     int count = *rc::gen::inRange(1, max_faults + 1);
     auto faults = *rc::gen::container<std::vector<Fault>>(static_cast<size_t>(count), fault_gen());
-    DurableSet set(members);
+    SimSet set(durable_set(members));
     Schedule schedule(set);
     schedule.write();
     for (const auto& f : faults) schedule.apply(f);
@@ -300,7 +297,7 @@ TEST(DurabilityProperty, MajorityWritesSurviveKillsPausesAndStepDownsThreeMember
 
 // The deposed-primary schedule on its own, at every size the property runs (3 members here).
 TEST(DurabilityProperty, DeposedPrimaryScheduleLosesNoMajorityWrite) {
-  DurableSet set(3);
+  SimSet set(durable_set(3));
   Schedule schedule(set);
   schedule.write();
   schedule.apply(Fault{FaultKind::kDeposePrimary, 0});

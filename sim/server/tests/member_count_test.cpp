@@ -9,7 +9,7 @@
 
 #include "base/error_codes.h"
 #include "bson/codec.h"
-#include "server/tests/replica_set_cluster.h"
+#include "server/tests/sim_set.h"
 
 namespace mongosim::testing {
 namespace {
@@ -17,7 +17,7 @@ namespace {
 using bson::Document;
 using bson::V;
 
-std::optional<Document> insert(const ReplicaSetCluster& set, int member, int32_t id,
+std::optional<Document> insert(const SimSet& set, int member, int32_t id,
                                const Document& write_concern) {
   return set.command(member,
                      Document{{"insert", V("c")},
@@ -37,11 +37,11 @@ struct PrimaryReply {
 // primary then refuses with NotWritablePrimary before doing anything, as mongod does, and the
 // command goes again to the member primary now (bounded by the converge deadline). Any other
 // answer is returned as it is. What this leaves out: an election during the command itself.
-PrimaryReply on_primary(const ReplicaSetCluster& set,
+PrimaryReply on_primary(const SimSet& set,
                         const std::function<std::optional<Document>(int)>& command) {
   PrimaryReply out;
-  ReplicaSetCluster::wait_until([&] {
-    out.member = set.primary_index();
+  poll_until(after(kConvergeTimeout), [&] {
+    out.member = set.primary();
     if (out.member < 0) return false;
     out.reply = command(out.member);
     const bson::Value* code = out.reply ? out.reply->get("code") : nullptr;
@@ -51,33 +51,32 @@ PrimaryReply on_primary(const ReplicaSetCluster& set,
 }
 
 // Acknowledged by every member: w equal to the member count, sent to the primary of the moment.
-void expect_write_reaches_all(const ReplicaSetCluster& set, int32_t id) {
+void expect_write_reaches_all(const SimSet& set, int32_t id) {
   Document everyone{{"w", V(int32_t{set.size()})}, {"wtimeout", V(int32_t{20000})}};
   auto written = on_primary(set, [&](int member) { return insert(set, member, id, everyone); });
   ASSERT_TRUE(written.reply) << set.logs();
-  EXPECT_TRUE(ReplicaSetCluster::is_ok(*written.reply)) << bson::to_json(*written.reply);
+  EXPECT_TRUE(is_ok(*written.reply)) << bson::to_json(*written.reply);
   EXPECT_FALSE(written.reply->has("writeConcernError"))
       << bson::to_json(*written.reply) << set.logs();
 }
 
-int32_t status_int(const ReplicaSetCluster& set, int member, const char* field) {
+int32_t status_int(const SimSet& set, int member, const char* field) {
   auto status = set.command(member, Document{{"replSetGetStatus", V(int32_t{1})}});
-  return status && ReplicaSetCluster::is_ok(*status)
-             ? static_cast<int32_t>(status->get(field)->number_as_double())
-             : -1;
+  return status && is_ok(*status) ? static_cast<int32_t>(status->get(field)->number_as_double())
+                                  : -1;
 }
 
 // True once `observer` reports member `subject` as unreachable (health 0).
-bool sees_down(const ReplicaSetCluster& set, int observer, int subject) {
+bool sees_down(const SimSet& set, int observer, int subject) {
   auto status = set.command(observer, Document{{"replSetGetStatus", V(int32_t{1})}});
-  if (!status || !ReplicaSetCluster::is_ok(*status)) return false;
+  if (!status || !is_ok(*status)) return false;
   const auto& m = status->get("members")->as_array()[static_cast<size_t>(subject)].as_document();
   return m.get("health")->number_as_double() == 0;
 }
 
 TEST(TwoMemberSet, MajorityNeedsBothMembers) {
-  ReplicaSetCluster set(2);
-  int primary = set.primary_index();
+  SimSet set({.members = 2});
+  int primary = set.primary();
   ASSERT_GE(primary, 0);
   EXPECT_EQ(status_int(set, primary, "majorityVoteCount"), 2);
   EXPECT_EQ(status_int(set, primary, "writeMajorityCount"), 2);
@@ -90,7 +89,7 @@ TEST(TwoMemberSet, MajorityNeedsBothMembers) {
   auto alone =
       insert(set, primary, 2, Document{{"w", V("majority")}, {"wtimeout", V(int32_t{200})}});
   ASSERT_TRUE(alone);
-  EXPECT_TRUE(ReplicaSetCluster::is_ok(*alone)) << bson::to_json(*alone);
+  EXPECT_TRUE(is_ok(*alone)) << bson::to_json(*alone);
   EXPECT_EQ(alone->get("n")->number_as_double(), 1);  // applied locally all the same
   const bson::Value* wce = alone->get("writeConcernError");
   ASSERT_NE(wce, nullptr) << "acknowledged at majority with one of two members paused: "
@@ -106,14 +105,14 @@ TEST(TwoMemberSet, MajorityNeedsBothMembers) {
 }
 
 TEST(TwoMemberSet, OneVoterDownLeavesNoPrimary) {
-  ReplicaSetCluster set(2);
-  int primary = set.primary_index();
+  SimSet set({.members = 2});
+  int primary = set.primary();
   ASSERT_GE(primary, 0);
   int secondary = 1 - primary;
   // The secondary going away: the primary cannot see a majority and steps down
   // (docs/mongodb-behaviour.md, Losing the majority).
   set.pause(secondary);
-  ASSERT_TRUE(ReplicaSetCluster::wait_until([&] {
+  ASSERT_TRUE(poll_until(after(kConvergeTimeout), [&] {
     auto h = set.hello(primary);
     return h && !h->get("isWritablePrimary")->truthy();
   })) << set.logs();
@@ -124,11 +123,11 @@ TEST(TwoMemberSet, OneVoterDownLeavesNoPrimary) {
   // The former primary itself killed: the survivor, once it has marked it down, still cannot
   // stand (CannotSeeMajority) and stays SECONDARY, refusing writes.
   set.resume(secondary);
-  int again = set.wait_for_primary();
+  int again = set.wait_for_primary(after(kConvergeTimeout));
   ASSERT_GE(again, 0) << set.logs();
   int survivor = 1 - again;
   set.kill(again);
-  ASSERT_TRUE(ReplicaSetCluster::wait_until([&] { return sees_down(set, survivor, again); }))
+  ASSERT_TRUE(poll_until(after(kConvergeTimeout), [&] { return sees_down(set, survivor, again); }))
       << set.logs();
   EXPECT_EQ(status_int(set, survivor, "myState"), 2);
   auto h = set.hello(survivor);
@@ -142,8 +141,8 @@ TEST(TwoMemberSet, OneVoterDownLeavesNoPrimary) {
 // Elect, replicate to every member, step the primary down, and converge on a new primary that
 // again replicates to every member.
 void elect_replicate_step_down_converge(int members) {
-  ReplicaSetCluster set(members);
-  int primary = set.primary_index();
+  SimSet set({.members = members});
+  int primary = set.primary();
   ASSERT_GE(primary, 0);
   EXPECT_EQ(status_int(set, primary, "majorityVoteCount"), members / 2 + 1);
   expect_write_reaches_all(set, 1);
@@ -157,19 +156,20 @@ void elect_replicate_step_down_converge(int members) {
                                         {"secondaryCatchUpPeriodSecs", V(int32_t{10})}});
   });
   ASSERT_TRUE(step_down.reply) << set.logs();
-  EXPECT_TRUE(ReplicaSetCluster::is_ok(*step_down.reply)) << bson::to_json(*step_down.reply);
+  EXPECT_TRUE(is_ok(*step_down.reply)) << bson::to_json(*step_down.reply);
   primary = step_down.member;
-  int next = set.wait_for_primary(primary);
+  int next = set.wait_for_primary(after(kConvergeTimeout), primary);
   ASSERT_GE(next, 0) << set.logs();
   EXPECT_NE(next, primary);
   int64_t term = set.term(next);
-  ASSERT_TRUE(ReplicaSetCluster::wait_until([&] {
-    for (int i = 0; i < set.size(); ++i) {
-      if (set.term(i) != term) return false;
-    }
-    return true;
-  })) << "members never agreed on term "
-      << term;
+  ASSERT_TRUE(poll_until(after(kConvergeTimeout),
+                         [&] {
+                           for (int i = 0; i < set.size(); ++i) {
+                             if (set.term(i) != term) return false;
+                           }
+                           return true;
+                         }))
+      << "members never agreed on term " << term;
   expect_write_reaches_all(set, 3);
 }
 

@@ -16,8 +16,8 @@
 #include "bson/codec.h"
 #include "server/op_msg.h"
 #include "server/op_query.h"
-#include "server/tests/mongosim_process.h"
 #include "server/wire.h"
+#include "testkit.h"
 
 namespace mongosim::testing {
 
@@ -25,7 +25,7 @@ class RawClient {
  public:
   static constexpr int kReplyTimeoutMs = 10000;
 
-  explicit RawClient(int port) : fd_(MongosimProcess::connect_to(port)) {
+  explicit RawClient(int port) : fd_(locklab::testkit::connect_loopback(port)) {
     if (fd_ < 0) throw std::runtime_error("cannot connect to port " + std::to_string(port));
   }
   ~RawClient() { ::close(fd_); }

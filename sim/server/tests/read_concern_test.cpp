@@ -9,9 +9,8 @@
 
 #include "base/error_codes.h"
 #include "bson/codec.h"
-#include "server/tests/mongosim_process.h"
 #include "server/tests/raw_client.h"
-#include "server/tests/replica_set_cluster.h"
+#include "server/tests/sim_set.h"
 
 namespace mongosim::testing {
 namespace {
@@ -40,7 +39,7 @@ size_t first_batch_size(const Document& reply) {
 
 class StandaloneReadConcern : public ::testing::Test {
  protected:
-  MongosimProcess server_;
+  MongosimNode server_;
   RawClient raw_{server_.port()};
 };
 
@@ -89,21 +88,9 @@ TEST_F(StandaloneReadConcern, MalformedReadConcernsAreRefusedWithMongodCodes) {
   EXPECT_EQ(count.get("n")->number_as_double(), 0);
 }
 
+// A one-member set rs0, initiated and ready (the kit's wait).
 class OneMemberSetReadConcern : public ::testing::Test {
  protected:
-  void SetUp() override {
-    Document member{{"_id", V(0)}, {"host", V(server_.host())}};
-    Document reply = raw_.command(
-        Document{{"replSetInitiate",
-                  V(Document{{"_id", V("rs0")}, {"members", V(bson::Array{V(member)})}})}});
-    ASSERT_TRUE(ok(reply)) << bson::to_json(reply);
-    auto deadline = std::chrono::steady_clock::now() + kPrimaryDeadline;
-    while (!raw_.command(Document{{"hello", V(1)}}).get("isWritablePrimary")->truthy()) {
-      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "no primary";
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  }
-
   bson::Timestamp insert_one(int id) {
     Document reply = raw_.command(
         Document{{"insert", V("c")}, {"documents", V(bson::Array{V(Document{{"_id", V(id)}})})}},
@@ -112,8 +99,11 @@ class OneMemberSetReadConcern : public ::testing::Test {
     return reply.get("operationTime")->as_timestamp();
   }
 
-  MongosimProcess server_{{"--replSet", "rs0"}};
-  RawClient raw_{server_.port()};
+  SimSet set_{{.members = 1,
+               .election_timeout_ms = 0,  // the server's own timers
+               .heartbeat_interval_ms = 0,
+               .ready_timeout = kPrimaryDeadline}};
+  RawClient raw_{set_.member(0).port()};
 };
 
 TEST_F(OneMemberSetReadConcern, AfterClusterTimeOfAWriteSeesTheWrite) {
@@ -154,7 +144,7 @@ TEST_F(OneMemberSetReadConcern, AfterClusterTimeWaitEndsWhenALaterWriteArrives) 
   const double queries_before = queries();
   Document reply_holder;
   std::thread reader([&] {
-    RawClient other(server_.port());
+    RawClient other(set_.member(0).port());
     reply_holder = other.command(
         find_with(Document{{"afterClusterTime", bson::Value::timestamp(next)}}), "db");
   });
@@ -186,8 +176,8 @@ TEST_F(OneMemberSetReadConcern, LinearizableReadOnTheOnlyMemberAnswers) {
 // concern); once the secondaries catch up the majority read shows them. A linearizable read cannot
 // be served.
 TEST(ThreeMemberSetReadConcern, MajorityReadsShowTheCommittedStateOnly) {
-  ReplicaSetCluster set(3);
-  const int p = set.primary_index();
+  SimSet set({.members = 3});
+  const int p = set.primary();
   ASSERT_GE(p, 0);
   const Document rp{{"mode", V("primaryPreferred")}};  // still answered if it steps down
   auto run = [&](Document cmd) {
@@ -247,10 +237,9 @@ TEST(ThreeMemberSetReadConcern, MajorityReadsShowTheCommittedStateOnly) {
   for (int i = 0; i < 3; ++i) {
     if (i != p) set.resume(i);
   }
-  EXPECT_TRUE(ReplicaSetCluster::wait_until([&] {
-    return ids_read_with("majority") == "1:7 2:- ";
-  })) << ids_read_with("majority")
-      << "\n"
+  EXPECT_TRUE(
+      poll_until(after(kConvergeTimeout), [&] { return ids_read_with("majority") == "1:7 2:- "; }))
+      << ids_read_with("majority") << "\n"
       << set.logs();
 }
 

@@ -21,7 +21,7 @@
 #include <filesystem>
 #include <thread>  // std::jthread: joined even when an assertion returns early
 
-#include "server/tests/durable_set.h"
+#include "server/tests/sim_set.h"
 
 namespace mongosim::testing {
 namespace {
@@ -33,10 +33,11 @@ const Document kW1{{"w", V(int32_t{1})}};
 const Document kMajority{{"w", V("majority")}, {"wtimeout", V(int32_t{5000})}};
 
 // configureFailPoint on member i; returns the fail point's activation count before the call.
-int64_t fail_point(DurableSet& set, int i, const std::string& name, bson::Value mode,
+int64_t fail_point(SimSet& set, int i, const std::string& name, bson::Value mode,
                    Document data = {}) {
-  auto reply = set.member(i).command(Document{
-      {"configureFailPoint", V(name)}, {"mode", std::move(mode)}, {"data", V(std::move(data))}});
+  auto reply = set.command(i, Document{{"configureFailPoint", V(name)},
+                                       {"mode", std::move(mode)},
+                                       {"data", V(std::move(data))}});
   if (!reply_is_ok(reply)) throw std::runtime_error("configureFailPoint failed: " + show(reply));
   return static_cast<int64_t>(reply->get("count")->number_as_double());
 }
@@ -57,43 +58,44 @@ Document refuse_rollback_and_fetches() {
 }
 
 // Whether member i logged that an operation is held at a pausing fail point.
-bool paused_at_fail_point(DurableSet& set, int i) {
+bool paused_at_fail_point(SimSet& set, int i) {
   return set.member(i).log_text().find("Fail point enabled: pausing") != std::string::npos;
 }
 
 // Returns once the machine's wall clock is in a later second than when it was called: an oplog
 // entry made after that has a larger timestamp than every entry made before (same clock).
-void wait_for_next_second(DurableSet& set) {
+void wait_for_next_second() {
   auto now_secs = [] {
     return std::chrono::duration_cast<std::chrono::seconds>(
                std::chrono::system_clock::now().time_since_epoch())
         .count();
   };
   int64_t start = now_secs();
-  set.wait_for([&] { return now_secs() > start; }, std::chrono::seconds(3));
+  poll_until(after(std::chrono::seconds(3)), [&] { return now_secs() > start; });
 }
 
 // Stops member i's fetcher and returns once no fetch it sent earlier can still be in flight: the
 // fetcher is sequential, so one pass through the fail point after it was set proves it.
-void stop_fetcher(DurableSet& set, int i) {
+void stop_fetcher(SimSet& set, int i) {
   int64_t before = fail_point(set, i, "stopReplProducer", V("alwaysOn"));
-  set.wait_for([&] { return fail_point(set, i, "stopReplProducer", V("alwaysOn")) > before; });
+  poll_until(after(kDurableConvergeTimeout),
+             [&] { return fail_point(set, i, "stopReplProducer", V("alwaysOn")) > before; });
 }
 
 // The host member i fetches from now, per its replSetGetStatus ("" when none or no answer).
-std::string sync_source(DurableSet& set, int i) {
-  auto status = set.member(i).command(Document{{"replSetGetStatus", V(1)}});
+std::string sync_source(SimSet& set, int i) {
+  auto status = set.command(i, Document{{"replSetGetStatus", V(1)}});
   if (!reply_is_ok(status)) return "";
   const bson::Value* host = status->get("syncSourceHost");
   return host != nullptr && host->is_string() ? host->as_string() : "";
 }
 
-bool is_writable_primary(DurableSet& set, int i) {
+bool is_writable_primary(SimSet& set, int i) {
   auto h = set.hello(i);
   return h && h->get("isWritablePrimary")->truthy();
 }
 
-bool has_id(DurableSet& set, int i, const std::string& id_json) {
+bool has_id(SimSet& set, int i, const std::string& id_json) {
   auto ids = set.ids(i);
   return ids && std::find(ids->begin(), ids->end(), id_json) != ids->end();
 }
@@ -106,7 +108,7 @@ bool has_id(DurableSet& set, int i, const std::string& id_json) {
 // is held, commands to A may wait for the data lock (before the fix it held it), so the test
 // sends A nothing it must wait for but the fail point's release.
 TEST(ReplState, DeposedPrimarysPausedWriteCannotCountTowardTheNewPrimarysMajority) {
-  DurableSet set(3);
+  SimSet set(durable_set(3));
   int a = set.primary();
   ASSERT_GE(a, 0);
   int b = (a + 1) % 3;
@@ -116,10 +118,14 @@ TEST(ReplState, DeposedPrimarysPausedWriteCannotCountTowardTheNewPrimarysMajorit
   fail_point(set, a, "hangBeforeOplogAppend", V("alwaysOn"));
   std::optional<Document> w0;
   std::jthread writer([&] { w0 = set.insert(a, Document{{"_id", V("w0")}}, kW1); });
-  ASSERT_TRUE(set.wait_for([&] { return paused_at_fail_point(set, a); })) << set.logs();
+  ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
+    return paused_at_fail_point(set, a);
+  })) << set.logs();
 
-  ASSERT_TRUE(reply_is_ok(set.member(b).command(Document{{"replSetStepUp", V(1)}}))) << set.logs();
-  ASSERT_TRUE(set.wait_for([&] { return is_writable_primary(set, b); })) << set.logs();
+  ASSERT_TRUE(reply_is_ok(set.command(b, Document{{"replSetStepUp", V(1)}}))) << set.logs();
+  ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
+    return is_writable_primary(set, b);
+  })) << set.logs();
   set.pause(c);
   fail_point(set, b, "failCommand", V("alwaysOn"), refuse_fetches());
   std::optional<Document> w1;
@@ -127,8 +133,9 @@ TEST(ReplState, DeposedPrimarysPausedWriteCannotCountTowardTheNewPrimarysMajorit
     w1 = set.insert(b, Document{{"_id", V("w1")}},
                     Document{{"w", V("majority")}, {"wtimeout", V(int32_t{8000})}});
   });
-  ASSERT_TRUE(set.wait_for([&] { return has_id(set, b, "\"w1\""); })) << set.logs();
-  wait_for_next_second(set);
+  ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] { return has_id(set, b, "\"w1\""); }))
+      << set.logs();
+  wait_for_next_second();
   fail_point(set, a, "hangBeforeOplogAppend", V("off"));
   new_primary_writer.join();
   writer.join();
@@ -173,29 +180,29 @@ TEST(ReplState, DeposedPrimarysPausedWriteCannotCountTowardTheNewPrimarysMajorit
 // b9676d2's mongosim, where X dies of the journal's optime-order assertion; here, an applied
 // entry out of optime order would abort X the same way and fail the test.
 TEST(ReplState, FetchBatchInFlightAcrossAnElectionIsDroppedNotApplied) {
-  DurableSet set(3,
-                 Document{{"catchUpTimeoutMillis", V(int32_t{0})}, {"chainingAllowed", V(false)}});
+  SimSet set(durable_set(3, {{"catchUpTimeoutMillis", 0}, {"chainingAllowed", false}}));
   int s = set.primary();
   ASSERT_GE(s, 0);
   int x = (s + 1) % 3;
   int y = (s + 2) % 3;
   ASSERT_TRUE(write_ok(set.insert(s, Document{{"_id", V("base")}}, kW3))) << set.logs();
   // Without chaining X fetches from S, so its held fetch is one S answers.
-  ASSERT_TRUE(set.wait_for([&] { return sync_source(set, x) == set.member(s).host(); }))
-      << set.logs();
+  ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
+    return sync_source(set, x) == set.member(s).host();
+  })) << set.logs();
 
   constexpr int32_t kBlockMs = 1800;  // below the fetcher's 2 s network timeout
   const Document hold_fetches{{"failCommands", V(bson::Array{V("replSetFetchOplog")})},
                               {"blockConnection", V(true)},
                               {"blockTimeMS", V(kBlockMs)}};
-  wait_for_next_second(set);
+  wait_for_next_second();
   set.pause(y);
   int64_t held_before = fail_point(set, s, "failCommand", V("alwaysOn"), hold_fetches);
-  ASSERT_TRUE(set.wait_for([&] {
+  ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
     return fail_point(set, s, "failCommand", V("alwaysOn"), hold_fetches) > held_before;
   })) << set.logs();
-  ASSERT_TRUE(reply_is_ok(
-      set.member(x).command(Document{{"mongosimSetClockOffset", V(int64_t{-kClockBackMs})}})));
+  ASSERT_TRUE(
+      reply_is_ok(set.command(x, Document{{"mongosimSetClockOffset", V(int64_t{-kClockBackMs})}})));
   ASSERT_TRUE(write_ok(set.insert(s, Document{{"_id", V("stale")}}, kW1))) << set.logs();
   // S will step down on hearing X's term; it must not roll "stale" back against X before the
   // held fetch reads S's oplog, or the batch comes back without it.
@@ -203,20 +210,20 @@ TEST(ReplState, FetchBatchInFlightAcrossAnElectionIsDroppedNotApplied) {
   set.resume(y);
   // X may already be standing (its clock step can fire its election timer): either way it
   // becomes primary.
-  ASSERT_TRUE(set.wait_for([&] {
-    return reply_is_ok(set.member(x).command(Document{{"replSetStepUp", V(1)}})) ||
+  ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
+    return reply_is_ok(set.command(x, Document{{"replSetStepUp", V(1)}})) ||
            is_writable_primary(set, x);
   })) << set.logs();
 
   // The held batch comes back to X as primary: X drops it, or (before the fix) dies.
-  ASSERT_TRUE(set.wait_for([&] {
+  ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
     return !set.member(x).running() ||
            set.member(x).log_text().find("Dropped a fetched oplog batch") != std::string::npos;
   })) << set.logs();
   ASSERT_TRUE(set.member(x).running()) << set.logs();
   fail_point(set, s, "failCommand", V("off"));
   fail_point(set, x, "failCommand", V("off"));
-  set.member(x).command(Document{{"mongosimSetClockOffset", V(int64_t{0})}});
+  set.command(x, Document{{"mongosimSetClockOffset", V(int64_t{0})}});
   std::optional<Document> last;
   ASSERT_GE(set.wait_for_majority_write(&last), 0)
       << "no majority write; last reply " << show(last) << "\n"
@@ -234,7 +241,7 @@ TEST(ReplState, FetchBatchInFlightAcrossAnElectionIsDroppedNotApplied) {
 // descheduled between its append and its wait (late execution). No catch-up, so B cannot fetch
 // W as a new primary.
 TEST(ReplState, MajorityWaiterJudgesAWriteByItsOwnTerm) {
-  DurableSet set(3, Document{{"catchUpTimeoutMillis", V(int32_t{0})}});
+  SimSet set(durable_set(3, {{"catchUpTimeoutMillis", 0}}));
   int a = set.primary();
   ASSERT_GE(a, 0);
   int b = (a + 1) % 3;
@@ -248,25 +255,32 @@ TEST(ReplState, MajorityWaiterJudgesAWriteByItsOwnTerm) {
     w = set.insert(a, Document{{"_id", V("w")}},
                    Document{{"w", V("majority")}, {"wtimeout", V(int32_t{60000})}});
   });
-  ASSERT_TRUE(set.wait_for([&] { return paused_at_fail_point(set, a); })) << set.logs();
+  ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
+    return paused_at_fail_point(set, a);
+  })) << set.logs();
 
-  auto b_up = set.member(b).command(Document{{"replSetStepUp", V(1)}});
+  auto b_up = set.command(b, Document{{"replSetStepUp", V(1)}});
   ASSERT_TRUE(reply_is_ok(b_up)) << show(b_up) << "\n" << set.logs();
-  ASSERT_TRUE(set.wait_for([&] { return is_writable_primary(set, b); })) << set.logs();
+  ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
+    return is_writable_primary(set, b);
+  })) << set.logs();
   fail_point(set, b, "stopReplProducer", V("off"));
   fail_point(set, c, "stopReplProducer", V("off"));
   // A rolls W back against B and catches up with B's term.
-  ASSERT_TRUE(set.wait_for([&] { return set.state(a) == "SECONDARY" && !has_id(set, a, "\"w\""); }))
-      << set.logs();
-  ASSERT_TRUE(set.wait_for([&] {
-    return reply_is_ok(set.member(a).command(Document{{"replSetStepUp", V(1)}})) ||
+  ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
+    return set.state(a) == "SECONDARY" && !has_id(set, a, "\"w\"");
+  })) << set.logs();
+  ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
+    return reply_is_ok(set.command(a, Document{{"replSetStepUp", V(1)}})) ||
            is_writable_primary(set, a);
   })) << set.logs();
-  ASSERT_TRUE(set.wait_for([&] { return is_writable_primary(set, a); })) << set.logs();
+  ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
+    return is_writable_primary(set, a);
+  })) << set.logs();
   // Every write pauses at the fail point, so A's own new-primary no-op is the newer entry: wait
   // until it is majority-committed (the commit point is in A's new term).
-  ASSERT_TRUE(set.wait_for([&] {
-    auto status = set.member(a).command(Document{{"replSetGetStatus", V(1)}});
+  ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
+    auto status = set.command(a, Document{{"replSetGetStatus", V(1)}});
     if (!reply_is_ok(status)) return false;
     const Document& optimes = status->get("optimes")->as_document();
     const Document& committed = optimes.get("lastCommittedOpTime")->as_document();
@@ -288,7 +302,7 @@ TEST(ReplState, MajorityWaiterJudgesAWriteByItsOwnTerm) {
 // member's newest optime is majority-committed (mongod waits for the client's last optime),
 // or a primary could answer "no match" from data that is then rolled back.
 TEST(ReplState, WritesThatChangeNothingWaitForTheNewestOptimeUnderMajority) {
-  DurableSet set(3);
+  SimSet set(durable_set(3));
   int p = set.primary();
   ASSERT_GE(p, 0);
   ASSERT_TRUE(write_ok(set.insert(p, Document{{"_id", V("same")}, {"v", V(1)}}, kW3)));
@@ -298,7 +312,8 @@ TEST(ReplState, WritesThatChangeNothingWaitForTheNewestOptimeUnderMajority) {
   }
   ASSERT_TRUE(write_ok(set.insert(p, Document{{"_id", V("uncommitted")}}, kW1)));
   const Document majority_short{{"w", V("majority")}, {"wtimeout", V(int32_t{1000})}};
-  auto no_match = set.member(p).command(
+  auto no_match = set.command(
+      p,
       Document{
           {"update", V("c")},
           {"updates",
@@ -306,7 +321,8 @@ TEST(ReplState, WritesThatChangeNothingWaitForTheNewestOptimeUnderMajority) {
                                     {"u", V(Document{{"$set", V(Document{{"v", V(2)}})}})}})})},
           {"writeConcern", V(majority_short)}},
       "db");
-  auto identical = set.member(p).command(
+  auto identical = set.command(
+      p,
       Document{
           {"update", V("c")},
           {"updates",
@@ -314,12 +330,12 @@ TEST(ReplState, WritesThatChangeNothingWaitForTheNewestOptimeUnderMajority) {
                                     {"u", V(Document{{"$set", V(Document{{"v", V(1)}})}})}})})},
           {"writeConcern", V(majority_short)}},
       "db");
-  auto fam_miss =
-      set.member(p).command(Document{{"findAndModify", V("c")},
-                                     {"query", V(Document{{"_id", V("none")}})},
-                                     {"update", V(Document{{"$set", V(Document{{"v", V(3)}})}})},
-                                     {"writeConcern", V(majority_short)}},
-                            "db");
+  auto fam_miss = set.command(p,
+                              Document{{"findAndModify", V("c")},
+                                       {"query", V(Document{{"_id", V("none")}})},
+                                       {"update", V(Document{{"$set", V(Document{{"v", V(3)}})}})},
+                                       {"writeConcern", V(majority_short)}},
+                              "db");
   for (int i = 0; i < 3; ++i) {
     if (i != p) fail_point(set, i, "stopReplProducer", V("off"));
   }
@@ -336,7 +352,7 @@ TEST(ReplState, WritesThatChangeNothingWaitForTheNewestOptimeUnderMajority) {
 // fetch that entry from P, finish catch-up and become writable; it used to stay an unwritable
 // primary forever because the fetcher only ran on secondaries.
 TEST(ReplState, PrimaryInCatchUpFetchesFromItsTargetAndBecomesWritable) {
-  DurableSet set(3);
+  SimSet set(durable_set(3));
   int p = set.primary();
   ASSERT_GE(p, 0);
   int x = (p + 1) % 3;
@@ -347,8 +363,8 @@ TEST(ReplState, PrimaryInCatchUpFetchesFromItsTargetAndBecomesWritable) {
   ASSERT_TRUE(write_ok(ahead)) << show(ahead);
   bson::Timestamp ahead_ts = ahead->get("opTime")->as_document().get("ts")->as_timestamp();
   // X must know, from P's heartbeats, that P is ahead: that is what makes it catch up.
-  ASSERT_TRUE(set.wait_for([&] {
-    auto status = set.member(x).command(Document{{"replSetGetStatus", V(1)}});
+  ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
+    auto status = set.command(x, Document{{"replSetGetStatus", V(1)}});
     if (!reply_is_ok(status)) return false;
     for (const auto& m : status->get("members")->as_array()) {
       const Document& d = m.as_document();
@@ -358,9 +374,10 @@ TEST(ReplState, PrimaryInCatchUpFetchesFromItsTargetAndBecomesWritable) {
     }
     return false;
   })) << set.logs();
-  ASSERT_TRUE(reply_is_ok(set.member(x).command(Document{{"replSetStepUp", V(1)}}))) << set.logs();
+  ASSERT_TRUE(reply_is_ok(set.command(x, Document{{"replSetStepUp", V(1)}}))) << set.logs();
   fail_point(set, p, "failCommand", V("off"));
-  ASSERT_TRUE(set.wait_for([&] { return is_writable_primary(set, x); }, std::chrono::seconds(15)))
+  ASSERT_TRUE(
+      poll_until(after(std::chrono::seconds(15)), [&] { return is_writable_primary(set, x); }))
       << "the new primary never left catch-up\n"
       << set.logs();
   EXPECT_TRUE(has_id(set, x, "\"ahead\""));
@@ -373,7 +390,7 @@ TEST(ReplState, PrimaryInCatchUpFetchesFromItsTargetAndBecomesWritable) {
 // must time out (262) and the member stays primary. Comparing against an applied optime that
 // lags the oplog by a tick let it hand over and lose the write.
 TEST(ReplState, StepDownCountsTheNewestOplogEntryNotALaggingAppliedOptime) {
-  DurableSet set(3);
+  SimSet set(durable_set(3));
   int p = set.primary();
   ASSERT_GE(p, 0);
   ASSERT_TRUE(write_ok(set.insert(p, Document{{"_id", V("base")}}, kW3))) << set.logs();
@@ -381,8 +398,8 @@ TEST(ReplState, StepDownCountsTheNewestOplogEntryNotALaggingAppliedOptime) {
     if (i != p) stop_fetcher(set, i);
   }
   ASSERT_TRUE(write_ok(set.insert(p, Document{{"_id", V("last")}}, kW1)));
-  auto step_down = set.member(p).command(
-      Document{{"replSetStepDown", V(int32_t{30})}, {"secondaryCatchUpPeriodSecs", V(int32_t{1})}});
+  auto step_down = set.command(p, Document{{"replSetStepDown", V(int32_t{30})},
+                                           {"secondaryCatchUpPeriodSecs", V(int32_t{1})}});
   ASSERT_TRUE(step_down.has_value()) << set.logs();
   EXPECT_FALSE(reply_is_ok(step_down)) << "stepped down without a caught-up successor";
   for (int i = 0; i < 3; ++i) {
@@ -400,7 +417,7 @@ TEST(ReplState, StepDownCountsTheNewestOplogEntryNotALaggingAppliedOptime) {
 // finds the divergence), so it stays below minValid: it must refuse majority reads (134) and
 // have minValid on disk; once fetching resumes it serves them again.
 TEST(ReplState, RolledBackMemberRefusesMajorityReadsUntilItReachesMinValid) {
-  DurableSet set(3);
+  SimSet set(durable_set(3));
   int old_primary = set.primary();
   ASSERT_GE(old_primary, 0);
   ASSERT_TRUE(write_ok(set.insert(old_primary, Document{{"_id", V("base")}}, kW3)));
@@ -415,21 +432,21 @@ TEST(ReplState, RolledBackMemberRefusesMajorityReadsUntilItReachesMinValid) {
     if (i != old_primary) fail_point(set, i, "stopReplProducer", V("off"));
   }
   int next = -1;
-  ASSERT_TRUE(set.wait_for([&] {
+  ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
     next = set.primary();
     return next >= 0 && next != old_primary;
   })) << set.logs();
   ASSERT_FALSE(has_id(set, next, "\"lost\"")) << "the w:1 write reached the new primary";
   ASSERT_TRUE(write_ok(set.insert(next, Document{{"_id", V("new")}}, kMajority))) << set.logs();
   set.resume(old_primary);
-  ASSERT_TRUE(set.wait_for([&] {
+  ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
     return set.member(old_primary).log_text().find("Rollback summary") != std::string::npos;
   })) << set.logs();
 
   const Document majority_find{{"find", V("c")},
                                {"readConcern", V(Document{{"level", V("majority")}})},
                                {"$readPreference", V(Document{{"mode", V("secondaryPreferred")}})}};
-  auto refused = set.member(old_primary).command(majority_find, "db");
+  auto refused = set.command(old_primary, majority_find, "db");
   ASSERT_TRUE(refused.has_value()) << set.logs();
   EXPECT_FALSE(reply_is_ok(refused)) << "majority read below minValid: " << show(refused);
   const bson::Value* code = refused->get("code");
@@ -437,8 +454,8 @@ TEST(ReplState, RolledBackMemberRefusesMajorityReadsUntilItReachesMinValid) {
   EXPECT_TRUE(std::filesystem::exists(set.member(old_primary).dbpath() + "/minvalid.bson"));
 
   fail_point(set, old_primary, "stopReplProducer", V("off"));
-  EXPECT_TRUE(set.wait_for([&] {
-    return reply_is_ok(set.member(old_primary).command(majority_find, "db"));
+  EXPECT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
+    return reply_is_ok(set.command(old_primary, majority_find, "db"));
   })) << set.logs();
 }
 

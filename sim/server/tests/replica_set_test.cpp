@@ -16,9 +16,8 @@
 
 #include "base/error_codes.h"
 #include "bson/codec.h"
-#include "server/tests/mongosim_process.h"
 #include "server/tests/raw_client.h"
-#include "server/tests/replica_set_cluster.h"
+#include "server/tests/sim_set.h"
 
 namespace mongosim::testing {
 namespace {
@@ -64,76 +63,16 @@ Document to_document(const bson_t* b) {
 
 class ThreeMemberSet : public ::testing::Test {
  protected:
-  void SetUp() override {
-    for (int i = 0; i < kMembers; ++i) {
-      members_.push_back(
-          std::make_unique<MongosimProcess>(std::vector<std::string>{"--replSet", "rs0"}));
-    }
-    bson::Array hosts;
-    for (int i = 0; i < kMembers; ++i) {
-      hosts.push_back(V(Document{{"_id", V(int32_t{i})}, {"host", V(members_[i]->host())}}));
-    }
-    Document config{
-        {"_id", V("rs0")},
-        {"members", V(std::move(hosts))},
-        {"settings", V(Document{{"electionTimeoutMillis", V(kElectionTimeoutMs)},
-                                {"heartbeatIntervalMillis", V(kHeartbeatIntervalMs)}})}};
-    auto reply = try_command(members_[0]->port(), Document{{"replSetInitiate", V(config)}});
-    ASSERT_TRUE(reply && is_ok(*reply)) << (reply ? bson::to_json(*reply) : "no reply");
-    ASSERT_TRUE(ReplicaSetCluster::wait_until([&] { return primary_index() >= 0; }))
-        << "no primary elected; member 0 log:\n"
-        << members_[0]->log_text();
-  }
-
-  std::string seed_list() const {
-    std::string uri = "mongodb://";
-    for (int i = 0; i < kMembers; ++i) uri += (i ? "," : "") + members_[i]->host();
-    return uri + "/?replicaSet=rs0&serverSelectionTimeoutMS=20000";
-  }
-
-  std::optional<Document> hello(int i) {
-    return try_command(members_[i]->port(), Document{{"hello", V(int32_t{1})}});
-  }
-
+  std::string seed_list() const { return set_.uri("serverSelectionTimeoutMS=20000"); }
+  std::optional<Document> hello(int i) const { return set_.hello(i); }
   // The member every live member agrees is the writable primary, or -1.
-  int primary_index() {
-    int writable = -1;
-    int writable_count = 0;
-    for (int i = 0; i < kMembers; ++i) {
-      if (killed_[i]) continue;
-      auto h = hello(i);
-      if (!h) return -1;
-      if (h->get("isWritablePrimary")->truthy()) {
-        writable = i;
-        ++writable_count;
-      }
-    }
-    if (writable_count != 1) return -1;
-    for (int i = 0; i < kMembers; ++i) {
-      if (killed_[i]) continue;
-      auto h = hello(i);
-      const bson::Value* primary = h ? h->get("primary") : nullptr;
-      if (primary == nullptr || primary->as_string() != members_[writable]->host()) return -1;
-    }
-    return writable;
-  }
+  int primary_index() const { return set_.primary(); }
+  std::string logs() const { return set_.logs(); }
+  void kill_member(int i) { set_.kill(i); }
 
-  // Every member's log, for failure messages.
-  std::string logs() const {
-    std::string out;
-    for (int i = 0; i < kMembers; ++i) {
-      out += "--- member " + std::to_string(i) + " log:\n" + members_[i]->log_text();
-    }
-    return out;
-  }
-
-  void kill_member(int i) {
-    ::kill(members_[i]->pid(), SIGKILL);
-    killed_[i] = true;
-  }
-
-  std::vector<std::unique_ptr<MongosimProcess>> members_;
-  bool killed_[kMembers] = {};
+  SimSet set_{{.members = kMembers,
+               .election_timeout_ms = kElectionTimeoutMs,
+               .heartbeat_interval_ms = kHeartbeatIntervalMs}};
 };
 
 TEST_F(ThreeMemberSet, ElectsExactlyOnePrimaryAndHelloDescribesTheSet) {
@@ -145,7 +84,7 @@ TEST_F(ThreeMemberSet, ElectsExactlyOnePrimaryAndHelloDescribesTheSet) {
     ASSERT_TRUE(h);
     EXPECT_EQ(h->get("setName")->as_string(), "rs0");
     EXPECT_EQ(h->get("hosts")->as_array().size(), static_cast<size_t>(kMembers));
-    EXPECT_EQ(h->get("me")->as_string(), members_[i]->host());
+    EXPECT_EQ(h->get("me")->as_string(), set_.member(i).host());
     bool writable = h->get("isWritablePrimary")->truthy();
     primaries += writable ? 1 : 0;
     EXPECT_EQ(h->get("secondary")->truthy(), !writable) << "member " << i;
@@ -153,12 +92,12 @@ TEST_F(ThreeMemberSet, ElectsExactlyOnePrimaryAndHelloDescribesTheSet) {
   }
   EXPECT_EQ(primaries, 1);
   auto config =
-      try_command(members_[primary]->port(), Document{{"replSetGetConfig", V(int32_t{1})}});
+      try_command(set_.member(primary).port(), Document{{"replSetGetConfig", V(int32_t{1})}});
   ASSERT_TRUE(config && is_ok(*config));
   // replSetGetStatus on the primary names every member's state as it sees it.
-  ASSERT_TRUE(ReplicaSetCluster::wait_until([&] {
+  ASSERT_TRUE(poll_until(after(kConvergeTimeout), [&] {
     auto status =
-        try_command(members_[primary]->port(), Document{{"replSetGetStatus", V(int32_t{1})}});
+        try_command(set_.member(primary).port(), Document{{"replSetGetStatus", V(int32_t{1})}});
     if (!status || !is_ok(*status)) return false;
     int primaries_seen = 0;
     int secondaries_seen = 0;
@@ -173,9 +112,9 @@ TEST_F(ThreeMemberSet, ElectsExactlyOnePrimaryAndHelloDescribesTheSet) {
 
 TEST_F(ThreeMemberSet, EveryMemberShutsDownCleanlyOnSigterm) {
   for (int i = 0; i < kMembers; ++i) {
-    int status = members_[i]->stop();  // throws if the member ignores SIGTERM
-    EXPECT_TRUE(WIFEXITED(status)) << "member " << i;
-    EXPECT_EQ(WEXITSTATUS(status), 0) << "member " << i;
+    const locklab::ExitStatus status = set_.member(i).stop();  // throws if it ignores SIGTERM
+    EXPECT_EQ(status.signal, 0) << "member " << i << ": " << status.describe();
+    EXPECT_EQ(status.code, 0) << "member " << i;
   }
 }
 
@@ -215,8 +154,8 @@ TEST_F(ThreeMemberSet, DriverFindsPrimaryAndMajorityWriteReachesEveryMember) {
                 {"filter", V(Document{{"_id", V(int32_t{1})}})},
                 {"$readPreference", V(Document{{"mode", V("secondaryPreferred")}})}};
   for (int i = 0; i < kMembers; ++i) {
-    bool seen = ReplicaSetCluster::wait_until([&] {
-      auto f = try_command(members_[i]->port(), find, "test");
+    bool seen = poll_until(after(kConvergeTimeout), [&] {
+      auto f = try_command(set_.member(i).port(), find, "test");
       return f && is_ok(*f) &&
              f->get("cursor")->as_document().get("firstBatch")->as_array().size() == 1;
     });
@@ -234,13 +173,13 @@ TEST_F(ThreeMemberSet, GetMoreAndKillCursorsOnASecondaryNeedNoReadPreference) {
   const int secondary = (primary + 1) % kMembers;
   bson::Array docs;
   for (int32_t i = 0; i < 5; ++i) docs.push_back(V(Document{{"_id", V(i)}}));
-  auto inserted = try_command(members_[primary]->port(),
+  auto inserted = try_command(set_.member(primary).port(),
                               Document{{"insert", V("cur")},
                                        {"documents", V(docs)},
                                        {"writeConcern", V(Document{{"w", V(int32_t{kMembers})}})}},
                               "test");
   ASSERT_TRUE(inserted && is_ok(*inserted)) << (inserted ? bson::to_json(*inserted) : "none");
-  RawClient raw(members_[secondary]->port());
+  RawClient raw(set_.member(secondary).port());
   const Document find{{"find", V("cur")},
                       {"batchSize", V(int32_t{2})},
                       {"$readPreference", V(Document{{"mode", V("secondaryPreferred")}})}};
@@ -269,7 +208,7 @@ TEST_F(ThreeMemberSet, WriteConcernTimeoutReportsError64WithTheWriteApplied) {
   ASSERT_GE(primary, 0);
   kill_member((primary + 1) % kMembers);
   auto reply = try_command(
-      members_[primary]->port(),
+      set_.member(primary).port(),
       Document{{"insert", V("c")},
                {"documents", V(bson::Array{V(Document{{"_id", V(int32_t{7})}})})},
                {"writeConcern", V(Document{{"w", V(int32_t{3})}, {"wtimeout", V(int32_t{300})}})}},
@@ -297,7 +236,7 @@ TEST_F(ThreeMemberSet, KillingThePrimaryElectsAnotherAndARetryableWriteSucceeds)
   ASSERT_GE(old_primary, 0);
   kill_member(old_primary);
   int new_primary = -1;
-  ASSERT_TRUE(ReplicaSetCluster::wait_until([&] {
+  ASSERT_TRUE(poll_until(after(kConvergeTimeout), [&] {
     new_primary = primary_index();
     return new_primary >= 0;
   })) << "no new primary after the old one was killed";
@@ -313,13 +252,13 @@ TEST_F(ThreeMemberSet, KillingThePrimaryElectsAnotherAndARetryableWriteSucceeds)
 TEST_F(ThreeMemberSet, StepDownMovesThePrimary) {
   int old_primary = primary_index();
   ASSERT_GE(old_primary, 0);
-  auto reply = try_command(members_[old_primary]->port(),
+  auto reply = try_command(set_.member(old_primary).port(),
                            Document{{"replSetStepDown", V(int32_t{30})},
                                     {"secondaryCatchUpPeriodSecs", V(int32_t{10})}});
   ASSERT_TRUE(reply);
   EXPECT_TRUE(is_ok(*reply)) << bson::to_json(*reply);
   int new_primary = -1;
-  ASSERT_TRUE(ReplicaSetCluster::wait_until([&] {
+  ASSERT_TRUE(poll_until(after(kConvergeTimeout), [&] {
     new_primary = primary_index();
     return new_primary >= 0 && new_primary != old_primary;
   }));
@@ -328,7 +267,7 @@ TEST_F(ThreeMemberSet, StepDownMovesThePrimary) {
   EXPECT_FALSE(h->get("isWritablePrimary")->truthy());
   // A secondary refuses to step down with NotWritablePrimary.
   auto refused =
-      try_command(members_[old_primary]->port(), Document{{"replSetStepDown", V(int32_t{30})}});
+      try_command(set_.member(old_primary).port(), Document{{"replSetStepDown", V(int32_t{30})}});
   ASSERT_TRUE(refused);
   EXPECT_EQ(refused->get("code")->number_as_double(), code::kNotWritablePrimary);
 }
@@ -338,12 +277,12 @@ TEST_F(ThreeMemberSet, FreezeIsRefusedOnThePrimaryAndAcceptedOnASecondary) {
   ASSERT_GE(primary, 0);
   int secondary = (primary + 1) % kMembers;
   auto refused =
-      try_command(members_[primary]->port(), Document{{"replSetFreeze", V(int32_t{30})}});
+      try_command(set_.member(primary).port(), Document{{"replSetFreeze", V(int32_t{30})}});
   ASSERT_TRUE(refused);
   EXPECT_FALSE(is_ok(*refused));
   EXPECT_EQ(refused->get("code")->number_as_double(), code::kNotSecondary);
   auto frozen =
-      try_command(members_[secondary]->port(), Document{{"replSetFreeze", V(int32_t{30})}});
+      try_command(set_.member(secondary).port(), Document{{"replSetFreeze", V(int32_t{30})}});
   ASSERT_TRUE(frozen);
   EXPECT_TRUE(is_ok(*frozen)) << bson::to_json(*frozen);
 }
@@ -367,14 +306,14 @@ TEST_F(ThreeMemberSet, StepUpOnASecondaryMakesItThePrimary) {
   constexpr int kMaxStepUps = 20;
   int step_ups = 0;
   bool answered_ok = false;
-  const bool became_primary = ReplicaSetCluster::wait_until([&] {
+  const bool became_primary = poll_until(after(kConvergeTimeout), [&] {
     const int primary = primary_index();
     if (primary == candidate) return true;
     if (primary < 0 || step_ups >= kMaxStepUps) return false;
     const std::string primary_optime = last_write(primary);
     if (primary_optime.empty() || last_write(candidate) != primary_optime) return false;
     auto reply =
-        try_command(members_[candidate]->port(), Document{{"replSetStepUp", V(int32_t{1})}});
+        try_command(set_.member(candidate).port(), Document{{"replSetStepUp", V(int32_t{1})}});
     if (!reply) return false;
     ++step_ups;
     if (is_ok(*reply)) {
@@ -393,7 +332,7 @@ TEST_F(ThreeMemberSet, StepUpOnASecondaryMakesItThePrimary) {
 }
 
 TEST(OneMemberSet, StepDownAndFreezeAreRefusedAsMongodRefusesThem) {
-  MongosimProcess server({"--replSet", "rs0"});
+  MongosimNode server({.args = {"--replSet", "rs0"}});
   auto before = try_command(server.port(), Document{{"replSetFreeze", V(int32_t{10})}});
   ASSERT_TRUE(before);
   EXPECT_EQ(before->get("code")->number_as_double(), code::kNotYetInitialized);
@@ -415,7 +354,7 @@ TEST(OneMemberSet, StepDownAndFreezeAreRefusedAsMongodRefusesThem) {
 }
 
 TEST(StandaloneMember, ReplicaSetAdminCommandsNeedReplication) {
-  MongosimProcess server;
+  MongosimNode server;
   auto step_down = try_command(server.port(), Document{{"replSetStepDown", V(int32_t{10})}});
   ASSERT_TRUE(step_down);
   EXPECT_EQ(step_down->get("code")->number_as_double(), code::kNoReplicationEnabled);

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "base/error_codes.h"
-#include "server/tests/durable_set.h"
+#include "server/tests/sim_set.h"
 
 namespace mongosim::testing {
 namespace {
@@ -28,73 +28,70 @@ bool has_ids(const std::optional<std::vector<std::string>>& ids, int from, int t
   return true;
 }
 
-int64_t term_of(DurableSet& set, int i) {
-  auto status = set.member(i).command(Document{{"replSetGetStatus", V(1)}});
+int64_t term_of(SimSet& set, int i) {
+  auto status = set.command(i, Document{{"replSetGetStatus", V(1)}});
   if (!reply_is_ok(status)) return -1;
   return status->get("term")->as_int64();
 }
 
-class TempDbPath {
- public:
-  TempDbPath() {
-    char root[] = "/tmp/mongosim-standalone-XXXXXX";
-    if (::mkdtemp(root) == nullptr) throw std::runtime_error("mkdtemp failed");
-    root_ = root;
-  }
-  ~TempDbPath() {
-    std::error_code ec;
-    std::filesystem::remove_all(root_, ec);
-  }
-  std::string path(const std::string& name) const { return root_ + "/" + name; }
+using locklab::testkit::TempDir;
 
- private:
-  std::string root_;
-};
+// A standalone member on dir/db, logging to dir/<log>.
+locklab::testkit::NodeOptions standalone(const TempDir& dir, const std::string& log = "log") {
+  return {.dbpath = dir.file("db"), .log_path = dir.file(log)};
+}
+
+std::string file_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
 
 TEST(Restart, StandaloneKeepsJournaledWritesAndIndexesAcrossSigkill) {
-  TempDbPath dir;
-  DurableMember member(dir.path("db"), dir.path("log"));
-  member.start({});
-  auto created = member.command(
-      Document{{"createIndexes", V("c")},
-               {"indexes", V(bson::Array{V(Document{{"key", V(Document{{"k", V(1)}})},
-                                                    {"name", V("k_1")},
-                                                    {"unique", V(true)}})})}},
-      "db");
+  TempDir dir("mongosim-standalone");
+  MongosimNode member(standalone(dir));
+  auto created =
+      command(member,
+              Document{{"createIndexes", V("c")},
+                       {"indexes", V(bson::Array{V(Document{{"key", V(Document{{"k", V(1)}})},
+                                                            {"name", V("k_1")},
+                                                            {"unique", V(true)}})})}},
+              "db");
   ASSERT_TRUE(reply_is_ok(created));
   constexpr int kDocs = 50;
   for (int i = 0; i < kDocs; ++i) {
-    auto reply = member.command(
-        Document{{"insert", V("c")},
-                 {"documents", V(bson::Array{V(Document{{"_id", V(i)}, {"k", V(i)}})})},
-                 {"writeConcern", V(Document{{"w", V(1)}, {"j", V(true)}})}},
-        "db");
+    auto reply =
+        command(member,
+                Document{{"insert", V("c")},
+                         {"documents", V(bson::Array{V(Document{{"_id", V(i)}, {"k", V(i)}})})},
+                         {"writeConcern", V(Document{{"w", V(1)}, {"j", V(true)}})}},
+                "db");
     ASSERT_TRUE(write_ok(reply)) << (reply ? bson::to_json(*reply) : "no reply");
   }
   member.kill();
-  member.start({});
-  auto found = member.command(Document{{"find", V("c")}, {"batchSize", V(int32_t{1000})}}, "db");
+  member.restart();
+  auto found = command(member, Document{{"find", V("c")}, {"batchSize", V(int32_t{1000})}}, "db");
   ASSERT_TRUE(reply_is_ok(found)) << member.log_text();
   EXPECT_EQ(found->get("cursor")->as_document().get("firstBatch")->as_array().size(),
             static_cast<size_t>(kDocs));
-  auto dup = member.command(
-      Document{{"insert", V("c")},
-               {"documents", V(bson::Array{V(Document{{"_id", V(kDocs)}, {"k", V(3)}})})}},
-      "db");
+  auto dup =
+      command(member,
+              Document{{"insert", V("c")},
+                       {"documents", V(bson::Array{V(Document{{"_id", V(kDocs)}, {"k", V(3)}})})}},
+              "db");
   ASSERT_TRUE(dup && dup->has("writeErrors")) << (dup ? bson::to_json(*dup) : "no reply");
   EXPECT_EQ(dup->get("writeErrors")->as_array()[0].as_document().get("code")->as_int32(),
             code::kDuplicateKey);
   EXPECT_NE(member.log_text().find(R"("msg":"Recovered from the journal")"), std::string::npos);
 }
 
-// Inserts `count` documents with j:true on a standalone member, then SIGKILLs it.
-void write_journaled_then_kill(DurableMember& member, int count) {
-  member.start({});
+// Inserts `count` documents with j:true on a running standalone member, then SIGKILLs it.
+void write_journaled_then_kill(MongosimNode& member, int count) {
   for (int i = 0; i < count; ++i) {
-    auto reply = member.command(Document{{"insert", V("c")},
-                                         {"documents", V(bson::Array{V(Document{{"_id", V(i)}})})},
-                                         {"writeConcern", V(Document{{"j", V(true)}})}},
-                                "db");
+    auto reply = command(member,
+                         Document{{"insert", V("c")},
+                                  {"documents", V(bson::Array{V(Document{{"_id", V(i)}})})},
+                                  {"writeConcern", V(Document{{"j", V(true)}})}},
+                         "db");
     ASSERT_TRUE(write_ok(reply));
   }
   member.kill();
@@ -108,49 +105,50 @@ size_t count_of(const std::string& text, const std::string& needle) {
   return count;
 }
 
-std::string journal_path(const DurableMember& member) {
+std::string journal_path(const MongosimNode& member) {
   return member.dbpath() + "/journal/oplog.journal";
 }
 
 TEST(Restart, TornJournalTailIsDroppedWithALogLine) {
-  TempDbPath dir;
-  DurableMember member(dir.path("db"), dir.path("log"));
+  TempDir dir("mongosim-standalone");
+  MongosimNode member(standalone(dir));
   write_journaled_then_kill(member, 5);
   // A record cut short, as if the process died in the middle of its write.
   auto size = std::filesystem::file_size(journal_path(member));
   std::filesystem::resize_file(journal_path(member), size - 3);
-  member.start({});
-  auto found = member.command(Document{{"find", V("c")}}, "db");
+  member.restart();
+  auto found = command(member, Document{{"find", V("c")}}, "db");
   ASSERT_TRUE(reply_is_ok(found)) << member.log_text();
   EXPECT_EQ(found->get("cursor")->as_document().get("firstBatch")->as_array().size(), 4u);
   EXPECT_NE(member.log_text().find(R"("msg":"Dropping the torn tail of the journal")"),
             std::string::npos)
       << member.log_text();
   // New writes follow the intact prefix: a second restart reads a clean journal.
-  auto reply = member.command(Document{{"insert", V("c")},
-                                       {"documents", V(bson::Array{V(Document{{"_id", V(99)}})})},
-                                       {"writeConcern", V(Document{{"j", V(true)}})}},
-                              "db");
+  auto reply = command(member,
+                       Document{{"insert", V("c")},
+                                {"documents", V(bson::Array{V(Document{{"_id", V(99)}})})},
+                                {"writeConcern", V(Document{{"j", V(true)}})}},
+                       "db");
   ASSERT_TRUE(write_ok(reply));
   member.kill();
   size_t torn_lines_before = count_of(member.log_text(), "Dropping the torn tail");
-  member.start({});
-  auto again = member.command(Document{{"find", V("c")}}, "db");
+  member.restart();
+  auto again = command(member, Document{{"find", V("c")}}, "db");
   ASSERT_TRUE(reply_is_ok(again));
   EXPECT_EQ(again->get("cursor")->as_document().get("firstBatch")->as_array().size(), 5u);
   EXPECT_EQ(count_of(member.log_text(), "Dropping the torn tail"), torn_lines_before);
 }
 
 TEST(Restart, CorruptJournalStopsStartupNamingFileAndOffset) {
-  TempDbPath dir;
-  DurableMember member(dir.path("db"), dir.path("log"));
+  TempDir dir("mongosim-standalone");
+  MongosimNode member(standalone(dir));
   write_journaled_then_kill(member, 5);
   {
     std::fstream f(journal_path(member), std::ios::in | std::ios::out | std::ios::binary);
     f.seekp(20);  // inside the first record's payload; more records follow
     f.put('\x7f');
   }
-  EXPECT_THROW(member.start({}), std::runtime_error);
+  EXPECT_THROW(member.restart(), std::runtime_error);
   std::string log = member.log_text();
   EXPECT_NE(log.find("journal " + journal_path(member) + " is corrupt at byte offset 0"),
             std::string::npos)
@@ -158,18 +156,15 @@ TEST(Restart, CorruptJournalStopsStartupNamingFileAndOffset) {
 }
 
 TEST(Restart, SecondDbPathUserIsRefused) {
-  TempDbPath dir;
-  DurableMember first(dir.path("db"), dir.path("log1"));
-  first.start({});
-  DurableMember second(dir.path("db"), dir.path("log2"));
-  EXPECT_THROW(second.start({}), std::runtime_error);
-  EXPECT_NE(second.log_text().find("Another mongosim instance is already running"),
-            std::string::npos)
-      << second.log_text();
+  TempDir dir("mongosim-standalone");
+  MongosimNode first(standalone(dir, "log1"));
+  EXPECT_THROW(MongosimNode second(standalone(dir, "log2")), std::runtime_error);
+  const std::string log = file_text(dir.file("log2"));
+  EXPECT_NE(log.find("Another mongosim instance is already running"), std::string::npos) << log;
 }
 
 TEST(Restart, KilledSecondaryRejoinsAndCatchesUp) {
-  DurableSet set(3);
+  SimSet set(durable_set(3));
   int primary = set.primary();
   ASSERT_GE(primary, 0);
   for (int i = 0; i < 10; ++i) {
@@ -181,7 +176,7 @@ TEST(Restart, KilledSecondaryRejoinsAndCatchesUp) {
     ASSERT_TRUE(write_ok(set.insert(primary, Document{{"_id", V(i)}}, kMajority)));
   }
   set.restart(secondary);
-  ASSERT_TRUE(set.wait_for([&] {
+  ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
     return set.state(secondary) == "SECONDARY" && has_ids(set.ids(secondary), 0, 20);
   })) << set.logs();
   EXPECT_EQ(set.primary(), primary);
@@ -190,7 +185,7 @@ TEST(Restart, KilledSecondaryRejoinsAndCatchesUp) {
 }
 
 TEST(Restart, KilledPrimaryRejoinsAsSecondaryAfterAnElection) {
-  DurableSet set(3);
+  SimSet set(durable_set(3));
   int old_primary = set.primary();
   ASSERT_GE(old_primary, 0);
   for (int i = 0; i < 10; ++i) {
@@ -199,7 +194,7 @@ TEST(Restart, KilledPrimaryRejoinsAsSecondaryAfterAnElection) {
   int64_t term_before = term_of(set, old_primary);
   set.kill(old_primary);
   int new_primary = -1;
-  ASSERT_TRUE(set.wait_for([&] {
+  ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
     new_primary = set.primary();
     return new_primary >= 0;
   })) << set.logs();
@@ -211,13 +206,13 @@ TEST(Restart, KilledPrimaryRejoinsAsSecondaryAfterAnElection) {
   set.restart(old_primary);
   ASSERT_TRUE(has_ids(set.ids(old_primary), 0, 10)) << "journaled majority writes lost";
   EXPECT_GE(term_of(set, old_primary), term_before);  // the term came back from the dbpath
-  ASSERT_TRUE(set.wait_for([&] {
+  ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
     return set.state(old_primary) == "SECONDARY" && has_ids(set.ids(old_primary), 0, 20);
   })) << set.logs();
 }
 
 TEST(Restart, WholeSetKilledAtOnceKeepsEveryMajorityWrite) {
-  DurableSet set(3);
+  SimSet set(durable_set(3));
   int primary = set.primary();
   ASSERT_GE(primary, 0);
   constexpr int kDocs = 30;
@@ -228,12 +223,12 @@ TEST(Restart, WholeSetKilledAtOnceKeepsEveryMajorityWrite) {
   for (int i = 0; i < set.size(); ++i) set.kill(i);
   for (int i = 0; i < set.size(); ++i) set.restart(i);
   int new_primary = -1;
-  ASSERT_TRUE(set.wait_for([&] {
+  ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
     new_primary = set.primary();
     return new_primary >= 0;
   })) << set.logs();
   EXPECT_GT(term_of(set, new_primary), term_before);  // terms never go back after a restart
-  ASSERT_TRUE(set.wait_for([&] {
+  ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
     for (int i = 0; i < set.size(); ++i) {
       if (!has_ids(set.ids(i), 0, kDocs)) return false;
     }

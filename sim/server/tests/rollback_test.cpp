@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "server/tests/durable_set.h"
+#include "server/tests/sim_set.h"
 
 namespace mongosim::testing {
 namespace {
@@ -44,7 +44,7 @@ struct Divergence {
 
 // Pauses every member but the primary, writes `doc` (w:1, j:true) on the primary, pauses it
 // and lets the others elect a new primary. Returns the new primary, or -1.
-int isolate_and_replace_primary(DurableSet& set, int old_primary, const Document& doc) {
+int isolate_and_replace_primary(SimSet& set, int old_primary, const Document& doc) {
   for (int i = 0; i < set.size(); ++i) {
     if (i != old_primary) set.pause(i);
   }
@@ -56,7 +56,7 @@ int isolate_and_replace_primary(DurableSet& set, int old_primary, const Document
     if (i != old_primary) set.resume(i);
   }
   int new_primary = -1;
-  EXPECT_TRUE(set.wait_for([&] {
+  EXPECT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
     new_primary = set.primary();
     return new_primary >= 0 && new_primary != old_primary;
   })) << set.logs();
@@ -67,7 +67,7 @@ int isolate_and_replace_primary(DurableSet& set, int old_primary, const Document
 // elect a new primary. A fetch reply already in flight when the secondaries were paused can
 // still carry the write to them; then it is legitimately in the new primary's log, so the old
 // primary is resumed and the attempt repeated with a new _id (at most kAttempts times).
-Divergence diverge(DurableSet& set, const Document& fields) {
+Divergence diverge(SimSet& set, const Document& fields) {
   constexpr int kAttempts = 3;
   Divergence d;
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
@@ -81,8 +81,9 @@ Divergence diverge(DurableSet& set, const Document& fields) {
     std::string id = bson::to_json(*d.lost.get("_id"));
     if (!has_id(set.ids(d.new_primary), id)) return d;  // diverged
     set.resume(d.old_primary);
-    EXPECT_TRUE(set.wait_for([&] { return set.state(d.old_primary) == "SECONDARY"; }))
-        << set.logs();
+    EXPECT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
+      return set.state(d.old_primary) == "SECONDARY";
+    })) << set.logs();
   }
   ADD_FAILURE() << "the w:1 write reached another member in every attempt";
   d.new_primary = -1;
@@ -90,7 +91,7 @@ Divergence diverge(DurableSet& set, const Document& fields) {
 }
 
 TEST(Rollback, W1WriteOfAnIsolatedPrimaryIsRolledBackAndSavedToAFile) {
-  DurableSet set(3);
+  SimSet set(durable_set(3));
   ASSERT_GE(set.primary(), 0);
   ASSERT_TRUE(write_ok(set.insert(set.primary(), Document{{"_id", V("base")}}, kMajority)));
 
@@ -105,7 +106,7 @@ TEST(Rollback, W1WriteOfAnIsolatedPrimaryIsRolledBackAndSavedToAFile) {
   set.resume(old_primary);
   // The set converges: every member has base and after, none has lost, the old primary is a
   // SECONDARY again.
-  ASSERT_TRUE(set.wait_for([&] {
+  ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
     for (int i = 0; i < set.size(); ++i) {
       auto ids = set.ids(i);
       if (!has_id(ids, "\"base\"") || !has_id(ids, "\"after\"") || has_id(ids, lost)) {
@@ -136,7 +137,7 @@ TEST(Rollback, W1WriteOfAnIsolatedPrimaryIsRolledBackAndSavedToAFile) {
   // The rollback is durable: after a restart the old primary does not resurrect the write.
   set.kill(old_primary);
   set.restart(old_primary);
-  ASSERT_TRUE(set.wait_for([&] {
+  ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
     return set.state(old_primary) == "SECONDARY" && has_id(set.ids(old_primary), "\"after\"");
   })) << set.logs();
   EXPECT_FALSE(has_id(set.ids(old_primary), lost));
@@ -146,7 +147,7 @@ TEST(Rollback, W1WriteOfAnIsolatedPrimaryIsRolledBackAndSavedToAFile) {
 // The same divergence, but the old primary is killed instead of paused: it restarts from its
 // journal (which holds the w:1 write), rejoins, and rolls the write back.
 TEST(Rollback, KilledPrimaryRestartsFromItsJournalAndRollsBackItsUncommittedWrite) {
-  DurableSet set(3);
+  SimSet set(durable_set(3));
   ASSERT_GE(set.primary(), 0);
   ASSERT_TRUE(write_ok(set.insert(set.primary(), Document{{"_id", V("base")}}, kMajority)));
   Divergence d = diverge(set, Document{});
@@ -159,7 +160,7 @@ TEST(Rollback, KilledPrimaryRestartsFromItsJournalAndRollsBackItsUncommittedWrit
       << set.logs();
 
   set.restart(old_primary);
-  ASSERT_TRUE(set.wait_for([&] {
+  ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
     auto ids = set.ids(old_primary);
     return set.state(old_primary) == "SECONDARY" && has_id(ids, "\"base\"") &&
            has_id(ids, "\"after\"") && !has_id(ids, lost);

@@ -13,14 +13,16 @@
 
 #include "base/error_codes.h"
 #include "bson/codec.h"
-#include "server/tests/mongosim_process.h"
 #include "server/tests/raw_client.h"
+#include "testkit.h"
 
 namespace mongosim::testing {
 namespace {
 
 using bson::Document;
 using bson::V;
+using locklab::testkit::MongosimNode;
+namespace kit = locklab::testkit;
 
 class MongocEnvironment : public ::testing::Environment {
  public:
@@ -75,22 +77,14 @@ MongocReply mongoc_command(mongoc_client_t* client, const Document& cmd, const c
 
 class Standalone : public ::testing::Test {
  protected:
-  MongosimProcess server_;
+  MongosimNode server_;
 };
 
-void initiate(int port) {
-  RawClient raw(port);
-  Document member{{"_id", V(int32_t{0})}, {"host", V("127.0.0.1:" + std::to_string(port))}};
-  Document reply = raw.command(Document{
-      {"replSetInitiate", V(Document{{"_id", V("rs0")}, {"members", V(bson::Array{V(member)})}})}});
-  if (!reply.get("ok")->truthy())
-    throw std::runtime_error("replSetInitiate failed: " + bson::to_json(reply));
-}
-
+// A one-member set rs0, initiated and ready.
 class ReplicaSet : public ::testing::Test {
  protected:
-  void SetUp() override { initiate(server_.port()); }
-  MongosimProcess server_{{"--replSet", "rs0"}};
+  kit::ReplicaSet set_{{.members = 1, .election_timeout_ms = 0, .heartbeat_interval_ms = 0}};
+  MongosimNode& server_ = set_.member(0);
 };
 
 int64_t command_total(const Document& status, const std::string& name) {
@@ -126,9 +120,9 @@ TEST_F(Standalone, LogsAndStopsCleanlyOnSigterm) {
     RawClient raw(server_.port());
     raw.command(Document{{"ping", V(int32_t{1})}});
   }
-  int status = server_.stop();
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0);
+  const locklab::ExitStatus status = server_.stop();
+  ASSERT_EQ(status.signal, 0) << status.describe();
+  EXPECT_EQ(status.code, 0);
   std::string log = server_.log_text();
   EXPECT_NE(log.find("\"msg\":\"Waiting for connections\""), std::string::npos) << log;
   EXPECT_NE(log.find("\"msg\":\"Connection accepted\""), std::string::npos) << log;
@@ -145,8 +139,9 @@ TEST_F(Standalone, StopsWhileAClientBlocksInAFailPoint) {
   RawClient blocked(server_.port());
   ASSERT_TRUE(blocked.send(
       server::encode_op_msg_request(1, 0, Document{{"ping", V(1)}, {"$db", V("admin")}})));
-  int status = server_.stop();  // would time out (and throw) if the blocked command held shutdown
-  EXPECT_TRUE(WIFEXITED(status));
+  // stop() would time out (and throw) if the blocked command held shutdown.
+  const locklab::ExitStatus status = server_.stop();
+  EXPECT_EQ(status.signal, 0) << status.describe();
 }
 
 // --- standalone handshake and commands --------------------------------------------------
@@ -258,7 +253,7 @@ TEST_F(Standalone, ParametersThroughCommands) {
 }
 
 TEST(StartupParameters, SetParameterFlagIsApplied) {
-  MongosimProcess server({"--setParameter", "ttlMonitorSleepSecs=3"});
+  MongosimNode server({.args = {"--setParameter", "ttlMonitorSleepSecs=3"}});
   RawClient raw(server.port());
   Document get = raw.command(
       Document{{"getParameter", V(int32_t{1})}, {"ttlMonitorSleepSecs", V(int32_t{1})}});
@@ -358,7 +353,7 @@ TEST_F(Standalone, MoreToComeGetsNoReply) {
 }
 
 RC_GTEST_PROP(LiveServer, ArbitraryBytesNeverCrashTheServer, (std::vector<uint8_t> bytes)) {
-  static MongosimProcess server;  // one server for every case, stopped at exit
+  static MongosimNode server;  // one server for every case, stopped at exit
   {
     RawClient raw(server.port());
     raw.send(std::string(bytes.begin(), bytes.end()));
@@ -370,7 +365,7 @@ RC_GTEST_PROP(LiveServer, ArbitraryBytesNeverCrashTheServer, (std::vector<uint8_
 
 RC_GTEST_PROP(LiveServer, ArbitraryOpMsgPayloadsNeverCrashTheServer,
               (std::vector<uint8_t> tail, uint32_t flags)) {
-  static MongosimProcess server;
+  static MongosimNode server;
   {
     RawClient raw(server.port());
     std::string payload;
@@ -443,7 +438,7 @@ TEST_F(Standalone, SlowClientDoesNotBlockOthers) {
 // --- replica set ------------------------------------------------------------------------
 
 TEST(ReplicaSetStartup, UninitiatedMemberIsAGhost) {
-  MongosimProcess server({"--replSet", "rs0"});
+  MongosimNode server({.args = {"--replSet", "rs0"}});
   RawClient raw(server.port());
   Document hello = raw.command(Document{{"hello", V(int32_t{1})}});
   EXPECT_TRUE(hello.get("isreplicaset")->as_bool());
@@ -509,8 +504,11 @@ TEST_F(ReplicaSet, ReplSetGetStatusShowsOnePrimary) {
 }
 
 TEST(DataLayerWiring, TtlMonitorUsesTheStartupSleepParameter) {
-  MongosimProcess server({"--replSet", "rs0", "--setParameter", "ttlMonitorSleepSecs=1"});
-  initiate(server.port());
+  kit::ReplicaSet set({.members = 1,
+                       .args = {"--setParameter", "ttlMonitorSleepSecs=1"},
+                       .election_timeout_ms = 0,
+                       .heartbeat_interval_ms = 0});
+  MongosimNode& server = set.member(0);
   RawClient raw(server.port());
   Document index{{"key", V(Document{{"at", V(int32_t{1})}})},
                  {"name", V("at_1")},

@@ -20,7 +20,7 @@
 #include "data/store.h"
 #include "server/reply_envelope.h"
 #include "server/tests/raw_client.h"
-#include "server/tests/replica_set_cluster.h"
+#include "server/tests/sim_set.h"
 
 namespace mongosim::testing {
 namespace {
@@ -49,12 +49,12 @@ bool has_label(const Document& reply, const std::string& label) {
 }
 
 // True once member i's own data holds {_id: id} in test.c (the write was applied there).
-bool holds(const ReplicaSetCluster& set, int i, int32_t id) {
+bool holds(const SimSet& set, int i, int32_t id) {
   return set.has_document(i, "test", "c", V(id));
 }
 
 void expect_stepped_down_wce(const Document& reply) {
-  EXPECT_TRUE(ReplicaSetCluster::is_ok(reply)) << bson::to_json(reply);
+  EXPECT_TRUE(is_ok(reply)) << bson::to_json(reply);
   EXPECT_EQ(reply.get("n")->number_as_double(), 1) << bson::to_json(reply);
   const bson::Value* wce = reply.get("writeConcernError");
   ASSERT_NE(wce, nullptr) << bson::to_json(reply);
@@ -65,8 +65,8 @@ void expect_stepped_down_wce(const Document& reply) {
 }
 
 TEST(StepDown, WaitingWriteGets189AndTheStepDownConnectionStaysOpenFor10107) {
-  ReplicaSetCluster set(3);
-  int primary = set.primary_index();
+  SimSet set({.members = 3});
+  int primary = set.primary();
   ASSERT_GE(primary, 0);
   // One secondary paused: w:3 cannot be satisfied, yet the primary keeps its majority and the
   // other secondary is an electable, caught-up target for the step-down.
@@ -77,28 +77,28 @@ TEST(StepDown, WaitingWriteGets189AndTheStepDownConnectionStaysOpenFor10107) {
     RawClient client(set.member(primary).port());
     return client.command(retryable_insert(1, w3, 'a'), "test");
   });
-  ASSERT_TRUE(ReplicaSetCluster::wait_until([&] { return holds(set, primary, 1); }));
+  ASSERT_TRUE(poll_until(after(kConvergeTimeout), [&] { return holds(set, primary, 1); }));
 
   RawClient admin(set.member(primary).port());
   Document step_down = admin.command(Document{{"replSetStepDown", V(int32_t{30})},
                                               {"secondaryCatchUpPeriodSecs", V(int32_t{10})}});
-  EXPECT_TRUE(ReplicaSetCluster::is_ok(step_down)) << bson::to_json(step_down) << set.logs();
+  EXPECT_TRUE(is_ok(step_down)) << bson::to_json(step_down) << set.logs();
   expect_stepped_down_wce(waiting.get());
 
   // The same connection answers the next write with 10107, labelled because it is retryable.
   Document refused =
       admin.command(retryable_insert(2, Document{{"w", V(int32_t{1})}}, 'b'), "test");
-  EXPECT_FALSE(ReplicaSetCluster::is_ok(refused));
+  EXPECT_FALSE(is_ok(refused));
   EXPECT_EQ(refused.get("code")->number_as_double(), code::kNotWritablePrimary);
   EXPECT_EQ(refused.get("errmsg")->as_string(), "not master");  // this raw client sent no helloOk
   EXPECT_TRUE(has_label(refused, "RetryableWriteError")) << bson::to_json(refused);
   set.resume(paused);
-  EXPECT_GE(set.wait_for_primary(primary), 0) << set.logs();
+  EXPECT_GE(set.wait_for_primary(after(kConvergeTimeout), primary), 0) << set.logs();
 }
 
 TEST(StepDown, PrimaryThatLosesItsMajorityFailsTheWaitingWriteWith189) {
-  ReplicaSetCluster set(3);
-  int primary = set.primary_index();
+  SimSet set({.members = 3});
+  int primary = set.primary();
   ASSERT_GE(primary, 0);
   Document majority{{"w", V("majority")}};
   set.pause((primary + 1) % set.size());
@@ -121,11 +121,8 @@ TEST(StepDown, PrimaryThatLosesItsMajorityFailsTheWaitingWriteWith189) {
 // with w:3 waits on that primary. Member 2 resumes, catches up and takes over; the waiting insert
 // gets 189.
 TEST(StepDown, PriorityTakeoverFailsTheWaitingWriteWith189) {
-  ClusterOptions options;
-  options.priorities = {1, 1, 3};
-  options.start_paused = {2};
-  ReplicaSetCluster set(3, options);
-  int primary = set.primary_index();
+  SimSet set({.members = 3, .priorities = {1, 1, 3}, .start_paused = {2}});
+  int primary = set.primary();
   ASSERT_TRUE(primary == 0 || primary == 1) << primary;
   int other = 1 - primary;
   set.pause(other);
@@ -133,11 +130,11 @@ TEST(StepDown, PriorityTakeoverFailsTheWaitingWriteWith189) {
     RawClient client(set.member(primary).port());
     return client.command(retryable_insert(1, Document{{"w", V(int32_t{3})}}, 'd'), "test");
   });
-  ASSERT_TRUE(ReplicaSetCluster::wait_until([&] { return holds(set, primary, 1); }));
+  ASSERT_TRUE(poll_until(after(kConvergeTimeout), [&] { return holds(set, primary, 1); }));
   set.resume(2);
   expect_stepped_down_wce(waiting.get());
   set.resume(other);
-  EXPECT_EQ(set.wait_for_primary(primary), 2) << set.logs();
+  EXPECT_EQ(set.wait_for_primary(after(kConvergeTimeout), primary), 2) << set.logs();
 }
 
 // The data write path: a write that passed the dispatcher's not-primary check but reaches the

@@ -1,0 +1,113 @@
+// The test kit's replica set (testkit/replica_set.h) seen through mongosim's own wire client:
+// commands as bson::Document over RawClient, and the reads the server tests check (the _ids a
+// member holds, its state, its term). Starting, initiating, readiness, the primary and every
+// wait are the kit's; this file adds only the BSON view.
+//
+//   SimSet set(durable_set(3));             // dbpaths, 1.5 s election timeout
+//   SimSet set({.members = 5});             // in memory, the kit's 1 s timers
+//   auto reply = set.command(p, Document{{"hello", V(1)}});
+//
+// Thread rules: the kit's (one owner thread; command() opens its own connection per call).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bson/codec.h"
+#include "server/tests/raw_client.h"
+#include "testkit.h"
+
+namespace mongosim::testing {
+
+using bson::Document;
+using bson::V;
+using locklab::testkit::after;
+using locklab::testkit::MongosimNode;
+using locklab::testkit::poll_until;
+
+// How long a set gets to converge (elect, replicate, roll back) in these tests.
+inline constexpr std::chrono::milliseconds kConvergeTimeout{30'000};
+// The same for sets on dbpaths, whose members restart from disk.
+inline constexpr std::chrono::milliseconds kDurableConvergeTimeout{40'000};
+
+inline bool is_ok(const Document& reply) {
+  return reply.get("ok") != nullptr && reply.get("ok")->truthy();
+}
+
+inline bool reply_is_ok(const std::optional<Document>& reply) {
+  return reply && is_ok(*reply);
+}
+
+// A write reply that is ok with no write error and no write-concern error.
+inline bool write_ok(const std::optional<Document>& reply) {
+  return reply_is_ok(reply) && !reply->has("writeErrors") && !reply->has("writeConcernError");
+}
+
+inline std::string show(const std::optional<Document>& reply) {
+  return reply ? bson::to_json(*reply) : std::string("no reply");
+}
+
+// One command on a fresh connection to a node; nullopt when it is not running, paused, or does
+// not answer.
+inline std::optional<Document> command(const locklab::testkit::MongosimNode& node,
+                                       const Document& cmd, const std::string& db = "admin") {
+  if (node.pid() <= 0 || node.paused()) return std::nullopt;
+  try {
+    RawClient raw(node.port());
+    return raw.command(cmd, db);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// The options of a set whose members keep their data on dbpaths (kill + restart keep it), with
+// a 1.5 s election timeout; `settings` adds replica-set settings.
+inline locklab::testkit::SetOptions durable_set(
+    int members, nlohmann::json settings = nlohmann::json::object()) {
+  return {.members = members,
+          .dbpaths = true,
+          .election_timeout_ms = 1500,
+          .settings = std::move(settings),
+          .ready_timeout = kDurableConvergeTimeout};
+}
+
+// The BSON documents of a file written as concatenated documents (a rollback file).
+std::vector<Document> read_bson_file(const std::string& path);
+
+class SimSet : public locklab::testkit::ReplicaSet {
+ public:
+  using ReplicaSet::ReplicaSet;
+
+  std::optional<Document> command(int i, const Document& cmd,
+                                  const std::string& db = "admin") const {
+    return testing::command(member(i), cmd, db);
+  }
+
+  // hello of member i; nullopt when it is not running, paused, or does not answer.
+  std::optional<Document> hello(int i) const {
+    return command(i, Document{{"hello", V(int32_t{1})}});
+  }
+  // Inserts one document into db.c; the reply (nullopt if the member did not answer).
+  std::optional<Document> insert(int i, const Document& doc, const Document& write_concern) const;
+  // Polls (kDurableConvergeTimeout) until the agreed primary acknowledges a fresh document
+  // under w:"majority"; returns that primary, or -1 with the last reply in `last`.
+  int wait_for_majority_write(std::optional<Document>* last = nullptr) const;
+  // The _ids in db.c on member i (any state); nullopt if it did not answer.
+  std::optional<std::vector<std::string>> ids(int i) const;
+  // "PRIMARY", "SECONDARY", "OTHER", or "" when it does not answer.
+  std::string state(int i) const;
+  // Whether member i's own data holds a document with this _id in db.coll.
+  bool has_document(int i, const std::string& db, const std::string& coll,
+                    const bson::Value& id) const;
+  // The member's term from replSetGetStatus, or -1.
+  int64_t term(int i) const;
+};
+
+}  // namespace mongosim::testing

@@ -1,0 +1,194 @@
+#include "replica_set.h"
+
+#include <sstream>
+#include <stdexcept>
+
+#include "db/admin.h"
+#include "db/db.h"
+
+namespace locklab::testkit {
+namespace {
+
+int64_t steady_ms(Deadline deadline) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(deadline.time_since_epoch()).count();
+}
+
+// The harness's Db over the kit's members, so that "ready" is the harness's own definition
+// (Db::wait_ready) and not a copy of it. Only what that wait asks is answered; the levers
+// belong to ReplicaSet, so every other method refuses.
+class ReadinessDb final : public Db {
+ public:
+  ReadinessDb(ReplicaSet& set, int64_t ready_timeout_ms, int64_t election_timeout_ms)
+      : Db(config(set.size(), ready_timeout_ms, election_timeout_ms)), set_(set) {}
+
+  void wait(int64_t deadline_ms) const { wait_ready(deadline_ms); }
+
+  std::string name() const override { return "testkit"; }
+  std::string member_program() const override { return mongosim_program(); }
+  std::optional<std::string> supports(FaultKind) const override { return "testkit: no faults"; }
+  void start() override { refuse(); }
+  void stop(int64_t) override {}
+  void teardown() override {}
+  std::string host(int member) const override { return set_.member(member).host(); }
+  std::string uri(const std::string&) const override { return set_.uri(); }
+  std::string worker_netns(const std::string&) const override { return ""; }
+  void kill_member(int) override { refuse(); }
+  void restart_member(int) override { refuse(); }
+  void pause_member(int) override { refuse(); }
+  void resume_member(int) override { refuse(); }
+  bool running(int member) const override { return set_.member(member).pid() > 0; }
+  bool paused(int member) const override { return set_.member(member).paused(); }
+  int64_t set_clock_offset(int, int64_t) override { refuse(); }
+  int64_t clock_offset(int) const override { return 0; }
+
+ protected:
+  std::string log_tail(int) const override { return set_.logs(); }
+
+ private:
+  static DbConfig config(int members, int64_t ready_timeout_ms, int64_t election_timeout_ms) {
+    DbConfig c;
+    c.members = members;
+    c.ready_timeout_ms = ready_timeout_ms;
+    c.election_timeout_ms = election_timeout_ms;
+    return c;
+  }
+  [[noreturn]] static void refuse() {
+    throw std::logic_error("the test kit's set is driven through ReplicaSet, not Db");
+  }
+  ReplicaSet& set_;
+};
+
+bool ok(const nlohmann::json& reply) {
+  return reply_ok(reply);
+}
+
+}  // namespace
+
+ReplicaSet::ReplicaSet(SetOptions options) : options_(std::move(options)) {
+  if (options_.members < 1 || options_.members > kMaxMembers) {
+    throw std::invalid_argument("a test set has 1.." + std::to_string(kMaxMembers) +
+                                " members, not " + std::to_string(options_.members));
+  }
+  if (!options_.priorities.empty() &&
+      options_.priorities.size() != static_cast<size_t>(options_.members)) {
+    throw std::invalid_argument("SetOptions::priorities must name every member");
+  }
+  if (options_.dbpaths) dir_ = std::make_unique<TempDir>("locklab-set");
+  for (int i = 0; i < options_.members; ++i) {
+    NodeOptions node;
+    node.program = options_.program;
+    node.args = {"--replSet", "rs0"};
+    node.args.insert(node.args.end(), options_.args.begin(), options_.args.end());
+    node.start_timeout = options_.start_timeout;
+    if (dir_) {
+      node.dbpath = dir_->file("m" + std::to_string(i));
+      node.log_path = node.dbpath + ".log";
+    }
+    members_.push_back(std::make_unique<MongosimNode>(std::move(node)));
+  }
+  for (int i : options_.start_paused) pause(i);
+  initiate();
+  wait_ready(after(options_.ready_timeout));
+}
+
+ReplicaSet::~ReplicaSet() {
+  members_.clear();  // kills every member before the dbpaths go
+}
+
+std::string ReplicaSet::uri(const std::string& options) const {
+  std::string out = "mongodb://";
+  for (int i = 0; i < size(); ++i) out += (i ? "," : "") + member(i).host();
+  return out + "/?replicaSet=rs0" + (options.empty() ? "" : "&" + options);
+}
+
+void ReplicaSet::initiate() {
+  nlohmann::ordered_json hosts = nlohmann::ordered_json::array();
+  for (int i = 0; i < size(); ++i) {
+    nlohmann::ordered_json m = {{"_id", i}, {"host", member(i).host()}};
+    if (!options_.priorities.empty()) m["priority"] = options_.priorities[static_cast<size_t>(i)];
+    hosts.push_back(std::move(m));
+  }
+  nlohmann::ordered_json settings = nlohmann::ordered_json::object();
+  if (options_.election_timeout_ms > 0) {
+    settings["electionTimeoutMillis"] = options_.election_timeout_ms;
+  }
+  if (options_.heartbeat_interval_ms > 0) {
+    settings["heartbeatIntervalMillis"] = options_.heartbeat_interval_ms;
+  }
+  if (options_.settings.is_object()) {
+    for (const auto& [key, value] : options_.settings.items()) settings[key] = value;
+  }
+  nlohmann::ordered_json config = {{"_id", "rs0"}, {"members", hosts}};
+  if (!settings.empty()) config["settings"] = settings;
+  const nlohmann::json reply = member(0).try_command("admin", {{"replSetInitiate", config}});
+  if (!ok(reply))
+    throw std::runtime_error("replSetInitiate failed: " + reply.dump() + "\n" + logs());
+}
+
+void ReplicaSet::wait_ready(Deadline deadline) {
+  ReadinessDb db(*this, options_.ready_timeout.count(), options_.election_timeout_ms);
+  db.wait(steady_ms(deadline));
+  if (!poll_until(deadline, [&] { return primary() >= 0; })) {
+    throw std::runtime_error("ready, but the members never agreed on the primary\n" + logs());
+  }
+}
+
+bool ReplicaSet::reachable(int i) const {
+  return member(i).pid() > 0 && !member(i).paused();
+}
+
+std::optional<nlohmann::json> ReplicaSet::hello(int i) const {
+  if (!reachable(i)) return std::nullopt;
+  nlohmann::json reply = member(i).try_command("admin", {{"hello", 1}});
+  if (!ok(reply)) return std::nullopt;
+  return reply;
+}
+
+int ReplicaSet::primary() const {
+  int writable = -1;
+  std::vector<std::string> named;
+  for (int i = 0; i < size(); ++i) {
+    if (!reachable(i)) continue;
+    const std::optional<nlohmann::json> h = hello(i);
+    if (!h) return -1;
+    if (h->value("isWritablePrimary", false)) {
+      if (writable >= 0) return -1;
+      writable = i;
+    }
+    named.push_back(h->value("primary", ""));
+  }
+  if (writable < 0) return -1;
+  for (const std::string& p : named) {
+    if (p != member(writable).host()) return -1;
+  }
+  return writable;
+}
+
+int ReplicaSet::wait_for_primary(Deadline deadline, int not_this) const {
+  int found = -1;
+  poll_until(deadline, [&] {
+    found = primary();
+    return found >= 0 && found != not_this;
+  });
+  return found != not_this ? found : -1;
+}
+
+std::string ReplicaSet::logs() const {
+  std::string out;
+  for (int i = 0; i < size(); ++i) {
+    out += "--- member " + std::to_string(i) + " log (tail):\n";
+    std::istringstream lines(member(i).log_text());
+    std::string text;
+    for (std::string line; std::getline(lines, line);) {
+      if (line.find(R"("c":"NETWORK")") == std::string::npos) text += line + "\n";
+    }
+    out += text.size() > kLogTailBytes ? text.substr(text.size() - kLogTailBytes) : text;
+    if (reachable(i)) {
+      const nlohmann::json status = member(i).try_command("admin", {{"replSetGetStatus", 1}});
+      out += "--- member " + std::to_string(i) + " replSetGetStatus: " + status.dump() + "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace locklab::testkit

@@ -1,0 +1,20 @@
+// locklab's test kit: the one way tests and benchmarks of sim/, lib/, harness/ and bench/
+// start mongosim and wait for things. Nothing in production code depends on it; it uses the
+// harness's own pieces where the harness has them (the process supervisor, port picking, admin
+// connections and its definition of a ready set), so a test's "ready" is the harness's.
+//
+//   poll_until.h    poll_until(deadline, done), after(timeout)
+//   free_port.h     free_port(), connect_loopback(port)
+//   temp_dir.h      TempDir (removes itself)
+//   mongosim_node.h MongosimNode: start on a port (and dbpath), kill, pause, resume, restart
+//   replica_set.h   ReplicaSet: start N, initiate, wait ready, primary, wait_for_primary
+//
+// Thread rules: each file states its own; in short, nodes and sets belong to the thread that
+// lives for the whole test, and commands may come from any thread.
+#pragma once
+
+#include "free_port.h"
+#include "mongosim_node.h"
+#include "poll_until.h"
+#include "replica_set.h"
+#include "temp_dir.h"

@@ -1,0 +1,113 @@
+// The test kit's own pieces against real processes: poll_until's deadline, TempDir's removal,
+// free_port, a mongosim node's kill / restart on its dbpath / pause, and a replica set that is
+// ready (a majority write was acknowledged) when its constructor returns. Model: one machine,
+// loopback only; a port taken between free_port() and the server's bind is not provoked.
+#include "testkit.h"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace locklab::testkit {
+namespace {
+
+TEST(PollUntil, TrueOnceTheConditionHolds) {
+  int asked = 0;
+  EXPECT_TRUE(poll_until(
+      after(std::chrono::seconds(10)), [&] { return ++asked == 3; }, std::chrono::milliseconds(1)));
+  EXPECT_EQ(asked, 3);
+}
+
+TEST(PollUntil, FalseAtTheDeadlineAfterALastLook) {
+  int asked = 0;
+  EXPECT_FALSE(poll_until(after(std::chrono::milliseconds(0)), [&] {
+    ++asked;
+    return false;
+  }));
+  EXPECT_EQ(asked, 1);  // a deadline already passed still asks once
+}
+
+TEST(TempDir, RemovesItselfWithWhatItHolds) {
+  std::string path;
+  {
+    TempDir dir("testkit-test");
+    path = dir.path();
+    std::filesystem::create_directories(dir.file("a/b"));
+    std::ofstream(dir.file("a/b/c")) << "x";
+    ASSERT_TRUE(std::filesystem::exists(dir.file("a/b/c")));
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+TEST(FreePort, NothingListensThere) {
+  const int port = free_port();
+  EXPECT_GT(port, 0);
+  EXPECT_EQ(connect_loopback(port), -1);
+}
+
+TEST(MongosimNode, KilledNodeRestartsOnItsDbpathWithItsData) {
+  if (mongosim_program().empty()) GTEST_SKIP() << "this build has no mongosim";
+  TempDir dir("testkit-node");
+  MongosimNode node({.dbpath = dir.file("db")});
+  const int port = node.port();
+  node.command("db", R"({"insert": "c", "documents": [{"_id": 1}], "writeConcern": {"j": true}})");
+  node.kill();
+  EXPECT_FALSE(node.running());
+  EXPECT_EQ(connect_loopback(port), -1);
+  node.restart();
+  EXPECT_EQ(node.port(), port);
+  const nlohmann::json found = node.command("db", R"({"find": "c"})");
+  EXPECT_EQ(found["cursor"]["firstBatch"].size(), 1u) << found.dump();
+}
+
+TEST(MongosimNode, PausedNodeAnswersNothingUntilResumed) {
+  if (mongosim_program().empty()) GTEST_SKIP() << "this build has no mongosim";
+  MongosimNode node;
+  node.pause();
+  EXPECT_TRUE(node.paused());
+  EXPECT_EQ(node.try_command("admin", {{"ping", 1}}).value("ok", 1.0), 0.0);
+  node.resume();
+  EXPECT_NO_THROW(node.command("admin", R"({"ping": 1})"));
+}
+
+TEST(MongosimNode, BadCommandTextIsAnErrorNamingIt) {
+  if (mongosim_program().empty()) GTEST_SKIP() << "this build has no mongosim";
+  MongosimNode node;
+  try {
+    node.command("admin", "{ping: 1");
+    FAIL() << "no error for text that is not JSON";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("{ping: 1"), std::string::npos) << e.what();
+  }
+}
+
+TEST(MongosimNode, ProgramThatDoesNotStartIsAnError) {
+  EXPECT_THROW(MongosimNode({.program = "/bin/false"}), std::runtime_error);
+}
+
+TEST(ReplicaSet, ReadyMeansAMajorityWriteWasAcknowledged) {
+  if (mongosim_program().empty()) GTEST_SKIP() << "this build has no mongosim";
+  ReplicaSet set({.members = 3});
+  const int p = set.primary();
+  ASSERT_GE(p, 0) << set.logs();
+  // The harness's readiness write (db/db.h) reached a majority: at least two members hold it.
+  int holding = 0;
+  for (int i = 0; i < set.size(); ++i) {
+    // A direct connection reads from a secondary too (the driver asks primaryPreferred).
+    const nlohmann::json found = set.member(i).try_command("locklab_harness", {{"find", "ready"}});
+    holding += found.contains("cursor") && !found["cursor"]["firstBatch"].empty() ? 1 : 0;
+  }
+  EXPECT_GE(holding, 2) << set.logs();
+  set.pause(p);
+  const int next = set.wait_for_primary(after(std::chrono::seconds(30)), p);
+  EXPECT_GE(next, 0) << set.logs();
+  EXPECT_NE(next, p);
+}
+
+}  // namespace
+}  // namespace locklab::testkit
