@@ -102,8 +102,8 @@ void Db::prompt_first_election(int64_t deadline_ms, const std::function<void()>&
   };
   // Bounded by a few election timeouts, not the whole start's deadline: a member that never
   // gets the config is for wait_ready to report, and the ordinary election may still come.
-  const int64_t until_ms = std::min(deadline_ms, now_ms() + 4 * config_.election_timeout_ms);
-  while (now_ms() < until_ms) {
+  const int64_t until_ms = std::min(deadline_ms, steady_now_ms() + 4 * config_.election_timeout_ms);
+  while (steady_now_ms() < until_ms) {
     check_interrupted();
     if (reap) reap();
     bool all = true;
