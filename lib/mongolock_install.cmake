@@ -9,6 +9,9 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
+# A changed version.h reconfigures, so an incremental build installs the version it names.
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+             ${CMAKE_CURRENT_SOURCE_DIR}/include/mongolock/version.h)
 file(STRINGS ${CMAKE_CURRENT_SOURCE_DIR}/include/mongolock/version.h version_lines
      REGEX "^#define MONGOLOCK_VERSION_(MAJOR|MINOR|PATCH) [0-9]+$")
 foreach(part MAJOR MINOR PATCH)

@@ -114,6 +114,9 @@ TEST(Options, WriteConcernMembersOutsideASetAreRejected) {
   expect_rejected(options, "write_concern.members_count");
   options.write_concern = WriteConcern::members(3);
   EXPECT_EQ(options.validated().write_concern.members_count, 3);
+  // 1.0's names still compile and mean what they meant.
+  EXPECT_EQ(WriteConcern::kMajority, WriteConcern::majority());
+  EXPECT_EQ(WriteConcern::kW1.members_count, 1);
 }
 
 TEST(Options, InconsistentDurationsNameTheField) {

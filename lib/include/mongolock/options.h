@@ -39,7 +39,12 @@ struct WriteConcern {
   static constexpr WriteConcern members(int n) { return {n}; }
   bool is_majority() const { return members_count == 0; }
   bool operator==(const WriteConcern&) const = default;
+  // The names of 1.0, when the write concern was an enum of these two.
+  static const WriteConcern kMajority;
+  static const WriteConcern kW1;
 };
+inline constexpr WriteConcern WriteConcern::kMajority = WriteConcern::majority();
+inline constexpr WriteConcern WriteConcern::kW1 = WriteConcern::members(1);
 
 enum class ReadConcern {
   kMajority,      // inspect() sees only majority-committed state
