@@ -24,10 +24,11 @@ namespace {
 
 class NemesisHistoryTest : public ::testing::Test {
  protected:
+  virtual int members() const { return 1; }
   void SetUp() override {
     if (!testing::programs_built()) GTEST_SKIP() << "needs mongosim built";
     dir_ = std::make_unique<testkit::TempDir>();
-    cluster_ = testing::local_db(dir_->path(), 1, supervisor_);
+    cluster_ = testing::local_db(dir_->path(), members(), supervisor_);
     cluster_->start();
     history_ = std::make_unique<HistoryWriter>(dir_->file("history.jsonl"));
     WorkerLaunch launch;
@@ -110,34 +111,15 @@ TEST_F(NemesisHistoryTest, KillMemberRecordsRoleAndHealsOnlyWhenTheMemberAnswers
 // they were — for a jump too, whose heal moves nothing back — or the history says "no fault"
 // while two members run with moved clocks. Model left out: a member that dies while being put
 // back (the heal then reports it, undone false).
-class ThreeMemberFaultTest : public ::testing::Test {
+class ThreeMemberFaultTest : public NemesisHistoryTest {
  protected:
-  void SetUp() override {
-    if (!testing::programs_built()) GTEST_SKIP() << "needs mongosim built";
-    dir_ = std::make_unique<testkit::TempDir>();
-    cluster_ = testing::local_db(dir_->path(), 3, supervisor_);
-    cluster_->start();
-    history_ = std::make_unique<HistoryWriter>(dir_->file("history.jsonl"));
-    WorkerLaunch launch;
-    launch.uri_for = [](const std::string&) { return ""; };
-    launch.netns_for = [](const std::string&) { return ""; };
-    workers_ = std::make_unique<WorkerPool>(supervisor_, *history_, launch, 1);
-  }
-  void TearDown() override {
-    if (cluster_) cluster_->stop();
-  }
+  int members() const override { return 3; }
   // The member's own clock offset, read by setting it to what it is (previousOffsetMillis).
   int64_t member_offset_ms(int member) {
     const nlohmann::json reply = cluster_->command(
         member, "admin", {{"mongosimSetClockOffset", cluster_->clock_offset(member)}});
     return reply.value("previousOffsetMillis", int64_t{-1});
   }
-
-  std::unique_ptr<testkit::TempDir> dir_;
-  Supervisor supervisor_;
-  std::unique_ptr<Db> cluster_;
-  std::unique_ptr<HistoryWriter> history_;
-  std::unique_ptr<WorkerPool> workers_;
 };
 
 class ClockFaultOnADeadMemberTest : public ThreeMemberFaultTest,
@@ -150,12 +132,7 @@ TEST_P(ClockFaultOnADeadMemberTest, AFailedBeginPutsBackTheMembersItMoved) {
   fault.target = "m0,m1,m2";
   fault.params = {{"offset_ms", 5000}, {"jump_ms", 5000}};
   fault.duration_ms = 100;
-  {
-    Nemesis nemesis({fault}, FaultContext{*cluster_, *workers_}, *history_, WorkerView{}, 1);
-    nemesis.tick(0);
-    nemesis.tick(fault.duration_ms);
-  }
-  const std::vector<Event> events = read_history(dir_->file("history.jsonl"));
+  const std::vector<Event> events = run(fault);
   ASSERT_GE(events.size(), 2u);
   EXPECT_EQ(events[1].type, EventType::kFail);
   EXPECT_TRUE(events[1].value.value("undone", false)) << events[1].value.dump();
@@ -176,12 +153,7 @@ TEST_F(ThreeMemberFaultTest, AFailedKillWithoutRestartRestartsTheMembersItKilled
   fault.target = "m0,m1,m2";
   fault.params = {{"restart", false}};
   fault.duration_ms = 100;
-  {
-    Nemesis nemesis({fault}, FaultContext{*cluster_, *workers_}, *history_, WorkerView{}, 1);
-    nemesis.tick(0);
-    nemesis.tick(fault.duration_ms);
-  }
-  const std::vector<Event> events = read_history(dir_->file("history.jsonl"));
+  const std::vector<Event> events = run(fault);
   ASSERT_GE(events.size(), 2u);
   EXPECT_EQ(events[1].type, EventType::kFail);
   EXPECT_TRUE(events[1].value.value("undone", false)) << events[1].value.dump();

@@ -17,6 +17,7 @@
 #include "programs.h"
 #include "run/process.h"
 #include "temp_dir.h"
+#include "testkit.h"
 
 namespace locklab {
 namespace {
@@ -90,6 +91,11 @@ TEST_F(ReplyRelaysTest, RepliesToTheWorkerArriveNoEarlierThanTheDelayThroughItsR
   const std::string server_log = dir_.path() + "/server.log";
   supervisor.spawn({{kPython, "-c", pong_server(member.address)}, member.netns, server_log});
   relays.add_delay("w1", 400);
+  // The worker's connect completes at its relay whether or not the member listens yet (the
+  // relay then resets it): the ping goes only once the member says it listens.
+  ASSERT_TRUE(testkit::poll_until(testkit::after(std::chrono::seconds(15)), [&] {
+    return read_text(server_log).find("listening") != std::string::npos;
+  })) << read_text(server_log);
 
   const std::string reply =
       run_tool({kPython, "-c", ping_client(member.address)}, worker.netns, "", 20'000).output;
