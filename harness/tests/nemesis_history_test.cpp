@@ -114,6 +114,20 @@ TEST_F(NemesisHistoryTest, KillMemberRecordsRoleAndHealsOnlyWhenTheMemberAnswers
 class ThreeMemberFaultTest : public NemesisHistoryTest {
  protected:
   int members() const override { return 3; }
+  // Kills m2, then runs `kind` over m0,m1,m2: its begin reaches m0 and m1 and fails at m2, and
+  // the history must say so, undone.
+  void run_failing_on_a_dead_m2(FaultKind kind, const nlohmann::json& params) {
+    cluster_->kill_member(2);
+    PlannedFault fault;
+    fault.fault = kind;
+    fault.target = "m0,m1,m2";
+    fault.params = params;
+    fault.duration_ms = 100;
+    const std::vector<Event> events = run(fault);
+    ASSERT_GE(events.size(), 2u);
+    EXPECT_EQ(events[1].type, EventType::kFail);
+    EXPECT_TRUE(events[1].value.value("undone", false)) << events[1].value.dump();
+  }
   // The member's own clock offset, read by setting it to what it is (previousOffsetMillis).
   int64_t member_offset_ms(int member) {
     const nlohmann::json reply = cluster_->command(
@@ -126,16 +140,7 @@ class ClockFaultOnADeadMemberTest : public ThreeMemberFaultTest,
                                     public ::testing::WithParamInterface<FaultKind> {};
 
 TEST_P(ClockFaultOnADeadMemberTest, AFailedBeginPutsBackTheMembersItMoved) {
-  cluster_->kill_member(2);
-  PlannedFault fault;
-  fault.fault = GetParam();
-  fault.target = "m0,m1,m2";
-  fault.params = {{"offset_ms", 5000}, {"jump_ms", 5000}};
-  fault.duration_ms = 100;
-  const std::vector<Event> events = run(fault);
-  ASSERT_GE(events.size(), 2u);
-  EXPECT_EQ(events[1].type, EventType::kFail);
-  EXPECT_TRUE(events[1].value.value("undone", false)) << events[1].value.dump();
+  run_failing_on_a_dead_m2(GetParam(), {{"offset_ms", 5000}, {"jump_ms", 5000}});
   for (int m : {0, 1}) {
     EXPECT_EQ(cluster_->clock_offset(m), 0) << "m" << m << " in the harness's record";
     EXPECT_EQ(member_offset_ms(m), 0) << "m" << m << "'s clock was left moved";
@@ -147,16 +152,7 @@ TEST_P(ClockFaultOnADeadMemberTest, AFailedBeginPutsBackTheMembersItMoved) {
 // false restarts nothing, so the begin itself must), or the set runs on without a majority
 // while the history shows no fault.
 TEST_F(ThreeMemberFaultTest, AFailedKillWithoutRestartRestartsTheMembersItKilled) {
-  cluster_->kill_member(2);
-  PlannedFault fault;
-  fault.fault = FaultKind::kKillMember;
-  fault.target = "m0,m1,m2";
-  fault.params = {{"restart", false}};
-  fault.duration_ms = 100;
-  const std::vector<Event> events = run(fault);
-  ASSERT_GE(events.size(), 2u);
-  EXPECT_EQ(events[1].type, EventType::kFail);
-  EXPECT_TRUE(events[1].value.value("undone", false)) << events[1].value.dump();
+  run_failing_on_a_dead_m2(FaultKind::kKillMember, {{"restart", false}});
   for (int m : {0, 1}) {
     EXPECT_TRUE(cluster_->running(m)) << "m" << m << " was left killed";
     EXPECT_TRUE(reply_ok(cluster_->try_command(m, "admin", {{"hello", 1}})))
