@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "bson_owner.h"
 #include "testkit.h"
 
 namespace {
@@ -69,23 +70,22 @@ void BM_FindAndModifyUpsertInc(benchmark::State& state) {
     state.SkipWithError("invalid URI");
     return;
   }
-  bson_t* command =
+  const mongolock::bson::Bson command(
       BCON_NEW("findAndModify", BCON_UTF8("counters"), "query", "{", "_id", BCON_UTF8("c"), "}",
                "update", "{", "$inc", "{", "n", BCON_INT32(1), "}", "}", "upsert", BCON_BOOL(true),
-               "new", BCON_BOOL(true), "writeConcern", "{", "w", BCON_UTF8("majority"), "}");
+               "new", BCON_BOOL(true), "writeConcern", "{", "w", BCON_UTF8("majority"), "}"));
   Latencies latencies(state);
   for (auto _ : state) {
-    bson_t reply;
+    mongolock::bson::BsonReply reply;
     auto start = Clock::now();
-    bool ok = mongoc_client_command_simple(client.get(), "bench", command, nullptr, &reply, &error);
+    bool ok = mongoc_client_command_simple(client.get(), "bench", command.get(), nullptr,
+                                           reply.out(), &error);
     latencies.add(Clock::now() - start);
-    bson_destroy(&reply);
     if (!ok) {
       state.SkipWithError(error.message);
       break;
     }
   }
-  bson_destroy(command);
   latencies.report();
 }
 BENCHMARK(BM_FindAndModifyUpsertInc)->Unit(benchmark::kMicrosecond)->MinTime(3.0)->UseRealTime();

@@ -64,6 +64,8 @@ CLI::App* add_explore_command(CLI::App& app, ExploreArgs& a) {
       ->check(CLI::Range(1, 100));
   cmd->add_option("--shrink-budget", a.shrink_budget, "time bound of one shrink (default 10m)");
   cmd->add_flag("--keep-runs", a.options.keep_runs, "keep the run directories of passing cases");
+  cmd->add_flag("--first-finding", a.options.first_finding,
+                "stop after the first case that finds something (once it is shrunk)");
   cmd->add_option("--out", a.options.out_dir, "output directory");
   cmd->add_option("--merge", a.merge, "merge these explorations' summaries (into --out)");
   return cmd;

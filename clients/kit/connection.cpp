@@ -8,13 +8,16 @@ namespace {
 
 constexpr int kWriteConcernFailed = 64;
 
-bson_t* to_bson(const Json& json) {
+using mongolock::bson::Bson;
+using mongolock::bson::BsonReply;
+
+Bson to_bson(const Json& json) {
   const std::string text = json.dump();
   bson_error_t error;
-  bson_t* doc = bson_new_from_json(reinterpret_cast<const uint8_t*>(text.data()),
-                                   static_cast<ssize_t>(text.size()), &error);
+  Bson doc(bson_new_from_json(reinterpret_cast<const uint8_t*>(text.data()),
+                              static_cast<ssize_t>(text.size()), &error));
   // Every command is built by this program: a JSON it cannot convert is a bug here.
-  if (doc == nullptr) throw std::logic_error("command is not valid extended JSON: " + text);
+  if (!doc) throw std::logic_error("command is not valid extended JSON: " + text);
   return doc;
 }
 
@@ -90,13 +93,12 @@ Connection::Connection(const std::string& uri, std::string database, int write_c
   mongoc_uri_destroy(parsed);
   if (client_ == nullptr) throw std::runtime_error("cannot make a client for --uri " + uri);
   mongoc_client_set_error_api(client_, MONGOC_ERROR_API_VERSION_2);
-  write_opts_ = write_concern_w == 0
-                    ? BCON_NEW("writeConcern", "{", "w", BCON_UTF8("majority"), "}")
-                    : BCON_NEW("writeConcern", "{", "w", BCON_INT32(write_concern_w), "}");
+  write_opts_ = Bson(write_concern_w == 0
+                         ? BCON_NEW("writeConcern", "{", "w", BCON_UTF8("majority"), "}")
+                         : BCON_NEW("writeConcern", "{", "w", BCON_INT32(write_concern_w), "}"));
 }
 
 Connection::~Connection() {
-  bson_destroy(write_opts_);
   mongoc_client_destroy(client_);
 }
 
@@ -110,17 +112,16 @@ Reply Connection::read(const Json& command) {
 
 Reply Connection::run(const Json& command, bool is_write) {
   assert(command.is_object() && !command.empty());
-  bson_t* cmd = to_bson(command);
-  bson_t raw;
+  const Bson cmd = to_bson(command);
+  BsonReply raw;
   bson_error_t error;
-  const bool ok = is_write ? mongoc_client_write_command_with_opts(client_, database_.c_str(), cmd,
-                                                                   write_opts_, &raw, &error)
-                           : mongoc_client_read_command_with_opts(client_, database_.c_str(), cmd,
-                                                                  nullptr, nullptr, &raw, &error);
-  bson_destroy(cmd);
+  const bool ok = is_write
+                      ? mongoc_client_write_command_with_opts(client_, database_.c_str(), cmd.get(),
+                                                              write_opts_.get(), raw.out(), &error)
+                      : mongoc_client_read_command_with_opts(client_, database_.c_str(), cmd.get(),
+                                                             nullptr, nullptr, raw.out(), &error);
   Reply reply;
-  reply.doc = to_json(&raw);
-  bson_destroy(&raw);
+  reply.doc = to_json(raw.get());
   if (ok) {
     reply.outcome = Reply::Outcome::kOk;
     if (is_write) check_write_reply(reply);

@@ -20,6 +20,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "bson_owner.h"
+
 namespace locklab::clients {
 
 using Json = nlohmann::ordered_json;
@@ -63,7 +65,7 @@ class Connection {
  private:
   mongoc_client_t* client_ = nullptr;
   std::string database_;
-  bson_t* write_opts_ = nullptr;
+  mongolock::bson::Bson write_opts_;
 
   Reply run(const Json& command, bool is_write);
 };

@@ -2,20 +2,15 @@
 
 #include <stdexcept>
 
+#include "bson_owner.h"
+
 namespace locklab {
 namespace {
 
 constexpr int kDuplicateKey = 11000;
 
-struct BsonPtr {
-  bson_t* doc = nullptr;
-  explicit BsonPtr(bson_t* d) : doc(d) {}
-  ~BsonPtr() {
-    if (doc) bson_destroy(doc);
-  }
-  BsonPtr(const BsonPtr&) = delete;
-  BsonPtr& operator=(const BsonPtr&) = delete;
-};
+using mongolock::bson::Bson;
+using mongolock::bson::BsonReply;
 
 // The cluster's URI with every driver timeout bounded by the lease.
 std::string bounded_uri(const WorkerConfig& c) {
@@ -43,28 +38,29 @@ ResourceClient::~ResourceClient() {
 
 WriteOutcome ResourceClient::fenced_write(const std::string& resource, int64_t token,
                                           const std::string& id, std::string* error) {
-  BsonPtr filter(fencing_ ? BCON_NEW("_id", BCON_UTF8(resource.c_str()), "token", "{", "$lte",
-                                     BCON_INT64(token), "}")
-                          : BCON_NEW("_id", BCON_UTF8(resource.c_str())));
-  BsonPtr update(BCON_NEW("$set", "{", "token", BCON_INT64(token), "}", "$inc", "{", "count",
-                          BCON_INT64(1), "}", "$push", "{", "writes", "{", "$each", "[", "{", "id",
-                          BCON_UTF8(id.c_str()), "token", BCON_INT64(token), "}", "]", "$slice",
-                          BCON_INT32(-kFencedWritesKept), "}", "}"));
-  return update_one(kFencedCollection, filter.doc, update.doc, error);
+  Bson filter(fencing_ ? BCON_NEW("_id", BCON_UTF8(resource.c_str()), "token", "{", "$lte",
+                                  BCON_INT64(token), "}")
+                       : BCON_NEW("_id", BCON_UTF8(resource.c_str())));
+  Bson update(BCON_NEW("$set", "{", "token", BCON_INT64(token), "}", "$inc", "{", "count",
+                       BCON_INT64(1), "}", "$push", "{", "writes", "{", "$each", "[", "{", "id",
+                       BCON_UTF8(id.c_str()), "token", BCON_INT64(token), "}", "]", "$slice",
+                       BCON_INT32(-kFencedWritesKept), "}", "}"));
+  return update_one(kFencedCollection, filter.get(), update.get(), error);
 }
 
 std::optional<int64_t> ResourceClient::read_counter(std::string* error) {
   mongoc_collection_t* coll =
       mongoc_client_get_collection(client_, database_.c_str(), kCounterCollection);
-  BsonPtr filter(BCON_NEW("_id", BCON_UTF8(kCounterResource)));
+  Bson filter(BCON_NEW("_id", BCON_UTF8(kCounterResource)));
   // The read must show every write a worker was told was applied. At w:majority that is the
   // majority-committed state (a majority read also never sees a write a failover will roll
   // back); at a numbered w only the primary is sure to have it, so read "local" there (the
   // driver's read preference is primary): at majority the read misses an acknowledged write
   // until the commit point passes it, a lost update the lock did not cause.
-  BsonPtr opts(BCON_NEW("readConcern", "{", "level",
-                        BCON_UTF8(write_concern_w_ == 0 ? "majority" : "local"), "}"));
-  mongoc_cursor_t* cursor = mongoc_collection_find_with_opts(coll, filter.doc, opts.doc, nullptr);
+  Bson opts(BCON_NEW("readConcern", "{", "level",
+                     BCON_UTF8(write_concern_w_ == 0 ? "majority" : "local"), "}"));
+  mongoc_cursor_t* cursor =
+      mongoc_collection_find_with_opts(coll, filter.get(), opts.get(), nullptr);
   const bson_t* doc = nullptr;
   std::optional<int64_t> count = 0;
   if (mongoc_cursor_next(cursor, &doc)) {
@@ -84,22 +80,21 @@ std::optional<int64_t> ResourceClient::read_counter(std::string* error) {
 }
 
 WriteOutcome ResourceClient::write_counter(int64_t count, std::string* error) {
-  BsonPtr filter(BCON_NEW("_id", BCON_UTF8(kCounterResource)));
-  BsonPtr update(BCON_NEW("$set", "{", "count", BCON_INT64(count), "}"));
-  return update_one(kCounterCollection, filter.doc, update.doc, error);
+  Bson filter(BCON_NEW("_id", BCON_UTF8(kCounterResource)));
+  Bson update(BCON_NEW("$set", "{", "count", BCON_INT64(count), "}"));
+  return update_one(kCounterCollection, filter.get(), update.get(), error);
 }
 
 WriteOutcome ResourceClient::update_one(const char* collection, const bson_t* filter,
                                         const bson_t* update, std::string* error) {
   mongoc_collection_t* coll = mongoc_client_get_collection(client_, database_.c_str(), collection);
-  BsonPtr opts(write_concern_w_ == 0 ? BCON_NEW("upsert", BCON_BOOL(true), "writeConcern", "{", "w",
-                                                BCON_UTF8("majority"), "}")
-                                     : BCON_NEW("upsert", BCON_BOOL(true), "writeConcern", "{", "w",
-                                                BCON_INT32(write_concern_w_), "}"));
-  bson_t reply;
+  Bson opts(write_concern_w_ == 0 ? BCON_NEW("upsert", BCON_BOOL(true), "writeConcern", "{", "w",
+                                             BCON_UTF8("majority"), "}")
+                                  : BCON_NEW("upsert", BCON_BOOL(true), "writeConcern", "{", "w",
+                                             BCON_INT32(write_concern_w_), "}"));
+  BsonReply reply;
   bson_error_t err;
-  const bool ok = mongoc_collection_update_one(coll, filter, update, opts.doc, &reply, &err);
-  bson_destroy(&reply);
+  const bool ok = mongoc_collection_update_one(coll, filter, update, opts.get(), reply.out(), &err);
   mongoc_collection_destroy(coll);
   if (ok) return WriteOutcome::kAccepted;
   *error = err.message;

@@ -17,19 +17,17 @@
 #include <string_view>
 #include <thread>
 
+#include "bson_owner.h"
 #include "run/process.h"
 
 namespace locklab {
 namespace {
 
+using mongolock::bson::Bson;
+using mongolock::bson::BsonReply;
+
 constexpr int64_t kAdminTimeoutMs = 2000;
 constexpr const char* kHarnessAppName = "locklab-harness";
-
-// Owns a bson_t.
-struct BsonDoc {
-  bson_t doc = BSON_INITIALIZER;
-  ~BsonDoc() { bson_destroy(&doc); }
-};
 
 nlohmann::json to_json(const bson_t* doc) {
   size_t length = 0;
@@ -53,14 +51,13 @@ nlohmann::json client_command(mongoc_client_t* client, const std::string& databa
                               const nlohmann::ordered_json& command) {
   bson_error_t error;
   const std::string text = command.dump();
-  bson_t* cmd = bson_new_from_json(reinterpret_cast<const uint8_t*>(text.data()),
-                                   static_cast<ssize_t>(text.size()), &error);
+  const Bson cmd(bson_new_from_json(reinterpret_cast<const uint8_t*>(text.data()),
+                                    static_cast<ssize_t>(text.size()), &error));
   if (!cmd) throw std::runtime_error("bad command " + text + ": " + error.message);
-  BsonDoc reply;
-  const bool ok =
-      mongoc_client_command_simple(client, database.c_str(), cmd, nullptr, &reply.doc, &error);
-  bson_destroy(cmd);
-  nlohmann::json out = to_json(&reply.doc);
+  BsonReply reply;
+  const bool ok = mongoc_client_command_simple(client, database.c_str(), cmd.get(), nullptr,
+                                               reply.out(), &error);
+  nlohmann::json out = to_json(reply.get());
   if (!ok) {
     if (!out.is_object()) out = nlohmann::json::object();
     out["ok"] = 0;
@@ -86,21 +83,17 @@ nlohmann::json direct_command(const std::string& host, const std::string& databa
   const std::string uri = admin_uri(host);
   bson_error_t error;
   const std::string text = command.dump();
-  bson_t* cmd = bson_new_from_json(reinterpret_cast<const uint8_t*>(text.data()),
-                                   static_cast<ssize_t>(text.size()), &error);
+  const Bson cmd(bson_new_from_json(reinterpret_cast<const uint8_t*>(text.data()),
+                                    static_cast<ssize_t>(text.size()), &error));
   if (!cmd) throw std::runtime_error("bad admin command " + text + ": " + error.message);
   mongoc_client_t* client = mongoc_client_new(uri.c_str());
-  if (!client) {
-    bson_destroy(cmd);
-    throw std::runtime_error("bad admin URI " + uri);
-  }
+  if (!client) throw std::runtime_error("bad admin URI " + uri);
   mongoc_client_set_error_api(client, MONGOC_ERROR_API_VERSION_2);
-  BsonDoc reply;
-  const bool ok =
-      mongoc_client_command_simple(client, database.c_str(), cmd, nullptr, &reply.doc, &error);
-  bson_destroy(cmd);
+  BsonReply reply;
+  const bool ok = mongoc_client_command_simple(client, database.c_str(), cmd.get(), nullptr,
+                                               reply.out(), &error);
   mongoc_client_destroy(client);
-  nlohmann::json out = to_json(&reply.doc);
+  nlohmann::json out = to_json(reply.get());
   if (!ok) {
     if (!out.is_object() || out.empty()) out = nlohmann::json::object();
     out["ok"] = 0;

@@ -134,6 +134,7 @@ class Exploration {
       if (o_.only_case && i != *o_.only_case) continue;
       if (interrupted() || over_budget()) break;
       run_one(i);
+      if (o_.first_finding && !summary_["findings"].empty()) break;
     }
     summary_["interrupted"] = interrupted();
     write_summary();

@@ -47,6 +47,7 @@ struct ExploreOptions {
   int confirm_runs = 5;          // N
   int64_t shrink_budget_ms = 600'000;
   bool keep_runs = false;
+  bool first_finding = false;    // start no case after the first that found something
   std::string out_dir;
   std::string command_line;  // as typed, for the repro's comment
 };

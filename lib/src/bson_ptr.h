@@ -1,4 +1,4 @@
-// Bson: an owning pointer to a heap bson_t, and small readers for reply documents.
+// Small readers for reply documents, and the owner of a bson_t (lib/bson/bson_owner.h).
 //
 // Readers return std::nullopt when a field is missing or has another type; they never throw.
 // Thread rules: a Bson is owned by one thread at a time.
@@ -11,42 +11,14 @@
 #include <string>
 #include <string_view>
 
+#include "bson_owner.h"
+
 namespace mongolock::detail {
 
-// Owns one heap bson_t (std::unique_ptr<bson_t> trips -Wignored-attributes on bson_t's
-// alignment attribute, hence this small class).
-class Bson {
- public:
-  Bson() = default;
-  explicit Bson(bson_t* doc) : doc_(doc) {}
-  Bson(Bson&& other) noexcept : doc_(other.doc_) { other.doc_ = nullptr; }
-  Bson& operator=(Bson&& other) noexcept {
-    if (this != &other) {
-      reset();
-      doc_ = other.doc_;
-      other.doc_ = nullptr;
-    }
-    return *this;
-  }
-  Bson(const Bson&) = delete;
-  Bson& operator=(const Bson&) = delete;
-  ~Bson() { reset(); }
-
-  bson_t* get() const { return doc_; }
-  const bson_t& operator*() const { return *doc_; }
-  explicit operator bool() const { return doc_ != nullptr; }
-
- private:
-  void reset() {
-    if (doc_ != nullptr) bson_destroy(doc_);
-    doc_ = nullptr;
-  }
-  bson_t* doc_ = nullptr;
-};
-
-inline Bson make_bson() {
-  return Bson(bson_new());
-}
+// The owner classes are the tree's one pair (lib/bson/bson_owner.h).
+using bson::Bson;
+using bson::BsonReply;
+using bson::make_bson;
 
 // Canonical extended JSON, for error messages and tests.
 std::string to_json(const bson_t& doc);

@@ -387,14 +387,13 @@ Reply Context::run(const bson_t& command, SendMode mode) {
     reply.message = "no pooled client became free within " + std::to_string(pool_wait_ms_) + " ms";
     return reply;
   }
-  bson_t raw_reply;
+  BsonReply raw_reply;
   bson_error_t error;
   const bool ok = run_on_client(client, database_.c_str(), command, mode, write_opts_.get(),
-                                read_opts_.get(), &raw_reply, &error);
+                                read_opts_.get(), raw_reply.out(), &error);
   mongoc_client_pool_push(pool_, client);
   Reply reply;
-  reply.doc = Bson(bson_copy(&raw_reply));
-  bson_destroy(&raw_reply);
+  reply.doc = raw_reply.copy();
   if (ok) {
     reply.outcome = Outcome::kOk;
     if (is_write) check_write_reply(reply);

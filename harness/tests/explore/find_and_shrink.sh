@@ -6,7 +6,8 @@
 # SEED --expectation-gate` exits 0 (the expected violation happened) in one of 5 runs (the
 # violation depends on timing; the repro's comment says how often it failed in confirmation).
 # With MAX_FAULTS / MAX_WORKERS set (ctest ENVIRONMENT), the repro must also be at most that
-# size: a finding that needs no fault must shrink to none.
+# size: a finding that needs no fault must shrink to none. With MAX_CASES set, the exploration
+# (run with --first-finding) must have stopped after at most that many cases.
 set -u
 bin=$1
 out=$2
@@ -33,6 +34,11 @@ if [ -n "${MAX_FAULTS:-}" ] && [ "$faults" -gt "$MAX_FAULTS" ]; then
 fi
 if [ -n "${MAX_WORKERS:-}" ] && [ "${workers:-0}" -gt "$MAX_WORKERS" ]; then
   echo "find_and_shrink: the repro has $workers workers, more than $MAX_WORKERS"
+  exit 1
+fi
+cases=$(sed -n 's/^  "cases": \([0-9]*\),*$/\1/p' "$out/summary.json")
+if [ -n "${MAX_CASES:-}" ] && [ "${cases:-999999}" -gt "$MAX_CASES" ]; then
+  echo "find_and_shrink: the exploration ran ${cases:-?} cases, more than $MAX_CASES"
   exit 1
 fi
 seed=$(sed -n 's/^# Rerun: locklab run .* --seed \([0-9]*\)$/\1/p' "$repro")

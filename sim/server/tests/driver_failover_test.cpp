@@ -16,6 +16,7 @@
 
 #include "base/error_codes.h"
 #include "bson/codec.h"
+#include "bson_owner.h"
 #include "server/tests/raw_client.h"
 #include "server/tests/sim_set.h"
 
@@ -23,6 +24,8 @@ namespace mongosim::testing {
 namespace {
 
 using bson::Document;
+using OwnedBson = mongolock::bson::Bson;
+using BsonReply = mongolock::bson::BsonReply;
 using bson::V;
 
 class MongocInit : public ::testing::Environment {
@@ -104,11 +107,12 @@ struct CollectionDeleter {
 };
 
 // Inserts {_id: id} with the given write concern; returns the driver's error message or "".
-std::string insert_one(mongoc_collection_t* coll, const char* id, bson_t* write_concern_opts) {
-  bson_t* doc = BCON_NEW("_id", BCON_UTF8(id));
+std::string insert_one(mongoc_collection_t* coll, const char* id,
+                       const OwnedBson& write_concern_opts) {
+  const OwnedBson doc(BCON_NEW("_id", BCON_UTF8(id)));
   bson_error_t error;
-  bool ok = mongoc_collection_insert_one(coll, doc, write_concern_opts, nullptr, &error);
-  bson_destroy(doc);
+  bool ok =
+      mongoc_collection_insert_one(coll, doc.get(), write_concern_opts.get(), nullptr, &error);
   return ok ? std::string() : std::string(error.message);
 }
 
@@ -128,8 +132,8 @@ TEST(DriverFailover, LibmongocFollowsAStepDownAndRetriesTheInterruptedInsertOnce
   mongoc_apm_callbacks_destroy(callbacks);
   std::unique_ptr<mongoc_collection_t, CollectionDeleter> coll(
       mongoc_client_get_collection(client.get(), "failover", "items"));
-  bson_t* majority = BCON_NEW("writeConcern", "{", "w", BCON_UTF8("majority"), "}");
-  bson_t* w3 = BCON_NEW("writeConcern", "{", "w", BCON_INT32(3), "}");
+  const OwnedBson majority(BCON_NEW("writeConcern", "{", "w", BCON_UTF8("majority"), "}"));
+  const OwnedBson w3(BCON_NEW("writeConcern", "{", "w", BCON_INT32(3), "}"));
 
   ASSERT_EQ(insert_one(coll.get(), "before", majority), "") << set.logs();
   int old_primary = set.primary();
@@ -174,14 +178,12 @@ TEST(DriverFailover, LibmongocFollowsAStepDownAndRetriesTheInterruptedInsertOnce
   // The driver follows the new primary, and the retried insert exists once.
   ASSERT_EQ(insert_one(coll.get(), "after", majority), "") << set.logs();
   EXPECT_TRUE(holds(set, new_primary, "after"));
-  bson_t* filter = BCON_NEW("_id", BCON_UTF8("across"));
+  const OwnedBson filter(BCON_NEW("_id", BCON_UTF8("across")));
   bson_error_t error;
-  EXPECT_EQ(
-      mongoc_collection_count_documents(coll.get(), filter, nullptr, nullptr, nullptr, &error), 1)
+  EXPECT_EQ(mongoc_collection_count_documents(coll.get(), filter.get(), nullptr, nullptr, nullptr,
+                                              &error),
+            1)
       << error.message;
-  bson_destroy(filter);
-  bson_destroy(majority);
-  bson_destroy(w3);
 }
 
 }  // namespace

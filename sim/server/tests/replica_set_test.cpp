@@ -16,6 +16,7 @@
 
 #include "base/error_codes.h"
 #include "bson/codec.h"
+#include "bson_owner.h"
 #include "server/tests/raw_client.h"
 #include "server/tests/sim_set.h"
 
@@ -23,6 +24,8 @@ namespace mongosim::testing {
 namespace {
 
 using bson::Document;
+using OwnedBson = mongolock::bson::Bson;
+using BsonReply = mongolock::bson::BsonReply;
 using bson::V;
 
 constexpr int kMembers = 3;
@@ -125,14 +128,12 @@ TEST_F(ThreeMemberSet, DriverFindsPrimaryAndMajorityWriteReachesEveryMember) {
       {"insert", V("c")},
       {"documents", V(bson::Array{V(Document{{"_id", V(int32_t{1})}, {"x", V("a")}})})},
       {"writeConcern", V(Document{{"w", V("majority")}, {"wtimeout", V(int32_t{20000})}})}});
-  bson_t* cmd = bson_new_from_data(reinterpret_cast<const uint8_t*>(raw.data()), raw.size());
-  bson_t reply;
+  const OwnedBson cmd(bson_new_from_data(reinterpret_cast<const uint8_t*>(raw.data()), raw.size()));
+  BsonReply reply;
   bson_error_t error;
-  bool ok =
-      mongoc_client_write_command_with_opts(client.get(), "test", cmd, nullptr, &reply, &error);
-  Document r = to_document(&reply);
-  bson_destroy(&reply);
-  bson_destroy(cmd);
+  bool ok = mongoc_client_write_command_with_opts(client.get(), "test", cmd.get(), nullptr,
+                                                  reply.out(), &error);
+  Document r = to_document(reply.get());
   ASSERT_TRUE(ok) << error.message << " " << bson::to_json(r);
   EXPECT_FALSE(r.has("writeConcernError")) << bson::to_json(r);
   // The primary's hello now reports a commit point at or past the write.
@@ -226,11 +227,10 @@ TEST_F(ThreeMemberSet, KillingThePrimaryElectsAnotherAndARetryableWriteSucceeds)
   ASSERT_TRUE(client);
   mongoc_collection_t* coll = mongoc_client_get_collection(client.get(), "test", "c");
   bson_error_t error;
-  bson_t* doc = BCON_NEW("_id", BCON_INT32(1));
-  ASSERT_TRUE(mongoc_collection_insert_one(coll, doc, nullptr, nullptr, &error))
+  ASSERT_TRUE(mongoc_collection_insert_one(coll, OwnedBson(BCON_NEW("_id", BCON_INT32(1))).get(),
+                                           nullptr, nullptr, &error))
       << error.message << "\n"
       << logs();
-  bson_destroy(doc);
 
   int old_primary = primary_index();
   ASSERT_GE(old_primary, 0);
@@ -242,9 +242,8 @@ TEST_F(ThreeMemberSet, KillingThePrimaryElectsAnotherAndARetryableWriteSucceeds)
   })) << "no new primary after the old one was killed";
   EXPECT_NE(new_primary, old_primary);
 
-  doc = BCON_NEW("_id", BCON_INT32(2));
-  bool inserted = mongoc_collection_insert_one(coll, doc, nullptr, nullptr, &error);
-  bson_destroy(doc);
+  bool inserted = mongoc_collection_insert_one(
+      coll, OwnedBson(BCON_NEW("_id", BCON_INT32(2))).get(), nullptr, nullptr, &error);
   mongoc_collection_destroy(coll);
   EXPECT_TRUE(inserted) << error.message << "\n" << logs();
 }

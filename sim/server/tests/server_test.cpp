@@ -13,6 +13,7 @@
 
 #include "base/error_codes.h"
 #include "bson/codec.h"
+#include "bson_owner.h"
 #include "server/tests/raw_client.h"
 #include "testkit.h"
 
@@ -20,6 +21,8 @@ namespace mongosim::testing {
 namespace {
 
 using bson::Document;
+using OwnedBson = mongolock::bson::Bson;
+using BsonReply = mongolock::bson::BsonReply;
 using bson::V;
 using locklab::testkit::MongosimNode;
 namespace kit = locklab::testkit;
@@ -60,16 +63,15 @@ struct MongocReply {
 
 MongocReply mongoc_command(mongoc_client_t* client, const Document& cmd, const char* db = "admin") {
   std::string raw = bson::encode_document(cmd);
-  bson_t* command = bson_new_from_data(reinterpret_cast<const uint8_t*>(raw.data()), raw.size());
-  bson_t reply;
+  const OwnedBson command(
+      bson_new_from_data(reinterpret_cast<const uint8_t*>(raw.data()), raw.size()));
+  BsonReply reply;
   bson_error_t error;
   MongocReply out;
-  out.ok = mongoc_client_command_simple(client, db, command, nullptr, &reply, &error);
-  out.reply = to_document(&reply);
+  out.ok = mongoc_client_command_simple(client, db, command.get(), nullptr, reply.out(), &error);
+  out.reply = to_document(reply.get());
   out.error = error.message;
   out.code = error.code;
-  bson_destroy(&reply);
-  bson_destroy(command);
   return out;
 }
 
@@ -603,16 +605,14 @@ TEST_F(ReplicaSet, CloseConnectionFailPointAndLibmongocRetry) {
                        {"data", V(Document{{"failCommands", V(bson::Array{V("insert")})},
                                            {"closeConnection", V(true)}})}});
   mongoc_collection_t* coll = mongoc_client_get_collection(client.get(), "test", "retry");
-  bson_t* doc = BCON_NEW("_id", BCON_INT32(77));
+  const OwnedBson doc(BCON_NEW("_id", BCON_INT32(77)));
   bson_error_t error;
-  bool inserted = mongoc_collection_insert_one(coll, doc, nullptr, nullptr, &error);
+  bool inserted = mongoc_collection_insert_one(coll, doc.get(), nullptr, nullptr, &error);
   EXPECT_TRUE(inserted) << error.message;
-  bson_t* filter = bson_new();
+  const OwnedBson filter(bson_new());
   int64_t count =
-      mongoc_collection_count_documents(coll, filter, nullptr, nullptr, nullptr, &error);
+      mongoc_collection_count_documents(coll, filter.get(), nullptr, nullptr, nullptr, &error);
   EXPECT_EQ(count, 1) << error.message;
-  bson_destroy(filter);
-  bson_destroy(doc);
   mongoc_collection_destroy(coll);
   Document after = raw.command(Document{{"serverStatus", V(int32_t{1})}});
   EXPECT_EQ(command_total(after, "insert") - command_total(before, "insert"),
