@@ -151,9 +151,14 @@ int main(int argc, char** argv) {
                       "from the local programs; e.g. mongo:7.0)");
   run_cmd
       ->add_option("--image-kind", run.image_kind,
-                   "with --image: the program its members run, mongosim or mongod (decides the "
-                   "command line and whether member clock faults are possible)")
+                   "--cluster docker: the program the members run, mongosim or mongod (required "
+                   "with --image; mongod without --image runs the image built here as mongod, "
+                   "clocks through libfaketime: the test of the mongod image path)")
       ->check(CLI::IsMember({"mongosim", "mongod"}));
+  run_cmd->add_option("--image-faketime", run.image_faketime,
+                      "with --image and --image-kind mongod: libfaketime's library inside the "
+                      "image (e.g. /usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1), "
+                      "which makes member clock faults possible");
   run_cmd->add_option("--mongod", run.member_program, "member program (default: mongosim)");
   run_cmd->add_option("--external-uri", run.external_uri,
                       "an already-initiated replica set to run against (e.g. docker/)");

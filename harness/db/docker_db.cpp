@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cassert>
 #include <chrono>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include "checker/clock.h"
 #include "db/docker_image.h"
 #include "db/docker_subnet.h"
+#include "db/faketime_clock.h"
 
 namespace locklab {
 namespace {
@@ -37,8 +39,11 @@ std::string next_run_id() {
 }
 
 bool image_is_mongosim(const DockerDbOptions& o) {
-  return o.image.empty() || o.kind == ImageKind::kMongosim;
+  return !o.kind || *o.kind == ImageKind::kMongosim;
 }
+
+// Where a member run as mongod under libfaketime finds its timestamp file.
+constexpr const char* kClockMount = "/locklab-clock";
 
 }  // namespace
 
@@ -70,6 +75,11 @@ DockerDb::DockerDb(DbConfig config, DockerDbOptions options)
     throw std::invalid_argument("--cluster docker: image " + image_ +
                                 " needs its kind (mongosim or mongod)");
   }
+  if (mongosim_ && !options_.faketime_library.empty()) {
+    throw std::invalid_argument(
+        "--cluster docker: a faketime library is for mongod images only "
+        "(mongosim members move their clocks by command)");
+  }
   paused_.assign(size(), false);
   killed_.assign(size(), false);
   clock_offsets_ms_.assign(size(), 0);
@@ -91,10 +101,12 @@ std::optional<std::string> DockerDb::supports(FaultKind kind) const {
     return "is not available with --cluster docker: its relays run in the netns backend's worker "
            "namespaces (use --cluster netns)";
   }
-  if (fault_row(kind).clock == ClockMoved::kMember && !mongosim_) {
+  if (fault_row(kind).clock == ClockMoved::kMember && !mongosim_ &&
+      options_.faketime_library.empty()) {
     return "moves a member's clock: image " + image_ +
            " has no clock lever (mongosim images have mongosimSetClockOffset; a mongod image "
-           "would need libfaketime inside it); use a mongosim image or remove those faults";
+           "needs libfaketime inside it, named with --image-faketime); use a mongosim image, "
+           "name the image's libfaketime or remove those faults";
   }
   return std::nullopt;
 }
@@ -197,7 +209,29 @@ void DockerDb::start_member(int member) {
                "/data/db", "--setParameter", "ttlMonitorSleepSecs=1"});
   // mongod accepts failCommand only with test commands on; mongosim always does.
   if (!mongosim_) args.insert(args.end(), {"--setParameter", "enableTestCommands=1"});
+  if (faketime()) {
+    // Options go before the image name: the clock file's directory and libfaketime's settings.
+    const std::string dir = clock_dir(member);
+    std::filesystem::create_directories(dir);
+    write_clock_file(dir + "/faketime", clock_offsets_ms_.at(member));
+    std::vector<std::string> options = {"-v", dir + ":" + kClockMount};
+    for (const std::string& entry :
+         faketime_environment(options_.faketime_library, std::string(kClockMount) + "/faketime")) {
+      options.insert(options.end(), {"-e", entry});
+    }
+    const auto image_at = std::find(args.begin(), args.end(), image_);
+    assert(image_at != args.end());
+    args.insert(image_at, options.begin(), options.end());
+  }
   engine_->checked(args, 120'000);
+}
+
+bool DockerDb::faketime() const {
+  return !mongosim_ && !options_.faketime_library.empty();
+}
+
+std::string DockerDb::clock_dir(int member) const {
+  return config().data_dir + "/" + member_role(member) + "-clock";
 }
 
 void DockerDb::start_worker_host(const std::string& worker, int index) {
@@ -218,8 +252,14 @@ void DockerDb::create_containers(std::string& step) {
   };
   if (image_.empty()) {
     step = "building the image";
-    const BuiltImage built = build_image(
-        *engine_, {options_.programs, options_.dockerfile, config().data_dir + "/image", run_id_});
+    ImageBuild build{
+        options_.programs, options_.dockerfile, config().data_dir + "/image", run_id_, {}, {}};
+    if (!mongosim_) {
+      // Kind mongod built here: mongosim answers to mongod, libfaketime at the host's path.
+      build.aliases = {"mongod"};
+      if (!options_.faketime_library.empty()) build.extra_files = {options_.faketime_library};
+    }
+    const BuiltImage built = build_image(*engine_, build);
     image_ = built.image;
     image_built_here_ = true;
     stop_if_interrupted();
@@ -362,6 +402,14 @@ void DockerDb::resume_member(int member) {
 }
 
 int64_t DockerDb::set_clock_offset(int member, int64_t offset_ms) {
+  if (faketime()) {
+    // Read on the member's next clock call (FAKETIME_NO_CACHE); a killed member's file waits
+    // for its start, which reads it.
+    const int64_t previous = clock_offsets_ms_.at(member);
+    write_clock_file(clock_dir(member) + "/faketime", offset_ms);
+    clock_offsets_ms_.at(member) = offset_ms;
+    return previous;
+  }
   if (!mongosim_) {
     throw std::runtime_error("m" + std::to_string(member) + ": " +
                              *supports(FaultKind::kClockSkew));

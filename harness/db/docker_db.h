@@ -63,9 +63,15 @@ struct DockerDbOptions {
   std::string image;
   std::vector<std::string> programs;  // mongosim first; others ride along (locklab-worker)
   std::string dockerfile;             // docker/Dockerfile
-  // The image's member program: mongosim (the clock lever) or mongod. Required with `image`; an
-  // image built here is mongosim.
+  // The image's member program: mongosim (the clock lever) or mongod. Required with `image`;
+  // unset without one: mongosim. The image built here with kind mongod runs mongosim under the
+  // name mongod, with the host's libfaketime inside (`faketime_library`): the harness's own test
+  // of the mongod image path, clocks included, as `--mongod` with mongosim is for processes.
   std::optional<ImageKind> kind;
+  // Kind mongod: libfaketime's library as a member sees it (inside the image), which makes
+  // member clock faults possible (LD_PRELOAD, a timestamp file bind-mounted from the run's
+  // directory); "" = the image has none and member clock faults are refused.
+  std::string faketime_library;
 };
 
 class DockerDb : public Db {
@@ -146,6 +152,8 @@ class DockerDb : public Db {
   // which of these it is at, for the message of an interruption.
   void create_containers(std::string& step);
   void start_member(int member);
+  bool faketime() const;                    // a mongod member under libfaketime
+  std::string clock_dir(int member) const;  // on the host; holds its timestamp file
   void start_worker_host(const std::string& worker, int index);
   std::string netns_of(const std::string& role) const;  // /proc/<pid>/ns/net
   pid_t container_pid(const std::string& role) const;

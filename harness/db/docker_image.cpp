@@ -26,7 +26,8 @@ void copy_into(const fs::path& rootfs, const std::string& path) {
   fs::copy_file(path, target, fs::copy_options::overwrite_existing);
 }
 
-void make_rootfs(const fs::path& rootfs, const std::vector<std::string>& programs) {
+void make_rootfs(const fs::path& rootfs, const ImageBuild& build) {
+  const std::vector<std::string>& programs = build.programs;
   fs::remove_all(rootfs);
   fs::create_directories(rootfs / "bin");
   if (!fs::exists(kBusybox)) {
@@ -37,6 +38,10 @@ void make_rootfs(const fs::path& rootfs, const std::vector<std::string>& program
   for (const char* applet : kApplets) fs::create_symlink("busybox", rootfs / "bin" / applet);
   for (const std::string& program : programs) {
     for (const std::string& library : shared_libraries(program)) copy_into(rootfs, library);
+  }
+  for (const std::string& file : build.extra_files) {
+    copy_into(rootfs, file);
+    for (const std::string& library : shared_libraries(file)) copy_into(rootfs, library);
   }
   fs::create_directories(rootfs / "tmp");
   fs::permissions(rootfs / "tmp", fs::perms::all | fs::perms::sticky_bit);
@@ -49,6 +54,10 @@ void make_context(const fs::path& context, const ImageBuild& build) {
   fs::create_directories(context / "bin");
   for (const std::string& program : build.programs) {
     fs::copy_file(program, context / "bin" / fs::path(program).filename());
+  }
+  // COPY keeps a symlink inside the context as a symlink.
+  for (const std::string& alias : build.aliases) {
+    fs::create_symlink(fs::path(build.programs.at(0)).filename(), context / "bin" / alias);
   }
   fs::copy_file(build.dockerfile, context / "Dockerfile");
 }
@@ -87,7 +96,7 @@ BuiltImage build_image(const DockerEngine& engine, const ImageBuild& build) {
   if (build.run_id.empty()) throw std::invalid_argument("build_image: empty run id");
   const fs::path staging = build.staging_dir;
   fs::create_directories(staging);
-  make_rootfs(staging / "rootfs", build.programs);
+  make_rootfs(staging / "rootfs", build);
   make_context(staging / "context", build);
   const std::string tar = (staging / "base.tar").string();
   run_tool_checked({"tar", "-C", (staging / "rootfs").string(), "-cf", tar, "."});

@@ -21,6 +21,12 @@ struct ImageBuild {
   std::string dockerfile;             // docker/Dockerfile
   std::string staging_dir;            // created if needed; holds rootfs/, context/, base.tar
   std::string run_id;                 // tag of both images, value of the locklab.run label
+  // Files copied into the image at their own paths, with the libraries ldd lists for them
+  // (e.g. libfaketime for members run as mongod); each must exist.
+  std::vector<std::string> extra_files;
+  // Names the member program also answers to in the image (bin/<alias> -> mongosim, the first
+  // program): "mongod" for the mongod image kind built here.
+  std::vector<std::string> aliases;
 };
 
 struct BuiltImage {

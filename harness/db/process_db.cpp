@@ -11,6 +11,7 @@
 
 #include "checker/clock.h"
 #include "db/admin.h"
+#include "db/faketime_clock.h"
 
 namespace locklab {
 namespace {
@@ -23,17 +24,6 @@ constexpr size_t kLogTailBytes = 2000;
 
 std::string member_name(int member) {
   return "m" + std::to_string(member);
-}
-
-// libfaketime's "+N.NNNs" offset spec.
-void write_clock_file(const std::string& path, int64_t offset_ms) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%s%lld.%03llds\n", offset_ms < 0 ? "-" : "+",
-                static_cast<long long>(std::llabs(offset_ms) / 1000),
-                static_cast<long long>(std::llabs(offset_ms) % 1000));
-  std::ofstream out(path, std::ios::trunc);
-  out << text;
-  if (!out) throw std::runtime_error("cannot write the faketime file " + path);
 }
 
 }  // namespace

@@ -54,8 +54,13 @@ BackendChoice choose_backend(const RunOptions& o, const Scenario& s) {
   if (!o.image.empty() && choice.name != "docker") {
     throw std::runtime_error("--image needs --cluster docker");
   }
-  if (!o.image_kind.empty() && o.image.empty()) {
-    throw std::runtime_error("--image-kind needs --image (the image built here is mongosim)");
+  if (!o.image_faketime.empty() && (o.image.empty() || o.image_kind != "mongod")) {
+    throw std::runtime_error(
+        "--image-faketime names libfaketime inside a mongod image: it needs --image and "
+        "--image-kind mongod (the image built here gets the host's own)");
+  }
+  if (!o.image_kind.empty() && o.image.empty() && choice.name != "docker") {
+    throw std::runtime_error("--image-kind needs --cluster docker");
   }
   if (!o.image.empty()) {
     if (o.image_kind.empty()) {
@@ -116,6 +121,12 @@ std::unique_ptr<Db> make_db(const RunOptions& o, const Scenario& s, const Backen
     DockerDbOptions options;
     options.image = o.image;
     if (!o.image_kind.empty()) options.kind = parse_image_kind(o.image_kind);
+    options.faketime_library = o.image_faketime;
+    // The image built here, run as mongod: mongosim under that name, with the host's
+    // libfaketime copied in at its own path (none on the host: member clock faults refused).
+    if (o.image.empty() && options.kind == ImageKind::kMongod) {
+      options.faketime_library = find_libfaketime();
+    }
     options.programs = {binary_dir() + "/mongosim", binary_dir() + "/locklab-worker"};
     options.dockerfile = LOCKLAB_DOCKERFILE;
     return std::make_unique<DockerDb>(std::move(config), options);

@@ -35,9 +35,13 @@ struct RunOptions {
   std::string external_uri;
   // --cluster docker: the members' image; "" = locklab/mongosim built from the local programs.
   std::string image;
-  // --cluster docker with --image: what runs the members in it, "mongosim" or "mongod" (required
-  // with --image: an image's name says nothing reliable about its program).
+  // --cluster docker: what runs the members, "mongosim" or "mongod" (required with --image: an
+  // image's name says nothing reliable about its program). "mongod" without --image: the image
+  // built here, mongosim run under the name mongod with the host's libfaketime inside.
   std::string image_kind;
+  // --cluster docker --image I --image-kind mongod: libfaketime's library inside I (member
+  // clock faults through it); "" = none, and member clock faults are refused.
+  std::string image_faketime;
   std::optional<uint64_t> seed;
   std::string out_dir;     // "" = results/runs/<UTC time>-<scenario>
   std::string junit_path;  // "" = none

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "db/faketime_clock.h"
+
 namespace locklab {
 
 WorkerPool::WorkerPool(Supervisor& supervisor, HistoryWriter& history, WorkerLaunch launch,
@@ -90,13 +92,9 @@ void WorkerPool::start(const std::string& id) {
   options.argv = argv_for(id, static_cast<int>(at - ids_.begin()), incarnation, history_path);
   if (!launch_.faketime.empty()) {
     set_clock_offset(id, clock_offset(id));
-    std::vector<std::string> wrap = {"/usr/bin/env",
-                                     "-u",
-                                     "FAKETIME",
-                                     "LD_PRELOAD=" + launch_.faketime,
-                                     "FAKETIME_DONT_FAKE_MONOTONIC=1",
-                                     "FAKETIME_TIMESTAMP_FILE=" + clock_file(id),
-                                     "FAKETIME_NO_CACHE=1"};
+    std::vector<std::string> wrap = {"/usr/bin/env", "-u", "FAKETIME"};
+    for (std::string& entry : faketime_environment(launch_.faketime, clock_file(id)))
+      wrap.push_back(std::move(entry));
     options.argv.insert(options.argv.begin(), wrap.begin(), wrap.end());
   }
   options.netns = launch_.netns_for(id);
@@ -119,14 +117,7 @@ int64_t WorkerPool::clock_offset(const std::string& id) const {
 int64_t WorkerPool::set_clock_offset(const std::string& id, int64_t offset_ms) {
   if (launch_.faketime.empty())
     throw std::runtime_error("cannot move " + id + "'s clock: workers run without faketime");
-  // libfaketime's "+N.NNNs" offset spec.
-  char text[64];
-  std::snprintf(text, sizeof text, "%s%lld.%03llds\n", offset_ms < 0 ? "-" : "+",
-                static_cast<long long>(std::llabs(offset_ms) / 1000),
-                static_cast<long long>(std::llabs(offset_ms) % 1000));
-  std::ofstream out(clock_file(id), std::ios::trunc);
-  out << text;
-  if (!out) throw std::runtime_error("cannot write " + id + "'s faketime file " + clock_file(id));
+  write_clock_file(clock_file(id), offset_ms);
   const int64_t previous = clock_offset(id);
   clock_offsets_ms_[id] = offset_ms;
   return previous;

@@ -117,8 +117,9 @@ TEST(ChooseBackend, ExternalUriRefusesPlacingClustersAndImages) {
 }
 
 // What runs in an --image is said, never guessed from its name: --image without --image-kind,
-// an unknown kind, and a kind without an image are refused before anything starts, naming the
-// option. Left out: whether the image really runs that program (seen only when it starts).
+// an unknown kind, a kind off --cluster docker and a faketime library without a mongod --image are
+// refused before anything starts, naming the option. Left out: whether the image really runs
+// that program (seen only when it starts).
 TEST(ChooseBackend, ImageNeedsAKnownKind) {
   RunOptions o;
   o.backend = "docker";
@@ -128,9 +129,18 @@ TEST(ChooseBackend, ImageNeedsAKnownKind) {
             "run: it decides the command line and which faults are possible)");
   o.image_kind = "mongo";
   EXPECT_EQ(choice_error(o), "--image-kind: unknown image kind 'mongo' (mongosim or mongod)");
+  o.image_kind = "mongosim";
+  o.image_faketime = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
+  const std::string faketime_refused =
+      "--image-faketime names libfaketime inside a mongod image: it needs --image and "
+      "--image-kind mongod (the image built here gets the host's own)";
+  EXPECT_EQ(choice_error(o), faketime_refused);
   o.image.clear();
   o.image_kind = "mongod";
-  EXPECT_EQ(choice_error(o), "--image-kind needs --image (the image built here is mongosim)");
+  EXPECT_EQ(choice_error(o), faketime_refused);
+  o.image_faketime.clear();
+  o.backend = "netns";
+  EXPECT_EQ(choice_error(o), "--image-kind needs --cluster docker");
 }
 
 // --mongod moves member clocks only through faketime: without it on PATH, clock faults are

@@ -3,6 +3,8 @@
 # with --expectation-gate; prints both verdicts (per property) side by side. Passes when both
 # runs meet the scenario's expectation and their overall verdicts agree.
 #   compare_backends.sh BIN_DIR SCENARIO SEED
+# DOCKER_ARGS (optional): more flags for the docker run only, e.g. "--image-kind mongod" (the
+# image built here run as a mongod image: clocks through libfaketime instead of a command).
 # Exit 77 (skipped) when Docker cannot run here (the docker run says why).
 # Not covered: the two runs are separate executions, so their histories differ in timing (the
 # seed fixes the plan, not the interleaving); only verdicts are compared.
@@ -12,8 +14,9 @@ work=$(mktemp -d /tmp/locklab-compare.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 status_docker=0
+# shellcheck disable=SC2086
 "$bin/locklab" run "$scenario" --seed "$seed" --expectation-gate --cluster docker \
-  --out "$work/docker" >"$work/docker.log" 2>&1 || status_docker=$?
+  ${DOCKER_ARGS:-} --out "$work/docker" >"$work/docker.log" 2>&1 || status_docker=$?
 if grep -q "Docker cannot run here" "$work/docker.log"; then
   cat "$work/docker.log"
   echo "SKIP: Docker cannot run here (see above)"

@@ -14,6 +14,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -25,6 +28,7 @@
 #include "db/admin.h"
 #include "db/docker_engine.h"
 #include "db/docker_image.h"
+#include "run/backend.h"
 #include "run/process.h"
 #include "testkit.h"
 
@@ -253,6 +257,71 @@ TEST_F(DockerDbTest, FaultsOnAKilledMemberLeaveNoStaleRules) {
   EXPECT_EQ(db.engine()->run_to_file({"logs", loud}, saved).code, 0);
   EXPECT_GT(fs::file_size(saved), 64u * 1024);
   EXPECT_NE(file_text(saved).find("the-end"), std::string::npos);
+  db.stop();
+  db.teardown();
+}
+
+// A member's wall clock as it reports it (hello's localTime, an ISO-8601 UTC date), in ms.
+int64_t member_clock_ms(const Db& db, int member) {
+  const nlohmann::json hello = db.command(member, "admin", {{"hello", 1}});
+  const std::string text = hello.at("localTime").at("$date").get<std::string>();
+  std::tm t{};
+  int ms = 0;
+  if (std::sscanf(text.c_str(), "%d-%d-%dT%d:%d:%d.%dZ", &t.tm_year, &t.tm_mon, &t.tm_mday,
+                  &t.tm_hour, &t.tm_min, &t.tm_sec, &ms) != 7) {
+    throw std::runtime_error("localTime is not an ISO date: " + text);
+  }
+  t.tm_year -= 1900;
+  t.tm_mon -= 1;
+  return static_cast<int64_t>(timegm(&t)) * 1000 + ms;
+}
+
+int64_t host_clock_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// The image built here run as a mongod image (mongosim under the name mongod, the host's
+// libfaketime inside): member clock faults move the member's wall clock through the bind-mounted
+// timestamp file, the offset holds across a kill and start, and is taken back. An hour's offset
+// against a tolerance of ten minutes: a state check, not a timing one. Left out: the monotonic
+// clock (libfaketime is told to leave it, not checked here) and clients other than the admin one.
+TEST_F(DockerDbTest, AMongodImageMovesMemberClocksThroughFaketime) {
+  const std::string library = find_libfaketime();
+  if (library.empty()) GTEST_SKIP() << "libfaketime is not installed on this host";
+  DbConfig config;
+  config.members = 1;
+  config.run_prefix = "ll-" + std::to_string(getpid());
+  config.data_dir = work_ + "/data";
+  config.ready_timeout_ms = 120'000;
+  DockerDbOptions options;
+  options.programs = {std::string(LOCKLAB_BIN_DIR) + "/mongosim",
+                      std::string(LOCKLAB_BIN_DIR) + "/locklab-worker"};
+  options.dockerfile = std::string(LOCKLAB_SOURCE_DIR) + "/docker/Dockerfile";
+  options.kind = ImageKind::kMongod;
+  options.faketime_library = library;
+  DockerDb db(config, options);
+  EXPECT_EQ(db.supports(FaultKind::kClockSkew), std::nullopt);
+  EXPECT_NE(db.member_program().find("(mongod)"), std::string::npos) << db.member_program();
+  db.start();
+  constexpr int64_t kHourMs = 3'600'000;
+  constexpr int64_t kToleranceMs = 600'000;
+  EXPECT_LT(std::llabs(member_clock_ms(db, 0) - host_clock_ms()), kToleranceMs);
+  EXPECT_EQ(db.set_clock_offset(0, kHourMs), 0);
+  EXPECT_LT(std::llabs(member_clock_ms(db, 0) - host_clock_ms() - kHourMs), kToleranceMs);
+  db.kill_member(0);
+  db.restart_member(0);
+  ASSERT_TRUE(poll_until(
+      after(std::chrono::milliseconds(kElectionWaitMs)),
+      [&] {
+        return reply_ok(db.try_command(0, "admin", {{"ping", 1}}));
+      },
+      kPollMs));
+  EXPECT_LT(std::llabs(member_clock_ms(db, 0) - host_clock_ms() - kHourMs), kToleranceMs)
+      << "the offset did not survive the member's restart";
+  EXPECT_EQ(db.set_clock_offset(0, 0), kHourMs);
+  EXPECT_LT(std::llabs(member_clock_ms(db, 0) - host_clock_ms()), kToleranceMs);
   db.stop();
   db.teardown();
 }

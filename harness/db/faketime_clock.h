@@ -1,0 +1,25 @@
+// A process's wall clock moved through libfaketime, read from a timestamp file: the one way the
+// harness moves a clock it cannot command (workers, --mongod members, mongod images).
+//
+// The process runs with the environment below (libfaketime preloaded, reading `timestamp_file`
+// on every call, monotonic clock untouched: timers run on it, as mongod's and the workers' do),
+// and the harness moves its clock by rewriting the file with write_clock_file. Stateless; any
+// thread (one writer per file).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace locklab {
+
+// libfaketime's "+N.NNNs" / "-N.NNNs" offset spec, written whole (truncating); throws
+// std::runtime_error naming the file when it cannot be written.
+void write_clock_file(const std::string& path, int64_t offset_ms);
+
+// "NAME=value" entries for a process under libfaketime: `library` preloaded (a path the process
+// sees), its clock read from `timestamp_file` (a path the process sees).
+std::vector<std::string> faketime_environment(const std::string& library,
+                                              const std::string& timestamp_file);
+
+}  // namespace locklab
