@@ -97,9 +97,9 @@ std::string DockerDb::member_program() const {
 }
 
 std::optional<std::string> DockerDb::supports(FaultKind kind) const {
-  if (kind == FaultKind::kReplyDelay) {
-    return "is not available with --cluster docker: its relays run in the netns backend's worker "
-           "namespaces (use --cluster netns)";
+  if (kind == FaultKind::kReplyDelay && options_.supervisor == nullptr) {
+    return "is not available here: this docker backend has no supervisor to run the reply "
+           "relays";
   }
   if (fault_row(kind).clock == ClockMoved::kMember && !mongosim_ &&
       options_.faketime_library.empty()) {
@@ -305,6 +305,7 @@ void DockerDb::start() {
     nft_->register_host({member_role(m), netns_of(member_role(m)), address(member_role(m))});
   }
   for (const std::string& w : config().workers) nft_->register_host({w, netns_of(w), address(w)});
+  if (config().delays_replies) start_relays();
   wait_all_answering(deadline);
   initiate();
   prompt_first_election(deadline, nullptr);
@@ -419,7 +420,23 @@ int64_t DockerDb::set_clock_offset(int member, int64_t offset_ms) {
   return reply.value("previousOffsetMillis", int64_t{0});
 }
 
+void DockerDb::start_relays() {
+  if (options_.supervisor == nullptr) {
+    throw std::logic_error("DockerDb: reply-delay without a supervisor (supports() refuses it)");
+  }
+  relays_ = std::make_unique<ReplyRelays>(*options_.supervisor, config().relay_program,
+                                          config().run_prefix, config().data_dir, config().log_dir,
+                                          subnet_prefix_ + ".0/24");
+  // Before any worker starts (a connection opened earlier would bypass its relay).
+  for (const std::string& w : config().workers) relays_->start({w, netns_of(w), address(w)});
+}
+
+std::optional<std::string> DockerDb::helper_of(pid_t pid) const {
+  return relays_ ? relays_->owner_of(pid) : std::nullopt;
+}
+
 void DockerDb::stop(int64_t grace_ms) {
+  if (relays_) relays_->stop(grace_ms);
   if (!engine_) return;
   stopping_ = true;
   for (int m = 0; m < size(); ++m) {
@@ -435,6 +452,7 @@ void DockerDb::stop(int64_t grace_ms) {
 void DockerDb::teardown() {
   if (torn_down_ || !engine_) return;
   torn_down_ = true;
+  if (relays_) relays_->stop(0);
   if (!config().log_dir.empty()) save_logs(config().log_dir);
   nft_.reset();
   events_.reset();

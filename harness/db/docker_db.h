@@ -18,14 +18,16 @@
 // dbpath bind-mounted from <data_dir>/m<i>, so kill + start recovers the data. The image is
 // built from the local programs (db/docker_image.h: mongosim, with the clock lever
 // mongosimSetClockOffset) unless one is given with its kind (--image mongo:7.0 --image-kind
-// mongod: program mongod, the same
-// command line plus enableTestCommands for fail-command; member clock faults are refused, the
-// image has no clock lever).
+// mongod: program mongod, the same command line plus enableTestCommands for fail-command; member
+// clock faults through libfaketime when the image has it and it is named (faketime_library:
+// LD_PRELOAD and a timestamp file bind-mounted from <data_dir>/m<i>-clock), else refused).
 //
 // Faults: pause = docker pause (the cgroup freezer: every process of the container), kill =
 // docker kill (SIGKILL, nothing flushed), restart = docker start (a new network namespace: the
 // partition hooks are rehomed there, so cuts in force survive), partitions = NftPartitions over
-// the containers' namespaces, step-downs and freezes by command (Db's admin).
+// the containers' namespaces, step-downs and freezes by command (Db's admin), reply delays by a
+// relay per worker inside its host container's namespace (db/reply_relays.h, as on netns; needs
+// the run's Supervisor: the relays are the harness's children).
 //
 // Members that end on their own (a crash, a `docker kill` from outside) are noticed through the
 // daemon's "die" events (db/docker_events.h): poll_ended_members() reports them, running() says
@@ -51,6 +53,7 @@
 #include "db/docker_engine.h"
 #include "db/docker_events.h"
 #include "db/partitions.h"
+#include "db/reply_relays.h"
 
 namespace locklab {
 
@@ -72,6 +75,9 @@ struct DockerDbOptions {
   // member clock faults possible (LD_PRELOAD, a timestamp file bind-mounted from the run's
   // directory); "" = the image has none and member clock faults are refused.
   std::string faketime_library;
+  // The run's supervisor, which spawns the reply relays (reply-delay); nullptr: that fault is
+  // refused. Not owned; outlives the DockerDb.
+  Supervisor* supervisor = nullptr;
 };
 
 class DockerDb : public Db {
@@ -107,6 +113,8 @@ class DockerDb : public Db {
   int64_t set_clock_offset(int member, int64_t offset_ms) override;
   int64_t clock_offset(int member) const override { return clock_offsets_ms_.at(member); }
   Partitions* partitions() override { return nft_.get(); }
+  ReplyDelays* reply_delays() override { return relays_.get(); }
+  std::optional<std::string> helper_of(pid_t pid) const override;
 
   // For tests and the run's outputs.
   std::string container(const std::string& role) const;
@@ -131,7 +139,8 @@ class DockerDb : public Db {
   bool image_built_here_ = false;
   std::optional<DockerEngine> engine_;
   std::unique_ptr<NftPartitions> nft_;
-  std::string subnet_prefix_;  // "10.89.<n>"
+  std::unique_ptr<ReplyRelays> relays_;  // with reply-delay: one relay per worker
+  std::string subnet_prefix_;            // "10.89.<n>"
   std::vector<bool> paused_;
   std::vector<bool> killed_;
   std::vector<int64_t> clock_offsets_ms_;
@@ -152,6 +161,7 @@ class DockerDb : public Db {
   // which of these it is at, for the message of an interruption.
   void create_containers(std::string& step);
   void start_member(int member);
+  void start_relays();
   bool faketime() const;                    // a mongod member under libfaketime
   std::string clock_dir(int member) const;  // on the host; holds its timestamp file
   void start_worker_host(const std::string& worker, int index);

@@ -122,6 +122,7 @@ std::unique_ptr<Db> make_db(const RunOptions& o, const Scenario& s, const Backen
     options.image = o.image;
     if (!o.image_kind.empty()) options.kind = parse_image_kind(o.image_kind);
     options.faketime_library = o.image_faketime;
+    options.supervisor = &supervisor;
     // The image built here, run as mongod: mongosim under that name, with the host's
     // libfaketime copied in at its own path (none on the host: member clock faults refused).
     if (o.image.empty() && options.kind == ImageKind::kMongod) {

@@ -340,6 +340,13 @@ TEST(DockerDbSupports, MongodImagesRefuseMemberClockFaultsOnly) {
   EXPECT_EQ(db.supports(FaultKind::kPartitionHalves), std::nullopt);
   EXPECT_EQ(db.supports(FaultKind::kKillMember), std::nullopt);
   EXPECT_EQ(db.supports(FaultKind::kClockSkewWorker), std::nullopt);
+  // Reply relays are the run's children: without its supervisor there is nobody to spawn them.
+  const auto no_relays = db.supports(FaultKind::kReplyDelay);
+  ASSERT_TRUE(no_relays.has_value());
+  EXPECT_NE(no_relays->find("no supervisor"), std::string::npos) << *no_relays;
+  Supervisor supervisor;
+  options.supervisor = &supervisor;
+  EXPECT_EQ(DockerDb(config, options).supports(FaultKind::kReplyDelay), std::nullopt);
   EXPECT_EQ(db.name(), "docker");
 }
 
