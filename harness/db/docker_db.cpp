@@ -6,6 +6,7 @@
 #include <cassert>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -188,12 +189,23 @@ void DockerDb::create_network() {
     }
     if (host_gateways_on(n) <= 1) {
       subnet_prefix_ = prefix;
+      record_network();
       return;
     }
     last_error = "subnet " + prefix + ".0/24 was taken by another bridge at the same time";
     engine_->run({"network", "rm", network_});
   }
   throw std::runtime_error("docker network create " + network_ + " failed: " + last_error);
+}
+
+void DockerDb::record_network() const {
+  if (config().log_dir.empty()) return;
+  const ToolResult id = engine_->run({"network", "inspect", "-f", "{{.Id}}", network_});
+  if (id.code != 0 || id.output.size() < 12) return;  // best effort: for reading, not deciding
+  std::filesystem::create_directories(config().log_dir);
+  std::ofstream out(config().log_dir + "/docker-network.txt");
+  out << "network " << network_ << "\nid " << id.output.substr(0, id.output.find('\n'))
+      << "\nbridge br-" << id.output.substr(0, 12) << "\nsubnet " << subnet_prefix_ << ".0/24\n";
 }
 
 void DockerDb::start_member(int member) {

@@ -157,6 +157,9 @@ class DockerDb : public Db {
   std::string address(const std::string& role) const;
   std::vector<std::string> labels() const;
   void create_network();
+  // <log_dir>/docker-network.txt: the network's name, id, host bridge (br-<id>) and subnet, so
+  // a person (or a test) can tell this run's bridge from others'. Best effort.
+  void record_network() const;
   // Builds the image when none was given, creates the network and every container; `step` says
   // which of these it is at, for the message of an interruption.
   void create_containers(std::string& step);

@@ -2,7 +2,12 @@
 # the background, finding the daemon and containers it uses, and checking that nothing of it
 # remains. The caller sets bin, scenario, work and fail=0 first.
 
-bridges() { ip -o link show type bridge | grep -c ' br-' || true; }
+# The host bridges the runs under directory $1 made: each run records its network's bridge in
+# members/docker-network.txt as soon as the network exists (so a run stopped before that made
+# none). Only these are checked: other suites' runs may make and keep bridges meanwhile.
+run_bridges() {
+  find "$1" -name docker-network.txt -exec sed -n 's/^bridge //p' {} + 2>/dev/null
+}
 
 # Starts a run named $1 in the background (pid in $pid) and waits (bounded) until the predicate
 # $2 holds: "workers" (its workers write the history) or "building" (a docker client of it is
@@ -39,9 +44,14 @@ daemon_of() {
   echo ""
 }
 
-# Nothing of the run with harness pid $2 remains ($1 names the case in messages).
+# Nothing of the run with harness pid $2 and output directory $3 remains ($1 names the case in
+# messages). With $4 = had-network, the run got as far as its containers, so it must have
+# recorded its bridge (else the bridge check below would check nothing).
 check_clean() {
-  what=$1 owner=$2
+  what=$1 owner=$2 out_dir=$3 had=${4:-}
+  if [ "$had" = had-network ] && [ -z "$(run_bridges "$out_dir")" ]; then
+    echo "FAIL ($what): the run recorded no bridge under $out_dir"; fail=1
+  fi
   for root in /tmp/locklab-dockerd-"$owner".*; do
     [ -e "$root" ] && { echo "FAIL ($what): daemon root $root remains"; fail=1; }
   done
@@ -53,5 +63,7 @@ check_clean() {
   if pgrep -f "/tmp/locklab-dockerd-$owner\." >/dev/null; then
     echo "FAIL ($what): a daemon of the run still runs"; fail=1
   fi
-  [ "$(bridges)" = "$before" ] || { echo "FAIL ($what): host bridges $before -> $(bridges)"; fail=1; }
+  for bridge in $(run_bridges "$out_dir"); do
+    ip link show "$bridge" >/dev/null 2>&1 && { echo "FAIL ($what): host bridge $bridge remains"; fail=1; }
+  done
 }

@@ -14,7 +14,6 @@ bin=$1 scenario=$2 role=${3:-m1}
 work=$(mktemp -d /tmp/locklab-died.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 . "$(dirname "$0")/common.sh"
-before=$(bridges)
 fail=0
 
 start_run died workers
@@ -38,6 +37,6 @@ else
   grep -q "the host container of worker $role ended (signal 9" "$work/died.log" ||
     { echo "FAIL: the run did not say that the host of worker $role ended"; fail=1; }
 fi
-check_clean "member killed" $pid
+check_clean "member killed" $pid "$work/died" had-network
 [ $fail = 0 ] && echo "the $role container killed from outside failed the run"
 exit $fail
