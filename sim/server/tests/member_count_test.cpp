@@ -32,11 +32,27 @@ struct PrimaryReply {
   std::optional<Document> reply;
 };
 
-// On a slow or loaded build (seven sanitized processes on shared cores) a heartbeat can be late
-// enough for an election between finding the primary and sending it a command; the former
-// primary then refuses with NotWritablePrimary before doing anything, as mongod does, and the
-// command goes again to the member primary now (bounded by the converge deadline). Any other
-// answer is returned as it is. What this leaves out: an election during the command itself.
+// Whether a reply is mongod's answer to an election that overtook the command: refused before
+// anything was done (NotWritablePrimary), or applied but then interrupted while it waited for
+// its write concern (writeConcernError PrimarySteppedDown or InterruptedDueToReplStateChange).
+bool overtaken_by_election(const Document& reply) {
+  const auto is_election_code = [](const bson::Value* code) {
+    if (code == nullptr) return false;
+    const double c = code->number_as_double();
+    return c == code::kNotWritablePrimary || c == code::kPrimarySteppedDown ||
+           c == code::kInterruptedDueToReplStateChange;
+  };
+  const bson::Value* wce = reply.get("writeConcernError");
+  return is_election_code(reply.get("code")) ||
+         (wce != nullptr && is_election_code(wce->as_document().get("code")));
+}
+
+// On a slow or loaded build (seven sanitized processes on shared cores: heartbeats late, elections
+// one after another) an election can come between finding the primary and sending it a command,
+// or during the command; the command then goes again to the member primary now (bounded by the
+// converge deadline), so commands sent through here must be idempotent. Any other answer is
+// returned as it is. What this leaves out: whether an interrupted write survived (the retry
+// writes it again either way).
 PrimaryReply on_primary(const SimSet& set,
                         const std::function<std::optional<Document>(int)>& command) {
   PrimaryReply out;
@@ -44,16 +60,32 @@ PrimaryReply on_primary(const SimSet& set,
     out.member = set.primary();
     if (out.member < 0) return false;
     out.reply = command(out.member);
-    const bson::Value* code = out.reply ? out.reply->get("code") : nullptr;
-    return out.reply && !(code && code->number_as_double() == code::kNotWritablePrimary);
+    return out.reply && !overtaken_by_election(*out.reply);
   });
   return out;
+}
+
+// An idempotent write of document `id` (an upsert that sets `attempt`, so every retry writes and
+// waits for its write concern again).
+std::optional<Document> upsert(const SimSet& set, int member, int32_t id, int32_t attempt,
+                               const Document& write_concern) {
+  return set.command(
+      member,
+      Document{{"update", V("c")},
+               {"updates", V(bson::Array{V(Document{
+                               {"q", V(Document{{"_id", V(id)}})},
+                               {"u", V(Document{{"$set", V(Document{{"attempt", V(attempt)}})}})},
+                               {"upsert", V(true)}})})},
+               {"writeConcern", V(write_concern)}},
+      "test");
 }
 
 // Acknowledged by every member: w equal to the member count, sent to the primary of the moment.
 void expect_write_reaches_all(const SimSet& set, int32_t id) {
   Document everyone{{"w", V(int32_t{set.size()})}, {"wtimeout", V(int32_t{20000})}};
-  auto written = on_primary(set, [&](int member) { return insert(set, member, id, everyone); });
+  int32_t attempt = 0;
+  auto written =
+      on_primary(set, [&](int member) { return upsert(set, member, id, ++attempt, everyone); });
   ASSERT_TRUE(written.reply) << set.logs();
   EXPECT_TRUE(is_ok(*written.reply)) << bson::to_json(*written.reply);
   EXPECT_FALSE(written.reply->has("writeConcernError"))
@@ -147,7 +179,9 @@ void elect_replicate_step_down_converge(int members) {
   EXPECT_EQ(status_int(set, primary, "majorityVoteCount"), members / 2 + 1);
   expect_write_reaches_all(set, 1);
   const Document majority_wc{{"w", V("majority")}, {"wtimeout", V(int32_t{20000})}};
-  auto majority = on_primary(set, [&](int member) { return insert(set, member, 2, majority_wc); });
+  int32_t attempt = 0;
+  auto majority =
+      on_primary(set, [&](int member) { return upsert(set, member, 2, ++attempt, majority_wc); });
   ASSERT_TRUE(majority.reply) << set.logs();
   EXPECT_FALSE(majority.reply->has("writeConcernError")) << bson::to_json(*majority.reply);
 
