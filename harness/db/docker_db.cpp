@@ -238,6 +238,27 @@ void DockerDb::start_member(int member) {
   engine_->checked(args, 120'000);
 }
 
+void DockerDb::check_faketime_loaded() const {
+  // The loader says so on the member's stderr and runs it anyway: a clock fault would then be
+  // recorded as applied while the clock never moved. A member that answers has printed it.
+  for (int m = 0; m < size(); ++m) {
+    const std::string role = member_role(m);
+    const ToolResult logs = engine_->run({"logs", container(role)});
+    const size_t at = logs.output.find("cannot be preloaded");
+    if (at == std::string::npos) continue;
+    const size_t newline = logs.output.rfind('\n', at);
+    const size_t start = newline == std::string::npos ? 0 : newline + 1;
+    const size_t end = logs.output.find('\n', at);
+    const std::string line =
+        logs.output.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    throw std::runtime_error(role +
+                             " runs without libfaketime, so its clock cannot be moved: the "
+                             "loader says \"" +
+                             line + "\" (--image-faketime " + options_.faketime_library +
+                             ": name the library's path inside the image)");
+  }
+}
+
 bool DockerDb::faketime() const {
   return !mongosim_ && !options_.faketime_library.empty();
 }
@@ -319,6 +340,7 @@ void DockerDb::start() {
   for (const std::string& w : config().workers) nft_->register_host({w, netns_of(w), address(w)});
   if (config().delays_replies) start_relays();
   wait_all_answering(deadline);
+  if (faketime()) check_faketime_loaded();
   initiate();
   prompt_first_election(deadline, nullptr);
   wait_ready(deadline);

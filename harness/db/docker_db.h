@@ -166,6 +166,8 @@ class DockerDb : public Db {
   void start_member(int member);
   void start_relays();
   bool faketime() const;                    // a mongod member under libfaketime
+  // Throws std::runtime_error, quoting the loader, when a member runs without the library.
+  void check_faketime_loaded() const;
   std::string clock_dir(int member) const;  // on the host; holds its timestamp file
   void start_worker_host(const std::string& worker, int index);
   std::string netns_of(const std::string& role) const;  // /proc/<pid>/ns/net

@@ -59,6 +59,10 @@ BackendChoice choose_backend(const RunOptions& o, const Scenario& s) {
         "--image-faketime names libfaketime inside a mongod image: it needs --image and "
         "--image-kind mongod (the image built here gets the host's own)");
   }
+  if (!o.image_faketime.empty() && o.image_faketime.front() != '/') {
+    throw std::runtime_error("--image-faketime " + o.image_faketime +
+                             ": the library's absolute path inside the image");
+  }
   if (!o.image_kind.empty() && o.image.empty() && choice.name != "docker") {
     throw std::runtime_error("--image-kind needs --cluster docker");
   }

@@ -138,6 +138,11 @@ TEST(ChooseBackend, ImageNeedsAKnownKind) {
   o.image.clear();
   o.image_kind = "mongod";
   EXPECT_EQ(choice_error(o), faketime_refused);
+  o.image = "mongo-faketime:7.0";
+  o.image_faketime = "libfaketimeMT.so.1";
+  EXPECT_EQ(choice_error(o),
+            "--image-faketime libfaketimeMT.so.1: the library's absolute path inside the image");
+  o.image.clear();
   o.image_faketime.clear();
   o.backend = "netns";
   EXPECT_EQ(choice_error(o), "--image-kind needs --cluster docker");

@@ -326,6 +326,38 @@ TEST_F(DockerDbTest, AMongodImageMovesMemberClocksThroughFaketime) {
   db.teardown();
 }
 
+// A faketime library the loader cannot use (here a text file where the library should be; a
+// path the image lacks is refused the same way): the loader only warns and the member runs with
+// a clock no fault can move, so the start fails naming the option and quoting the loader, rather
+// than a run recording clock faults that never happened. Left out: a library that loads but
+// ignores the timestamp file (another libfaketime version).
+TEST_F(DockerDbTest, AMongodImageWithoutTheNamedFaketimeLibraryFailsToStart) {
+  DbConfig config;
+  config.members = 1;
+  config.run_prefix = "ll-" + std::to_string(getpid());
+  config.data_dir = work_ + "/data";
+  config.ready_timeout_ms = 120'000;
+  DockerDbOptions options;
+  options.programs = {std::string(LOCKLAB_BIN_DIR) + "/mongosim",
+                      std::string(LOCKLAB_BIN_DIR) + "/locklab-worker"};
+  options.dockerfile = std::string(LOCKLAB_SOURCE_DIR) + "/docker/Dockerfile";
+  options.kind = ImageKind::kMongod;
+  options.faketime_library = work_ + "/libfaketimeMT.so.1";
+  std::ofstream(options.faketime_library) << "not a shared library\n";
+  DockerDb db(config, options);
+  try {
+    db.start();
+    ADD_FAILURE() << "a member without its faketime library started";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("m0 runs without libfaketime"), std::string::npos) << what;
+    EXPECT_NE(what.find("cannot be preloaded"), std::string::npos) << what;
+    EXPECT_NE(what.find("--image-faketime " + options.faketime_library), std::string::npos) << what;
+  }
+  db.stop();
+  db.teardown();
+}
+
 TEST(DockerDbSupports, MongodImagesRefuseMemberClockFaultsOnly) {
   DbConfig config;
   DockerDbOptions options;
