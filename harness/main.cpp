@@ -20,6 +20,7 @@
 #include "explore/explore.h"
 #include "run/check_command.h"
 #include "run/run.h"
+#include "run/seed_flag.h"
 
 namespace {
 
@@ -49,8 +50,8 @@ CLI::App* add_explore_command(CLI::App& app, ExploreArgs& a) {
       "judge cases on these properties only, comma-separated (default: all that apply)");
   cmd->add_option("--cases", a.options.cases, "cases in the sequence (all shards)")
       ->check(CLI::Range(1, 1'000'000));
-  a.seed_opt =
-      cmd->add_option("--seed", a.seed, "the exploration's seed (default: drawn, printed)");
+  a.seed_opt = cmd->add_option("--seed", a.seed, "the exploration's seed (default: drawn, printed)")
+                   ->check(locklab::seed_validator());
   cmd->add_option("--time-budget", a.time_budget, "start no case after this (e.g. 5m)");
   cmd->add_option("--shard", a.shard, "I/N: run cases i = I mod N of the sequence");
   cmd->add_option("--case", a.only_case, "run this case of the sequence only (reproduce)")
@@ -71,16 +72,21 @@ CLI::App* add_explore_command(CLI::App& app, ExploreArgs& a) {
   return cmd;
 }
 
-std::vector<std::string> split_commas(const std::string& text) {
+// A comma-separated list; an empty item ("a,,b", a trailing comma) is refused naming the option.
+std::vector<std::string> split_commas(const std::string& text, const std::string& option) {
   std::vector<std::string> out;
+  if (text.empty()) return out;
   std::string item;
   for (char c : text + ",") {
     if (c != ',') {
       item += c;
-    } else if (!item.empty()) {
-      out.push_back(item);
-      item.clear();
+      continue;
     }
+    if (item.empty()) {
+      throw std::invalid_argument(option + ": an empty item in \"" + text + "\"");
+    }
+    out.push_back(item);
+    item.clear();
   }
   return out;
 }
@@ -93,9 +99,9 @@ int run_explore(ExploreArgs& a, int argc, char** argv) {
     return locklab::merge_command(a.merge, o.out_dir.empty() ? "." : o.out_dir);
   }
   try {
-    o.pins.clients = split_commas(a.clients);
-    o.pins.faults = split_commas(a.faults);
-    o.pins.properties = split_commas(a.properties);
+    o.pins.clients = split_commas(a.clients, "--client");
+    o.pins.faults = split_commas(a.faults, "--faults");
+    o.pins.properties = split_commas(a.properties, "--properties");
     if (a.members > 0) o.pins.members = a.members;
     if (a.write_concern == "majority") {
       o.pins.write_concern_w = 0;
@@ -162,7 +168,8 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--mongod", run.member_program, "member program (default: mongosim)");
   run_cmd->add_option("--external-uri", run.external_uri,
                       "an already-initiated replica set to run against (e.g. docker/)");
-  CLI::Option* seed_opt = run_cmd->add_option("--seed", seed, "seed for every random choice");
+  CLI::Option* seed_opt = run_cmd->add_option("--seed", seed, "seed for every random choice")
+                              ->check(locklab::seed_validator());
   run_cmd->add_option("--out", run.out_dir, "output directory");
   run_cmd->add_option("--junit", run.junit_path, "also write a JUnit XML report here");
   run_cmd->add_flag("--expectation-gate", run.expectation_gate,

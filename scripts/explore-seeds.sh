@@ -20,6 +20,7 @@ usage() {
 [ $# -ge 3 ] && [ "$3" = "--" ] || usage
 out=$1 seeds=$2
 shift 3
+[ -n "${seeds// /}" ] || { echo "explore-seeds: no seed given (e.g. \"1 2 3\")" >&2; exit 2; }
 for s in $seeds; do
   [[ "$s" =~ ^[0-9]+$ ]] || { echo "explore-seeds: seed '$s' is not a whole number" >&2; exit 2; }
 done

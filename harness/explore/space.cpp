@@ -110,6 +110,17 @@ ExploreSpace make_space(const ExplorePins& pins, const FaultSupport& fault_suppo
   } else {
     space.members = kMemberChoices;
   }
+  // A pinned kind no drawable cluster can take would never be drawn: its cases would all run
+  // without it and "found nothing" would have tested nothing.
+  for (FaultKind kind : space.faults) {
+    if (!pins.faults.empty() && fault_row(kind).members_min > space.members.back()) {
+      throw std::invalid_argument(
+          "--faults: " + std::string(to_string(kind)) + " needs at least " +
+          std::to_string(fault_row(kind).members_min) + " members, and the clusters drawn have " +
+          std::to_string(space.members.back()) + " at most" +
+          (pins.members ? " (--members " + std::to_string(*pins.members) + ")" : ""));
+    }
+  }
   if (pins.write_concern_w) {
     if (*pins.write_concern_w < 0 || *pins.write_concern_w > space.members.front()) {
       throw std::invalid_argument("--write-concern: w must be \"majority\" or 1.." +

@@ -1,5 +1,7 @@
 #include "explore/summary.h"
 
+#include <algorithm>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -53,6 +55,53 @@ void finish_summary(nlohmann::json& s) {
   s["cases_per_minute"] = elapsed > 0 ? s.value("cases", 0) * 60.0 / elapsed : 0.0;
 }
 
+// What makes two shards one exploration: the command's flags but those a shard may set on its
+// own (--shard, --out, --time-budget), in a fixed order ("--flag value" and "--flag=value" alike).
+std::string exploration_settings(const std::string& command) {
+  std::vector<std::string> words;
+  std::istringstream in(command);
+  for (std::string w; in >> w;) words.push_back(w);
+  std::vector<std::string> kept;
+  for (size_t i = 0; i < words.size(); ++i) {
+    std::string flag = words[i];
+    std::string value;
+    if (const size_t eq = flag.find('='); flag.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+    } else if (flag.rfind("--", 0) == 0 && i + 1 < words.size() &&
+               words[i + 1].rfind("--", 0) != 0) {
+      value = words[++i];
+    }
+    if (flag == "--shard" || flag == "--out" || flag == "--time-budget") continue;
+    kept.push_back(flag + " " + value);
+  }
+  std::sort(kept.begin(), kept.end());
+  std::string out;
+  for (const std::string& k : kept) out += (out.empty() ? "" : " ") + k;
+  return out;
+}
+
+// The shards must be distinct parts of one split: the same count, no index twice.
+void check_shards(const std::vector<nlohmann::json>& all) {
+  std::set<int64_t> seen;
+  int64_t count = -1;
+  for (const nlohmann::json& s : all) {
+    for (const nlohmann::json& shard : need(s, "shards")) {
+      const int64_t c = need(shard, "count").get<int64_t>();
+      const int64_t i = need(shard, "index").get<int64_t>();
+      if (count >= 0 && c != count) {
+        throw std::invalid_argument("summaries of different splits (shards of " +
+                                    std::to_string(count) + " and of " + std::to_string(c) + ")");
+      }
+      count = c;
+      if (!seen.insert(i).second) {
+        throw std::invalid_argument("shard " + std::to_string(i) + "/" + std::to_string(c) +
+                                    " is given twice");
+      }
+    }
+  }
+}
+
 nlohmann::json merge_summaries(const std::vector<nlohmann::json>& all) {
   if (all.empty()) throw std::invalid_argument("no summaries to merge");
   nlohmann::json out = new_summary(need(all[0], "command").get<std::string>(),
@@ -60,7 +109,14 @@ nlohmann::json merge_summaries(const std::vector<nlohmann::json>& all) {
   out["shards"] = nlohmann::json::array();
   // Summaries written before the properties pin existed judged every property.
   out["properties"] = all[0].value("properties", nlohmann::json::array());
+  check_shards(all);
+  const std::string settings = exploration_settings(out["command"].get<std::string>());
   for (const nlohmann::json& s : all) {
+    if (exploration_settings(need(s, "command").get<std::string>()) != settings) {
+      throw std::invalid_argument("summaries of explorations with different settings (\"" +
+                                  s["command"].get<std::string>() + "\" and \"" +
+                                  out["command"].get<std::string>() + "\")");
+    }
     if (need(s, "seed") != out["seed"]) {
       throw std::invalid_argument("summaries of different explorations (seed " + s["seed"].dump() +
                                   " and " + out["seed"].dump() + ")");

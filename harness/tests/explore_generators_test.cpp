@@ -259,6 +259,18 @@ TEST(ExploreSpace, PinsThatCannotBeMetAreRefusedByName) {
             0u);
   EXPECT_EQ(error_of(ExplorePins{{}, {}, 1, 3, {}, {}}, all),
             "--write-concern: w must be \"majority\" or 1..1");
+  // A pinned kind no drawn cluster can take would never be drawn (found nothing, tested nothing).
+  ExplorePins ring_on_three = faults_pin("partition-ring");
+  ring_on_three.members = 3;
+  EXPECT_EQ(error_of(ring_on_three, all),
+            "--faults: partition-ring needs at least 5 members, and the clusters drawn have 3 at "
+            "most (--members 3)");
+  ExplorePins halves_on_one;
+  halves_on_one.faults = {"pause-worker", "partition-halves"};
+  halves_on_one.members = 1;
+  EXPECT_EQ(error_of(halves_on_one, all).rfind("--faults: partition-halves needs at least 3", 0),
+            0u);
+  EXPECT_EQ(error_of(faults_pin("partition-ring"), all), "") << "5 members can be drawn";
   EXPECT_TRUE(make_space({}, none, clients).faults.empty());
   ExplorePins unknown_property;
   unknown_property.properties = {"tokens.unique", "exclusion.strcit"};

@@ -1,6 +1,7 @@
 // locklab explore's summaries and arguments: shard summaries merge into one (counts summed,
 // findings and errors kept, the earliest first failure, cases per minute over the summed runner
-// time); summaries of different explorations (seed, or properties judged) are refused; --shard and
+// time); summaries of different explorations (seed, settings, properties judged, or not one
+// split: a shard twice, another shard count) are refused; --shard and
 // --time-budget parse or are refused naming the option. What this leaves out: running shards (the
 // explore.* ctests).
 #include <gtest/gtest.h>
@@ -54,6 +55,28 @@ TEST(ExploreSummary, SummariesOfDifferentExplorationsAreRefused) {
   EXPECT_EQ(merged["properties"], nlohmann::json({"tokens.unique"}));
   EXPECT_NE(summary_markdown(merged).find("| properties judged | tokens.unique |"),
             std::string::npos);
+  // One split, each part once: a shard given twice, or shards of different splits, are refused.
+  EXPECT_THROW(merge_summaries({shard(0, 5, 10, nullptr), shard(0, 5, 10, nullptr)}),
+               std::invalid_argument);
+  nlohmann::json of_three = shard(1, 5, 10, nullptr);
+  of_three["shards"][0]["count"] = 3;
+  EXPECT_THROW(merge_summaries({shard(0, 5, 10, nullptr), of_three}), std::invalid_argument);
+  // The same settings typed in another order, with their own --out and --shard, are one
+  // exploration; another pin is not.
+  nlohmann::json a = shard(0, 5, 10, nullptr);
+  nlohmann::json b = shard(1, 5, 10, nullptr);
+  a["command"] = "locklab explore --seed 9 --client mongolock --shard 0/2 --out x --cases 20";
+  b["command"] = "locklab explore --out=y --cases 20 --shard 1/2 --client mongolock --seed 9";
+  EXPECT_EQ(merge_summaries({a, b})["cases"], 10);
+  b["command"] = "locklab explore --out=y --cases 20 --shard 1/2 --client square --seed 9";
+  try {
+    merge_summaries({a, b});
+    ADD_FAILURE() << "shards of different clients merged";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("summaries of explorations with different settings", 0),
+              0u)
+        << e.what();
+  }
   nlohmann::json broken = shard(1, 5, 10, nullptr);
   broken.erase("outcomes");
   try {
