@@ -67,6 +67,23 @@ class DockerDbTest : public ::testing::Test {
     dir_ = std::make_unique<testkit::TempDir>("locklab-dockertest-db");
     work_ = dir_->path();
   }
+  // One member, the image built here from this build's programs.
+  DbConfig one_member() const {
+    DbConfig config;
+    config.members = 1;
+    config.run_prefix = "ll-" + std::to_string(getpid());
+    config.data_dir = work_ + "/data";
+    config.ready_timeout_ms = 120'000;  // includes building the image on a loaded machine
+    return config;
+  }
+  static DockerDbOptions mongod_image_built_here() {
+    DockerDbOptions options;
+    options.programs = {std::string(LOCKLAB_BIN_DIR) + "/mongosim",
+                        std::string(LOCKLAB_BIN_DIR) + "/locklab-worker"};
+    options.dockerfile = std::string(LOCKLAB_SOURCE_DIR) + "/docker/Dockerfile";
+    options.kind = ImageKind::kMongod;
+    return options;
+  }
   std::unique_ptr<testkit::TempDir> dir_;  // removed with the fixture
   std::string work_;
 };
@@ -290,16 +307,8 @@ int64_t host_clock_ms() {
 TEST_F(DockerDbTest, AMongodImageMovesMemberClocksThroughFaketime) {
   const std::string library = find_libfaketime();
   if (library.empty()) GTEST_SKIP() << "libfaketime is not installed on this host";
-  DbConfig config;
-  config.members = 1;
-  config.run_prefix = "ll-" + std::to_string(getpid());
-  config.data_dir = work_ + "/data";
-  config.ready_timeout_ms = 120'000;
-  DockerDbOptions options;
-  options.programs = {std::string(LOCKLAB_BIN_DIR) + "/mongosim",
-                      std::string(LOCKLAB_BIN_DIR) + "/locklab-worker"};
-  options.dockerfile = std::string(LOCKLAB_SOURCE_DIR) + "/docker/Dockerfile";
-  options.kind = ImageKind::kMongod;
+  const DbConfig config = one_member();
+  DockerDbOptions options = mongod_image_built_here();
   options.faketime_library = library;
   DockerDb db(config, options);
   EXPECT_EQ(db.supports(FaultKind::kClockSkew), std::nullopt);
@@ -332,16 +341,8 @@ TEST_F(DockerDbTest, AMongodImageMovesMemberClocksThroughFaketime) {
 // than a run recording clock faults that never happened. Left out: a library that loads but
 // ignores the timestamp file (another libfaketime version).
 TEST_F(DockerDbTest, AMongodImageWithoutTheNamedFaketimeLibraryFailsToStart) {
-  DbConfig config;
-  config.members = 1;
-  config.run_prefix = "ll-" + std::to_string(getpid());
-  config.data_dir = work_ + "/data";
-  config.ready_timeout_ms = 120'000;
-  DockerDbOptions options;
-  options.programs = {std::string(LOCKLAB_BIN_DIR) + "/mongosim",
-                      std::string(LOCKLAB_BIN_DIR) + "/locklab-worker"};
-  options.dockerfile = std::string(LOCKLAB_SOURCE_DIR) + "/docker/Dockerfile";
-  options.kind = ImageKind::kMongod;
+  const DbConfig config = one_member();
+  DockerDbOptions options = mongod_image_built_here();
   options.faketime_library = work_ + "/libfaketimeMT.so.1";
   std::ofstream(options.faketime_library) << "not a shared library\n";
   DockerDb db(config, options);
