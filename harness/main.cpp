@@ -27,8 +27,8 @@ namespace {
 // `locklab explore`'s arguments as typed; run_explore turns them into ExploreOptions.
 struct ExploreArgs {
   locklab::ExploreOptions options;
-  std::string clients, faults, properties, write_concern, honour_lost, time_budget, shrink_budget,
-      shard;
+  std::string clients, faults, properties, write_concern, honour_lost, backoff, time_budget,
+      shrink_budget, shard;
   int members = 0;
   uint64_t seed = 0;
   int only_case = -1;
@@ -43,6 +43,9 @@ CLI::App* add_explore_command(CLI::App& app, ExploreArgs& a) {
   cmd->add_option("--faults", a.faults, "pin the fault kinds, comma-separated");
   cmd->add_option("--members", a.members, "pin the cluster size")->check(CLI::Range(1, 7));
   cmd->add_option("--write-concern", a.write_concern, "pin the write concern: majority or 1..7");
+  cmd->add_option("--backoff", a.backoff, "pin mongolock's wait: random, adaptive or notify")
+      ->check(CLI::IsMember(std::vector<std::string>(std::begin(locklab::kBackoffNames),
+                                                     std::end(locklab::kBackoffNames))));
   cmd->add_option("--honour-lost", a.honour_lost, "pin workload.honour_lost: true or false")
       ->check(CLI::IsMember({"true", "false"}));
   cmd->add_option(
@@ -114,6 +117,7 @@ int run_explore(ExploreArgs& a, int argc, char** argv) {
       o.pins.write_concern_w = w_text[0] - '0';
     }
     if (!a.honour_lost.empty()) o.pins.honour_lost = a.honour_lost == "true";
+    if (!a.backoff.empty()) o.pins.backoff = locklab::backoff_named(a.backoff);
     if (!a.time_budget.empty())
       o.time_budget_ms = locklab::parse_duration_ms(a.time_budget, "--time-budget");
     if (!a.shrink_budget.empty()) {
@@ -165,6 +169,9 @@ int main(int argc, char** argv) {
                       "with --image and --image-kind mongod: libfaketime's library inside the "
                       "image (e.g. /usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1), "
                       "which makes member clock faults possible");
+  run_cmd->add_option("--set", run.overrides,
+                      "TABLE.KEY=VALUE over the scenario file, e.g. lock.backoff=notify "
+                      "(repeatable; the run's scenario.toml shows the result)");
   run_cmd->add_option("--mongod", run.member_program, "member program (default: mongosim)");
   run_cmd->add_option("--external-uri", run.external_uri,
                       "an already-initiated replica set to run against (e.g. docker/)");

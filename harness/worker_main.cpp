@@ -47,7 +47,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 1'000'000));
   app.add_option("--expiry-ms", c.lock.expiry_ms)->check(CLI::Range(100, 600'000));
   app.add_option("--extension-cadence-ms", c.lock.extension_cadence_ms);
-  app.add_option("--backoff", backoff)->check(CLI::IsMember({"random", "adaptive"}));
+  app.add_option("--backoff", backoff)
+      ->check(CLI::IsMember(std::vector<std::string>(std::begin(locklab::kBackoffNames),
+                                                     std::end(locklab::kBackoffNames))));
   app.add_option("--busy-wait-min-ms", c.lock.busy_wait_min_ms)->check(CLI::Range(1, 60'000));
   app.add_option("--busy-wait-max-ms", c.lock.busy_wait_max_ms)->check(CLI::Range(1, 60'000));
   app.add_option("--write-concern", write_concern, "majority or 1..7")
@@ -63,7 +65,7 @@ int main(int argc, char** argv) {
            : kind == "fenced"  ? locklab::WorkloadKind::kFenced
            : kind == "counter" ? locklab::WorkloadKind::kCounter
                                : locklab::WorkloadKind::kRw;
-  c.lock.backoff = backoff == "random" ? locklab::Backoff::kRandom : locklab::Backoff::kAdaptive;
+  c.lock.backoff = *locklab::backoff_named(backoff);
   c.lock.write_concern_w = *locklab::parse_write_concern_flag(write_concern);
   c.lock.fencing = !no_fencing;
 

@@ -23,6 +23,18 @@ namespace {
 
 constexpr const char* kLockCollection = "locks";
 
+mongolock::Backoff mongolock_backoff(Backoff backoff) {
+  switch (backoff) {
+    case Backoff::kRandom:
+      return mongolock::Backoff::kRandom;
+    case Backoff::kAdaptive:
+      return mongolock::Backoff::kAdaptive;
+    case Backoff::kNotify:
+      break;
+  }
+  return mongolock::Backoff::kNotify;
+}
+
 mongolock::Options lock_options(const WorkerConfig& c,
                                 std::function<void(const mongolock::Event&)> on_event) {
   mongolock::Options o;
@@ -31,8 +43,7 @@ mongolock::Options lock_options(const WorkerConfig& c,
   o.extension_cadence_ms = c.lock.extension_cadence_ms;
   o.busy_wait_min_ms = c.lock.busy_wait_min_ms;
   o.busy_wait_max_ms = c.lock.busy_wait_max_ms;
-  o.backoff = c.lock.backoff == Backoff::kRandom ? mongolock::Backoff::kRandom
-                                                 : mongolock::Backoff::kAdaptive;
+  o.backoff = mongolock_backoff(c.lock.backoff);
   o.write_concern = c.lock.write_concern_w == 0
                         ? mongolock::WriteConcern::majority()
                         : mongolock::WriteConcern::members(c.lock.write_concern_w);

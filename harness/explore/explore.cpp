@@ -109,6 +109,7 @@ std::string reproduce_string(const ExploreOptions& o, uint64_t seed, int index) 
   if (o.pins.honour_lost)
     pins += std::string(" --honour-lost ") + (*o.pins.honour_lost ? "true" : "false");
   if (!o.pins.properties.empty()) pins += " --properties " + join(o.pins.properties);
+  if (o.pins.backoff) pins += " --backoff " + std::string(to_string(*o.pins.backoff));
   return "locklab explore" + pins + " --max-size " + std::to_string(o.max_size) + " --cases " +
          std::to_string(o.cases) + " --seed " + std::to_string(seed) + " --case " +
          std::to_string(index);

@@ -162,6 +162,7 @@ void draw_lock(Scenario& s, const ExploreSpace& space) {
   // Only mongolock has a choice of wait: a seed client waits as its library does (and
   // distributedlock refuses adaptive). Drawn anyway, so the draws after it stay where they were.
   if (s.workload.client != "mongolock") l.backoff = Backoff::kRandom;
+  if (space.backoff) l.backoff = *space.backoff;  // pinned (space.cpp checks the clients)
   l.busy_wait_min_ms = *uniform<int64_t>(5, 51).as("busy_wait_min_ms");
   l.busy_wait_max_ms = *uniform<int64_t>(l.busy_wait_min_ms, 201).as("busy_wait_max_ms");
   std::vector<int> concerns;

@@ -131,6 +131,16 @@ ExploreSpace make_space(const ExplorePins& pins, const FaultSupport& fault_suppo
     space.write_concern_w = {0, 1};
   }
   space.honour_lost = pins.honour_lost;
+  if (pins.backoff && *pins.backoff != Backoff::kRandom) {
+    for (const std::string& client : space.clients) {
+      if (client != "mongolock") {
+        throw std::invalid_argument("--backoff " + std::string(to_string(*pins.backoff)) +
+                                    " is mongolock's: pin --client mongolock (\"" + client +
+                                    "\" waits its own way)");
+      }
+    }
+  }
+  space.backoff = pins.backoff;
   space.properties = pinned_properties(pins.properties, space.clients);
   return space;
 }

@@ -27,6 +27,7 @@ struct ExplorePins {
   std::optional<int> write_concern_w;   // --write-concern: 0 = majority, else w
   std::optional<bool> honour_lost;      // --honour-lost
   std::vector<std::string> properties;  // --properties (comma list); empty: all that apply
+  std::optional<Backoff> backoff;       // --backoff: mongolock's wait (clients: mongolock only)
 };
 
 struct ExploreSpace {
@@ -36,6 +37,7 @@ struct ExploreSpace {
   std::vector<int> write_concern_w;     // 0 = majority
   std::optional<bool> honour_lost;      // unset: the generator draws it (true most of the time)
   std::vector<std::string> properties;  // pinned, in report order; empty: every one that applies
+  std::optional<Backoff> backoff;       // unset: random or adaptive, drawn
 };
 
 // The properties a case of `client` running `kind` is judged on, as its scenario's [check]

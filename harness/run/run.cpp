@@ -498,7 +498,7 @@ std::string binary_dir() {
 int run_scenario(const RunOptions& options) {
   Scenario scenario;
   try {
-    scenario = load_scenario(options.scenario_path);
+    scenario = load_scenario(options.scenario_path, options.overrides);
   } catch (const ScenarioError& e) {
     std::cerr << "locklab: " << e.what() << "\n";
     return 2;
@@ -527,8 +527,7 @@ int run_scenario(const RunOptions& options) {
     fs::remove(out / "history.jsonl");
     fs::remove(out / kWorkerProblemsFile);
     fs::remove(out / kMemberDiedFile);
-    fs::copy_file(options.scenario_path, out / "scenario.toml",
-                  fs::copy_options::overwrite_existing);
+    write_file(out / "scenario.toml", scenario_text(options.scenario_path, options.overrides));
     write_file(out / "seed", std::to_string(seed) + "\n");
     write_file(out / "versions.json", versions(member_program).dump(2) + "\n");
     // A sandboxed run leaves the host's named namespaces alone: it never creates any there.

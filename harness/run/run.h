@@ -22,11 +22,13 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace locklab {
 
 struct RunOptions {
   std::string scenario_path;
+  std::vector<std::string> overrides;  // --set TABLE.KEY=VALUE, applied to the scenario file
   std::string backend;         // "" = the scenario's, else netns where possible, else loopback
   std::string member_program;  // "" = mongosim next to the locklab binary
   // Non-empty: run against this already-initiated replica set instead of starting members

@@ -152,9 +152,9 @@ LockSpec read_lock(TableReader& r) {
     r.fail(r.line_of("extension_cadence_ms"), "extension_cadence_ms",
            "must be below expiry_ms (a renewal after expiry cannot keep the lease)");
   }
-  l.backoff = r.choice("backoff", "random", {"random", "adaptive"}) == "random"
-                  ? Backoff::kRandom
-                  : Backoff::kAdaptive;
+  l.backoff = *backoff_named(
+      r.choice("backoff", "random",
+               std::vector<std::string>(std::begin(kBackoffNames), std::end(kBackoffNames))));
   l.busy_wait_min_ms = r.integer("busy_wait_min_ms", l.busy_wait_min_ms, 1, 60'000);
   l.busy_wait_max_ms = r.integer("busy_wait_max_ms", l.busy_wait_max_ms, 1, 60'000);
   if (l.busy_wait_max_ms < l.busy_wait_min_ms) {
@@ -397,12 +397,25 @@ void validate_whole(TableReader& r, const Scenario& s) {
     r.fail(r.line_of("nemesis"), "nemesis.random.end_ms",
            "required when the workload is counted by operations");
   }
+  // The seed clients wait their own way; only mongolock has the other strategies.
+  if (s.lock.backoff != Backoff::kRandom && s.lock.backoff != Backoff::kAdaptive &&
+      s.workload.client != "mongolock") {
+    r.fail(r.line_of("lock"), "lock.backoff",
+           "\"" + std::string(to_string(s.lock.backoff)) + "\" is mongolock's; client \"" +
+               s.workload.client + "\" takes \"random\" or \"adaptive\"");
+  }
 }
 
 }  // namespace
 
 std::string_view to_string(Backoff backoff) {
-  return backoff == Backoff::kRandom ? "random" : "adaptive";
+  return kBackoffNames[static_cast<size_t>(backoff)];
+}
+std::optional<Backoff> backoff_named(std::string_view name) {
+  for (size_t i = 0; i < std::size(kBackoffNames); ++i) {
+    if (kBackoffNames[i] == name) return static_cast<Backoff>(i);
+  }
+  return std::nullopt;
 }
 std::string_view to_string(WorkloadKind kind) {
   switch (kind) {
@@ -424,15 +437,67 @@ std::string_view to_string(Tier tier) {
   return tier == Tier::kQuick ? "quick" : "long";
 }
 
-Scenario parse_scenario(std::string_view text, const std::string& path) {
-  toml::table root;
+namespace {
+
+toml::table parse_toml(std::string_view text, const std::string& path) {
   try {
-    root = toml::parse(text, path);
+    return toml::parse(text, path);
   } catch (const toml::parse_error& e) {
     std::ostringstream out;
     out << path << ':' << e.source().begin.line << ": syntax: " << e.description();
     throw ScenarioError(out.str());
   }
+}
+
+// One --set "table.key=value" applied to root; throws ScenarioError naming it.
+void apply_override(toml::table& root, const std::string& assignment, const std::string& path) {
+  const size_t equals = assignment.find('=');
+  const std::string key = assignment.substr(0, equals);
+  auto fail = [&](const std::string& why) {
+    throw ScenarioError(path + ":0: --set " + assignment + ": " + why);
+  };
+  if (equals == std::string::npos || key.empty()) fail("expected TABLE.KEY=VALUE");
+  const std::string value_text = assignment.substr(equals + 1);
+  toml::table parsed;
+  try {
+    parsed = toml::parse("v = " + value_text);
+  } catch (const toml::parse_error&) {
+    parsed.insert_or_assign("v", value_text);  // not a TOML value: the text, as a string
+  }
+  toml::table* table = &root;
+  std::string_view rest = key;
+  for (size_t dot = rest.find('.'); dot != std::string_view::npos; dot = rest.find('.')) {
+    const std::string part(rest.substr(0, dot));
+    if (part.empty()) fail("an empty table name");
+    if (!table->contains(part)) table->insert(part, toml::table{});
+    table = (*table)[part].as_table();
+    if (table == nullptr) fail("\"" + part + "\" is not a table");
+    rest.remove_prefix(dot + 1);
+  }
+  if (rest.empty()) fail("an empty key");
+  table->insert_or_assign(std::string(rest), *parsed.get("v"));
+}
+
+toml::table parse_with_overrides(std::string_view text, const std::string& path,
+                                 const std::vector<std::string>& overrides) {
+  toml::table root = parse_toml(text, path);
+  for (const std::string& assignment : overrides) apply_override(root, assignment, path);
+  return root;
+}
+
+std::string read_scenario_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ScenarioError(path + ":0: cannot open the scenario file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+Scenario parse_scenario(std::string_view text, const std::string& path,
+                        const std::vector<std::string>& overrides) {
+  toml::table root = parse_with_overrides(text, path, overrides);
   Scenario s;
   s.path = path;
   TableReader top(root, "", path);
@@ -456,12 +521,18 @@ Scenario parse_scenario(std::string_view text, const std::string& path) {
   return s;
 }
 
-Scenario load_scenario(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ScenarioError(path + ":0: cannot open the scenario file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_scenario(text.str(), path);
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  return parse_scenario(read_scenario_file(path), path, overrides);
+}
+
+std::string scenario_text(const std::string& path, const std::vector<std::string>& overrides) {
+  const std::string text = read_scenario_file(path);
+  if (overrides.empty()) return text;
+  std::ostringstream out;
+  out << "# " << path << " with";
+  for (const std::string& assignment : overrides) out << " --set " << assignment;
+  out << "\n" << parse_with_overrides(text, path, overrides) << "\n";
+  return out.str();
 }
 
 nlohmann::json to_json(const Scenario& s) {

@@ -28,7 +28,12 @@ class ScenarioError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class Backoff { kRandom, kAdaptive };
+// mongolock's wait strategies (mongolock::Backoff); the seed clients wait their own way and
+// take only random and adaptive.
+enum class Backoff { kRandom, kAdaptive, kNotify };
+inline constexpr std::string_view kBackoffNames[] = {"random", "adaptive", "notify"};
+// The strategy named `name` (one of kBackoffNames); nullopt for any other text.
+std::optional<Backoff> backoff_named(std::string_view name);
 enum class WorkloadKind { kMutex, kFenced, kCounter, kRw };
 enum class Expect { kValid, kInvalid };
 enum class Tier { kQuick, kLong };
@@ -130,9 +135,17 @@ struct Scenario {
   CheckSpec check;
 };
 
-Scenario load_scenario(const std::string& path);
+// `overrides`: "table.key=value" assignments applied on top of the file (locklab run --set), the
+// value read as a TOML value, or as a string when it is not one (lock.backoff=notify). An
+// override that is malformed, names a table that is not one, or sets a key the scenario does
+// not know fails like the file would, naming the --set.
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+// The scenario file's text with `overrides` applied (TOML, comments dropped), for the run
+// directory's scenario.toml; the file's own text when there are none.
+std::string scenario_text(const std::string& path, const std::vector<std::string>& overrides);
 // Parses TOML text; `path` names the source in error messages and sets the default name.
-Scenario parse_scenario(std::string_view text, const std::string& path);
+Scenario parse_scenario(std::string_view text, const std::string& path,
+                        const std::vector<std::string>& overrides = {});
 
 // The scenario as JSON (for verdicts and reports); every field, defaults filled in.
 nlohmann::json to_json(const Scenario& scenario);

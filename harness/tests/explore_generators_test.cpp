@@ -254,10 +254,10 @@ TEST(ExploreSpace, PinsThatCannotBeMetAreRefusedByName) {
             0u);
   EXPECT_EQ(error_of(faults_pin("partition-halves"), none),
             "--faults: partition-halves cannot run here: no partition hooks here");
-  EXPECT_EQ(error_of(ExplorePins{{"nope"}, {}, {}, {}, {}, {}}, all)
+  EXPECT_EQ(error_of(ExplorePins{{"nope"}, {}, {}, {}, {}, {}, {}}, all)
                 .rfind("--client: unknown client \"nope\"", 0),
             0u);
-  EXPECT_EQ(error_of(ExplorePins{{}, {}, 1, 3, {}, {}}, all),
+  EXPECT_EQ(error_of(ExplorePins{{}, {}, 1, 3, {}, {}, {}}, all),
             "--write-concern: w must be \"majority\" or 1..1");
   // A pinned kind no drawn cluster can take would never be drawn (found nothing, tested nothing).
   ExplorePins ring_on_three = faults_pin("partition-ring");
@@ -272,6 +272,15 @@ TEST(ExploreSpace, PinsThatCannotBeMetAreRefusedByName) {
             0u);
   EXPECT_EQ(error_of(faults_pin("partition-ring"), all), "") << "5 members can be drawn";
   EXPECT_TRUE(make_space({}, none, clients).faults.empty());
+  ExplorePins notify_for_all;
+  notify_for_all.backoff = Backoff::kNotify;
+  EXPECT_EQ(error_of(notify_for_all, all)
+                .rfind("--backoff notify is mongolock's: pin --client "
+                       "mongolock",
+                       0),
+            0u);
+  notify_for_all.clients = {"mongolock"};
+  EXPECT_EQ(error_of(notify_for_all, all), "");
   ExplorePins unknown_property;
   unknown_property.properties = {"tokens.unique", "exclusion.strcit"};
   EXPECT_EQ(error_of(unknown_property, all)

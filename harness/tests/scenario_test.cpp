@@ -267,6 +267,42 @@ TEST(Scenario, ExpectationErrors) {
             "s.toml:2: expect_violated: unknown property \"exclusion\"");
 }
 
+std::string override_error(std::vector<std::string> overrides) {
+  try {
+    parse_scenario("[workload]\nduration_ms = 1000\n", "s.toml", overrides);
+  } catch (const ScenarioError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Scenario, SetOverridesAKeyOrAddsItAndItsTable) {
+  const std::string text = "[lock]\nbackoff = \"adaptive\"\n[workload]\nduration_ms = 1000\n";
+  EXPECT_EQ(parse_scenario(text, "s.toml", {"lock.backoff=notify"}).lock.backoff, Backoff::kNotify);
+  Scenario s =
+      parse_scenario("[workload]\nduration_ms = 1000\n", "s.toml",
+                     {"lock.expiry_ms=4000", "cluster.members=3", "lock.backoff=\"notify\""});
+  EXPECT_EQ(s.lock.expiry_ms, 4000);
+  EXPECT_EQ(s.cluster.members, 3);
+  EXPECT_EQ(s.lock.backoff, Backoff::kNotify);
+}
+
+TEST(Scenario, ABadSetIsNamed) {
+  EXPECT_EQ(override_error({"lock.backoff"}),
+            "s.toml:0: --set lock.backoff: expected TABLE.KEY=VALUE");
+  EXPECT_EQ(override_error({"workload.duration_ms.x=1"}),
+            "s.toml:0: --set workload.duration_ms.x=1: \"duration_ms\" is not a table");
+  EXPECT_NE(override_error({"lock.backof=notify"}).find("lock.backof"), std::string::npos);
+  EXPECT_NE(override_error({"lock.backoff=fast"}).find("must be one of"), std::string::npos);
+}
+
+TEST(Scenario, NotifyIsMongolocksOnly) {
+  EXPECT_NE(error_of("[lock]\nbackoff = \"notify\"\n[workload]\nclient = \"distributedlock\"\n"
+                     "duration_ms = 1000\n")
+                .find("\"notify\" is mongolock's"),
+            std::string::npos);
+}
+
 TEST(Scenario, SyntaxErrorNamesLine) {
   EXPECT_EQ(error_of("[workload]\nduration_ms = = 1\n").rfind("s.toml:2: syntax:", 0), 0u);
 }

@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "lease.h"
 #include "mongolock/errors.h"
+#include "notify_waiter.h"
 #include "validation.h"
 
 namespace mongolock::detail {
@@ -23,7 +24,8 @@ enum class Attempt { kGranted, kBusy };
 struct AttemptResult {
   Attempt kind = Attempt::kBusy;
   std::optional<Handle> handle;
-  std::string unchecked;  // why nothing was sent: the indexes could not be checked
+  std::string unchecked;         // why nothing was sent: the indexes could not be checked
+  std::optional<Bson> document;  // the lock document a refused attempt returned
 };
 
 std::string describe(const HoldSpec& spec) {
@@ -137,7 +139,8 @@ bool collection_usable(Context& context, const HoldSpec& spec, const std::stop_t
 }
 
 AttemptResult attempt_once(const std::shared_ptr<Context>& context, const HoldSpec& spec,
-                           const std::stop_token& stop, bool& slot_handed_over) {
+                           const QueueTicket* ticket, const std::stop_token& stop,
+                           bool& slot_handed_over) {
   AttemptResult unsent;
   if (!collection_usable(*context, spec, stop, unsent.unchecked)) return unsent;
   // The check can take three round trips: a stop asked meanwhile sends nothing.
@@ -147,16 +150,17 @@ AttemptResult attempt_once(const std::shared_ptr<Context>& context, const HoldSp
   const Clock::time_point sent_at = Clock::now();  // the lease clock starts before sending
   // Sent once: a driver retry answered "busy" while this try is still held on its way would
   // read as a definite "not acquired" and leave the held try free to grant later.
-  Reply reply = context->write_once(*acquire_for(spec, id, options));
+  Reply reply = context->write_once(*acquire_for(spec, id, options, ticket));
   const auto lease_end =
       sent_at + std::chrono::milliseconds(options.expiry_ms - options.lost_safety_margin_ms);
   if (reply.outcome == Outcome::kOk) {
     std::optional<int64_t> token = granted_token(spec, *reply.doc, id);
-    if (!token) return {};
+    if (!token) return {Attempt::kBusy, std::nullopt, {}, find_document(*reply.doc, "value")};
     if (Clock::now() < lease_end) {
       return {Attempt::kGranted,
               start_lease(context, spec, id, *token, sent_at, stop, slot_handed_over),
-              {}};
+              {},
+              std::nullopt};
     }
     // The reply came back after the client-side lease ended: hand it back rather than return a
     // hold that is already lost.
@@ -175,14 +179,14 @@ AttemptResult attempt_once(const std::shared_ptr<Context>& context, const HoldSp
 
 // attempt_once within one reserved hold slot (the Lease keeps it when granted).
 AttemptResult attempt_in_slot(const std::shared_ptr<Context>& context, const HoldSpec& spec,
-                              const std::stop_token& stop) {
+                              const QueueTicket* ticket, const std::stop_token& stop) {
   if (!context->try_reserve_hold()) {
     throw Error("mongolock: acquire of " + describe(spec) + " refused: this Provider already has " +
                 std::to_string(kHoldsPerProviderMax) + " holds (the limit)");
   }
   bool slot_handed_over = false;
   try {
-    AttemptResult result = attempt_once(context, spec, stop, slot_handed_over);
+    AttemptResult result = attempt_once(context, spec, ticket, stop, slot_handed_over);
     if (!slot_handed_over) context->release_hold();
     return result;
   } catch (...) {
@@ -203,19 +207,28 @@ std::optional<Handle> acquire_loop(const std::shared_ptr<Context>& context, cons
   }
   const Options& options = context->options();
   const Clock::time_point deadline = deadline_after(timeout);
-  BackoffPolicy backoff(options.backoff, options.busy_wait_min_ms, options.busy_wait_max_ms,
+  // kNotify sleeps as kRandom whenever it has no wake-up to wait for.
+  const Backoff fallback = options.backoff == Backoff::kNotify ? Backoff::kRandom : options.backoff;
+  BackoffPolicy backoff(fallback, options.busy_wait_min_ms, options.busy_wait_max_ms,
                         std::random_device{}());
+  NotifyWaiter notify(*context, spec);
   while (true) {
     if (stop.stop_requested())
       throw Cancelled("mongolock: acquire of " + describe(spec) + " cancelled");
-    AttemptResult result = attempt_in_slot(context, spec, stop);
-    if (result.kind == Attempt::kGranted) return std::move(result.handle);
+    const uint64_t seen = notify.wakes();
+    AttemptResult result = attempt_in_slot(context, spec, notify.ticket(), stop);
+    if (result.kind == Attempt::kGranted) {
+      notify.granted();
+      return std::move(result.handle);
+    }
     if (unchecked != nullptr) *unchecked = std::move(result.unchecked);
     const Clock::time_point now = Clock::now();
     if (now >= deadline) return std::nullopt;
-    const Clock::time_point wake =
-        std::min(deadline, now + std::chrono::milliseconds(backoff.next_sleep_ms()));
-    if (!sleep_until(wake, stop)) {
+    std::optional<int64_t> sleep_ms =
+        notify.planned_sleep_ms(result.document ? result.document->get() : nullptr);
+    if (!sleep_ms) sleep_ms = backoff.next_sleep_ms();
+    const Clock::time_point wake = std::min(deadline, now + std::chrono::milliseconds(*sleep_ms));
+    if (!notify.wait(seen, wake, stop)) {
       throw Cancelled("mongolock: acquire of " + describe(spec) + " cancelled");
     }
   }

@@ -167,7 +167,100 @@ Bson shared_entry_live(std::string_view id) {
 
 }  // namespace
 
+namespace {
+
+// The queue's live entries: {$filter: {input: {$ifNull: ["$queue", []]},
+// cond: {$gt: ["$$this.until", "$$NOW"]}}}.
+Bson live_queue() {
+  Bson all(BCON_NEW("$ifNull", "[", BCON_UTF8("$queue"), "[", "]", "]"));
+  Bson live(BCON_NEW("$gt", "[", BCON_UTF8("$$this.until"), BCON_UTF8("$$NOW"), "]"));
+  return Bson(BCON_NEW("$filter", "{", "input", BCON_DOCUMENT(all.get()), "cond",
+                       BCON_DOCUMENT(live.get()), "}"));
+}
+
+// {w: W, p: P, until: NOW + keep}: the waiter's entry as this attempt leaves it.
+Bson queue_entry(const QueueTicket& ticket) {
+  const std::string waiter(ticket.waiter);
+  const std::string provider(ticket.provider);
+  return Bson(BCON_NEW("w", BCON_UTF8(waiter.c_str()), "p", BCON_UTF8(provider.c_str()), "until",
+                       "{", "$add", "[", BCON_UTF8("$$NOW"), BCON_INT64(ticket.keep_ms), "]", "}"));
+}
+
+// It is this waiter's turn: no live entry, its entry first, or the lock free for grace_ms (the
+// head did not come: it died, was paused or missed its wake-up).
+Bson turn_expr(const QueueTicket& ticket) {
+  const std::string waiter(ticket.waiter);
+  return Bson(BCON_NEW("$or", "[", "{", "$eq", "[", "{", "$ifNull", "[", BCON_UTF8("$_h"),
+                       BCON_NULL, "]", "}", BCON_NULL, "]", "}", "{", "$eq", "[", BCON_UTF8("$_h"),
+                       BCON_UTF8(waiter.c_str()), "]", "}", "{", "$lte", "[", "{", "$add", "[", "{",
+                       "$ifNull", "[", BCON_UTF8("$expiresAt"), BCON_DATE_TIME(0), "]", "}",
+                       BCON_INT64(ticket.grace_ms), "]", "}", BCON_UTF8("$$NOW"), "]", "}", "]"));
+}
+
+// The queue after the attempt: granted, without the waiter and the head it may have passed;
+// refused, with the waiter's entry refreshed in place or appended while there is room.
+Bson queue_after_expr(const QueueTicket& ticket) {
+  const std::string waiter(ticket.waiter);
+  Bson entry = queue_entry(ticket);
+  Bson granted(BCON_NEW("$filter", "{", "input", BCON_UTF8("$_q"), "cond", "{", "$and", "[", "{",
+                        "$ne", "[", BCON_UTF8("$$this.w"), BCON_UTF8(waiter.c_str()), "]", "}", "{",
+                        "$ne", "[", BCON_UTF8("$$this.w"), BCON_UTF8("$_h"), "]", "}", "]", "}",
+                        "}"));
+  Bson listed(BCON_NEW("$in", "[", BCON_UTF8(waiter.c_str()), "{", "$map", "{", "input",
+                       BCON_UTF8("$_q"), "in", BCON_UTF8("$$this.w"), "}", "}", "]"));
+  Bson refreshed(BCON_NEW("$map", "{", "input", BCON_UTF8("$_q"), "in", "{", "$cond", "[", "{",
+                          "$eq", "[", BCON_UTF8("$$this.w"), BCON_UTF8(waiter.c_str()), "]", "}",
+                          BCON_DOCUMENT(entry.get()), BCON_UTF8("$$this"), "]", "}", "}"));
+  Bson appended(BCON_NEW("$cond", "[", "{", "$lt", "[", "{", "$size", BCON_UTF8("$_q"), "}",
+                         BCON_INT64(kQueueEntriesMax), "]", "}", "{", "$concatArrays", "[",
+                         BCON_UTF8("$_q"), "[", BCON_DOCUMENT(entry.get()), "]", "]", "}",
+                         BCON_UTF8("$_q"), "]"));
+  Bson refused(BCON_NEW("$cond", "[", BCON_DOCUMENT(listed.get()), BCON_DOCUMENT(refreshed.get()),
+                        BCON_DOCUMENT(appended.get()), "]"));
+  return Bson(BCON_NEW("$cond", "[", BCON_UTF8("$_g"), BCON_DOCUMENT(granted.get()),
+                       BCON_DOCUMENT(refused.get()), "]"));
+}
+
+// acquire_command with a ticket: the plain grant of acquire_command, further guarded by the
+// waiter's turn, in four stages ($set _q, _h; $set _g; $set the grant and the queue; $unset).
+Bson queued_acquire_command(const HoldRequest& request) {
+  const QueueTicket& ticket = *request.ticket;
+  Bson head(BCON_NEW("$arrayElemAt", "[", "{", "$map", "{", "input", BCON_UTF8("$_q"), "in",
+                     BCON_UTF8("$$this.w"), "}", "}", BCON_INT32(0), "]"));
+  Bson stage0(BCON_NEW("$set", "{", "_q", BCON_DOCUMENT(live_queue().get()), "}"));
+  Bson stage1(BCON_NEW("$set", "{", "_h", BCON_DOCUMENT(head.get()), "}"));
+  Bson stage2(BCON_NEW("$set", "{", "_g", "{", "$and", "[",
+                       BCON_DOCUMENT(plain_grant_expr(request.id).get()),
+                       BCON_DOCUMENT(turn_expr(ticket).get()), "]", "}", "}"));
+  Bson granted(BCON_NEW("$and", "[", BCON_UTF8("$_g"), "]"));
+  Bson set = make_bson();
+  append_cond_doc(set.get(), "reapAt", *granted, *reap_at_expr(request.expiry_ms));
+  append_exclusive_grant(set.get(), *granted, request, *next_token_expr());
+  bson_append_document(set.get(), "queue", -1, queue_after_expr(ticket).get());
+  Bson pipeline(BCON_NEW("0", BCON_DOCUMENT(stage0.get()), "1", BCON_DOCUMENT(stage1.get()), "2",
+                         BCON_DOCUMENT(stage2.get()), "3", "{", "$set", BCON_DOCUMENT(set.get()),
+                         "}", "4", "{", "$unset", "[", BCON_UTF8("_q"), BCON_UTF8("_h"),
+                         BCON_UTF8("_g"), "]", "}"));
+  return find_and_modify(request.collection, request.name, *pipeline, /*upsert=*/true,
+                         /*return_new=*/true);
+}
+
+}  // namespace
+
+Bson leave_queue_command(std::string_view collection, std::string_view name,
+                         std::string_view waiter) {
+  const std::string name_text(name);
+  const std::string waiter_text(waiter);
+  Bson query(
+      BCON_NEW("_id", BCON_UTF8(name_text.c_str()), "queue.w", BCON_UTF8(waiter_text.c_str())));
+  Bson set(BCON_NEW("queue", "{", "$filter", "{", "input", BCON_UTF8("$queue"), "cond", "{", "$ne",
+                    "[", BCON_UTF8("$$this.w"), BCON_UTF8(waiter_text.c_str()), "]", "}", "}",
+                    "}"));
+  return update_one(collection, *query, *single_set_pipeline(*set));
+}
+
 Bson acquire_command(const HoldRequest& request) {
+  if (request.ticket != nullptr) return queued_acquire_command(request);
   Bson set = make_bson();
   Bson granted = plain_grant_expr(request.id);
   append_cond_doc(set.get(), "reapAt", *granted, *reap_at_expr(request.expiry_ms));

@@ -29,6 +29,17 @@ inline constexpr int64_t kTombstonesMax = 1000;
 // n is this many then (each statement counts its match or its upsert).
 inline constexpr int64_t kResolveStatements = 2;
 
+// A notify waiter's place in a plain lock's FIFO queue: the document's `queue` array of
+// {w: waiter, p: provider, until: Date} in arrival order (mongolock.h [notify]).
+struct QueueTicket {
+  std::string_view waiter;    // the waiting call's id (32 hex), the same for all its attempts
+  std::string_view provider;  // the Provider's id: its change stream wakes the queue's head
+  int64_t keep_ms;            // an entry is live until NOW + keep_ms after its last attempt
+  int64_t grace_ms;           // a lock free this long (since expiresAt) goes to any queued waiter
+};
+// Live entries a queue keeps; a waiter that finds it full is not queued (it polls).
+inline constexpr int64_t kQueueEntriesMax = 1000;
+
 struct HoldRequest {
   std::string_view collection;
   std::string_view name;
@@ -37,10 +48,18 @@ struct HoldRequest {
   int64_t expiry_ms;
   // How long a resolution's tombstone is kept: expiry_ms + reap_after_s (resolve only).
   int64_t tombstone_keep_ms = 0;
+  // Plain acquire only: queue in FIFO order (notify); nullptr: ignore the queue.
+  const QueueTicket* ticket = nullptr;
 };
 
-// Plain locks.
+// Plain locks. With request.ticket the acquire also takes its turn in the FIFO queue: it
+// grants only when the queue has no live entry, its own entry is the first live one, or the
+// lock has been free for ticket->grace_ms; a grant removes its entry and the head's (one that
+// missed its turn), a refusal refreshes its entry or appends it (up to kQueueEntriesMax).
 Bson acquire_command(const HoldRequest& request);
+// Removes the waiter's queue entry (a waiting call that gives up); sent once, idempotent.
+Bson leave_queue_command(std::string_view collection, std::string_view name,
+                         std::string_view waiter);
 Bson extend_command(const HoldRequest& request);
 Bson release_command(const HoldRequest& request);
 

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "commands.h"
+#include "hold_spec.h"
 #include "mongolock/errors.h"
 #include "validation.h"
 
@@ -21,6 +22,7 @@ namespace {
 constexpr int kIndexAttemptsMax = 3;
 constexpr auto kIndexRetryPause = std::chrono::seconds(1);
 constexpr int64_t kServerSelectionTimeoutMsMax = 30'000;
+constexpr int64_t kStreamAwaitMsMax = 1000;  // a notify stream's maxAwaitTimeMS
 
 // mongoc's DEBUG/INFO lines (monitor chatter) would flood workers' stderr; keep warnings.
 void log_handler(mongoc_log_level_t level, const char* domain, const char* message, void*) {
@@ -169,7 +171,8 @@ Context::Context(const std::string& uri_text, std::string database, Options opti
     : options_(options.validated()),
       database_(std::move(database)),
       pool_wait_ms_(std::min(options_.expiry_ms / 2, kPoolWaitMsMax)),
-      creator_pid_(getpid()) {
+      creator_pid_(getpid()),
+      provider_id_(new_acquisition_id()) {
   check_utf8_text("database name", database_, 63);
   if (database_.empty()) throw InvalidArgument("mongolock: database name is empty");
   init_driver_once();
@@ -199,7 +202,8 @@ Context::Context(mongoc_client_pool_t* pool, std::string database, Options optio
       database_(std::move(database)),
       pool_(pool),
       pool_wait_ms_(std::min(options_.expiry_ms / 2, kPoolWaitMsMax)),
-      creator_pid_(getpid()) {
+      creator_pid_(getpid()),
+      provider_id_(new_acquisition_id()) {
   if (pool_ == nullptr) throw InvalidArgument("mongolock: client pool is null");
   if (database_.empty()) throw InvalidArgument("mongolock: database name is empty");
   check_utf8_text("database name", database_, 63);
@@ -214,14 +218,34 @@ Context::~Context() {
   if (in_forked_child()) {
     // A forked child: the index threads and the pool's sockets are the parent's. Leave both.
     for (std::jthread& thread : index_threads_) new std::jthread(std::move(thread));
+    static_cast<void>(watcher_.release());
     return;
   }
+  watcher_.reset();        // stops the change stream before the pool goes away
   index_threads_.clear();  // requests stop and joins before the pool goes away
   if (owns_pool_) mongoc_client_pool_destroy(pool_);
 }
 
 bool Context::in_forked_child() const {
   return getpid() != creator_pid_;
+}
+
+ReleaseWatcher* Context::release_watcher() {
+  if (in_forked_child()) return nullptr;
+  std::lock_guard guard(watcher_mutex_);
+  if (!watcher_) {
+    ReleaseWatcher::Params params;
+    params.pool = pool_;
+    params.database = database_;
+    params.collection = options_.collection;
+    params.provider_id = provider_id_;
+    // Each getMore must return well within the socket timeout (expiry_ms unless the URI sets
+    // it), and the destructor waits for the one in flight.
+    params.await_ms = std::clamp<int64_t>(options_.expiry_ms / 4, 25, kStreamAwaitMsMax);
+    params.reopen_pause_ms = std::clamp<int64_t>(options_.busy_wait_max_ms, 50, 5000);
+    watcher_ = std::make_unique<ReleaseWatcher>(std::move(params));
+  }
+  return watcher_.get();
 }
 
 bool Context::try_reserve_hold() {

@@ -38,6 +38,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stop_token>
 #include <string>
@@ -47,6 +48,7 @@
 #include "bson_ptr.h"
 #include "index_check.h"
 #include "mongolock/options.h"
+#include "release_watcher.h"
 
 namespace mongolock::detail {
 
@@ -115,6 +117,12 @@ class Context {
   // True in a process forked after this Context was made: its pool is the parent's.
   bool in_forked_child() const;
 
+  // This Provider's random id: the `p` of its waiters' queue entries (mongolock.h [notify]).
+  const std::string& provider_id() const { return provider_id_; }
+  // The Provider's change stream for notify waiters, made on first use; nullptr in a forked
+  // child.
+  ReleaseWatcher* release_watcher();
+
   // Holds (Leases) alive on this Provider, at most kHoldsPerProviderMax. try_reserve_hold()
   // takes a slot before an acquire attempt; the Lease that the attempt creates owns it and
   // gives it back in its destructor; a failed attempt gives it back with release_hold().
@@ -142,6 +150,9 @@ class Context {
   std::atomic<bool> rw_indexes_final_{false};
   int64_t pool_wait_ms_ = 0;  // derived from the options: min(expiry_ms / 2, kPoolWaitMsMax)
   pid_t creator_pid_ = 0;
+  std::string provider_id_;
+  std::mutex watcher_mutex_;
+  std::unique_ptr<ReleaseWatcher> watcher_;  // made by release_watcher(), under watcher_mutex_
 };
 
 }  // namespace mongolock::detail

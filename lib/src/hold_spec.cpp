@@ -27,9 +27,13 @@ std::optional<int64_t> shared_token(const bson_t& value, const std::string& id) 
 
 }  // namespace
 
-Bson acquire_for(const HoldSpec& spec, const std::string& id, const Options& options) {
-  const HoldRequest request = request_for(spec, id, options);
-  if (!spec.rw) return acquire_command(request);
+Bson acquire_for(const HoldSpec& spec, const std::string& id, const Options& options,
+                 const QueueTicket* ticket) {
+  HoldRequest request = request_for(spec, id, options);
+  if (!spec.rw) {
+    request.ticket = ticket;
+    return acquire_command(request);
+  }
   return rw_acquire_command(request, spec.exclusive, spec.max_shared);
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "bson_ptr.h"
+#include "commands.h"
 #include "mongolock/options.h"
 
 namespace mongolock::detail {
@@ -22,7 +23,9 @@ struct HoldSpec {
   int32_t max_shared = 0;  // for rw shared: 0 = unlimited
 };
 
-Bson acquire_for(const HoldSpec& spec, const std::string& id, const Options& options);
+// `ticket` (plain locks only; ignored for rw) makes the acquire take its turn in the FIFO queue.
+Bson acquire_for(const HoldSpec& spec, const std::string& id, const Options& options,
+                 const QueueTicket* ticket = nullptr);
 Bson extend_for(const HoldSpec& spec, const std::string& id, const Options& options);
 Bson release_for(const HoldSpec& spec, const std::string& id, const Options& options);
 Bson resolve_for(const HoldSpec& spec, const std::string& id, const Options& options);

@@ -1,0 +1,167 @@
+#include "release_watcher.h"
+
+#include <system_error>
+
+#include "bson_ptr.h"
+
+namespace mongolock::detail {
+
+namespace {
+
+// The stream's pipeline: events of a lock document with no holder whose first queue entry is
+// this Provider's, reduced to that entry (docs/mongolock-wire.md, notify).
+Bson stream_pipeline(const std::string& provider_id) {
+  return Bson(BCON_NEW("pipeline", "[", "{", "$match", "{", "fullDocument.holder", BCON_NULL, "}",
+                       "}", "{", "$addFields", "{", "_mlHead", "{", "$arrayElemAt", "[", "{",
+                       "$ifNull", "[", BCON_UTF8("$fullDocument.queue"), "[", "]", "]", "}",
+                       BCON_INT32(0), "]", "}", "}", "}", "{", "$match", "{", "_mlHead.p",
+                       BCON_UTF8(provider_id.c_str()), "}", "}", "{", "$project", "{", "_mlHead",
+                       BCON_INT32(1), "}", "}", "]"));
+}
+
+Bson stream_options(int64_t await_ms) {
+  return Bson(
+      BCON_NEW("fullDocument", BCON_UTF8("updateLookup"), "maxAwaitTimeMS", BCON_INT64(await_ms)));
+}
+
+}  // namespace
+
+ReleaseWatcher::Registration::Registration(ReleaseWatcher& watcher, std::string waiter)
+    : watcher_(watcher), waiter_(std::move(waiter)) {}
+
+ReleaseWatcher::Registration::~Registration() {
+  std::lock_guard guard(watcher_.mutex_);
+  watcher_.wakes_.erase(waiter_);
+  if (watcher_.wakes_.empty()) watcher_.last_waiter_left_ = std::chrono::steady_clock::now();
+}
+
+uint64_t ReleaseWatcher::Registration::wakes() const {
+  std::lock_guard guard(watcher_.mutex_);
+  return watcher_.wakes_.at(waiter_);
+}
+
+bool ReleaseWatcher::Registration::streaming() const {
+  std::lock_guard guard(watcher_.mutex_);
+  return watcher_.streaming_;
+}
+
+void ReleaseWatcher::Registration::wait(uint64_t seen, SteadyTime until,
+                                        const std::stop_token& stop) const {
+  std::unique_lock lock(watcher_.mutex_);
+  watcher_.changed_.wait_until(
+      lock, stop, until, [&] { return watcher_.stopping_ || watcher_.wakes_.at(waiter_) != seen; });
+}
+
+ReleaseWatcher::ReleaseWatcher(Params params) : params_(std::move(params)) {}
+
+ReleaseWatcher::~ReleaseWatcher() {
+  {
+    std::lock_guard guard(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+std::unique_ptr<ReleaseWatcher::Registration> ReleaseWatcher::register_waiter(
+    const std::string& waiter) {
+  std::lock_guard guard(mutex_);
+  if (stopping_ || thread_failed_ || wakes_.size() >= kWaitersMax) return nullptr;
+  if (!thread_.joinable()) {
+    try {
+      thread_ = std::thread([this] { run(); });
+    } catch (const std::system_error&) {
+      thread_failed_ = true;  // no stream in this Provider: its waiters poll
+      return nullptr;
+    }
+  }
+  wakes_.emplace(waiter, 0);
+  changed_.notify_all();  // the thread may be waiting for a first waiter
+  return std::unique_ptr<Registration>(new Registration(*this, waiter));
+}
+
+uint64_t ReleaseWatcher::streams_opened() const {
+  std::lock_guard guard(mutex_);
+  return streams_opened_;
+}
+
+void ReleaseWatcher::run() {
+  while (wait_for_waiters()) {
+    mongoc_client_t* client = mongoc_client_pool_try_pop(params_.pool);
+    if (client == nullptr) {
+      pause(std::chrono::milliseconds(params_.reopen_pause_ms));  // every client is in use
+      continue;
+    }
+    serve(client);
+    mongoc_client_pool_push(params_.pool, client);
+  }
+}
+
+bool ReleaseWatcher::wait_for_waiters() {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [this] { return stopping_ || !wakes_.empty(); });
+  return !stopping_;
+}
+
+// Opens the stream, wakes every waiter, and reads events until it breaks, the watcher stops, or
+// no waiter has waited for linger_ms.
+void ReleaseWatcher::serve(mongoc_client_t* client) {
+  mongoc_collection_t* collection =
+      mongoc_client_get_collection(client, params_.database.c_str(), params_.collection.c_str());
+  mongoc_change_stream_t* stream =
+      mongoc_collection_watch(collection, stream_pipeline(params_.provider_id).get(),
+                              stream_options(params_.await_ms).get());
+  bson_error_t error;
+  const bson_t* error_reply = nullptr;
+  bool broken = mongoc_change_stream_error_document(stream, &error, &error_reply);
+  if (!broken) {
+    {
+      std::lock_guard guard(mutex_);
+      ++streams_opened_;
+    }
+    set_streaming(true);
+    while (true) {
+      {
+        std::lock_guard guard(mutex_);
+        const bool idle = wakes_.empty() && std::chrono::steady_clock::now() - last_waiter_left_ >=
+                                                std::chrono::milliseconds(params_.linger_ms);
+        if (stopping_ || idle) break;
+      }
+      const bson_t* event = nullptr;
+      if (mongoc_change_stream_next(stream, &event)) {
+        dispatch(*event);
+      } else if (mongoc_change_stream_error_document(stream, &error, &error_reply)) {
+        broken = true;
+        break;
+      }
+    }
+  }
+  mongoc_change_stream_destroy(stream);
+  mongoc_collection_destroy(collection);
+  set_streaming(false);
+  if (broken) pause(std::chrono::milliseconds(params_.reopen_pause_ms));
+}
+
+void ReleaseWatcher::dispatch(const bson_t& event) {
+  const std::optional<std::string> waiter = find_utf8(event, "_mlHead.w");
+  if (!waiter) return;
+  std::lock_guard guard(mutex_);
+  auto found = wakes_.find(*waiter);
+  if (found == wakes_.end()) return;  // a waiter that gave up (its entry lapses)
+  ++found->second;
+  changed_.notify_all();
+}
+
+void ReleaseWatcher::set_streaming(bool streaming) {
+  std::lock_guard guard(mutex_);
+  streaming_ = streaming;
+  for (auto& [waiter, wakes] : wakes_) ++wakes;
+  changed_.notify_all();
+}
+
+void ReleaseWatcher::pause(std::chrono::milliseconds length) {
+  std::unique_lock lock(mutex_);
+  changed_.wait_for(lock, length, [this] { return stopping_; });
+}
+
+}  // namespace mongolock::detail

@@ -1,0 +1,108 @@
+// ReleaseWatcher: a Provider's one change stream on its plain lock collection, and the notify
+// waiters it wakes (mongolock.h [notify]; the pipeline is in docs/mongolock-wire.md).
+//
+// One thread, started by the first waiter, runs the stream: libmongoc's watch on the
+// collection with fullDocument "updateLookup" and maxAwaitTimeMS await_ms, resumed by the
+// driver after resumable errors. The server keeps an event when the lock document has no
+// holder and the first entry of its queue is this Provider's, and adds that entry (_mlHead);
+// the waiter with that id is woken. Whenever the stream opens, breaks or is closed, every
+// waiter is woken: one registered before the stream opened attempts again under it, one whose
+// stream broke polls (streaming() false) until the stream is back.
+//
+// Why no release is missed: a waiter registers BEFORE its first attempt and reads wakes()
+// before each attempt; a refused attempt leaves its entry queued, so a later release is an
+// event after the attempt. If the stream was open at registration, it reads from before the
+// attempt; if not, its opening wakes the waiter, which attempts again under the open stream.
+// A wake that comes between an attempt and the wait is not lost: wait() compares wakes() with
+// the value read before the attempt. The stream reads majority-committed events only.
+//
+// Limits: one stream and one pooled client while any waiter waits and for linger_ms after the
+// last; at most kWaitersMax registrations (register_waiter returns nullptr beyond: that waiter
+// polls). A stream that cannot be opened (a standalone server, a server without change
+// streams, no pooled client) is tried again every reopen_pause_ms while waiters wait.
+// Thread rules: register_waiter() and Registration from any thread. The destructor stops and
+// joins the thread, waiting for the stream's current getMore: at most await_ms plus a round
+// trip (bounded by the socket timeout).
+#pragma once
+
+#include <mongoc/mongoc.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <thread>
+
+namespace mongolock::detail {
+
+inline constexpr size_t kWaitersMax = 10'000;
+
+class ReleaseWatcher {
+ public:
+  struct Params {
+    mongoc_client_pool_t* pool = nullptr;  // outlives the watcher
+    std::string database;
+    std::string collection;
+    std::string provider_id;  // the `p` of this Provider's queue entries
+    int64_t await_ms = 1000;  // maxAwaitTimeMS of each getMore
+    int64_t reopen_pause_ms = 500;
+    int64_t linger_ms = 10'000;
+  };
+  using SteadyTime = std::chrono::steady_clock::time_point;
+
+  class Registration {
+   public:
+    ~Registration();
+    Registration(const Registration&) = delete;
+    Registration& operator=(const Registration&) = delete;
+    // How often this waiter was woken (by its turn, or the stream opening, breaking or ending).
+    uint64_t wakes() const;
+    // The stream is open: a release that makes this waiter first will wake it.
+    bool streaming() const;
+    // Returns once wakes() != seen, at `until`, or on a stop request.
+    void wait(uint64_t seen, SteadyTime until, const std::stop_token& stop) const;
+
+   private:
+    friend class ReleaseWatcher;
+    Registration(ReleaseWatcher& watcher, std::string waiter);
+    ReleaseWatcher& watcher_;
+    const std::string waiter_;
+  };
+
+  explicit ReleaseWatcher(Params params);
+  ~ReleaseWatcher();
+  ReleaseWatcher(const ReleaseWatcher&) = delete;
+  ReleaseWatcher& operator=(const ReleaseWatcher&) = delete;
+
+  // Registers waiter id `waiter` (its queue entry's `w`); nullptr when kWaitersMax are
+  // registered. Starts the watcher thread on first use.
+  std::unique_ptr<Registration> register_waiter(const std::string& waiter);
+
+  // Streams opened so far (for tests and benchmarks).
+  uint64_t streams_opened() const;
+
+ private:
+  void run();
+  bool wait_for_waiters();
+  void serve(mongoc_client_t* client);
+  void dispatch(const bson_t& event);
+  void set_streaming(bool streaming);  // and wakes every waiter
+  void pause(std::chrono::milliseconds length);
+
+  const Params params_;
+  mutable std::mutex mutex_;
+  mutable std::condition_variable_any changed_;
+  std::map<std::string, uint64_t> wakes_;  // registered waiter -> wake count
+  bool streaming_ = false;
+  bool stopping_ = false;
+  bool thread_failed_ = false;
+  uint64_t streams_opened_ = 0;
+  SteadyTime last_waiter_left_{};
+  std::thread thread_;
+};
+
+}  // namespace mongolock::detail
