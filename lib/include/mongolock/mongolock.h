@@ -88,6 +88,38 @@
 // server.
 // A failed extension never moves the client's lease deadline.
 //
+// ## Waiting: backoff and [notify]
+// A waiting acquire sleeps between attempts per Options::backoff. kRandom and kAdaptive sleep
+// by formula. kNotify waits to be woken instead, for plain locks (an RwLock waits as kRandom):
+//  * Queue. Each waiting call carries a ticket (a random waiter id W, the Provider's id P) in
+//    every attempt. A refused attempt appends {w: W, p: P, until: NOW + KEEP} to the lock
+//    document's `queue` or refreshes its entry in place; an entry whose `until` passed is not
+//    live. A notify attempt is granted only when, besides the lock being free, the queue has no
+//    live entry, W's is the first live one, or the lock has been free for GRACE since its
+//    expiresAt (the head did not come: it died, was paused, or missed its wake-up). A grant
+//    removes W's entry and the head's (a head that missed its turn queues again at the back
+//    on its next attempt). KEEP = 2 * max(expiry_ms, busy_wait_max_ms), GRACE =
+//    busy_wait_max_ms; at most 1000 live entries (a waiter that finds the queue full polls).
+//    A call that gives up (timeout, cancellation, error) removes its entry with one update,
+//    sent once; a lost removal leaves an entry that lapses after KEEP.
+//  * Wake-up. Each Provider runs one change stream (fullDocument updateLookup) on its plain
+//    lock collection, while it has waiters and for 10 s after the last, on one thread and one
+//    pooled client. The server passes on an event when the lock document has no holder and the
+//    first entry of its queue is this Provider's; the waiter named there attempts at once. What
+//    no event announces, the waiter times itself from the document its attempt returned: a
+//    lease lapsing (its end), a head not coming (the end of GRACE), its entry's refresh (KEEP / 2
+//    at the longest). While the stream is not open (opening, broken and being reopened, or not
+//    served: a standalone server, no change streams) waiters sleep as kRandom; the stream's
+//    opening wakes every waiter to attempt again under it.
+//  * What it guarantees. Safety is that of every acquire: the queue only narrows when a grant
+//    happens. Among notify waiters of one lock, grants follow arrival order while heads come in
+//    time; acquires with other strategies ignore the queue and may overtake it. A waiter that
+//    dies first in the queue delays the next grant by at most GRACE after the lock is free plus
+//    the next waiter's own timer (at most its holder's lease, or KEEP / 2).
+//  * Cost: besides the attempts, one getMore per wake-up and one per maxAwaitTimeMS
+//    (min(expiry_ms / 4, 1 s)) of a stream without events; destroying a Provider whose stream
+//    is open waits for its getMore in flight.
+//
 // ## Bounds
 //  * Holds: at most 1000 live holds per Provider (each runs up to two threads); an acquire
 //    beyond that throws Error before any round trip.
