@@ -112,6 +112,20 @@ class ManifestReader {
     return *node->value<bool>();
   }
 
+  // An optional whole number in [lo, hi]; `fallback` when the key is absent.
+  int64_t integer(std::string_view key, int64_t fallback, int64_t lo, int64_t hi) {
+    seen_.emplace_back(key);
+    const toml::node* node = table_.get(key);
+    if (node == nullptr) return fallback;
+    if (!node->is_integer()) fail(key, "expected a whole number");
+    const int64_t value = *node->value<int64_t>();
+    if (value < lo || value > hi) {
+      fail(key, "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
+                    std::to_string(value));
+    }
+    return value;
+  }
+
   std::vector<std::string> strings(std::string_view key, bool required) {
     seen_.emplace_back(key);
     const toml::node* node = table_.get(key);
@@ -138,7 +152,7 @@ class ManifestReader {
         std::ostringstream out;
         out << path_ << ':' << node.source().begin.line << ": " << key.str()
             << ": unknown key (known: name, description, program, workloads, fencing_tokens, "
-               "args, requires, available_if)";
+               "lease_granularity_ms, args, requires, available_if)";
         throw ManifestError(out.str());
       }
     }
@@ -201,6 +215,7 @@ void read_manifest(const toml::table& table, Manifest& m) {
            "the fenced workload needs fencing_tokens = true (its resource checks "
            "the token)");
   }
+  m.row.lease_granularity_ms = r.integer("lease_granularity_ms", 0, 0, kLeaseGranularityMsMax);
   m.args = r.strings("args", false);
   m.required_tools = r.strings("requires", false);
   m.available_if = r.strings("available_if", false);

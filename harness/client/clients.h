@@ -45,7 +45,11 @@ struct ClientSpec {
   // Why the client cannot run in `env` (e.g. "node not found on PATH"), or "" when it can.
   std::string (*unavailable)(const ClientSpec& client, const ClientEnvironment& env) = nullptr;
   std::vector<std::string_view> args = {};  // passed before the protocol's flags
+  // The unit its lease comes in (npm's ttl is whole seconds: 1000), 0 = any length. locklab
+  // explore draws such a client's critical sections over the lease it really grants.
+  int64_t lease_granularity_ms = 0;
 };
+inline constexpr int64_t kLeaseGranularityMsMax = 3'600'000;
 
 // The table's clients, lock clients first, in listing order (manifests: client_manifest.h).
 const std::vector<ClientSpec>& all_clients();

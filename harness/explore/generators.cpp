@@ -179,6 +179,20 @@ void draw_lock(Scenario& s, const ExploreSpace& space) {
   l.reap_after_s = -1;
 }
 
+// The drawn times are compressed (leases of 0.5-1.5 s, holds up to 150 ms) so a case takes
+// seconds. A client whose lease comes in coarse units (npm's ttl in whole seconds) grants more
+// than the drawn expiry, and no compressed hold comes near its lease: its critical section is
+// drawn again over twice the lease it really grants, as a hold in production can outlast its
+// lease. Drawn for such clients only, so every other client's cases stay as they were.
+void scale_to_lease_granularity(Scenario& s) {
+  const ClientSpec* client = find_client(s.workload.client);
+  if (client == nullptr || client->lease_granularity_ms <= 0) return;
+  const int64_t unit_ms = client->lease_granularity_ms;
+  const int64_t lease_ms = (s.lock.expiry_ms + unit_ms - 1) / unit_ms * unit_ms;
+  s.workload.critical_section_ms =
+      *uniform<int64_t>(0, 2 * lease_ms + 1).as("critical_section_ms over the granted lease");
+}
+
 Scenario draw_scenario(const ExploreSpace& space) {
   const int size = *rc::gen::withSize([](int n) { return rc::gen::just(std::clamp(n, 0, 100)); });
   Scenario s;
@@ -193,6 +207,7 @@ Scenario draw_scenario(const ExploreSpace& space) {
   s.cluster.election_timeout_ms = *uniform<int64_t>(500, 1001).as("election_timeout_ms");
   draw_workload(s, space, size);
   draw_lock(s, space);
+  scale_to_lease_granularity(s);
   draw_schedule(s, space, size);
   s.nemesis.quiet_ms = quiet_ms_for(s);
   // A case that cuts no link runs on loopback: no namespaces to build, seconds saved per case.

@@ -67,6 +67,10 @@ TEST(ClientManifest, BadManifestsAreRefusedNamingFileLineAndKey) {
       {good("m5") + "args = [1]\n", ":5: args: expected an array of strings"},
       {"name = \"m6\"\nprogram = \"worker.sh\"\nworkloads = [\"mutex\"]\nfencing_tokens = \"no\"\n",
        ":4: fencing_tokens: expected true or false"},
+      {good("m8") + "lease_granularity_ms = -1\n",
+       ":5: lease_granularity_ms: must be in [0, 3600000], got -1"},
+      {good("m9") + "lease_granularity_ms = \"1s\"\n",
+       ":5: lease_granularity_ms: expected a whole number"},
       {good("mongolock"), "name: \"mongolock\" is already a client of the table"},
       {"name = \"m7\"\nprogram = [\n", ": syntax: "},
       {std::string(kManifestBytesMax + 1, '#'), ":0: a client manifest is at most 65536 bytes"},
@@ -80,6 +84,14 @@ TEST(ClientManifest, BadManifestsAreRefusedNamingFileLineAndKey) {
   }
   EXPECT_NE(load_error(dir.file("absent.toml")).find(":0: cannot open the client manifest"),
             std::string::npos);
+}
+
+TEST(ClientManifest, LeaseGranularityIsReadIntoTheRow) {
+  TempDir dir;
+  EXPECT_EQ(load_client_manifest(
+                write_manifest(dir, "g.toml", good("granular") + "lease_granularity_ms = 1000\n"))
+                .lease_granularity_ms,
+            1000);
 }
 
 TEST(ClientManifest, SameFileTwiceIsOneRowAndAnotherFileCannotTakeTheName) {

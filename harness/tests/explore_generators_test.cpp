@@ -61,6 +61,9 @@ rc::Gen<ExplorePins> pins_gen() {
       pins.clients = *rc::gen::nonEmpty(rc::gen::unique<std::vector<std::string>>(
           rc::gen::element<std::string>("mongolock", "npm-distributed-locks-mongodb", "square")));
     }
+    if (pins.clients == std::vector<std::string>{"mongolock"} && *rc::gen::arbitrary<bool>()) {
+      pins.backoff = *rc::gen::element(Backoff::kRandom, Backoff::kAdaptive, Backoff::kNotify);
+    }
     return pins;
   });
 }
@@ -103,6 +106,7 @@ RC_GTEST_PROP(ExploreGenerators, GeneratedScenariosStayInsideTheSpaceAndThePins,
   if (pins.members) RC_ASSERT(s.cluster.members == *pins.members);
   if (pins.write_concern_w) RC_ASSERT(s.lock.write_concern_w == *pins.write_concern_w);
   if (pins.honour_lost) RC_ASSERT(s.workload.honour_lost == *pins.honour_lost);
+  if (pins.backoff) RC_ASSERT(s.lock.backoff == *pins.backoff);
   // Judged on the pinned properties that apply to the case (never on none), or on every one
   // that applies when none is pinned.
   if (pins.properties.empty()) {
@@ -152,6 +156,27 @@ RC_GTEST_PROP(ExploreGenerators, MachineBackendAcceptsEveryGeneratedScenario, ()
   }
   RC_ASSERT(client_unavailable(*find_client(s.workload.client), ClientEnvironment::current()) ==
             "");
+}
+
+// A client whose lease comes in whole seconds (npm) has its holds drawn over the lease it
+// grants, up to twice it, so a hold outlasts the lease in some cases; every other client keeps
+// the compressed holds (at most 150 ms).
+TEST(ExploreGenerators, ACoarseLeaseClientsHoldsAreDrawnOverTheLeaseItGrants) {
+  ExplorePins npm_pin;
+  npm_pin.clients = {"npm-distributed-locks-mongodb"};
+  ExplorePins mongolock_pin;
+  mongolock_pin.clients = {"mongolock"};
+  int past_the_lease = 0;
+  for (uint64_t k = 0; k < 200; ++k) {
+    const rc::Random random(rc::Random::Key{k, 4, 5, 6});
+    const Scenario npm = scenario_gen(everything(npm_pin))(random, 50).value();
+    const int64_t lease_ms = (npm.lock.expiry_ms + 999) / 1000 * 1000;
+    EXPECT_LE(npm.workload.critical_section_ms, 2 * lease_ms);
+    if (npm.workload.critical_section_ms > lease_ms) ++past_the_lease;
+    const Scenario own = scenario_gen(everything(mongolock_pin))(random, 50).value();
+    EXPECT_LE(own.workload.critical_section_ms, 150);
+  }
+  EXPECT_GT(past_the_lease, 50) << "about half of npm's holds should outlast its lease";
 }
 
 // Sizes grow with RapidCheck's size: the same random sources at size 0 and at size 100.
