@@ -154,6 +154,10 @@ void ReleaseWatcher::dispatch(const bson_t& event) {
 
 void ReleaseWatcher::set_streaming(bool streaming) {
   std::lock_guard guard(mutex_);
+  // Only a change matters to waiters: an opened stream must cover them (they attempt again
+  // under it), a broken one leaves them to poll. A stream that fails to open again changes
+  // nothing: they are polling already.
+  if (streaming_ == streaming) return;
   streaming_ = streaming;
   for (auto& [waiter, wakes] : wakes_) ++wakes;
   changed_.notify_all();

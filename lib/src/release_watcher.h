@@ -5,9 +5,9 @@
 // collection with fullDocument "updateLookup" and maxAwaitTimeMS await_ms, resumed by the
 // driver after resumable errors. The server keeps an event when the lock document has no
 // holder and the first entry of its queue is this Provider's, and adds that entry (_mlHead);
-// the waiter with that id is woken. Whenever the stream opens, breaks or is closed, every
-// waiter is woken: one registered before the stream opened attempts again under it, one whose
-// stream broke polls (streaming() false) until the stream is back.
+// the waiter with that id is woken. Whenever the stream opens, or an open stream breaks or is
+// closed, every waiter is woken: one registered before the stream opened attempts again under
+// it, one whose stream broke polls (streaming() false) until the stream is back.
 //
 // Why no release is missed: a waiter registers BEFORE its first attempt and reads wakes()
 // before each attempt; a refused attempt leaves its entry queued, so a later release is an
