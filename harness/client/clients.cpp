@@ -272,6 +272,11 @@ std::string client_unavailable(const ClientSpec& client, const ClientEnvironment
   return client.unavailable(client, env);
 }
 
+int64_t granted_lease_ms(std::string_view name, int64_t expiry_ms) {
+  const ClientSpec* client = find_client(name);
+  return client == nullptr ? expiry_ms : granted_lease_ms(*client, expiry_ms);
+}
+
 bool client_runs(const ClientSpec& client, std::string_view workload) {
   return std::find(client.workloads.begin(), client.workloads.end(), workload) !=
          client.workloads.end();

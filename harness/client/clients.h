@@ -51,6 +51,14 @@ struct ClientSpec {
 };
 inline constexpr int64_t kLeaseGranularityMsMax = 3'600'000;
 
+// The lease the client grants for a scenario's expiry_ms: rounded up to its granularity.
+inline int64_t granted_lease_ms(const ClientSpec& client, int64_t expiry_ms) {
+  const int64_t unit_ms = client.lease_granularity_ms;
+  return unit_ms > 0 ? (expiry_ms + unit_ms - 1) / unit_ms * unit_ms : expiry_ms;
+}
+// granted_lease_ms of the scenario client named `name`; expiry_ms for a name no client has.
+int64_t granted_lease_ms(std::string_view name, int64_t expiry_ms);
+
 // The table's clients, lock clients first, in listing order (manifests: client_manifest.h).
 const std::vector<ClientSpec>& all_clients();
 // The table's row named `name`, or nullptr.

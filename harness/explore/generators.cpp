@@ -187,8 +187,7 @@ void draw_lock(Scenario& s, const ExploreSpace& space) {
 void scale_to_lease_granularity(Scenario& s) {
   const ClientSpec* client = find_client(s.workload.client);
   if (client == nullptr || client->lease_granularity_ms <= 0) return;
-  const int64_t unit_ms = client->lease_granularity_ms;
-  const int64_t lease_ms = (s.lock.expiry_ms + unit_ms - 1) / unit_ms * unit_ms;
+  const int64_t lease_ms = granted_lease_ms(*client, s.lock.expiry_ms);
   s.workload.critical_section_ms =
       *uniform<int64_t>(0, 2 * lease_ms + 1).as("critical_section_ms over the granted lease");
 }
@@ -221,8 +220,8 @@ Scenario draw_scenario(const ExploreSpace& space) {
 }  // namespace
 
 int64_t recovery_window_ms(const Scenario& s) {
-  return s.lock.expiry_ms + s.cluster.election_timeout_ms + s.lock.busy_wait_max_ms +
-         s.workload.critical_section_ms + 1000;
+  return granted_lease_ms(s.workload.client, s.lock.expiry_ms) + s.cluster.election_timeout_ms +
+         s.lock.busy_wait_max_ms + s.workload.critical_section_ms + 1000;
 }
 
 // Only the time after the last heal judges recovery; the run's own tail after it counts, so a

@@ -82,18 +82,6 @@ constexpr int64_t kFinalPrimaryWaitMs = 30'000;
 constexpr int kFinalReadAttempts = 5;
 constexpr int64_t kFinalReadsMaxMs = 90'000;
 
-CheckConfig check_config(const Scenario& s) {
-  CheckConfig c;
-  c.properties = s.check.properties;
-  const int64_t derived_ms = s.lock.expiry_ms + s.cluster.election_timeout_ms +
-                             s.lock.busy_wait_max_ms + s.workload.critical_section_ms;
-  c.liveness_bound_ns =
-      (s.check.liveness_bound_ms > 0 ? s.check.liveness_bound_ms : derived_ms) * 1'000'000;
-  if (s.check.lost_signal_bound_ms > 0) c.lost_bound_ns = s.check.lost_signal_bound_ms * 1'000'000;
-  c.counter_resource = kCounterResource;
-  return c;
-}
-
 nlohmann::json versions(const std::string& member_program) {
   utsname u{};
   uname(&u);
@@ -488,6 +476,20 @@ int run_experiment(const RunOptions& options, const Scenario& scenario, uint64_t
 }
 
 }  // namespace
+
+CheckConfig check_config(const Scenario& s) {
+  CheckConfig c;
+  c.properties = s.check.properties;
+  // The lease the client really grants (npm's ttl is whole seconds), not the one asked for.
+  const int64_t derived_ms = granted_lease_ms(s.workload.client, s.lock.expiry_ms) +
+                             s.cluster.election_timeout_ms + s.lock.busy_wait_max_ms +
+                             s.workload.critical_section_ms;
+  c.liveness_bound_ns =
+      (s.check.liveness_bound_ms > 0 ? s.check.liveness_bound_ms : derived_ms) * 1'000'000;
+  if (s.check.lost_signal_bound_ms > 0) c.lost_bound_ns = s.check.lost_signal_bound_ms * 1'000'000;
+  c.counter_resource = kCounterResource;
+  return c;
+}
 
 std::string binary_dir() {
   std::error_code ec;

@@ -24,6 +24,9 @@
 #include <string>
 #include <vector>
 
+#include "checker/checker.h"
+#include "run/scenario.h"
+
 namespace locklab {
 
 struct RunOptions {
@@ -49,6 +52,11 @@ struct RunOptions {
   std::string junit_path;  // "" = none
   bool expectation_gate = false;
 };
+
+// The configuration a scenario's history is judged with: its properties, and the liveness bound
+// it sets or the derived one (the lease the client grants + the election timeout + the longest
+// backoff + the critical section).
+CheckConfig check_config(const Scenario& s);
 
 // run_scenario's exit code when the scenario was not run because what it needs is missing here
 // (its client is unavailable); the automake/ctest convention for "skipped".

@@ -134,8 +134,9 @@ RC_GTEST_PROP(ExploreGenerators, GeneratedScenariosStayInsideTheSpaceAndThePins,
   for (const FaultSpec& f : s.nemesis.schedule)
     last_heal_ms = std::max(last_heal_ms, f.at_ms + f.duration_ms);
   const int64_t after_heal_ms = s.workload.duration_ms + s.nemesis.quiet_ms - last_heal_ms;
-  RC_ASSERT(after_heal_ms > s.lock.expiry_ms + s.cluster.election_timeout_ms +
-                                s.lock.busy_wait_max_ms + s.workload.critical_section_ms);
+  RC_ASSERT(after_heal_ms > granted_lease_ms(s.workload.client, s.lock.expiry_ms) +
+                                s.cluster.election_timeout_ms + s.lock.busy_wait_max_ms +
+                                s.workload.critical_section_ms);
   RC_ASSERT(s.nemesis.quiet_ms == 0 || after_heal_ms == recovery_window_ms(s));
 }
 

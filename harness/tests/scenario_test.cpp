@@ -5,6 +5,8 @@
 
 #include <filesystem>
 
+#include "run/run.h"
+
 namespace locklab {
 namespace {
 
@@ -294,6 +296,19 @@ TEST(Scenario, ABadSetIsNamed) {
             "s.toml:0: --set workload.duration_ms.x=1: \"duration_ms\" is not a table");
   EXPECT_NE(override_error({"lock.backof=notify"}).find("lock.backof"), std::string::npos);
   EXPECT_NE(override_error({"lock.backoff=fast"}).find("must be one of"), std::string::npos);
+}
+
+// The derived liveness bound counts the lease the client grants: npm rounds its ttl up to whole
+// seconds, so an expiry of 1172 ms is a 2 s lease there and stays 1172 ms for mongolock.
+TEST(Scenario, TheDerivedLivenessBoundCountsTheLeaseTheClientGrants) {
+  const std::string body =
+      "[lock]\nexpiry_ms = 1172\nbusy_wait_max_ms = 100\n[cluster]\nelection_timeout_ms = "
+      "1000\n[workload]\nkind = \"mutex\"\ncritical_section_ms = 50\nduration_ms = 1000\n";
+  const Scenario own = parse_scenario(body, "s.toml");
+  EXPECT_EQ(check_config(own).liveness_bound_ns, (1172 + 1000 + 100 + 50) * int64_t{1'000'000});
+  const Scenario npm =
+      parse_scenario(body + "client = \"npm-distributed-locks-mongodb\"\n", "s.toml");
+  EXPECT_EQ(check_config(npm).liveness_bound_ns, (2000 + 1000 + 100 + 50) * int64_t{1'000'000});
 }
 
 TEST(Scenario, NotifyIsMongolocksOnly) {
