@@ -81,6 +81,9 @@ int main(int argc, char** argv) {
   store_options.current_term = [&ctx] { return ctx.replica.term(); };
   store_options.can_accept_writes = [&ctx] { return ctx.replica.snapshot().is_writable_primary(); };
   store_options.repl_state_lock = &repl_state_lock;
+  store_options.majority_read_point = [&ctx] { return ctx.replication().majority_read_point(); };
+  store_options.replica_set = [&ctx] { return ctx.replica.snapshot().replication_enabled; };
+  store_options.change_signal = &ctx.change_signal;
   data::Store store(store_options);
   store.register_commands(ctx.registry);
   ctx.attach_oplog(store);

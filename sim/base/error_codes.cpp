@@ -92,6 +92,19 @@ constexpr Named kNames[] = {
     {13435, "NotPrimaryNoSecondaryOk"},
     {13436, "NotPrimaryOrSecondary"},
     {50915, "BackupCursorOpenConflictWithCheckpoint"},
+    {47, "NoMatchingDocument"},
+    {136, "CappedPositionLost"},
+    {63, "StaleShardVersion"},
+    {133, "FailedToSatisfyReadPreference"},
+    {150, "StaleEpoch"},
+    {234, "RetryChangeStream"},
+    {237, "CursorKilled"},
+    {260, "InvalidResumeToken"},
+    {280, "ChangeStreamFatalError"},
+    {286, "ChangeStreamHistoryLost"},
+    {292, "CursorInUse"},
+    {10334, "BSONObjectTooLarge"},
+    {13388, "StaleConfig"},
 };
 
 }  // namespace
@@ -116,6 +129,32 @@ bool is_retriable_error(int32_t code) {
     default:
       return false;
   }
+}
+
+bool is_network_error(int32_t code) {
+  switch (code) {
+    case 6: case 7: case 89: case 9001:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_resumable_change_stream_error(int32_t code) {
+  switch (code) {
+    case code::kRetryChangeStream:
+    case code::kFailedToSatisfyReadPreference:
+    case code::kStaleShardVersion:
+    case code::kStaleEpoch:
+    case code::kStaleConfig:
+      return true;
+    default:
+      return is_retriable_error(code) || is_network_error(code);
+  }
+}
+
+bool is_non_resumable_change_stream_error(int32_t code) {
+  return code == code::kChangeStreamFatalError || code == code::kChangeStreamHistoryLost;
 }
 
 }  // namespace mongosim

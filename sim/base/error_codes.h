@@ -86,6 +86,20 @@ inline constexpr int32_t kConversionFailure = 241;        // $toDate/$toLong/$co
 inline constexpr int32_t kLocation16612 = 16612;  // $add: only one date allowed
 inline constexpr int32_t kUnknownField = 40415;    // an IDL-parsed argument has an unknown field
 inline constexpr int32_t kLocation16556 = 16556;  // $subtract: cannot subtract a date from a non-date
+// Change streams (docs/mongodb-behaviour.md, Change streams).
+inline constexpr int32_t kNoMatchingDocument = 47;
+inline constexpr int32_t kCappedPositionLost = 136;
+inline constexpr int32_t kStaleShardVersion = 63;
+inline constexpr int32_t kFailedToSatisfyReadPreference = 133;
+inline constexpr int32_t kStaleEpoch = 150;
+inline constexpr int32_t kRetryChangeStream = 234;
+inline constexpr int32_t kCursorKilled = 237;
+inline constexpr int32_t kInvalidResumeToken = 260;
+inline constexpr int32_t kChangeStreamFatalError = 280;
+inline constexpr int32_t kChangeStreamHistoryLost = 286;
+inline constexpr int32_t kCursorInUse = 292;
+inline constexpr int32_t kBSONObjectTooLarge = 10334;
+inline constexpr int32_t kStaleConfig = 13388;
 }  // namespace code
 
 // The codeName for a code; "Location<code>" for codes that have no name (as mongod does).
@@ -95,5 +109,13 @@ std::string_view code_name(int32_t code);
 // True for codes in the server's RetriableError category (docs/mongodb-behaviour.md, Error labels):
 // a retryable write that fails with one of these gets the "RetryableWriteError" label.
 bool is_retriable_error(int32_t code);
+// The server's NetworkError category.
+bool is_network_error(int32_t code);
+// Codes for which an aggregate or getMore of a change stream gets the
+// "ResumableChangeStreamError" label (mongod's ErrorLabelBuilder: retriable, network and
+// need-retargeting errors, RetryChangeStream, FailedToSatisfyReadPreference).
+bool is_resumable_change_stream_error(int32_t code);
+// The NonResumableChangeStreamError category (280, 286): those errors get that label.
+bool is_non_resumable_change_stream_error(int32_t code);
 
 }  // namespace mongosim

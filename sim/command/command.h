@@ -81,6 +81,10 @@ struct CommandSpec {
   // was opened by a read that was allowed where it ran.
   bool any_member_state = false;
   bool admin_only = false;  // must be sent to the admin database
+  // Whether the command, as sent, runs a change stream (an aggregate whose first stage is
+  // $changeStream, a getMore of a change-stream cursor): its retriable errors then carry the
+  // "ResumableChangeStreamError" label (docs/mongodb-behaviour.md, Change streams). Null: never.
+  std::function<bool(const CommandContext&)> is_change_stream;
 };
 
 // Command names are case-sensitive, like mongod's.

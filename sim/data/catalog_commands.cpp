@@ -294,6 +294,11 @@ bson::Document cmd_drop_database(Store::Impl& impl, CommandContext& ctx) {
     auto db = impl.dbs.find(ctx.db);
     if (db == impl.dbs.end()) return reply;
     impl.before_write_change();
+    // mongod drops each collection first, each with its own oplog entry, then logs the database's
+    // drop; change streams report them in that order (docs/mongodb-behaviour.md, Change streams).
+    for (const auto& [name, coll] : db->second) {
+      impl.log_command(ctx.db, coll->uuid(), bson::Document{{"drop", bson::V(name)}}, ctx.now_ms);
+    }
     impl.dbs.erase(db);
     ctx.last_write_optime =
         impl.log_command(ctx.db, bson::Value::null(),

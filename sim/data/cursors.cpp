@@ -1,9 +1,11 @@
 #include "data/cursors.h"
 
+#include <algorithm>
 #include <cassert>
 
 #include "bson/codec.h"
 #include "command/command.h"
+#include "data/change_stream_cursor.h"
 
 namespace mongosim::data {
 
@@ -39,9 +41,9 @@ bson::Document CursorManager::open(std::string ns, std::deque<bson::Document> do
   int64_t id = 0;
   if (!docs.empty() && !single_batch) {
     std::lock_guard lock(mu_);
-    if (cursors_.size() >= kMaxCursors) evict_least_recently_used();
+    if (cursors_.size() >= kMaxCursors) evict_least_recently_used(false);
     id = new_id();
-    cursors_.emplace(id, Cursor{ns, std::move(docs), now_ms});
+    cursors_.emplace(id, Cursor{ns, std::move(docs), now_ms, nullptr, false});
   }
   return cursor_reply(id, ns, "firstBatch", std::move(batch));
 }
@@ -50,7 +52,7 @@ bson::Document CursorManager::get_more(int64_t id, const std::string& ns, int64_
                                        int64_t now_ms) {
   std::lock_guard lock(mu_);
   auto it = cursors_.find(id);
-  if (it == cursors_.end() || it->second.ns != ns) {
+  if (it == cursors_.end() || it->second.ns != ns || it->second.stream) {
     throw CommandError(code::kCursorNotFound, "cursor id " + std::to_string(id) + " not found");
   }
   bson::Array batch = take_batch(it->second.docs, batch_size);
@@ -63,23 +65,97 @@ bson::Document CursorManager::get_more(int64_t id, const std::string& ns, int64_
   return cursor_reply(reply_id, ns, "nextBatch", std::move(batch));
 }
 
+int64_t CursorManager::open_stream(std::string ns, std::shared_ptr<ChangeStreamCursor> stream,
+                                   int64_t now_ms) {
+  assert(stream != nullptr);
+  std::lock_guard lock(mu_);
+  if (stream_count() >= kMaxStreamCursors && !evict_least_recently_used(true)) {
+    throw CommandError(code::kOperationFailed, "too many open change stream cursors: all " +
+                                                   std::to_string(kMaxStreamCursors) +
+                                                   " are in use by a getMore");
+  }
+  if (cursors_.size() >= kMaxCursors) evict_least_recently_used(false);
+  int64_t id = new_id();
+  cursors_.emplace(id, Cursor{std::move(ns), {}, now_ms, std::move(stream), false});
+  return id;
+}
+
+std::shared_ptr<ChangeStreamCursor> CursorManager::check_out_stream(int64_t id,
+                                                                    const std::string& ns,
+                                                                    int64_t now_ms) {
+  std::lock_guard lock(mu_);
+  auto it = cursors_.find(id);
+  if (it == cursors_.end() || it->second.ns != ns) {
+    throw CommandError(code::kCursorNotFound, "cursor id " + std::to_string(id) + " not found");
+  }
+  Cursor& c = it->second;
+  if (!c.stream) return nullptr;
+  if (c.checked_out) {
+    throw CommandError(code::kCursorInUse,
+                       "cursor id " + std::to_string(id) + " is already in use");
+  }
+  c.checked_out = true;
+  c.last_used_ms = now_ms;
+  return c.stream;
+}
+
+void CursorManager::check_in_stream(int64_t id, bool exhausted, int64_t now_ms) {
+  std::lock_guard lock(mu_);
+  auto it = cursors_.find(id);
+  if (it == cursors_.end() || !it->second.stream) return;  // killed meanwhile
+  if (exhausted) {
+    cursors_.erase(it);
+    return;
+  }
+  it->second.checked_out = false;
+  it->second.last_used_ms = now_ms;
+}
+
+bool CursorManager::is_stream(int64_t id) const {
+  std::lock_guard lock(mu_);
+  auto it = cursors_.find(id);
+  return it != cursors_.end() && it->second.stream != nullptr;
+}
+
+void CursorManager::close_streams(int32_t code, const std::string& message) {
+  std::lock_guard lock(mu_);
+  std::erase_if(cursors_, [&](const auto& kv) {
+    if (!kv.second.stream) return false;
+    if (kv.second.checked_out) kv.second.stream->interrupt(code, message);
+    return true;
+  });
+}
+
 bool CursorManager::kill(int64_t id, const std::string& ns) {
   std::lock_guard lock(mu_);
   auto it = cursors_.find(id);
   if (it == cursors_.end() || it->second.ns != ns) return false;
+  if (it->second.stream && it->second.checked_out) {
+    it->second.stream->interrupt(code::kCursorKilled,
+                                 "cursor id " + std::to_string(id) + " killed");
+  }
   cursors_.erase(it);
   return true;
 }
 
 void CursorManager::kill_namespace_prefix(const std::string& prefix) {
   std::lock_guard lock(mu_);
-  std::erase_if(cursors_, [&](const auto& kv) { return kv.second.ns.starts_with(prefix); });
+  std::erase_if(cursors_, [&](const auto& kv) {
+    return !kv.second.stream && kv.second.ns.starts_with(prefix);
+  });
 }
 
 void CursorManager::expire_idle(int64_t now_ms) {
   std::lock_guard lock(mu_);
-  std::erase_if(cursors_,
-                [&](const auto& kv) { return now_ms - kv.second.last_used_ms >= kIdleTimeoutMs; });
+  std::erase_if(cursors_, [&](const auto& kv) {
+    return !kv.second.checked_out && now_ms - kv.second.last_used_ms >= kIdleTimeoutMs;
+  });
+}
+
+size_t CursorManager::stream_count() const {
+  return static_cast<size_t>(std::count_if(cursors_.begin(), cursors_.end(), [](const auto& kv) {
+    return kv.second.stream != nullptr;
+  }));
 }
 
 size_t CursorManager::size() const {
@@ -94,13 +170,17 @@ int64_t CursorManager::new_id() {
   }
 }
 
-void CursorManager::evict_least_recently_used() {
-  assert(!cursors_.empty());
-  auto oldest = cursors_.begin();
+bool CursorManager::evict_least_recently_used(bool streams_only) {
+  auto oldest = cursors_.end();
   for (auto it = cursors_.begin(); it != cursors_.end(); ++it) {
-    if (it->second.last_used_ms < oldest->second.last_used_ms) oldest = it;
+    if (it->second.checked_out || (streams_only && !it->second.stream)) continue;
+    if (oldest == cursors_.end() || it->second.last_used_ms < oldest->second.last_used_ms) {
+      oldest = it;
+    }
   }
+  if (oldest == cursors_.end()) return false;
   cursors_.erase(oldest);
+  return true;
 }
 
 }  // namespace mongosim::data

@@ -158,8 +158,8 @@ bson::Document execute(Store::Impl& impl, CommandContext& ctx, const FamRequest&
                         "Resulting document after update is larger than 16777216;");
     if (!post.identical(pre)) {
       ExecutedStatement record{'u', std::nullopt, true, pre, post, {}};
-      ctx.last_write_optime =
-          impl.apply_update(*c, *rid, post, stmt, std::move(record), ctx.now_ms);
+      ctx.last_write_optime = impl.apply_update(*c, *rid, post, update_kind_of(*update), stmt,
+                                                std::move(record), ctx.now_ms);
     }
     return reply(bson::Document{{"n", bson::V(int32_t{1})}, {"updatedExisting", bson::V(true)}},
                  shown(r, r.return_new ? post : pre, ectx));

@@ -5,6 +5,25 @@
 
 namespace mongosim::data {
 
+std::string_view update_kind_name(UpdateKind kind) {
+  switch (kind) {
+    case UpdateKind::kReplacement:
+      return "replacement";
+    case UpdateKind::kOperators:
+      return "operators";
+    case UpdateKind::kPipeline:
+      return "pipeline";
+  }
+  return "replacement";
+}
+
+std::optional<UpdateKind> parse_update_kind(std::string_view name) {
+  for (UpdateKind k : {UpdateKind::kReplacement, UpdateKind::kOperators, UpdateKind::kPipeline}) {
+    if (update_kind_name(k) == name) return k;
+  }
+  return std::nullopt;
+}
+
 bson::Document OplogEntry::to_document() const {
   bson::Document d{{"ts", bson::Value::timestamp(optime.ts)},
                    {"t", bson::V(optime.term)},
@@ -14,6 +33,7 @@ bson::Document OplogEntry::to_document() const {
   if (!ui.is_null()) d.append("ui", ui);
   d.append("o", bson::V(o));
   if (o2) d.append("o2", bson::V(*o2));
+  if (op == 'u') d.append("updateKind", bson::V(std::string(update_kind_name(update_kind))));
   d.append("wall", bson::Value::date(wall_ms));
   if (statement) {
     d.append("lsid", statement->lsid);
@@ -21,6 +41,10 @@ bson::Document OplogEntry::to_document() const {
     d.append("stmtId", bson::V(statement->stmt_id));
   }
   return d;
+}
+
+Oplog::Oplog(size_t max_entries) : max_entries_(max_entries) {
+  assert(max_entries > 0 && max_entries <= kMaxEntries);
 }
 
 OpTime Oplog::next_optime(int64_t now_ms, int64_t term) const {
@@ -41,7 +65,10 @@ void Oplog::append(OplogEntry entry) {
   last_wall_ms_ = entry.wall_ms;
   publish();
   entries_.push_back(std::move(entry));
-  while (entries_.size() > kMaxEntries) entries_.pop_front();
+  while (entries_.size() > max_entries_) {
+    dropped_through_ = entries_.front().optime.ts;
+    entries_.pop_front();
+  }
 }
 
 size_t Oplog::truncate_after(OpTime common_point) {

@@ -3,8 +3,9 @@
 // findAndModify retry needs to rebuild its reply (docs/mongodb-behaviour.md, Retryable writes).
 //
 // Invariants: entries are strictly increasing by optime; timestamps never go backwards even if
-// the server clock does; at most kMaxEntries are kept (the oldest are dropped, like a capped
-// collection).
+// the server clock does; at most max_entries() are kept (the oldest are dropped, like a capped
+// collection), and dropped_through() is the newest timestamp so dropped: the history before it is
+// gone (docs/mongodb-behaviour.md, Change streams).
 //
 // Thread rules: not synchronised; the Store's data mutex guards it, and every append happens
 // under the same lock hold as the change it describes.
@@ -16,6 +17,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "base/optime.h"
 #include "bson/value.h"
@@ -29,6 +31,15 @@ struct StatementId {
   int32_t stmt_id = 0;
 };
 
+// How an update was written; mongod's oplog shows it in the entry's form (a whole document for a
+// replacement, a delta otherwise) and a change stream reports "replace" or "update" from it
+// (docs/mongodb-behaviour.md, Change streams). mongosim's 'u' entries always hold the whole new
+// document, so the kind travels beside it.
+enum class UpdateKind : uint8_t { kReplacement, kOperators, kPipeline };
+std::string_view update_kind_name(UpdateKind kind);
+// The kind named `name`, or nullopt.
+std::optional<UpdateKind> parse_update_kind(std::string_view name);
+
 struct OplogEntry {
   OpTime optime;
   int64_t wall_ms = 0;
@@ -36,20 +47,25 @@ struct OplogEntry {
   std::string ns;
   bson::Value ui;    // collection UUID (null for no-ops)
   bson::Document o;  // inserted doc, new doc (full replacement), {_id} for d, command
-  std::optional<bson::Document> o2;  // {_id} for u
+  std::optional<bson::Document> o2;                   // {_id} for u
+  UpdateKind update_kind = UpdateKind::kReplacement;  // for u
   std::optional<StatementId> statement;
   // Kept for rollback and findAndModify retries; not part of the wire shape.
   std::optional<bson::Document> pre_image;
   std::optional<bson::Document> post_image;
 
-  // {ts, t, v: 2, op, ns, ui?, o, o2?, wall, lsid?, txnNumber?, stmtId?}
-  // (docs/mongodb-behaviour.md, Oplog and rollback).
+  // {ts, t, v: 2, op, ns, ui?, o, o2?, updateKind?, wall, lsid?, txnNumber?, stmtId?}
+  // (docs/mongodb-behaviour.md, Oplog and rollback); updateKind only on u entries.
   bson::Document to_document() const;
 };
 
 class Oplog {
  public:
   static constexpr size_t kMaxEntries = 200'000;
+
+  Oplog() = default;
+  // An oplog capped at `max_entries` (tests of lost history), at most kMaxEntries.
+  explicit Oplog(size_t max_entries);
 
   // The next optime: (max(now seconds, last seconds), increment) strictly above the last.
   OpTime next_optime(int64_t now_ms, int64_t term) const;
@@ -66,6 +82,9 @@ class Oplog {
   }
   int64_t last_wall_ms() const { return last_wall_ms_; }
   const std::deque<OplogEntry>& entries() const { return entries_; }
+  size_t max_entries() const { return max_entries_; }
+  // The newest timestamp the cap dropped; null (0, 0) while nothing was dropped.
+  bson::Timestamp dropped_through() const { return dropped_through_; }
   // The newest optime and wall time, readable without the store's mutex: replication's heartbeat,
   // vote and tick paths and every reply's cluster time read them while a write may hold that
   // mutex for as long as it runs.
@@ -80,6 +99,8 @@ class Oplog {
 
  private:
   std::deque<OplogEntry> entries_;
+  size_t max_entries_ = kMaxEntries;
+  bson::Timestamp dropped_through_;
   void set_last(OpTime optime) {
     last_ = optime;
     last_ts_bits_.store(uint64_t{optime.ts.seconds} << 32 | optime.ts.increment,

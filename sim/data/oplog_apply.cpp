@@ -49,6 +49,11 @@ OplogEntry parse_entry(const bson::Document& doc) {
   if (const bson::Value* ui = doc.get("ui")) e.ui = *ui;
   e.o = document_field(doc, "o");
   if (doc.has("o2")) e.o2 = document_field(doc, "o2");
+  if (const bson::Value* kind = doc.get("updateKind")) {
+    auto parsed = kind->is_string() ? parse_update_kind(kind->as_string()) : std::nullopt;
+    if (!parsed) bad_entry("updateKind");
+    e.update_kind = *parsed;
+  }
   if (const bson::Value* wall = doc.get("wall");
       wall != nullptr && wall->type() == bson::Type::kDateTime)
     e.wall_ms = wall->as_date_ms();

@@ -61,7 +61,40 @@ void undo(View& view, const OplogEntry& e) {
   }
 }
 
+bool oplog_reaches(const Store::Impl& impl, bool reached_point) {
+  // Without the entry at the point, the oplog must hold the whole history; a capped oplog may
+  // have dropped its oldest entries.
+  return reached_point || impl.oplog.dropped_through() == bson::Timestamp{};
+}
+
 }  // namespace
+
+std::optional<bson::Document> document_as_of(Store::Impl& impl, const std::string& db,
+                                             const std::string& coll, const bson::Value& id,
+                                             OpTime point) {
+  View view;
+  if (Collection* c = impl.find_collection(db, coll)) {
+    if (auto rid = c->find_id(id)) view.set(id, c->get(*rid));
+  }
+  const std::string ns = db + "." + coll;
+  const auto& entries = impl.oplog.entries();
+  bool reached_point = false;
+  for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+    if (it->optime <= point) {
+      reached_point = true;
+      break;
+    }
+    if (it->ns == ns && (it->op == 'i' || it->op == 'u' || it->op == 'd') &&
+        query::compare_values(id_of(*it), id) == 0) {
+      undo(view, *it);
+    }
+  }
+  if (!oplog_reaches(impl, reached_point)) {
+    unavailable("the oplog no longer reaches back to the majority commit point");
+  }
+  if (view.slots.empty()) return std::nullopt;
+  return std::move(view.slots.front());
+}
 
 std::vector<bson::Document> documents_as_of(Store::Impl& impl, const std::string& db,
                                             const std::string& coll, OpTime point) {
@@ -79,9 +112,7 @@ std::vector<bson::Document> documents_as_of(Store::Impl& impl, const std::string
     }
     if (it->ns == ns) undo(view, *it);
   }
-  // Without the entry at the point, the oplog must hold the whole history; a full oplog may
-  // have dropped its oldest entries.
-  if (!reached_point && entries.size() >= Oplog::kMaxEntries) {
+  if (!oplog_reaches(impl, reached_point)) {
     unavailable("the oplog no longer reaches back to the majority commit point");
   }
   std::vector<bson::Document> out;

@@ -8,6 +8,7 @@
 // Thread rules: callers hold Store::Impl::mu.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,5 +23,11 @@ namespace mongosim::data {
 // oplog no longer reaches back to `point` or an entry to undo has no pre-image.
 std::vector<bson::Document> documents_as_of(Store::Impl& impl, const std::string& db,
                                             const std::string& coll, OpTime point);
+
+// The document of db.coll with this _id as of `point` (a change stream's updateLookup), or
+// nullopt when it did not exist then. Throws like documents_as_of.
+std::optional<bson::Document> document_as_of(Store::Impl& impl, const std::string& db,
+                                             const std::string& coll, const bson::Value& id,
+                                             OpTime point);
 
 }  // namespace mongosim::data

@@ -3,6 +3,7 @@
 #include <deque>
 #include <string>
 
+#include "data/change_stream_spec.h"
 #include "data/command_args.h"
 #include "data/read_as_of.h"
 #include "data/store_impl.h"
@@ -93,8 +94,16 @@ bson::Document cmd_get_more(Store::Impl& impl, CommandContext& ctx) {
   }
   if (!coll->is_string()) throw wrong_type("getMore", "collection", *coll, " 'string'");
   int64_t batch_size = non_negative(ctx.body, "getMore", "batchSize", 0);
-  return impl.cursors.get_more(id.as_int64(), ctx.db + "." + coll->as_string(), batch_size,
-                               impl.options.clock->now_ms());
+  std::string ns = ctx.db + "." + coll->as_string();
+  int64_t now_ms = impl.options.clock->now_ms();
+  if (auto stream = impl.cursors.check_out_stream(id.as_int64(), ns, now_ms)) {
+    return change_stream_get_more(impl, ctx, id.as_int64(), ns, stream, batch_size);
+  }
+  if (ctx.body.has("maxTimeMS")) {
+    throw CommandError(code::kBadValue,
+                       "cannot set maxTimeMS on getMore command for a non-awaitData cursor");
+  }
+  return impl.cursors.get_more(id.as_int64(), ns, batch_size, now_ms);
 }
 
 bson::Document cmd_kill_cursors(Store::Impl& impl, CommandContext& ctx) {
@@ -139,7 +148,6 @@ bson::Document cmd_count(Store::Impl& impl, CommandContext& ctx) {
 
 bson::Document cmd_aggregate(Store::Impl& impl, CommandContext& ctx) {
   const char* cmd = "aggregate";
-  std::string coll = collection_argument(ctx);
   const bson::Array& pipeline = required_array_field(ctx.body, cmd, "pipeline");
   for (size_t i = 0; i < pipeline.size(); ++i) {
     if (!pipeline[i].is_document()) {
@@ -156,6 +164,15 @@ bson::Document cmd_aggregate(Store::Impl& impl, CommandContext& ctx) {
   }
   int64_t batch_size =
       non_negative(*cursor, "aggregate.cursor", "batchSize", CursorManager::kDefaultBatchSize);
+  if (is_change_stream_pipeline(pipeline)) {
+    return open_change_stream(impl, ctx, pipeline, batch_size);
+  }
+  for (size_t i = 1; i < pipeline.size(); ++i) {
+    if (pipeline[i].as_document().first_key() == "$changeStream") {
+      throw CommandError(40602, "$changeStream is only valid as the first stage in a pipeline.");
+    }
+  }
+  std::string coll = collection_argument(ctx);
   query::EvalContext ectx = impl.eval_context(ctx);
   std::vector<bson::Document> input;
   {
@@ -171,20 +188,29 @@ bson::Document cmd_aggregate(Store::Impl& impl, CommandContext& ctx) {
 }  // namespace
 
 void register_read_commands(Store::Impl& impl, CommandRegistry& registry) {
-  auto add = [&](std::string name, bson::Document (*fn)(Store::Impl&, CommandContext&)) {
+  auto add = [&](std::string name, bson::Document (*fn)(Store::Impl&, CommandContext&),
+                 std::function<bool(const CommandContext&)> is_change_stream = nullptr) {
     CommandSpec s;
     // A cursor's getMore and killCursors follow the read that opened it: the driver sends them
     // without $readPreference, and mongod runs them in any member state.
     s.any_member_state = name == "getMore" || name == "killCursors";
     s.name = std::move(name);
     s.handler = [&impl, fn](CommandContext& ctx) { return fn(impl, ctx); };
+    s.is_change_stream = std::move(is_change_stream);
     registry.add(std::move(s));
   };
   add("find", cmd_find);
-  add("getMore", cmd_get_more);
+  add("getMore", cmd_get_more, [&impl](const CommandContext& ctx) {
+    const bson::Value& id = ctx.body.at(0).second;
+    return id.type() == bson::Type::kInt64 && impl.cursors.is_stream(id.as_int64());
+  });
   add("killCursors", cmd_kill_cursors);
   add("count", cmd_count);
-  add("aggregate", cmd_aggregate);
+  add("aggregate", cmd_aggregate, [](const CommandContext& ctx) {
+    const bson::Value* pipeline = ctx.body.get("pipeline");
+    return pipeline != nullptr && pipeline->is_array() &&
+           is_change_stream_pipeline(pipeline->as_array());
+  });
 }
 
 }  // namespace mongosim::data

@@ -28,8 +28,11 @@ std::optional<RetryableStatement> RetryScope::statement(int32_t stmt_id) const {
   return RetryableStatement{*session_key, StatementId{lsid, txn_number, stmt_id}};
 }
 
-Store::Impl::Impl(StoreOptions opts) : options(std::move(opts)) {
+Store::Impl::Impl(StoreOptions opts)
+    : options(std::move(opts)),
+      oplog(options.oplog_max_entries > 0 ? options.oplog_max_entries : Oplog::kMaxEntries) {
   assert(options.clock != nullptr && options.failpoints != nullptr);
+  signal = options.change_signal != nullptr ? options.change_signal : &own_signal;
   repl_lock = options.repl_state_lock != nullptr ? options.repl_state_lock : &own_repl_lock;
   own_repl_lock.set_unmanaged_source([this] {
     return WriteState{options.can_accept_writes(), options.current_term()};
@@ -124,6 +127,19 @@ void Store::Impl::check_journal_capacity() const {
 void Store::Impl::oplog_append(OplogEntry entry) {
   if (journal != nullptr) journal->append_entry(entry.to_document(), entry.optime);
   oplog.append(std::move(entry));
+  signal->notify();  // a leaf lock: allowed under mu
+}
+
+UpdateKind update_kind_of(const query::Update& update) {
+  switch (update.kind()) {
+    case query::Update::Kind::kReplacement:
+      return UpdateKind::kReplacement;
+    case query::Update::Kind::kOperators:
+      return UpdateKind::kOperators;
+    case query::Update::Kind::kPipeline:
+      return UpdateKind::kPipeline;
+  }
+  return UpdateKind::kReplacement;
 }
 
 OpTime Store::Impl::apply_insert(Collection& c, bson::Document doc, const RetryableStatement* stmt,
@@ -143,7 +159,7 @@ OpTime Store::Impl::apply_insert(Collection& c, bson::Document doc, const Retrya
   return t;
 }
 
-OpTime Store::Impl::apply_update(Collection& c, RecordId rid, bson::Document doc,
+OpTime Store::Impl::apply_update(Collection& c, RecordId rid, bson::Document doc, UpdateKind kind,
                                  const RetryableStatement* stmt, ExecutedStatement record,
                                  int64_t now_ms) {
   before_write_change();
@@ -155,6 +171,7 @@ OpTime Store::Impl::apply_update(Collection& c, RecordId rid, bson::Document doc
   entry.ui = c.uuid();
   entry.o = doc;  // full-document form: simple to apply and to undo with the pre-image
   entry.o2 = bson::Document{{"_id", *doc.get("_id")}};
+  entry.update_kind = kind;
   entry.pre_image = c.get(rid);
   entry.post_image = doc;
   c.replace(rid, std::move(doc));

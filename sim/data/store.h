@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "base/change_signal.h"
 #include "base/clock.h"
 #include "base/failpoint.h"
 #include "base/optime.h"
@@ -43,6 +44,18 @@ struct StoreOptions {
   // The member's replication-state lock (repl_state_lock.h), shared with the replication layer.
   // Null: the store uses its own, unmanaged, answering from current_term and can_accept_writes.
   ReplStateLock* repl_state_lock = nullptr;
+  // Change streams (docs/mongodb-behaviour.md, Change streams). The majority commit point they
+  // read through (the server's ReplicationView; may throw CommandError 134); null: what this
+  // store applied, as a single node commits.
+  std::function<OpTime()> majority_read_point;
+  // Whether this member runs with --replSet: change streams need a replica set (40573).
+  std::function<bool()> replica_set = [] { return true; };
+  // Notified on every oplog append and truncation; whoever moves the commit point notifies it
+  // too, and its shutdown() ends every waiting getMore. Null: the store's own. Must outlive the
+  // store.
+  ChangeSignal* change_signal = nullptr;
+  // The oplog's cap in entries; 0: data::Oplog::kMaxEntries. Smaller only in tests.
+  size_t oplog_max_entries = 0;
 };
 
 class Store final : public ReplicationStorage {

@@ -123,6 +123,11 @@ RollbackOutcome Store::roll_back(const RollbackRequest& request) {
     out.oplog_entries_removed = impl_->oplog.truncate_after(request.common_point);
     out.statements_forgotten = impl_->sessions.forget_after(request.common_point);
   }
+  // mongod kills every user operation when it enters rollback; a change stream then resumes
+  // elsewhere (docs/mongodb-behaviour.md, Change streams).
+  impl_->cursors.close_streams(code::kInterruptedDueToReplStateChange,
+                               "operation was interrupted because of a rollback");
+  impl_->signal->notify();
   return out;
 }
 

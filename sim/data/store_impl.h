@@ -71,6 +71,8 @@ struct Store::Impl {
   ReplStateLock* repl_lock = nullptr;
   // The shared hold of the write that holds `mu` through a WriteScope (null otherwise).
   const ReplStateLock::Shared* write_hold = nullptr;
+  ChangeSignal own_signal;  // used when options.change_signal is null
+  ChangeSignal* signal = nullptr;
   mutable std::mutex mu;
   std::map<std::string, Database> dbs;
   Oplog oplog;
@@ -101,7 +103,7 @@ struct Store::Impl {
   // --- the write path (callers hold mu) ---
   OpTime apply_insert(Collection& c, bson::Document doc, const RetryableStatement* stmt,
                       ExecutedStatement record, int64_t now_ms);
-  OpTime apply_update(Collection& c, RecordId rid, bson::Document doc,
+  OpTime apply_update(Collection& c, RecordId rid, bson::Document doc, UpdateKind kind,
                       const RetryableStatement* stmt, ExecutedStatement record, int64_t now_ms);
   OpTime apply_delete(Collection& c, RecordId rid, const RetryableStatement* stmt,
                       ExecutedStatement record, int64_t now_ms);
@@ -109,7 +111,7 @@ struct Store::Impl {
                      int64_t now_ms);
   // Throws OutOfDiskSpace when the journal is full; call before changing anything.
   void check_journal_capacity() const;
-  // Appends to the journal (when attached), then to the oplog.
+  // Appends to the journal (when attached), then to the oplog, and wakes change streams.
   void oplog_append(OplogEntry entry);
 
   // A client write calls this before each change (callers hold a WriteScope): journal capacity, the
@@ -173,5 +175,20 @@ void register_write_commands(Store::Impl& impl, CommandRegistry& registry);
 void register_find_and_modify(Store::Impl& impl, CommandRegistry& registry);
 void register_read_commands(Store::Impl& impl, CommandRegistry& registry);
 void register_catalog_commands(Store::Impl& impl, CommandRegistry& registry);
+
+// Change streams (change_stream_commands.cpp; docs/mongodb-behaviour.md, Change streams).
+class ChangeStreamCursor;
+// aggregate whose pipeline starts with $changeStream: parses it, reads the first batch and opens
+// the cursor.
+bson::Document open_change_stream(Store::Impl& impl, CommandContext& ctx,
+                                  const bson::Array& pipeline, int64_t batch_size);
+// getMore on a change-stream cursor the caller checked out (it is checked back in here): waits
+// for events up to maxTimeMS (default one second).
+bson::Document change_stream_get_more(Store::Impl& impl, CommandContext& ctx, int64_t id,
+                                      const std::string& ns,
+                                      const std::shared_ptr<ChangeStreamCursor>& cursor,
+                                      int64_t batch_size);
+// The UpdateKind of a parsed update.
+UpdateKind update_kind_of(const query::Update& update);
 
 }  // namespace mongosim::data

@@ -188,7 +188,8 @@ void update_one_statement(Store::Impl& impl, CommandContext& ctx, const std::str
     ExecutedStatement record;
     record.op = 'u';
     ctx.last_write_optime =
-        impl.apply_update(*c, rid, std::move(new_doc), stmt_ptr, std::move(record), ctx.now_ms);
+        impl.apply_update(*c, rid, std::move(new_doc), update_kind_of(st.update), stmt_ptr,
+                          std::move(record), ctx.now_ms);
     r.n_modified += 1;
   }
   if (!hits.empty() || !st.upsert) return;

@@ -107,6 +107,20 @@ std::vector<Session> sessions() {
                                        V(Document{{"$count", V("n")}})})},
                               {"cursor", V(Document{})}}))});
   out.push_back(
+      {"change-stream",
+       op_msg(
+           1,
+           cmd(Document{
+               {"aggregate", V("c")},
+               {"pipeline",
+                V(Array{V(Document{
+                            {"$changeStream",
+                             V(Document{{"fullDocument", V("updateLookup")},
+                                        {"resumeAfter",
+                                         V(Document{{"_data", V("8200000001000000016D01")}})}})}}),
+                        V(Document{{"$match", V(Document{{"operationType", V("insert")}})}})})},
+               {"cursor", V(Document{{"batchSize", V(int32_t{1})}})}}))});
+  out.push_back(
       {"indexes-delete-drop",
        op_msg(1, cmd(Document{
                      {"createIndexes", V("c")},

@@ -54,6 +54,10 @@ struct Fixture {
     o.clock = &ctx.clock;
     o.failpoints = &ctx.failpoints;
     o.current_term = [] { return int64_t{0}; };
+    // A standalone, as sim/main.cpp wires one: change streams are refused (40573) after their
+    // stage is parsed, so no getMore can wait on the fuzz input's connection.
+    o.replica_set = [] { return false; };
+    o.change_signal = &ctx.change_signal;
     return o;
   }
 

@@ -262,13 +262,21 @@ std::vector<Document> run_stage(const std::string& name, const Value& spec,
 
 }  // namespace
 
-std::vector<Document> run_pipeline(const Array& stages, std::vector<Document> input,
-                                   const EvalContext& ctx) {
+void validate_pipeline(const Array& stages) {
   if (stages.size() > kPipelineStagesMax) {
     fail(code::kFailedToParse, "Pipeline length must be no longer than 1000 stages");
   }
   for (const Value& stage : stages)
     validate_stage(stage_name(stage), stage.as_document().at(0).second);
+}
+
+std::string stage_name_of(const Value& stage) {
+  return stage_name(stage);
+}
+
+std::vector<Document> run_pipeline(const Array& stages, std::vector<Document> input,
+                                   const EvalContext& ctx) {
+  validate_pipeline(stages);
   for (const Value& stage : stages) {
     const auto& [name, spec] = stage.as_document().at(0);
     input = run_stage(name, spec, std::move(input), ctx);

@@ -107,6 +107,13 @@ class Sort {
 // Evaluates an aggregation expression against root ($$ROOT / $$CURRENT).
 Value evaluate(const Value& expression, const Document& root, const EvalContext& ctx);
 
+// Checks every stage of a pipeline as run_pipeline does before it runs anything (unknown stage
+// 40324, a stage's own parse errors); throws CommandError.
+void validate_pipeline(const Array& stages);
+// The name of a stage {$name: spec}; throws CommandError 14 for a non-document, 40323 for a
+// document without exactly one field.
+std::string stage_name_of(const Value& stage);
+
 // Runs an aggregation pipeline (the subset in docs/mongodb-behaviour.md, Expressions and Update
 // pipelines, plus $match, $sort, $skip, $limit, $count, $group with $sum) over input documents.
 std::vector<Document> run_pipeline(const Array& stages, std::vector<Document> input,

@@ -101,6 +101,7 @@ struct Dispatcher::Prepared {
   CommandContext ctx;
   bool secondary_ok = false;
   bool retryable_write = false;
+  bool change_stream = false;  // decided before the command runs, as mongod's CurOp records it
   OpTime applied_before;
   std::optional<FailCommandAction> fail_action;
 };
@@ -113,6 +114,8 @@ DispatchOutcome Dispatcher::run(ConnectionState& connection, DispatchRequest req
                                 request.body);
   p.ctx.db = std::move(request.db);
   p.ctx.body = std::move(request.body);
+  p.change_stream = p.spec != nullptr && p.spec->is_change_stream && !p.ctx.body.empty() &&
+                    p.spec->is_change_stream(p.ctx);
   p.ctx.connection_id = connection.id;
   p.ctx.now_ms = server_.clock.now_ms();
   p.secondary_ok = request.secondary_ok || read_preference_mode(p.ctx.body) != "primary";
@@ -259,6 +262,7 @@ void Dispatcher::finish(Prepared& p, bson::Document& reply, std::optional<int32_
                         std::optional<int32_t> wce_code) {
   LabelInputs in;
   in.retryable_write = p.retryable_write;
+  in.change_stream = p.change_stream;
   in.code = error_code;
   in.wce_code = wce_code;
   if (p.fail_action && p.fail_action->error_labels)

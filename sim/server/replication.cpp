@@ -160,6 +160,7 @@ void ReplicationCoordinator::mirror_state_locked() {
   if (snap.primary_host != primary_host) server_.replica.set_primary_host(primary_host);
   if (snap.majority_optime != t.last_committed()) {
     server_.replica.set_majority_optime(t.last_committed());
+    server_.change_signal.notify();  // change streams read through the commit point
   }
 }
 

@@ -13,12 +13,18 @@ constexpr size_t kSignatureHashBytes = 20;
 std::vector<std::string> compute_error_labels(const LabelInputs& in) {
   if (in.override_labels) return *in.override_labels;
   std::vector<std::string> labels;
-  if (!in.retryable_write) return labels;
   bool retriable = (in.code && is_retriable_error(*in.code)) ||
                    (in.wce_code && is_retriable_error(*in.wce_code));
-  if (!retriable) return labels;
-  labels.emplace_back(label::kRetryableWriteError);
-  if (in.wrote_nothing && in.code) labels.emplace_back(label::kNoWritesPerformed);
+  if (in.retryable_write && retriable) {
+    labels.emplace_back(label::kRetryableWriteError);
+    if (in.wrote_nothing && in.code) labels.emplace_back(label::kNoWritesPerformed);
+    return labels;
+  }
+  if (in.change_stream && in.code && !in.wce_code && is_resumable_change_stream_error(*in.code)) {
+    labels.emplace_back(label::kResumableChangeStreamError);
+  } else if (in.code && is_non_resumable_change_stream_error(*in.code)) {
+    labels.emplace_back(label::kNonResumableChangeStreamError);
+  }
   return labels;
 }
 

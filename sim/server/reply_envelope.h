@@ -18,6 +18,8 @@ namespace mongosim::server {
 namespace label {
 inline constexpr const char* kRetryableWriteError = "RetryableWriteError";
 inline constexpr const char* kNoWritesPerformed = "NoWritesPerformed";
+inline constexpr const char* kResumableChangeStreamError = "ResumableChangeStreamError";
+inline constexpr const char* kNonResumableChangeStreamError = "NonResumableChangeStreamError";
 }  // namespace label
 
 struct LabelInputs {
@@ -26,11 +28,14 @@ struct LabelInputs {
   std::optional<int32_t> wce_code;  // writeConcernError code, if any
   std::optional<std::vector<std::string>> override_labels;  // failCommand errorLabels
   bool wrote_nothing = false;  // the last optime did not move during the command
+  bool change_stream = false;  // an aggregate with $changeStream or a change stream's getMore
 };
 
 // RetryableWriteError when the code or wce code is retriable on a retryable write, plus
-// NoWritesPerformed when nothing was written; a fail point's errorLabels replace all of that
-// (docs/mongodb-behaviour.md, Error labels).
+// NoWritesPerformed when nothing was written; otherwise ResumableChangeStreamError for a change
+// stream's command failing with a resumable code (without a write-concern error), and
+// NonResumableChangeStreamError for 280/286. A fail point's errorLabels replace all of that
+// (docs/mongodb-behaviour.md, Error labels; Change streams).
 std::vector<std::string> compute_error_labels(const LabelInputs& in);
 
 // {ok: 0.0, errmsg, code, codeName, <extra>}.

@@ -48,6 +48,7 @@ void ServerContext::request_shutdown() {
     shutting_down_.store(true);
   }
   shutdown_cv_.notify_all();
+  change_signal.shutdown();
 }
 
 bool ServerContext::sleep_unless_shutdown(int64_t duration_ms) {

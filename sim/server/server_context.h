@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 
+#include "base/change_signal.h"
 #include "base/clock.h"
 #include "base/failpoint.h"
 #include "base/optime.h"
@@ -64,6 +65,10 @@ struct ServerContext {
   ServerMetrics metrics;
   ReplicaState replica;
   std::unique_ptr<WriteConcernWaiter> write_concern_waiter;
+  // Wakes change-stream getMores (docs/mongodb-behaviour.md, Change streams): the data layer
+  // notifies it on every oplog change, replication when the commit point moves, shutdown ends
+  // their waits.
+  ChangeSignal change_signal;
 
   // The data layer's newest oplog entry, read through `oplog` from now on. Once, before the
   // listener starts.

@@ -43,6 +43,7 @@ class StoreFixture : public ::testing::Test {
       if (on_ttl_sleep_) on_ttl_sleep_();
       return ttl_sleep_secs_;
     };
+    if (customize_) customize_(options);
     registry_ = std::make_unique<CommandRegistry>();
     store_ = std::make_unique<Store>(std::move(options));
     store_->register_commands(*registry_);
@@ -88,6 +89,7 @@ class StoreFixture : public ::testing::Test {
   FailPoints failpoints_;
   int64_t ttl_sleep_secs_ = 60;
   std::function<void()> on_ttl_sleep_;  // called each time the TTL monitor is about to sleep
+  std::function<void(StoreOptions&)> customize_;  // applied to the options by make_store
   std::unique_ptr<CommandRegistry> registry_;
   std::unique_ptr<Store> store_;
 };

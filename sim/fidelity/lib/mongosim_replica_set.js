@@ -4,10 +4,11 @@
 // exactly one member is a writable primary, and stopped again (every member, also when paused).
 //
 //   const set = await new MongosimReplicaSet(binary, 3).start();
-//   set.uri; set.hosts; await set.primaryIndex(); set.pause(i); set.resume(i); await set.stop();
+//   set.uri; set.hosts; await set.primaryIndex(); set.pause(i); set.resume(i); set.kill(i);
+//   await set.stop();
 //
 // One owner; pause/resume send SIGSTOP/SIGCONT, so a paused member keeps its sockets but answers
-// nothing, like a stalled process.
+// nothing, like a stalled process; kill sends SIGKILL, a crash that closes its sockets.
 
 const { MongosimProcess, SET_NAME } = require('./mongosim_process');
 
@@ -30,6 +31,7 @@ class MongosimReplicaSet {
       this.members.push(new MongosimProcess(binaryPath, { initiate: false }));
     }
     this.paused = new Set();
+    this.killed = new Set();
   }
 
   get hosts() {
@@ -79,12 +81,13 @@ class MongosimReplicaSet {
   // The member that alone says isWritablePrimary (and that every other answering member names as
   // primary), or -1.
   async primaryIndex() {
-    const hellos = await Promise.all(this.members.map((m, i) => (this.paused.has(i) ? null
+    const silent = (i) => this.paused.has(i) || this.killed.has(i);
+    const hellos = await Promise.all(this.members.map((m, i) => (silent(i) ? null
       : this.command(i, { hello: 1 }).catch(() => null))));
     const writable = hellos.map((h, i) => (h && h.isWritablePrimary ? i : -1)).filter((i) => i >= 0);
     if (writable.length !== 1) return -1;
     const primaryHost = this.members[writable[0]].host;
-    const agree = hellos.every((h, i) => this.paused.has(i) || (h && h.primary === primaryHost));
+    const agree = hellos.every((h, i) => silent(i) || (h && h.primary === primaryHost));
     return agree ? writable[0] : -1;
   }
 
@@ -107,6 +110,12 @@ class MongosimReplicaSet {
   resume(i) {
     process.kill(this.members[i].pid, 'SIGCONT');
     this.paused.delete(i);
+  }
+
+  kill(i) {
+    process.kill(this.members[i].pid, 'SIGKILL');
+    this.paused.delete(i);
+    this.killed.add(i);
   }
 
   async stop() {
