@@ -1,0 +1,266 @@
+// The notify wait (Backoff::kNotify, mongolock.h [notify]) end to end: real Providers, real
+// threads, libmongoc's change stream against mongosim. A waiter is woken by the release (its own
+// timers are set far beyond the test's timeouts, so an acquire that returns in time was woken),
+// waiters are granted in arrival order, a waiter that gives up leaves the queue, a head that never
+// comes is passed after the grace, a stream the server refuses leaves waiters polling, and on
+// three members a waiter still hears the release after the primary stepped down.
+//
+// Model: mongosim members on one host; waiters in one process (each its own Provider unless
+// said). Left out: a network partition between a waiter and the set (the stream then breaks
+// and the waiter polls: the polling path is tested by the refused stream), waiters in several
+// processes (bench/lockbench measures those), a crash of a waiter's process while queued (a
+// head that never comes is modelled by an entry nobody refreshes).
+#include <gtest/gtest.h>
+#include <mongoc/mongoc.h>
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "bson_ptr.h"
+#include "commands.h"
+#include "test_server.h"
+
+namespace mongolock::test {
+namespace {
+
+using std::chrono::milliseconds;
+
+// Timers no test outlives: a waiter that was not woken attempts again only after these.
+constexpr int64_t kLongExpiryMs = 60'000;
+constexpr int64_t kLongGraceMs = 40'000;
+
+Options notify_options(const std::string& app) {
+  Options options;
+  options.create_index = false;
+  options.backoff = Backoff::kNotify;
+  options.expiry_ms = kLongExpiryMs;
+  // The grace, and every sleep of a waiter that polls: only a wake-up is in time.
+  options.busy_wait_min_ms = kLongGraceMs;
+  options.busy_wait_max_ms = kLongGraceMs;
+  options.app_name = app;
+  return options;
+}
+
+// An acquire waiting on its own thread, with no timeout of its own: the test judges whether it
+// was granted within kEventually (a wake-up takes milliseconds; a waiter that was not woken
+// attempts again only after its long timers). The destructor cancels an acquire still waiting.
+class WaitingAcquire {
+ public:
+  explicit WaitingAcquire(Lock lock) : lock_(std::move(lock)), thread_([this] { run(); }) {}
+  ~WaitingAcquire() {
+    stop_.request_stop();
+    thread_.join();
+  }
+  // Whether the acquire was granted by `deadline`.
+  bool granted_by(locklab::testkit::Deadline deadline) {
+    return poll_until(deadline, [this] { return granted_.load(); });
+  }
+  // Releases the hold once granted (the next waiter's turn).
+  void release() {
+    std::lock_guard guard(mutex_);
+    if (handle_) handle_->release();
+  }
+
+ private:
+  void run() {
+    try {
+      Handle handle = lock_.acquire(std::chrono::minutes(10), stop_.get_token());
+      std::lock_guard guard(mutex_);
+      handle_ = std::move(handle);
+      granted_ = true;
+    } catch (const Cancelled&) {
+    }
+  }
+  Lock lock_;
+  std::stop_source stop_;
+  std::mutex mutex_;
+  std::optional<Handle> handle_;
+  std::atomic<bool> granted_{false};
+  std::thread thread_;
+};
+
+// The waiters (w) of the lock document's queue, read with a client of its own.
+std::vector<std::string> queued(const std::string& uri, const std::string& db,
+                                const std::string& collection, const std::string& name) {
+  mongoc_client_t* client = mongoc_client_new(uri.c_str());
+  detail::Bson filter(BCON_NEW("_id", BCON_UTF8(name.c_str())));
+  mongoc_collection_t* coll = mongoc_client_get_collection(client, db.c_str(), collection.c_str());
+  mongoc_cursor_t* cursor = mongoc_collection_find_with_opts(coll, filter.get(), nullptr, nullptr);
+  std::vector<std::string> waiters;
+  const bson_t* doc = nullptr;
+  while (mongoc_cursor_next(cursor, &doc)) {
+    detail::for_each_document(*doc, "queue", [&](const bson_t& entry) {
+      waiters.push_back(detail::find_utf8(entry, "w").value_or("?"));
+      return true;
+    });
+  }
+  mongoc_cursor_destroy(cursor);
+  mongoc_collection_destroy(coll);
+  mongoc_client_destroy(client);
+  return waiters;
+}
+
+class NotifyTest : public FailPointTest {
+ protected:
+  std::vector<std::string> queue_of(const std::string& name) {
+    return queued(server_->uri(), db_, Options().collection, name);
+  }
+  // Waits until the lock's queue holds `count` waiters.
+  void wait_for_queue(const std::string& name, size_t count) {
+    ASSERT_TRUE(poll_until(after(kEventually), [&] { return queue_of(name).size() == count; }))
+        << "the queue never reached " << count << " waiters";
+  }
+  std::string db_ = fresh_database();
+};
+
+TEST_F(NotifyTest, AReleaseWakesTheWaiter) {
+  Provider holder(server_->uri(), db_, notify_options("notify-holder"));
+  Provider waiter(server_->uri(), db_, notify_options("notify-waiter"));
+  Handle held = holder.create_lock("L").acquire(milliseconds(5000));
+  const int64_t attempts_before = server_->member(0).command_total("findAndModify");
+  WaitingAcquire waiting(waiter.create_lock("L"));
+  wait_for_queue("L", 1);
+  EXPECT_TRUE(held.release());
+  ASSERT_TRUE(waiting.granted_by(after(kEventually))) << "the waiter was not woken by the release";
+  // Its attempts: the one that queued it, the one the opening stream asked for if the stream
+  // opened after it, and the woken one.
+  const int64_t attempts = server_->member(0).command_total("findAndModify") - attempts_before;
+  EXPECT_GE(attempts, 2);
+  EXPECT_LE(attempts, 3);
+  EXPECT_TRUE(queue_of("L").empty());
+}
+
+// Waiters queued one after another (each waits until the one before is queued) are granted in
+// that order, whether they share a Provider or not: each is woken by the release of the one
+// before (its own timers are far longer than kEventually).
+void expect_arrival_order(const std::string& uri, const std::string& db, bool one_provider) {
+  constexpr int kWaiters = 4;
+  Provider holder(uri, db, notify_options("order-holder"));
+  Provider shared(uri, db, notify_options("order-shared"));
+  std::vector<std::unique_ptr<Provider>> own;
+  std::vector<std::unique_ptr<WaitingAcquire>> waiters;
+  Handle held = holder.create_lock("L").acquire(milliseconds(5000));
+  for (int i = 0; i < kWaiters; ++i) {
+    own.push_back(
+        std::make_unique<Provider>(uri, db, notify_options("order-" + std::to_string(i))));
+    Provider& provider = one_provider ? shared : *own.back();
+    waiters.push_back(std::make_unique<WaitingAcquire>(provider.create_lock("L")));
+    ASSERT_TRUE(poll_until(after(kEventually), [&] {
+      return queued(uri, db, Options().collection, "L").size() == static_cast<size_t>(i + 1);
+    }));
+  }
+  held.release();
+  for (int i = 0; i < kWaiters; ++i) {
+    ASSERT_TRUE(waiters[i]->granted_by(after(kEventually))) << "waiter " << i << " not woken";
+    for (int later = i + 1; later < kWaiters; ++later) {
+      EXPECT_FALSE(waiters[later]->granted_by(after(milliseconds(0))))
+          << "waiter " << later << " was granted before waiter " << i;
+    }
+    waiters[i]->release();
+  }
+}
+
+TEST_F(NotifyTest, WaitersOfOneProviderAreGrantedInArrivalOrder) {
+  expect_arrival_order(server_->uri(), db_, true);
+}
+
+TEST_F(NotifyTest, WaitersOfManyProvidersAreGrantedInArrivalOrder) {
+  expect_arrival_order(server_->uri(), db_, false);
+}
+
+TEST_F(NotifyTest, AWaiterThatGivesUpLeavesTheQueue) {
+  Provider holder(server_->uri(), db_, notify_options("leave-holder"));
+  Options quick = notify_options("leave-waiter");
+  Provider waiter(server_->uri(), db_, quick);
+  Handle held = holder.create_lock("L").acquire(milliseconds(5000));
+  EXPECT_FALSE(waiter.create_lock("L").try_acquire(milliseconds(300)).has_value());
+  EXPECT_TRUE(queue_of("L").empty()) << "the timed-out waiter is still queued";
+}
+
+// A head that never comes (an entry nobody refreshes, as a waiter that died leaves it): the
+// next waiter takes the lock once it has been free for the grace, and the grant drops the head.
+TEST_F(NotifyTest, AHeadThatNeverComesIsPassedAfterTheGrace) {
+  Options short_lease = notify_options("ghost-holder");
+  short_lease.expiry_ms = 2000;
+  Provider holder(server_->uri(), db_, short_lease);
+  Handle held = holder.create_lock("L").acquire(milliseconds(5000));
+  // The ghost: queued by a raw attempt of a waiter id no Provider knows, kept for minutes.
+  mongoc_client_t* client = mongoc_client_new(server_->uri().c_str());
+  const Owner owner{"ghost", 1, ""};
+  const detail::QueueTicket ticket{"ghost", "no-provider", 600'000, 600'000};
+  detail::HoldRequest request{Options().collection, "L", "ghost-id", &owner, 2000, 62'000};
+  request.ticket = &ticket;
+  detail::BsonReply reply;
+  bson_error_t error;
+  ASSERT_TRUE(mongoc_client_command_simple(
+      client, db_.c_str(), detail::acquire_command(request).get(), nullptr, reply.out(), &error))
+      << error.message;
+  mongoc_client_destroy(client);
+  Options waiter_options = notify_options("ghost-waiter");
+  waiter_options.busy_wait_min_ms = 1;
+  waiter_options.busy_wait_max_ms = 200;  // its grace
+  Provider waiter(server_->uri(), db_, waiter_options);
+  WaitingAcquire waiting(waiter.create_lock("L"));
+  wait_for_queue("L", 2);
+  held.release();
+  ASSERT_TRUE(waiting.granted_by(after(kEventually)))
+      << "the ghost at the head kept the lock from every waiter";
+  EXPECT_TRUE(queue_of("L").empty()) << "the head that missed its turn is still queued";
+}
+
+// A server that refuses the stream (failCommand on aggregate): waiters poll with random sleeps
+// and still acquire once the lock is free.
+TEST_F(NotifyTest, WithoutAStreamWaitersPoll) {
+  server_->member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": "alwaysOn",
+      "data": {"failCommands": ["aggregate"], "errorCode": 40573, "appName": "nostream-waiter"}})");
+  Provider holder(server_->uri(), db_, notify_options("nostream-holder"));
+  Options polling = notify_options("nostream-waiter");
+  polling.busy_wait_min_ms = 1;
+  polling.busy_wait_max_ms = 50;
+  Provider waiter(server_->uri(), db_, polling);
+  Handle held = holder.create_lock("L").acquire(milliseconds(5000));
+  WaitingAcquire waiting(waiter.create_lock("L"));
+  wait_for_queue("L", 1);
+  const int64_t get_mores = server_->member(0).command_total("getMore");
+  held.release();
+  ASSERT_TRUE(waiting.granted_by(after(kEventually)));
+  EXPECT_EQ(server_->member(0).command_total("getMore"), get_mores)
+      << "a refused stream read events";
+}
+
+// Three members: the primary steps down while a waiter waits; the release, sent to the new
+// primary, still wakes it (the driver resumes the stream, or the watcher reopens it and wakes
+// every waiter to attempt again).
+TEST(NotifyFailoverTest, AWaiterHearsTheReleaseAfterTheStepDown) {
+  if (std::string(MONGOSIM_PATH).empty()) GTEST_SKIP() << "no mongosim in this build";
+  ReplicaSet set({.members = 3, .program = MONGOSIM_PATH});
+  const std::string db = fresh_database();
+  Provider holder(set.uri(), db, notify_options("failover-holder"));
+  Provider waiter(set.uri(), db, notify_options("failover-waiter"));
+  Handle held = holder.create_lock("L").acquire(milliseconds(10'000));
+  WaitingAcquire waiting(waiter.create_lock("L"));
+  ASSERT_TRUE(poll_until(after(kEventually), [&] {
+    return queued(set.uri(), db, Options().collection, "L").size() == 1;
+  }));
+  const int old_primary = set.primary();
+  ASSERT_GE(old_primary, 0);
+  set.member(old_primary)
+      .try_command("admin", {{"replSetStepDown", 10}, {"secondaryCatchUpPeriodSecs", 5}});
+  ASSERT_GE(set.wait_for_primary(after(kEventually), old_primary), 0);
+  // The holder's driver finds the new primary (a read through it succeeds), then releases.
+  ASSERT_TRUE(poll_until(after(kEventually), [&] {
+    try {
+      return holder.inspect("L").has_value();
+    } catch (const Error&) {
+      return false;
+    }
+  }));
+  ASSERT_EQ(held.release_result(), ReleaseResult::kReleased);
+  EXPECT_TRUE(waiting.granted_by(after(kEventually)))
+      << "the release after the step-down did not wake the waiter";
+}
+
+}  // namespace
+}  // namespace mongolock::test
