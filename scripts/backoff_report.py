@@ -355,8 +355,10 @@ LEGEND = """
 Columns: acq/s = acquisitions per second over the cell; of bound = that over the hold bound
 min(K, N) / (hold + RTT); handoff = from the previous holder's release() returning to the next
 holder's acquire() returning, holds in fencing-token order (negative when the grant's reply
-overtook the release's); p99 / RTT = handoff p99 over the floor's median; to self = share of
-handoffs back to the contender that released; wait = acquire() call to return (longest / FIFO:
+overtook the release's), counted only when another contender was waiting for that lock when
+the release returned (so none at N = 1: otherwise the lock was idle because nobody wanted it);
+p99 / RTT = handoff p99 over the floor's median; to self = share of
+those handoffs back to the contender that released; wait = acquire() call to return (longest / FIFO:
 the longest wait, counting waits the cell's end cut off, over (ceil(N/K) - 1) x (hold + RTT));
 Jain = Jain's index over per-contender acquisitions; cmds/acq = commands the server counted
 (opcounters, less lockbench's serverStatus, driver monitoring and member-to-member commands) per
@@ -364,8 +366,25 @@ acquisition; match = that count equals the commands the clients' pools sent (APM
 = utime + stime of the mongosim processes during the cell."""
 
 
+def budget_section(doc):
+    """Why the default matrix has the shape it has, with this run's own timing."""
+    cells = len(doc["cells"])
+    strategies = len(doc["axes"]["strategies"])
+    wall = doc.get("wall_s", 0)
+    return ["", "## The matrix's shape", "",
+            "The main grid crosses the axes a choice of strategy depends on most (strategy x "
+            "contention x hold) on one lock, threads in one process, one member; processes, "
+            "several locks and three members each get a slice of a few contention values at "
+            "hold 1 ms instead, because crossing them with the grid would multiply it (by 2, 2 "
+            "and 2 again) past the budget of 10 minutes on 2 cores. This run: %d cells in %.0f s "
+            "(%.1f s a cell with set-up); one more strategy adds a third, about %.0f s." % (
+                cells, wall, wall / max(cells, 1), wall * (strategies + 1) / max(strategies, 1))]
+
+
 def markdown(doc, svgs, svg_rel, notes, note):
     out = header_section(doc, note)
+    if not doc["axes"]["quick"]:
+        out += budget_section(doc)
     if svgs:
         out += ["", "## Plots", "", "Main grid (%s, one lock, %d member), one line per strategy." % (
             doc["axes"]["modes"][0], doc["axes"]["members"][0]), ""]
