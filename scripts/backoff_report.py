@@ -377,7 +377,7 @@ def budget_section(doc):
             "several locks and three members each get a slice of a few contention values at "
             "hold 1 ms instead, because crossing them with the grid would multiply it (by 2, 2 "
             "and 2 again) past the budget of 10 minutes on 2 cores. This run: %d cells in %.0f s "
-            "(%.1f s a cell with set-up); one more strategy adds a third, about %.0f s." % (
+            "(%.1f s a cell with set-up); one more strategy would bring it to about %.0f s." % (
                 cells, wall, wall / max(cells, 1), wall * (strategies + 1) / max(strategies, 1))]
 
 
