@@ -29,6 +29,8 @@ mongolock::Backoff mongolock_backoff(Backoff backoff) {
       return mongolock::Backoff::kRandom;
     case Backoff::kAdaptive:
       return mongolock::Backoff::kAdaptive;
+    case Backoff::kDecorrelated:
+      return mongolock::Backoff::kDecorrelated;
     case Backoff::kNotify:
       break;
   }

@@ -30,8 +30,9 @@ class ScenarioError : public std::runtime_error {
 
 // mongolock's wait strategies (mongolock::Backoff); the seed clients wait their own way and
 // take only random and adaptive.
-enum class Backoff { kRandom, kAdaptive, kNotify };
-inline constexpr std::string_view kBackoffNames[] = {"random", "adaptive", "notify"};
+enum class Backoff { kRandom, kAdaptive, kDecorrelated, kNotify };
+inline constexpr std::string_view kBackoffNames[] = {"random", "adaptive", "decorrelated",
+                                                     "notify"};
 // The strategy named `name` (one of kBackoffNames); nullopt for any other text.
 std::optional<Backoff> backoff_named(std::string_view name);
 enum class WorkloadKind { kMutex, kFenced, kCounter, kRw };

@@ -4,6 +4,9 @@
 // kAdaptive: base = min_ms * 1.5^n (n = busy attempts so far in this wait, capped at 10),
 //            clamped to max_ms, then +-20 % uniform jitter, then clamped to [min_ms, max_ms].
 //            reset() (a success) sets n back to 0.
+// kDecorrelated: uniform in [min_ms, 3 * previous] (previous = the last sleep returned,
+//            min_ms before the first), then capped at max_ms. reset() sets previous back to
+//            min_ms.
 // Invariant: every returned sleep is in [min_ms, max_ms].
 // Thread rules: one instance per waiting call; not shared.
 #pragma once
@@ -23,7 +26,10 @@ class BackoffPolicy {
 
   // The sleep after one more busy attempt.
   int64_t next_sleep_ms();
-  void reset() { busy_attempts_ = 0; }
+  void reset() {
+    busy_attempts_ = 0;
+    previous_ms_ = min_ms_;
+  }
   int busy_attempts() const { return busy_attempts_; }
 
   // The un-jittered adaptive sleep after n busy attempts (for tests and documentation).
@@ -34,6 +40,7 @@ class BackoffPolicy {
   int64_t min_ms_;
   int64_t max_ms_;
   int busy_attempts_ = 0;
+  int64_t previous_ms_;  // kDecorrelated: the last sleep returned (min_ms_ before the first)
   std::mt19937_64 random_;
 };
 

@@ -24,6 +24,9 @@ enum class Backoff {
   kRandom,    // uniform in [busy_wait_min_ms, busy_wait_max_ms] (DistributedLock's behaviour)
   kAdaptive,  // min * 1.5^n with +-20 % jitter, clamped to [min, max]; n = failed attempts in
               // this acquire() call (capped at 10), so it restarts at min after every success
+  // Decorrelated jitter: min(max, uniform(min, 3 * previous sleep)), the previous sleep
+  // starting at min in every acquire() call.
+  kDecorrelated,
   kNotify,    // wait to be woken: a plain lock's waiters queue in FIFO order on the lock
               // document and a change stream on the lock collection wakes the one whose turn
               // it is when the lock is released (mongolock.h [notify]); sleeps as kRandom when

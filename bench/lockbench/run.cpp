@@ -1,0 +1,166 @@
+#include "run.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "apm_pool.h"
+#include "clock.h"
+#include "figures.h"
+#include "floor.h"
+#include "machine.h"
+#include "server.h"
+
+namespace lockbench {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return text;
+}
+
+std::string minutes(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%dm%02ds", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
+  return text;
+}
+
+Json header(const Config& c, const std::vector<CellSpec>& plan) {
+  Json strategies = Json::array();
+  for (const Strategy& s : lockbench::strategies()) {
+    strategies.push_back({{"name", s.name},
+                          {"formula", s.formula},
+                          {"available", s.backoff.has_value()},
+                          {"unavailable", s.unavailable}});
+  }
+  Json picked = Json::array();
+  for (const Strategy* s : c.axes.strategies) picked.push_back(s->name);
+  Json modes = Json::array();
+  for (Mode m : c.axes.modes) modes.push_back(mode_name(m));
+  const RunSettings& s = c.settings;
+  return {{"tool", "lockbench"},
+          {"format", 1},
+          {"command", c.command_line},
+          {"machine", machine_info()},
+          {"load_average_start", load_average()},
+          {"started_at", utc_now()},
+          {"done", false},
+          {"settings",
+           {{"target", c.uri.empty() ? "mongosim" : "--uri"},
+            {"database", s.database},
+            {"gap_ms", s.gap_ms},
+            {"busy_wait_min_ms", s.busy_wait_min_ms},
+            {"busy_wait_max_ms", s.busy_wait_max_ms},
+            {"expiry_ms", s.expiry_ms},
+            {"seconds_per_cell", s.seconds_per_cell},
+            {"lock_choice", "round-robin: contender c's j-th acquire goes to lock (c + j) mod K"},
+            {"cells_planned", plan.size()}}},
+          {"axes",
+           {{"strategies", picked},
+            {"contention", c.axes.contention},
+            {"holds_ms", c.axes.holds_ms},
+            {"members", c.axes.members},
+            {"modes", modes},
+            {"locks", c.axes.locks},
+            {"slices", c.axes.slices},
+            {"quick", c.axes.quick}}},
+          {"strategies", strategies},
+          {"floors", Json::array()},
+          {"cells", Json::array()}};
+}
+
+void write_json(const std::string& dir, const Json& doc) {
+  const std::string path = dir + "/lockbench.json";
+  const std::string partial = path + ".partial";
+  {
+    std::ofstream out(partial);
+    out << doc.dump(1) << '\n';
+    if (!out) throw std::runtime_error("cannot write " + partial);
+  }
+  std::filesystem::rename(partial, path);
+}
+
+Json floor_json(const FloorResult& f, int members) {
+  return {{"target", f.target}, {"members", members},  {"samples", f.samples},
+          {"p50_ms", f.p50_ms}, {"p90_ms", f.p90_ms},  {"p99_ms", f.p99_ms},
+          {"max_ms", f.max_ms}, {"mean_ms", f.mean_ms}};
+}
+
+void progress(size_t done, size_t total_cells, double elapsed_s, const Json& cell) {
+  const double left_s =
+      elapsed_s / static_cast<double>(done) * static_cast<double>(total_cells - done);
+  const Json& h = cell["handoff_ms"];
+  const Json& cpa = cell["server"]["commands_per_acquisition"];
+  std::fprintf(
+      stderr,
+      "lockbench: [%zu/%zu %s, ~%s left] %s %s %s N=%d K=%d hold=%lldms m=%d: "
+      "%.1f acq/s, handoff p99 %.1f ms, %.2f cmds/acq, Jain %.2f%s\n",
+      done, total_cells, minutes(elapsed_s).c_str(), minutes(left_s).c_str(),
+      cell["plan"].get<std::string>().c_str(), cell["strategy"].get<std::string>().c_str(),
+      cell["mode"].get<std::string>().c_str(), cell["contenders"].get<int>(),
+      cell["locks"].get<int>(), static_cast<long long>(cell["hold_ms"].get<int64_t>()),
+      cell["members"].get<int>(), cell["throughput"]["acquisitions_per_s"].get<double>(),
+      h["p99"].is_null() ? 0.0 : h["p99"].get<double>(), cpa.is_null() ? 0.0 : cpa.get<double>(),
+      cell["fairness"]["jain_index"].get<double>(), cell["errors"].empty() ? "" : " (ERRORS)");
+}
+
+}  // namespace
+
+int run(const Config& config) {
+  const std::vector<CellSpec> plan = build_plan(config.axes);
+  RunSettings settings = config.settings;
+  settings.run_id = std::to_string(::getpid()) + "x" + std::to_string(std::time(nullptr));
+  settings.self_exe = std::filesystem::read_symlink("/proc/self/exe");
+  std::filesystem::create_directories(config.out);
+  settings.work_dir = config.out + "/contenders";
+  std::filesystem::create_directories(settings.work_dir);
+  Json doc = header(config, plan);
+  std::fprintf(stderr, "lockbench: %zu cells of %.1f s (about %s of measurement)\n", plan.size(),
+               settings.seconds_per_cell,
+               minutes(settings.seconds_per_cell * static_cast<double>(plan.size())).c_str());
+  const int64_t started_ns = monotonic_ns();
+  int exit_code = 0;
+  size_t next = 0;
+  while (next < plan.size()) {
+    const int members = plan[next].members;
+    std::unique_ptr<Target> target =
+        config.uri.empty() ? Target::start_mongosim(members) : Target::connect(config.uri);
+    const std::string uri = target->client_uri("lockbench");
+    const FloorResult floor = measure_floor(
+        uri, settings.database, "lb-" + settings.run_id + "-floor-" + std::to_string(members),
+        target->describe());
+    doc["floors"].push_back(floor_json(floor, members));
+    std::fprintf(stderr, "lockbench: %s: floor findAndModify p50 %.3f ms, p99 %.3f ms (%lld)\n",
+                 floor.target.c_str(), floor.p50_ms, floor.p99_ms,
+                 static_cast<long long>(floor.samples));
+    prepare_server(uri, settings);
+    for (; next < plan.size() && plan[next].members == members; ++next) {
+      const CellRaw raw = run_cell(*target, settings, plan[next]);
+      Json cell = cell_figures(raw, floor, floor.p50_ms);
+      if (!cell["errors"].empty() || !cell["counters"]["add_up"].get<bool>()) exit_code = 1;
+      doc["cells"].push_back(cell);
+      progress(next + 1, plan.size(), static_cast<double>(monotonic_ns() - started_ns) / kNsPerS,
+               cell);
+      write_json(config.out, doc);
+    }
+  }
+  doc["done"] = true;
+  doc["wall_s"] = static_cast<double>(monotonic_ns() - started_ns) / kNsPerS;
+  doc["load_average_end"] = load_average();
+  write_json(config.out, doc);
+  std::filesystem::remove_all(settings.work_dir);
+  std::fprintf(stderr, "lockbench: wrote %s/lockbench.json in %s\n", config.out.c_str(),
+               minutes(doc["wall_s"].get<double>()).c_str());
+  return exit_code;
+}
+
+}  // namespace lockbench

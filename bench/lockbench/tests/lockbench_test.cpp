@@ -1,0 +1,313 @@
+// lockbench's own tests: the figures from known records (handoff order by token, Jain's index,
+// counters that must add up, the server's counted commands split by sender), the strategy table
+// and the command line, and cells run against a real mongosim (threads, K locks, processes)
+// whose counters must add up: acquisitions = releases = hold records per contender and in total,
+// and the commands the clients' pools sent (APM) = the lock commands the server counted.
+//
+// The model leaves out: timing (no figure is checked against a number: that is the benchmark's
+// job, not a test's), failover and faults (a cell runs on a healthy set), crashes of a contender
+// mid-hold (a crashed child fails the cell), --uri servers (other clients' commands would make
+// the server's count differ), and the three-member set (the same counting, more members).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <stdexcept>
+
+#include "apm_pool.h"
+#include "cell.h"
+#include "child.h"
+#include "clock.h"
+#include "config.h"
+#include "figures.h"
+#include "plan.h"
+#include "records.h"
+#include "server.h"
+#include "stats.h"
+#include "strategies.h"
+#include "testkit.h"
+
+namespace lockbench {
+namespace {
+
+Hold hold(int32_t lock, int64_t token, int64_t acquired_ms, int64_t released_ms) {
+  return {lock, token, acquired_ms * kNsPerMs, acquired_ms * kNsPerMs, released_ms * kNsPerMs};
+}
+
+TEST(Stats, NearestRankQuantilesAndJain) {
+  const std::vector<double> sorted = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  EXPECT_EQ(quantile(sorted, 0.5), 5);
+  EXPECT_EQ(quantile(sorted, 0.99), 10);
+  EXPECT_EQ(quantile(sorted, 0.0), 1);
+  EXPECT_EQ(quantile({}, 0.5), 0);
+  EXPECT_DOUBLE_EQ(jain_index({5, 5, 5, 5}), 1.0);
+  EXPECT_DOUBLE_EQ(jain_index({8, 0, 0, 0}), 0.25);
+  EXPECT_DOUBLE_EQ(jain_index({1, 3}), 16.0 / 20.0);
+}
+
+TEST(Figures, HandoffsFollowTokenOrderPerLock) {
+  ContenderReport a;
+  ContenderReport b;
+  // Lock 0: a holds token 1 [0, 10], b token 2 [13, 20], a token 3 [21, 30]. Records of one
+  // contender are not in token order across contenders: the figures must sort them.
+  a.holds = {hold(0, 1, 0, 10), hold(0, 3, 21, 30)};
+  b.holds = {hold(0, 2, 13, 20), hold(1, 7, 5, 6), hold(1, 8, 9, 9)};
+  const std::vector<Handoff> h = handoffs({a, b});
+  ASSERT_EQ(h.size(), 3U);
+  EXPECT_DOUBLE_EQ(h[0].ms, 3);  // a released at 10, b acquired at 13
+  EXPECT_FALSE(h[0].same_contender);
+  EXPECT_DOUBLE_EQ(h[1].ms, 1);  // b released at 20, a acquired at 21
+  EXPECT_DOUBLE_EQ(h[2].ms, 3);  // lock 1: b to b
+  EXPECT_TRUE(h[2].same_contender);
+}
+
+TEST(Figures, OnlyHandoffsWithSomeoneWaitingAreContended) {
+  ContenderReport a;
+  ContenderReport b;
+  // a holds [0, 10] and [30, 40]; b asks at 5 and gets the lock at 12 (waiting at a's release at
+  // 10); a asks again at 25, after b released at 20: nobody waited at 20.
+  a.holds = {hold(0, 1, 0, 10), Hold{0, 3, 25 * kNsPerMs, 30 * kNsPerMs, 40 * kNsPerMs}};
+  b.holds = {Hold{0, 2, 5 * kNsPerMs, 12 * kNsPerMs, 20 * kNsPerMs}};
+  // c waits for lock 0 from 35 until the cell ends at 50 (an open wait): a's release at 40.
+  ContenderReport c;
+  c.open_wait = OpenWait{0, 35 * kNsPerMs, 50 * kNsPerMs};
+  ContenderReport d;  // a second hold by a, then d: nobody waits for lock 0 at 40 but c
+  d.holds = {Hold{0, 4, 41 * kNsPerMs, 45 * kNsPerMs, 46 * kNsPerMs}};
+  const std::vector<Handoff> h = handoffs({a, b, c, d});
+  ASSERT_EQ(h.size(), 3U);
+  EXPECT_TRUE(h[0].contended);   // a -> b, b waiting since 5
+  EXPECT_FALSE(h[1].contended);  // b -> a, nobody waiting at 20
+  EXPECT_DOUBLE_EQ(h[1].ms, 10);
+  EXPECT_TRUE(h[2].contended);  // a -> d at 40, c waiting since 35
+  // A wait for another lock does not count.
+  ContenderReport e;
+  e.open_wait = OpenWait{1, 15 * kNsPerMs, 50 * kNsPerMs};
+  EXPECT_FALSE(handoffs({a, b, e})[1].contended);
+}
+
+TEST(Figures, ARepeatedTokenIsAnError) {
+  ContenderReport a;
+  a.holds = {hold(0, 4, 0, 1), hold(0, 4, 2, 3)};
+  EXPECT_THROW(handoffs({a}), std::runtime_error);
+}
+
+CellRaw raw_of(std::vector<ContenderReport> contenders) {
+  static const Strategy& random = strategy_named("random");
+  CellRaw raw;
+  raw.spec = {0, "main", &random, Mode::kThreads, static_cast<int>(contenders.size()), 1, 10, 1};
+  raw.start_ns = 0;
+  raw.stop_ns = kNsPerS;
+  raw.contenders = std::move(contenders);
+  return raw;
+}
+
+TEST(Figures, CountersAddUpOnlyWhenEveryAcquisitionWasReleased) {
+  ContenderReport a;
+  a.holds = {hold(0, 1, 0, 10), hold(0, 3, 30, 40)};
+  a.acquisitions = a.releases = 2;
+  ContenderReport b;
+  b.holds = {hold(0, 2, 15, 25)};
+  b.acquisitions = b.releases = 1;
+  FloorResult floor;
+  floor.target = "test";
+  const auto good = cell_figures(raw_of({a, b}), floor, 1.0);
+  EXPECT_TRUE(good["counters"]["add_up"].get<bool>());
+  EXPECT_EQ(good["counters"]["acquisitions"].get<int64_t>(), 3);
+  EXPECT_DOUBLE_EQ(good["throughput"]["acquisitions_per_s"].get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(good["throughput"]["hold_bound_per_s"].get<double>(), 1000.0 / 11.0);
+  EXPECT_DOUBLE_EQ(good["fairness"]["jain_index"].get<double>(), 9.0 / 10.0);
+  EXPECT_DOUBLE_EQ(good["fairness"]["fifo_bound_ms"].get<double>(), 11.0);
+  b.releases = 0;  // an acquisition never released
+  const auto bad = cell_figures(raw_of({a, b}), floor, 1.0);
+  EXPECT_FALSE(bad["counters"]["add_up"].get<bool>());
+}
+
+TEST(Figures, OpenWaitsCountInTheLongestWait) {
+  ContenderReport a;
+  a.holds = {hold(0, 1, 0, 900)};
+  a.acquisitions = a.releases = 1;
+  ContenderReport b;
+  b.open_wait = OpenWait{0, 1 * kNsPerMs, 1000 * kNsPerMs};
+  FloorResult floor;
+  const auto f = cell_figures(raw_of({a, b}), floor, 1.0);
+  EXPECT_DOUBLE_EQ(f["fairness"]["longest_wait_ms"].get<double>(), 999.0);
+  EXPECT_EQ(f["wait_ms"]["open_at_end"].get<int64_t>(), 1);
+}
+
+TEST(ServerCount, SubtractsOwnStatusMonitoringAndMemberTraffic) {
+  ServerSnapshot before;
+  before.opcounters = {{"command", 100}, {"update", 10}, {"query", 1}};
+  before.commands = {{"findAndModify", 50}, {"hello", 7}, {"serverStatus", 3}};
+  before.status_calls = 1;
+  ServerSnapshot after;
+  after.opcounters = {{"command", 100 + 20 + 2 + 3 + 1}, {"update", 15}, {"query", 1}};
+  after.commands = {{"findAndModify", 70},
+                    {"hello", 9},
+                    {"serverStatus", 4},
+                    {"replSetHeartbeat", 3},
+                    {"update", 5}};
+  after.status_calls = 1;
+  const ServerCount c = count_between(before, after);
+  EXPECT_EQ(c.opcounters_sum, 31);
+  EXPECT_EQ(c.own_status_calls, 1);
+  EXPECT_EQ(c.monitoring, 2);
+  EXPECT_EQ(c.members_internal, 3);
+  EXPECT_EQ(c.lock_commands, 25);  // 20 findAndModify + 5 updates
+}
+
+TEST(Records, TextRoundTripsAndBadLinesNameTheirPlace) {
+  ContenderReport r;
+  r.holds = {hold(2, 9, 1, 2)};
+  r.open_wait = OpenWait{2, 5, 6};
+  r.acquisitions = r.releases = 1;
+  r.commands_sent = {{"findAndModify", 3}, {"update", 1}};
+  const ContenderReport back = from_text(to_text(r), "x");
+  ASSERT_EQ(back.holds.size(), 1U);
+  EXPECT_EQ(back.holds[0].token, 9);
+  EXPECT_EQ(back.holds[0].released_ns, 2 * kNsPerMs);
+  EXPECT_EQ(back.open_wait->given_up_ns, 6);
+  EXPECT_EQ(back.commands_sent, r.commands_sent);
+  try {
+    from_text("T 1 1\nH 1 2 x\n", "child-3");
+    FAIL() << "a malformed line was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("child-3:2"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(from_text("H 0 1 1 1 1\n", "cut"), std::runtime_error);  // no T line
+}
+
+TEST(Strategies, NotifyIsRefusedWithItsReasonAndUnknownNamesAreListed) {
+  try {
+    pick_strategies({"random", "notify"});
+    FAIL() << "notify was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("kNotify"), std::string::npos) << e.what();
+  }
+  try {
+    pick_strategies({"exponential"});
+    FAIL() << "an unknown strategy was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("decorrelated"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(pick_strategies({"random", "random"}), std::invalid_argument);
+  std::vector<std::string> names;
+  for (const Strategy* s : available_strategies()) names.emplace_back(s->name);
+  EXPECT_EQ(names, (std::vector<std::string>{"random", "adaptive", "decorrelated"}));
+}
+
+Config parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "lockbench");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  Config c;
+  EXPECT_TRUE(parse_config(static_cast<int>(argv.size()), argv.data(), c));
+  return c;
+}
+
+void expect_refused(std::vector<std::string> args, const std::string& names) {
+  try {
+    parse(std::move(args));
+    ADD_FAILURE() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(names), std::string::npos) << e.what();
+  }
+}
+
+TEST(Config, BadInputNamesTheFlag) {
+  expect_refused({"--contention", "4,0"}, "--contention");
+  expect_refused({"--strategies", "notify"}, "kNotify");
+  expect_refused({"--mode", "fibres"}, "--mode");
+  expect_refused({"--min-ms", "900"}, "--min-ms");
+  expect_refused({"--seconds-per-cell", "0"}, "--seconds-per-cell");
+  expect_refused({"--uri", "mongodb://h/", "--members", "3"}, "--members");
+  expect_refused({"--slices", "regions"}, "--slices");
+  expect_refused({"--slices", "none,locks"}, "--slices");
+}
+
+TEST(Plan, DefaultMatrixIsTheMainGridPlusSlices) {
+  const Config c = parse({});
+  const std::vector<CellSpec> cells = build_plan(c.axes);
+  const size_t strategies = available_strategies().size();
+  size_t main = 0;
+  size_t three = 0;
+  for (const CellSpec& cell : cells) {
+    if (cell.plan == "main") ++main;
+    if (cell.members == 3) ++three;
+    EXPECT_EQ(cell.index, &cell - cells.data());
+  }
+  EXPECT_EQ(main, 21 * strategies);
+  EXPECT_EQ(cells.size(), 29 * strategies);
+  EXPECT_EQ(three, 3 * strategies);
+  EXPECT_EQ(cells.back().members, 3);  // grouped by server, one member first
+  const Config quick = parse({"--quick"});
+  EXPECT_EQ(build_plan(quick.axes).size(), 4 * strategies);
+}
+
+// Cells against a real one-member mongosim.
+class Cells : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (locklab::testkit::mongosim_program().empty()) return;
+    target_ = Target::start_mongosim(1).release();
+    settings_.run_id = "test" + std::to_string(::getpid());
+    settings_.seconds_per_cell = 0.8;
+    settings_.gap_ms = 1;
+    settings_.busy_wait_min_ms = 2;
+    settings_.busy_wait_max_ms = 20;
+    settings_.self_exe = LOCKBENCH_PATH;
+    work_ = new locklab::testkit::TempDir("lockbench_test");
+    settings_.work_dir = work_->path();
+    prepare_server(target_->client_uri("lockbench-test"), settings_);
+  }
+  static void TearDownTestSuite() {
+    delete target_;
+    delete work_;
+  }
+  void SetUp() override {
+    if (target_ == nullptr) GTEST_SKIP() << "this build has no mongosim";
+  }
+  // Runs a cell and checks everything that must add up; returns its figures.
+  static nlohmann::ordered_json run_and_check(const CellSpec& spec) {
+    const CellRaw raw = run_cell(*target_, settings_, spec);
+    EXPECT_TRUE(raw.errors.empty()) << raw.errors.front();
+    EXPECT_EQ(raw.contenders.size(), static_cast<size_t>(spec.contenders));
+    int64_t acquisitions = 0;
+    for (const ContenderReport& c : raw.contenders) {
+      EXPECT_EQ(c.error, "");
+      EXPECT_EQ(c.acquisitions, c.releases);
+      EXPECT_EQ(c.acquisitions, static_cast<int64_t>(c.holds.size()));
+      acquisitions += c.acquisitions;
+    }
+    EXPECT_GT(acquisitions, 0);
+    EXPECT_EQ(raw.server.lock_commands, total(raw.client_commands));
+    EXPECT_GE(raw.client_commands.count("findAndModify"), 1U);
+    FloorResult floor;
+    floor.target = target_->describe();
+    const auto f = cell_figures(raw, floor, 0.1);  // also: tokens never repeat per lock
+    EXPECT_TRUE(f["counters"]["add_up"].get<bool>());
+    EXPECT_TRUE(f["server"]["commands_match"].get<bool>());
+    // Every release is one update the server counted.
+    EXPECT_EQ(raw.server.per_command.at("update"), acquisitions);
+    return f;
+  }
+  static inline Target* target_ = nullptr;
+  static inline RunSettings settings_;
+  static inline locklab::testkit::TempDir* work_ = nullptr;
+};
+
+TEST_F(Cells, ThreadsOnOneLockAddUp) {
+  run_and_check({0, "main", &strategy_named("random"), Mode::kThreads, 4, 1, 1, 1});
+}
+
+TEST_F(Cells, ThreadsOnSeveralLocksAddUp) {
+  const auto f =
+      run_and_check({1, "locks", &strategy_named("decorrelated"), Mode::kThreads, 5, 2, 1, 1});
+  EXPECT_EQ(f["locks"].get<int>(), 2);
+}
+
+TEST_F(Cells, ProcessesAddUp) {
+  run_and_check({2, "processes", &strategy_named("adaptive"), Mode::kProcesses, 3, 1, 1, 1});
+}
+
+}  // namespace
+}  // namespace lockbench
