@@ -3,6 +3,7 @@
 #include <mongolock/mongolock.h>
 
 #include <chrono>
+#include <memory>
 #include <stdexcept>
 #include <thread>
 
@@ -31,13 +32,13 @@ CellRaw run_threads(Target& target, const RunSettings& settings, const CellSpec&
   raw.spec = spec;
   // A pool per cell: a Provider sets its borrowed pool's error API, which libmongoc allows once.
   ApmPool apm(target.client_uri("lockbench"));
-  mongolock::Provider provider(apm.pool(), settings.database,
-                               cell_options(settings, *spec.strategy));
+  auto provider = std::make_unique<mongolock::Provider>(apm.pool(), settings.database,
+                                                        cell_options(settings, *spec.strategy));
   apm.open_connections(spec.contenders);  // after the Provider set the pool's error API
-  warm_up(provider, lock_name(settings, spec.index, -1));
+  warm_up(*provider, lock_name(settings, spec.index, -1));
   std::vector<mongolock::Lock> locks;
   for (int k = 0; k < spec.locks; ++k) {
-    locks.push_back(provider.create_lock(lock_name(settings, spec.index, k)));
+    locks.push_back(provider->create_lock(lock_name(settings, spec.index, k)));
   }
   quiet_or_throw(apm, "before the cell");
   const std::map<std::string, int64_t> sent_before = apm.started();
@@ -55,6 +56,10 @@ CellRaw run_threads(Target& target, const RunSettings& settings, const CellSpec&
       });
     }
   }
+  // The Provider's background work ends with it (a notify stream's getMore waits on the server
+  // until its maxAwaitTimeMS): counted on both sides, and nothing stays in flight.
+  locks.clear();
+  provider.reset();
   quiet_or_throw(apm, "after the cell");
   raw.server = count_between(before, target.snapshot());
   raw.client_commands = difference(apm.started(), sent_before);

@@ -16,9 +16,7 @@ NotifyWaiter::NotifyWaiter(Context& context, const HoldSpec& spec)
   const Options& options = context.options();
   ticket_ = QueueTicket{waiter_id_, context.provider_id(), queue_keep_ms(options),
                         options.busy_wait_max_ms};
-  if (ReleaseWatcher* watcher = context.release_watcher()) {
-    registration_ = watcher->register_waiter(waiter_id_);
-  }
+  watcher_ = context.release_watcher();
 }
 
 NotifyWaiter::~NotifyWaiter() {
@@ -30,13 +28,20 @@ NotifyWaiter::~NotifyWaiter() {
   }
 }
 
-uint64_t NotifyWaiter::wakes() const {
-  return registration_ ? registration_->wakes() : 0;
+uint64_t NotifyWaiter::wakes() {
+  if (registration_) return registration_->wakes();
+  if (watcher_) before_first_attempt_ = watcher_->state();
+  return 0;
 }
 
 std::optional<int64_t> NotifyWaiter::planned_sleep_ms(const bson_t* lock_document) {
   if (!active_) return std::nullopt;
   queued_ = true;  // a refused attempt, even one whose reply was lost, may have queued it
+  if (!registration_ && watcher_ != nullptr) {
+    registration_ = watcher_->register_waiter(waiter_id_);
+    // A release between that attempt and now is on no stream this waiter can count on.
+    if (registration_ && watcher_->missed_since(before_first_attempt_)) return 0;
+  }
   if (lock_document == nullptr || !registration_ || !registration_->streaming()) {
     return std::nullopt;
   }

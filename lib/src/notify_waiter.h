@@ -2,13 +2,15 @@
 // queue ticket, its registration with the Provider's ReleaseWatcher, and its sleeps.
 //
 // Inactive (ticket() nullptr, sleeps as the fallback policy) unless Options::backoff is kNotify
-// and the hold is a plain lock. Active: every attempt carries the ticket; after a refused one
-// the waiter sleeps until the watcher wakes it or plan_notify_wait's time passes, or, while the
-// stream is not open or the waiter is not queued, for the fallback's sleep (woken early when the
-// stream opens). On leaving without a grant (timeout, cancellation, an error) it removes its
-// entry, one update sent once whose failure is ignored: the entry lapses keep_ms after the
-// waiter's last attempt in any case.
-// Thread rules: one per waiting call, used by that call's thread only.
+// and the hold is a plain lock. Active: every attempt carries the ticket. After the first
+// refused one the waiter registers with the watcher (release_watcher.h: why no release is
+// missed) and attempts again at once unless the stream open before that attempt still is;
+// after a refused one it sleeps until the watcher wakes it or plan_notify_wait's time passes,
+// or, while the stream is not open or the waiter is not queued, for the fallback's sleep (woken
+// early when the stream opens). On leaving without a grant (timeout, cancellation, an error) it
+// removes its entry, one update sent once whose failure is ignored: the entry lapses keep_ms after
+// the waiter's last attempt in any case. Thread rules: one per waiting call, used by that call's
+// thread only.
 #pragma once
 
 #include <chrono>
@@ -34,7 +36,7 @@ class NotifyWaiter {
 
   const QueueTicket* ticket() const { return active_ ? &ticket_ : nullptr; }
   // Read before each attempt; wait() returns early once it differs.
-  uint64_t wakes() const;
+  uint64_t wakes();
   // After a refused attempt that returned `lock_document` (nullptr: none came back): how long
   // to sleep, or nullopt to sleep by the fallback policy.
   std::optional<int64_t> planned_sleep_ms(const bson_t* lock_document);
@@ -49,7 +51,9 @@ class NotifyWaiter {
   const bool active_;
   const std::string waiter_id_;
   QueueTicket ticket_{};
-  std::unique_ptr<ReleaseWatcher::Registration> registration_;
+  ReleaseWatcher* watcher_ = nullptr;
+  ReleaseWatcher::State before_first_attempt_;
+  std::unique_ptr<ReleaseWatcher::Registration> registration_;  // after the first refusal
   bool queued_ = false;  // an attempt may have queued this waiter
 };
 

@@ -80,9 +80,14 @@ std::unique_ptr<ReleaseWatcher::Registration> ReleaseWatcher::register_waiter(
   return std::unique_ptr<Registration>(new Registration(*this, waiter));
 }
 
-uint64_t ReleaseWatcher::streams_opened() const {
+ReleaseWatcher::State ReleaseWatcher::state() const {
   std::lock_guard guard(mutex_);
-  return streams_opened_;
+  return {streaming_, streams_opened_};
+}
+
+bool ReleaseWatcher::missed_since(const State& before) const {
+  std::lock_guard guard(mutex_);
+  return streaming_ && !(before.streaming && streams_opened_ == before.opened);
 }
 
 void ReleaseWatcher::run() {
@@ -115,10 +120,6 @@ void ReleaseWatcher::serve(mongoc_client_t* client) {
   const bson_t* error_reply = nullptr;
   bool broken = mongoc_change_stream_error_document(stream, &error, &error_reply);
   if (!broken) {
-    {
-      std::lock_guard guard(mutex_);
-      ++streams_opened_;
-    }
     set_streaming(true);
     while (true) {
       {
@@ -159,6 +160,7 @@ void ReleaseWatcher::set_streaming(bool streaming) {
   // nothing: they are polling already.
   if (streaming_ == streaming) return;
   streaming_ = streaming;
+  if (streaming) ++streams_opened_;
   for (auto& [waiter, wakes] : wakes_) ++wakes;
   changed_.notify_all();
 }

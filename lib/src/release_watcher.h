@@ -9,12 +9,14 @@
 // closed, every waiter is woken: one registered before the stream opened attempts again under
 // it, one whose stream broke polls (streaming() false) until the stream is back.
 //
-// Why no release is missed: a waiter registers BEFORE its first attempt and reads wakes()
-// before each attempt; a refused attempt leaves its entry queued, so a later release is an
-// event after the attempt. If the stream was open at registration, it reads from before the
-// attempt; if not, its opening wakes the waiter, which attempts again under the open stream.
-// A wake that comes between an attempt and the wait is not lost: wait() compares wakes() with
-// the value read before the attempt. The stream reads majority-committed events only.
+// Why no release is missed: a waiter registers after its first refused attempt (an acquire
+// that is granted at once opens no stream), having read state() before that attempt; a refused
+// attempt leaves its entry queued, so a later release is an event after the attempt. If the
+// same stream was open before the attempt and still is, it saw everything after it; if none is
+// open now, its opening will wake the waiter to attempt under it; otherwise (missed_since) the
+// waiter attempts again at once, now registered. Before each later attempt the
+// waiter reads wakes(); a wake between an attempt and the wait is not lost: wait() compares
+// with that value. The stream reads majority-committed events only.
 //
 // Limits: one stream and one pooled client while any waiter waits and for linger_ms after the
 // last; at most kWaitersMax registrations (register_waiter returns nullptr beyond: that waiter
@@ -73,6 +75,12 @@ class ReleaseWatcher {
     const std::string waiter_;
   };
 
+  // Whether a stream is open, and how many have opened: read before a waiter's first attempt.
+  struct State {
+    bool streaming = false;
+    uint64_t opened = 0;
+  };
+
   explicit ReleaseWatcher(Params params);
   ~ReleaseWatcher();
   ReleaseWatcher(const ReleaseWatcher&) = delete;
@@ -82,8 +90,11 @@ class ReleaseWatcher {
   // registered. Starts the watcher thread on first use.
   std::unique_ptr<Registration> register_waiter(const std::string& waiter);
 
-  // Streams opened so far (for tests and benchmarks).
-  uint64_t streams_opened() const;
+  State state() const;
+  // Whether a waiter registered after an attempt made at `before` must attempt again at once:
+  // a stream is open now that was not open then (it opened in between, and its opening woke
+  // everyone registered before it). No stream open now: its opening will wake the waiter.
+  bool missed_since(const State& before) const;
 
  private:
   void run();
