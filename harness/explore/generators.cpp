@@ -183,13 +183,15 @@ void draw_lock(Scenario& s, const ExploreSpace& space) {
 // seconds. A client whose lease comes in coarse units (npm's ttl in whole seconds) grants more
 // than the drawn expiry, and no compressed hold comes near its lease: its critical section is
 // drawn again over twice the lease it really grants, as a hold in production can outlast its
-// lease. Drawn for such clients only, so every other client's cases stay as they were.
+// lease; and the run is longer by two leases, so such a hold and the next one fit in it. Drawn
+// for such clients only, so every other client's cases stay as they were.
 void scale_to_lease_granularity(Scenario& s) {
   const ClientSpec* client = find_client(s.workload.client);
   if (client == nullptr || client->lease_granularity_ms <= 0) return;
   const int64_t lease_ms = granted_lease_ms(*client, s.lock.expiry_ms);
   s.workload.critical_section_ms =
       *uniform<int64_t>(0, 2 * lease_ms + 1).as("critical_section_ms over the granted lease");
+  s.workload.duration_ms += 2 * lease_ms;
 }
 
 Scenario draw_scenario(const ExploreSpace& space) {

@@ -173,6 +173,7 @@ TEST(ExploreGenerators, ACoarseLeaseClientsHoldsAreDrawnOverTheLeaseItGrants) {
     const Scenario npm = scenario_gen(everything(npm_pin))(random, 50).value();
     const int64_t lease_ms = (npm.lock.expiry_ms + 999) / 1000 * 1000;
     EXPECT_LE(npm.workload.critical_section_ms, 2 * lease_ms);
+    EXPECT_GE(npm.workload.duration_ms, kExploreMinRunMs + 2 * lease_ms);
     if (npm.workload.critical_section_ms > lease_ms) ++past_the_lease;
     const Scenario own = scenario_gen(everything(mongolock_pin))(random, 50).value();
     EXPECT_LE(own.workload.critical_section_ms, 150);
