@@ -192,7 +192,11 @@ TEST(ExploreGenerators, CasesGrowWithTheSize) {
     const Scenario big = scenario_gen(space)(random, 100).value();
     small_workers = std::max(small_workers, small.workload.workers);
     small_faults = std::max(small_faults, static_cast<int>(small.nemesis.schedule.size()));
-    small_run = std::max(small_run, small.workload.duration_ms);
+    // A coarse-lease client's run is two granted leases longer at every size.
+    const ClientSpec& client = *find_client(small.workload.client);
+    const int64_t lease_extra_ms =
+        client.lease_granularity_ms > 0 ? 2 * granted_lease_ms(client, small.lock.expiry_ms) : 0;
+    small_run = std::max(small_run, small.workload.duration_ms - lease_extra_ms);
     big_workers = std::max(big_workers, big.workload.workers);
     big_faults = std::max(big_faults, static_cast<int>(big.nemesis.schedule.size()));
     big_run = std::max(big_run, big.workload.duration_ms);
