@@ -166,7 +166,9 @@ TEST_F(ChangeStreamTest, UpdateLookupGivesTheDocumentAsItIsNowOrNull) {
             (std::vector<std::string>{"insert", "insert", "update", "update", "update", "delete"}));
   // The first update of 1 shows the document as it is when read (v: 3), not as it was then.
   EXPECT_TRUE(Same(*events[2].as_document().get("fullDocument"), R"({"_id": 1, "v": 3})"));
-  EXPECT_TRUE(events[3].as_document().get("fullDocument")->is_null());  // 2 is gone
+  const Value* gone = events[3].as_document().get("fullDocument");
+  ASSERT_NE(gone, nullptr);
+  EXPECT_TRUE(gone->is_null());  // 2 is gone
   // fullDocument comes right after wallTime, as in mongod's events.
   EXPECT_EQ(events[2].as_document().at(4).first, "fullDocument");
 }
@@ -503,8 +505,11 @@ TEST_F(ChangeStreamTest, RequiredImagesFailAndWhenAvailableImagesAreNull) {
   write(R"({"update": "c", "updates": [{"q": {"_id": 1}, "u": {"$set": {"v": 1}}}]})");
   bson::Array events = batch(more(when_available));
   ASSERT_EQ(events.size(), 2u);
-  EXPECT_TRUE(events[1].as_document().get("fullDocument")->is_null());
-  EXPECT_TRUE(events[1].as_document().get("fullDocumentBeforeChange")->is_null());
+  for (const char* image : {"fullDocument", "fullDocumentBeforeChange"}) {
+    const Value* v = events[1].as_document().get(image);
+    ASSERT_NE(v, nullptr) << image;
+    EXPECT_TRUE(v->is_null()) << image;
+  }
   try {
     more(required);
     FAIL() << "expected NoMatchingDocument";

@@ -225,6 +225,7 @@ TEST(ChangeStream, LibmongocSendsAnAggregateThenAwaitDataGetMores) {
   ASSERT_TRUE(get_mores.back().reply);
   const Document& last = get_mores.back().reply->get("cursor")->as_document();
   ASSERT_EQ(last.get("nextBatch")->as_array().size(), 1u);
+  ASSERT_TRUE(last.has("postBatchResumeToken"));
   EXPECT_TRUE(
       last.get("postBatchResumeToken")->as_document().identical(event->get("_id")->as_document()));
 }
@@ -244,6 +245,7 @@ TEST(ChangeStream, AGetMoreThatTimesOutReturnsNothingButAPostBatchToken) {
   const Document& cursor = get_mores[0].reply->get("cursor")->as_document();
   EXPECT_TRUE(cursor.get("nextBatch")->as_array().empty());
   EXPECT_NE(cursor.get("id")->as_int64(), 0);
+  ASSERT_TRUE(cursor.has("postBatchResumeToken"));
   EXPECT_TRUE(cursor.get("postBatchResumeToken")->is_document());
   // The driver caches it as its resume token.
   const bson_t* token = mongoc_change_stream_get_resume_token(stream.get());
@@ -251,34 +253,46 @@ TEST(ChangeStream, AGetMoreThatTimesOutReturnsNothingButAPostBatchToken) {
   EXPECT_TRUE(to_document(token).identical(cursor.get("postBatchResumeToken")->as_document()));
 }
 
-// The first getMore is known to be waiting (serverStatus counts it) when the write happens; it
-// returns the event itself. Without a wake-up it would return empty at its 20 s deadline and a
-// second getMore would bring the event: the check on the number of getMores catches that.
+// The first getMore is known to be waiting (serverStatus counts it) when the write happens, and
+// its maxAwaitTimeMS is ten minutes: only a wake-up brings the event within the test's
+// kConvergeTimeout (a hang guard, not a measurement), and it comes in that same getMore.
 class ChangeStreamWake : public ::testing::TestWithParam<int> {};
+
+constexpr int32_t kLongAwaitMs = 600'000;
+// A socket timeout beyond the await, so the driver waits for the server's answer.
+constexpr const char* kLongAwaitClientOptions =
+    "serverSelectionTryOnce=false&serverSelectionTimeoutMS=30000&heartbeatFrequencyMS=500"
+    "&connectTimeoutMS=2000&socketTimeoutMS=900000";
 
 TEST_P(ChangeStreamWake, AWaitingGetMoreReturnsTheEventOnceItCommits) {
   SimSet set({.members = GetParam()});
   int primary = set.primary();
   ASSERT_GE(primary, 0);
   Monitor monitor;
-  Client client = monitored_client(set.uri(kClientOptions), monitor);
+  Client client = monitored_client(set.uri(kLongAwaitClientOptions), monitor);
   Collection coll(mongoc_client_get_collection(client.get(), "db", "locks"));
   Client writer(mongoc_client_new(set.uri(kClientOptions).c_str()));
   Collection writer_coll(mongoc_client_get_collection(writer.get(), "db", "locks"));
-  Stream stream = watch(coll.get(), "{}", R"({"maxAwaitTimeMS": 20000})");
+  Document opts{{"maxAwaitTimeMS", V(kLongAwaitMs)}};
+  Stream stream = watch(coll.get(), "{}", bson::to_json(opts).c_str());
   ASSERT_TRUE(stream);
   constexpr int kRounds = 5;
   std::vector<double> latencies_ms;
   for (int round = 0; round < kRounds; ++round) {
     size_t get_mores_before = monitor.named("getMore").size();
     auto next = std::async(std::launch::async, [&] {
-      return next_event(stream.get(), locklab::testkit::after(std::chrono::seconds(60)));
+      return next_event(stream.get(), locklab::testkit::after(std::chrono::minutes(15)));
     });
     ASSERT_TRUE(
         poll_until(after(kConvergeTimeout), [&] { return waiting_get_mores(set, primary) == 1; }));
     std::string id = "w" + std::to_string(round);
     auto written = std::chrono::steady_clock::now();
     insert(writer_coll.get(), id.c_str(), kMajority);
+    if (next.wait_for(kConvergeTimeout) != std::future_status::ready) {
+      for (int i = 0; i < set.size(); ++i) set.kill(i);  // ends the driver's wait
+      next.wait();
+      FAIL() << "the waiting getMore was not woken by the committed write";
+    }
     auto event = next.get();
     latencies_ms.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - written)
