@@ -129,9 +129,17 @@ void ReleaseWatcher::serve(mongoc_client_t* client) {
         if (stopping_ || idle) break;
       }
       const bson_t* event = nullptr;
+      const auto asked = std::chrono::steady_clock::now();
       if (mongoc_change_stream_next(stream, &event)) {
         dispatch(*event);
       } else if (mongoc_change_stream_error_document(stream, &error, &error_reply)) {
+        broken = true;
+        break;
+      } else if (std::chrono::steady_clock::now() - asked <
+                 std::chrono::milliseconds(params_.await_ms / 2)) {
+        // Nothing, and no getMore waited for it: the cursor is closed and next() would return
+        // at once forever. (libmongoc 1.23 reports a drop's invalidate as an error instead,
+        // handled above; this keeps any other closing from spinning this thread.)
         broken = true;
         break;
       }

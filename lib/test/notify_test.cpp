@@ -210,6 +210,28 @@ TEST_F(NotifyTest, AHeadThatNeverComesIsPassedAfterTheGrace) {
   EXPECT_TRUE(queue_of("L").empty()) << "the head that missed its turn is still queued";
 }
 
+// The lock collection dropped while a waiter waits (an operator's cleanup): the server ends the
+// stream with an invalidate and the cursor closes (libmongoc then reports that it cannot
+// resume). The watcher must see that the stream ended and wake its waiters, who find the lock
+// gone and take it.
+TEST_F(NotifyTest, ADroppedCollectionEndsTheStreamAndWakesTheWaiters) {
+  Provider holder(server_->uri(), db_, notify_options("drop-holder"));
+  Provider waiter(server_->uri(), db_, notify_options("drop-waiter"));
+  Handle held = holder.create_lock("L").acquire(milliseconds(5000));
+  WaitingAcquire waiting(waiter.create_lock("L"));
+  wait_for_queue("L", 1);
+  // The waiter's stream is open and its getMore waits on the server (mongosim's own count).
+  ASSERT_TRUE(poll_until(after(kEventually), [&] {
+    return server_->member(0)
+               .command("admin",
+                        R"({"serverStatus": 1})")["mongosim"]["changeStreamGetMoresWaiting"]
+               .get<int64_t>() > 0;
+  }));
+  server_->member(0).command(db_, R"({"drop": ")" + Options().collection + R"("})");
+  EXPECT_TRUE(waiting.granted_by(after(kEventually)))
+      << "the waiter slept on a stream the drop had ended";
+}
+
 // A server that refuses the stream (failCommand on aggregate): waiters poll with random sleeps
 // and still acquire once the lock is free.
 TEST_F(NotifyTest, WithoutAStreamWaitersPoll) {
