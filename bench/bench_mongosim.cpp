@@ -1,9 +1,14 @@
 // Round trips against mongosim over loopback TCP, through the real C driver (libmongoc):
 //   BM_FindAndModifyUpsertInc   one findAndModify {$inc} upsert, majority write concern
+//   BM_FindAndModifyLockShape   one findAndModify shaped as mongolock's acquire (the lock
+//                               document's fields, an update pipeline on $$NOW with the same
+//                               $cond per field), sent as the library sends it: a pooled client,
+//                               mongoc_client_command_with_opts, {w: "majority", wtimeout}
 //   BM_LockAcquireRelease       mongolock's uncontended acquire + release (two round trips)
 // on a one-member replica set started for the run. Each reports ops/s and the p50 / p99
-// latency of one iteration in microseconds. Not a test: run it and read the numbers
-// (results/README.md has the command and the committed figures).
+// latency of one iteration in microseconds; the lock pair is to be read against two
+// BM_FindAndModifyLockShape round trips of the same run. Not a test: run it and read the
+// numbers (results/README.md has the command and the committed figures).
 #include <benchmark/benchmark.h>
 #include <mongoc/mongoc.h>
 #include <mongolock/mongolock.h>
@@ -89,6 +94,77 @@ void BM_FindAndModifyUpsertInc(benchmark::State& state) {
   latencies.report();
 }
 BENCHMARK(BM_FindAndModifyUpsertInc)->Unit(benchmark::kMicrosecond)->MinTime(3.0)->UseRealTime();
+
+struct PoolDeleter {
+  void operator()(mongoc_client_pool_t* p) const { mongoc_client_pool_destroy(p); }
+};
+
+// mongolock's acquire pipeline (docs/mongolock-wire.md) without the tombstone test: G is "free
+// or already this id's", so every iteration is a grant that rewrites the same fields of one lock
+// document, each under the same $cond as the library's.
+std::string lock_shaped_acquire() {
+  const std::string id = R"("0123456789abcdef0123456789abcdef")";
+  const std::string epoch = R"({"$date": {"$numberLong": "0"}})";
+  const std::string g = R"({"$or": [{"$eq": [{"$ifNull": ["$holder", null]}, null]},
+      {"$lte": [{"$ifNull": ["$expiresAt", )" +
+                        epoch + R"(]}, "$$NOW"]},
+      {"$eq": ["$holder", )" +
+                        id + "]}]}";
+  auto cond = [&](const std::string& granted, const char* kept) {
+    return R"({"$cond": [)" + g + ", " + granted + R"(, ")" + kept + R"("]})";
+  };
+  return R"({"findAndModify": "bench_locks", "query": {"_id": "bench-lock"}, "upsert": true,
+      "new": true, "update": [{"$set": {"reapAt": )" +
+         cond(R"({"$max": [{"$ifNull": ["$reapAt", )" + epoch +
+                  R"(]}, {"$add": ["$$NOW", 30000]}]})",
+              "$reapAt") +
+         R"(, "token": )" +
+         cond(R"({"$max": [{"$add": [{"$ifNull": ["$token", 0]}, 1]},
+                  {"$multiply": [{"$toLong": "$$NOW"}, 1048576]}]})",
+              "$token") +
+         R"(, "holder": )" + cond(id, "$holder") + R"(, "owner": )" +
+         cond(R"({"$literal": {"host": "bench", "pid": 1, "description": ""}})", "$owner") +
+         R"(, "acquiredAt": )" + cond(R"("$$NOW")", "$acquiredAt") + R"(, "expiresAt": )" +
+         cond(R"({"$add": ["$$NOW", 30000]})", "$expiresAt") + "}}]}";
+}
+
+void BM_FindAndModifyLockShape(benchmark::State& state) {
+  mongoc_init();
+  bson_error_t error;
+  mongoc_uri_t* uri = mongoc_uri_new_with_error(server().uri().c_str(), &error);
+  if (uri == nullptr) {
+    state.SkipWithError(error.message);
+    return;
+  }
+  std::unique_ptr<mongoc_client_pool_t, PoolDeleter> pool(mongoc_client_pool_new(uri));
+  mongoc_uri_destroy(uri);
+  mongoc_client_pool_set_error_api(pool.get(), MONGOC_ERROR_API_VERSION_2);
+  const std::string json = lock_shaped_acquire();
+  const mongolock::bson::Bson command(
+      bson_new_from_json(reinterpret_cast<const uint8_t*>(json.c_str()), -1, &error));
+  const mongolock::bson::Bson opts(BCON_NEW("writeConcern", "{", "w", BCON_UTF8("majority"),
+                                            "wtimeout", BCON_INT64(27'000), "}"));
+  if (!command.get()) {
+    state.SkipWithError(error.message);
+    return;
+  }
+  Latencies latencies(state);
+  for (auto _ : state) {
+    mongolock::bson::BsonReply reply;
+    auto start = Clock::now();
+    mongoc_client_t* client = mongoc_client_pool_pop(pool.get());
+    bool ok = mongoc_client_command_with_opts(client, "bench", command.get(), nullptr, opts.get(),
+                                              reply.out(), &error);
+    mongoc_client_pool_push(pool.get(), client);
+    latencies.add(Clock::now() - start);
+    if (!ok) {
+      state.SkipWithError(error.message);
+      break;
+    }
+  }
+  latencies.report();
+}
+BENCHMARK(BM_FindAndModifyLockShape)->Unit(benchmark::kMicrosecond)->MinTime(3.0)->UseRealTime();
 
 void BM_LockAcquireRelease(benchmark::State& state) {
   mongolock::Options options;

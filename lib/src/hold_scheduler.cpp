@@ -123,8 +123,11 @@ void timer_loop(State& state, std::unique_lock<std::mutex>& lock) {
     }
     const auto first = state.timers.begin();
     if (first->first > std::chrono::steady_clock::now()) {
-      state.timer_sleeps_until = first->first;
-      state.timer_wake.wait_until(lock, first->first);
+      // A copy: wait_until reads its time again after waking, when a cancel() may have freed
+      // the queue's node.
+      const SteadyTime wake_at = first->first;
+      state.timer_sleeps_until = wake_at;
+      state.timer_wake.wait_until(lock, wake_at);
       state.timer_sleeps_until = SteadyTime::min();
       continue;
     }
