@@ -1,9 +1,17 @@
 // Round trips against mongosim over loopback TCP, through the real C driver (libmongoc):
 //   BM_FindAndModifyUpsertInc   one findAndModify {$inc} upsert, majority write concern
+//   BM_FindAndModifyLockShape   one findAndModify shaped as mongolock's acquire (the lock
+//                               document's fields, an update pipeline on $$NOW with the same
+//                               $cond per field), sent as the library sends it: a pooled client,
+//                               mongoc_client_command_with_opts, {w: "majority", wtimeout}
+//   BM_RawAcquireReleasePair    that findAndModify and mongolock's release update, raw: the
+//                               lock pair's two round trips without the library
 //   BM_LockAcquireRelease       mongolock's uncontended acquire + release (two round trips)
 // on a one-member replica set started for the run. Each reports ops/s and the p50 / p99
-// latency of one iteration in microseconds. Not a test: run it and read the numbers
-// (results/README.md has the command and the committed figures).
+// latency of one iteration in microseconds; the lock pair is to be read against two
+// BM_FindAndModifyLockShape round trips and against BM_RawAcquireReleasePair of the same run
+// (the difference is what the library adds on the client). Not a test: run it and read the
+// numbers (results/README.md has the command and the committed figures).
 #include <benchmark/benchmark.h>
 #include <mongoc/mongoc.h>
 #include <mongolock/mongolock.h>
@@ -89,6 +97,132 @@ void BM_FindAndModifyUpsertInc(benchmark::State& state) {
   latencies.report();
 }
 BENCHMARK(BM_FindAndModifyUpsertInc)->Unit(benchmark::kMicrosecond)->MinTime(3.0)->UseRealTime();
+
+struct PoolDeleter {
+  void operator()(mongoc_client_pool_t* p) const { mongoc_client_pool_destroy(p); }
+};
+
+constexpr const char* kRawId = R"("0123456789abcdef0123456789abcdef")";
+
+// mongolock's acquire pipeline (docs/mongolock-wire.md): G = FREE and OK (the id is neither
+// tombstoned nor abandoned), each field under its $cond on G. `regrant` adds "or already this
+// id's" to FREE, so a findAndModify repeated without a release is a grant every time.
+std::string lock_shaped_acquire(bool regrant) {
+  const std::string id = kRawId;
+  const std::string epoch = R"({"$date": {"$numberLong": "0"}})";
+  const std::string free = R"({"$or": [{"$eq": [{"$ifNull": ["$holder", null]}, null]},
+      {"$lte": [{"$ifNull": ["$expiresAt", )" +
+                           epoch + R"(]}, "$$NOW"]})" +
+                           (regrant ? R"(, {"$eq": ["$holder", )" + id + "]}" : "") + "]}";
+  const std::string ok = R"({"$and": [
+      {"$not": [{"$in": [)" +
+                         id + R"(, {"$map": {"input": {"$ifNull": ["$tombstones", []]},
+                                                  "in": "$$this.id"}}]}]},
+      {"$not": [{"$in": [)" +
+                         id + R"(, {"$ifNull": ["$abandoned", []]}]}]}]})";
+  const std::string g = R"({"$and": [)" + free + ", " + ok + "]}";
+  auto cond = [&](const std::string& granted, const char* kept) {
+    return R"({"$cond": [)" + g + ", " + granted + R"(, ")" + kept + R"("]})";
+  };
+  return R"({"findAndModify": "bench_locks", "query": {"_id": "bench-lock"}, "upsert": true,
+      "new": true, "update": [{"$set": {"reapAt": )" +
+         cond(R"({"$max": [{"$ifNull": ["$reapAt", )" + epoch +
+                  R"(]}, {"$add": ["$$NOW", 30000]}]})",
+              "$reapAt") +
+         R"(, "token": )" +
+         cond(R"({"$max": [{"$add": [{"$ifNull": ["$token", 0]}, 1]},
+                  {"$multiply": [{"$toLong": "$$NOW"}, 1048576]}]})",
+              "$token") +
+         R"(, "holder": )" + cond(id, "$holder") + R"(, "owner": )" +
+         cond(R"({"$literal": {"host": "bench", "pid": 1, "description": ""}})", "$owner") +
+         R"(, "acquiredAt": )" + cond(R"("$$NOW")", "$acquiredAt") + R"(, "expiresAt": )" +
+         cond(R"({"$add": ["$$NOW", 30000]})", "$expiresAt") + "}}]}";
+}
+
+// mongolock's release: an owner-checked update that frees the hold.
+std::string lock_shaped_release() {
+  return R"({"update": "bench_locks", "updates": [{"q": {"_id": "bench-lock", "holder": )" +
+         std::string(kRawId) +
+         R"(}, "u": [{"$set": {"holder": null, "owner": null, "expiresAt": "$$NOW"}}]}]})";
+}
+
+// A client pool on the run's server and commands sent through it as mongolock sends them: the
+// acquire with mongoc_client_command_with_opts (sent once), the release with
+// mongoc_client_write_command_with_opts, both with {w: "majority", wtimeout}; a client popped
+// and pushed back per round trip.
+class RawSender {
+ public:
+  RawSender()
+      : opts_(BCON_NEW("writeConcern", "{", "w", BCON_UTF8("majority"), "wtimeout",
+                       BCON_INT64(27'000), "}")) {
+    mongoc_init();
+    bson_error_t error;
+    mongoc_uri_t* uri = mongoc_uri_new_with_error(server().uri().c_str(), &error);
+    if (uri == nullptr) throw std::runtime_error(error.message);
+    pool_.reset(mongoc_client_pool_new(uri));
+    mongoc_uri_destroy(uri);
+    mongoc_client_pool_set_error_api(pool_.get(), MONGOC_ERROR_API_VERSION_2);
+  }
+  static mongolock::bson::Bson parse(const std::string& json) {
+    bson_error_t error;
+    bson_t* doc = bson_new_from_json(reinterpret_cast<const uint8_t*>(json.c_str()), -1, &error);
+    if (doc == nullptr) throw std::runtime_error(error.message);
+    return mongolock::bson::Bson(doc);
+  }
+  // One round trip; false (with the error in `error`) if it failed.
+  bool send(const mongolock::bson::Bson& command, bool write_helper, bson_error_t* error) {
+    mongolock::bson::BsonReply reply;
+    mongoc_client_t* client = mongoc_client_pool_pop(pool_.get());
+    const bool ok = write_helper
+                        ? mongoc_client_write_command_with_opts(client, "bench", command.get(),
+                                                                opts_.get(), reply.out(), error)
+                        : mongoc_client_command_with_opts(client, "bench", command.get(), nullptr,
+                                                          opts_.get(), reply.out(), error);
+    mongoc_client_pool_push(pool_.get(), client);
+    return ok;
+  }
+
+ private:
+  std::unique_ptr<mongoc_client_pool_t, PoolDeleter> pool_;
+  mongolock::bson::Bson opts_;
+};
+
+void BM_FindAndModifyLockShape(benchmark::State& state) {
+  RawSender sender;
+  const mongolock::bson::Bson acquire = RawSender::parse(lock_shaped_acquire(true));
+  Latencies latencies(state);
+  bson_error_t error;
+  for (auto _ : state) {
+    auto start = Clock::now();
+    const bool ok = sender.send(acquire, false, &error);
+    latencies.add(Clock::now() - start);
+    if (!ok) {
+      state.SkipWithError(error.message);
+      break;
+    }
+  }
+  latencies.report();
+}
+BENCHMARK(BM_FindAndModifyLockShape)->Unit(benchmark::kMicrosecond)->MinTime(3.0)->UseRealTime();
+
+void BM_RawAcquireReleasePair(benchmark::State& state) {
+  RawSender sender;
+  const mongolock::bson::Bson acquire = RawSender::parse(lock_shaped_acquire(false));
+  const mongolock::bson::Bson release = RawSender::parse(lock_shaped_release());
+  Latencies latencies(state);
+  bson_error_t error;
+  for (auto _ : state) {
+    auto start = Clock::now();
+    const bool ok = sender.send(acquire, false, &error) && sender.send(release, true, &error);
+    latencies.add(Clock::now() - start);
+    if (!ok) {
+      state.SkipWithError(error.message);
+      break;
+    }
+  }
+  latencies.report();
+}
+BENCHMARK(BM_RawAcquireReleasePair)->Unit(benchmark::kMicrosecond)->MinTime(3.0)->UseRealTime();
 
 void BM_LockAcquireRelease(benchmark::State& state) {
   mongolock::Options options;

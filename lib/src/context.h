@@ -30,6 +30,9 @@
 //   listIndexes                    check_indexes(): sent once, no read concern
 //   createIndexes                  check_indexes(), before the first acquire into a collection
 //                                  without its index: write(), sent once
+// The Context also owns the Provider's HoldScheduler (hold_scheduler.h), the threads that extend
+// and watch every hold; they start with the first hold and stop when the Context is destroyed,
+// which may happen on one of them (the last Handle dropped in a callback).
 // Thread rules: all methods are safe from any thread; the pool hands one client per call.
 #pragma once
 
@@ -46,6 +49,7 @@
 #include <vector>
 
 #include "bson_ptr.h"
+#include "hold_scheduler.h"
 #include "index_check.h"
 #include "mongolock/options.h"
 #include "release_watcher.h"
@@ -72,7 +76,10 @@ struct IndexTarget {
   const char* name;
 };
 
-// Each hold runs up to two threads; beyond this many holds a Provider refuses to acquire.
+// Beyond this many holds a Provider refuses to acquire. Holds run no threads of their own (the
+// scheduler's are bounded by kSchedulerThreadsMax); what the limit bounds is the extension load
+// one Provider puts on its cluster and its scheduler: at the default cadence (expiry_ms / 3 =
+// 10 s) 100 round trips a second, spread over at most kExtensionWorkersMax workers.
 inline constexpr int64_t kHoldsPerProviderMax = 1000;
 // How long a round trip waits for a pooled client when every one is in use (then: kNotSent).
 inline constexpr int64_t kPoolWaitMsMax = 30'000;
@@ -129,6 +136,9 @@ class Context {
   bool try_reserve_hold();
   void release_hold();
 
+  // The scheduler of this Provider's holds (its threads start on the first Lease::start()).
+  HoldScheduler& scheduler() { return scheduler_; }
+
  private:
   Reply run(const bson_t& command, SendMode mode);
   void start_index_creation(const std::string& cluster_key);
@@ -153,6 +163,9 @@ class Context {
   std::string provider_id_;
   std::mutex watcher_mutex_;
   std::unique_ptr<ReleaseWatcher> watcher_;  // made by release_watcher(), under watcher_mutex_
+  // Last, so it is destroyed first: its threads are idle then (a job holds a Lease, a Lease holds
+  // this Context), and it joins them, or detaches the one running this destructor.
+  HoldScheduler scheduler_;
 };
 
 }  // namespace mongolock::detail

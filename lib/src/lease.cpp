@@ -2,36 +2,11 @@
 
 #include <unistd.h>
 
-#include <atomic>
 #include <cassert>
-#include <system_error>
 
 #include "mongolock/errors.h"
 
 namespace mongolock::detail {
-
-namespace {
-
-std::atomic<int> g_failing_thread_starts{0};
-
-// std::thread, unless the test hook says this creation fails.
-template <typename Function>
-std::thread start_thread(Function&& function) {
-  int left = g_failing_thread_starts.load();
-  while (left > 0 && !g_failing_thread_starts.compare_exchange_weak(left, left - 1)) {
-  }
-  if (left > 0) {
-    throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again),
-                            "thread creation failed (test hook)");
-  }
-  return std::thread(std::forward<Function>(function));
-}
-
-}  // namespace
-
-void fail_next_thread_starts_for_testing(int count) {
-  g_failing_thread_starts = count;
-}
 
 Lease::Lease(std::shared_ptr<Context> context, HoldSpec spec, std::string id, int64_t token,
              SteadyTime acquire_sent_at)
@@ -46,7 +21,8 @@ Lease::Lease(std::shared_ptr<Context> context, HoldSpec spec, std::string id, in
 }
 
 Lease::~Lease() {
-  stop_threads();
+  // No job runs now (a job holds a reference): only queued timers and jobs are left to cancel.
+  if (!in_forked_child() && started_) scheduler().cancel(ticket_);
   context_->release_hold();
 }
 
@@ -60,40 +36,32 @@ std::chrono::milliseconds Lease::lease_span() const {
 }
 
 void Lease::start() {
-  try {
-    watchdog_ = start_thread([self = shared_from_this()] { self->watchdog_loop(); });
-    if (context_->options().auto_extend) {
-      extender_ = start_thread([self = shared_from_this()] { self->extender_loop(); });
-    }
-  } catch (...) {
-    stop_threads();
-    throw;
+  const bool auto_extend = context_->options().auto_extend;
+  scheduler().start(auto_extend);  // throws std::system_error before anything is armed
+  std::lock_guard guard(mutex_);
+  started_ = true;
+  scheduler().arm(ticket_, weak_from_this(), HoldScheduler::Timer::kDeadline, deadline_);
+  if (auto_extend) {
+    scheduler().arm(ticket_, weak_from_this(), HoldScheduler::Timer::kExtend, next_extend_at_);
   }
 }
 
-void Lease::stop_threads() {
-  {
-    std::lock_guard guard(mutex_);
-    stopping_ = true;
-  }
-  changed_.notify_all();
-  for (std::thread* thread : {&extender_, &watchdog_}) {
-    if (!thread->joinable()) continue;
-    if (in_forked_child()) {
-      // The parent's threads do not exist here; joining or detaching them would act on the
-      // parent's thread descriptors. Leak the handle (a few bytes) instead.
-      new std::thread(std::move(*thread));
-    } else if (thread->get_id() == std::this_thread::get_id()) {
-      thread->detach();  // release() from a lost callback, or the last reference dropped here
-    } else {
-      thread->join();
-    }
-  }
+// Cancels what is queued and waits for a job of this hold that is running on another thread
+// (an extension in its round trip, a notification in its callbacks). Called with released_ set:
+// a job that starts later sees it and does nothing.
+void Lease::stop_background() {
+  if (started_) scheduler().cancel(ticket_);  // started_ is set once, before any job can run
+  const std::thread::id self = std::this_thread::get_id();
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] {
+    return (extending_on_ == std::thread::id() || extending_on_ == self) &&
+           (notifying_on_ == std::thread::id() || notifying_on_ == self);
+  });
 }
 
 ReleaseResult Lease::release() noexcept {
   if (in_forked_child()) {
-    // The hold, the threads and the client pool are the parent's; the mutex may have been held
+    // The hold, the scheduler and the client pool are the parent's; the mutex may have been held
     // by a parent thread at fork(). Touch none of them. Keeping the Context alive for the rest
     // of the child's life means dropping this Lease never tears the parent's pool down here.
     new std::shared_ptr<Context>(context_);
@@ -104,7 +72,8 @@ ReleaseResult Lease::release() noexcept {
     if (released_) return ReleaseResult::kNotHeld;
     released_ = true;
   }
-  stop_threads();
+  changed_.notify_all();  // wait_lost() returns
+  stop_background();
   try {
     Reply reply = context_->write(*release_for(spec_, id_, context_->options()));
     // Only an acknowledged reply tells whether the hold was there: n = 1 removed it, n = 0
@@ -130,10 +99,10 @@ bool Lease::extend() {
     if (released_)
       throw InvalidArgument("mongolock: extend() on a released hold of '" + spec_.name + "'");
   }
-  return extend_once() == ExtendResult::kExtended;
+  return extend_once(Notify::kHere) == ExtendResult::kExtended;
 }
 
-Lease::ExtendResult Lease::extend_once() {
+Lease::ExtendResult Lease::extend_once(Notify notify) {
   const SteadyTime sent_at = std::chrono::steady_clock::now();  // before the request: see header
   emit(EventKind::kExtendSent, "");
   Reply reply = context_->write(*extend_for(spec_, id_, context_->options()));
@@ -143,7 +112,8 @@ Lease::ExtendResult Lease::extend_once() {
   }
   if (find_int64(*reply.doc, "n").value_or(0) != 1) {
     emit(EventKind::kExtendRefused, "no unexpired hold with this acquisition id");
-    mark_lost("the server refused the extension: the hold expired, was taken or force-released");
+    mark_lost("the server refused the extension: the hold expired, was taken or force-released",
+              notify);
     return ExtendResult::kRefused;
   }
   bool too_late = false;
@@ -151,10 +121,15 @@ Lease::ExtendResult Lease::extend_once() {
     std::lock_guard guard(mutex_);
     // lost() already reads true once the deadline passed; it must stay true.
     too_late = lost_ || std::chrono::steady_clock::now() >= deadline_;
-    if (!too_late) deadline_ = std::max(deadline_, sent_at + lease_span());
+    if (!too_late) {
+      deadline_ = std::max(deadline_, sent_at + lease_span());
+      if (started_ && !released_) {
+        scheduler().arm(ticket_, weak_from_this(), HoldScheduler::Timer::kDeadline, deadline_);
+      }
+    }
   }
   if (too_late) {
-    mark_lost("the lease deadline passed before the extension's reply arrived");
+    mark_lost("the lease deadline passed before the extension's reply arrived", notify);
     return ExtendResult::kRefused;
   }
   changed_.notify_all();
@@ -162,53 +137,104 @@ Lease::ExtendResult Lease::extend_once() {
   return ExtendResult::kExtended;
 }
 
-void Lease::extender_loop() {
+// On the timer thread: never blocks (a mutex held only for short bookkeeping, no round trip, no
+// user code). A timer that finds its time moved (an extension moved the deadline) is armed again.
+void Lease::on_timer(HoldScheduler::Timer timer) {
+  std::unique_lock lock(mutex_);
+  if (released_ || lost_) return;
+  const SteadyTime now = std::chrono::steady_clock::now();
+  if (timer == HoldScheduler::Timer::kExtend) {
+    if (now < next_extend_at_) {
+      scheduler().arm(ticket_, weak_from_this(), timer, next_extend_at_);
+    } else {
+      scheduler().post(ticket_, weak_from_this(), HoldScheduler::Job::kExtend);
+    }
+    return;
+  }
+  if (now < deadline_) {
+    scheduler().arm(ticket_, weak_from_this(), timer, deadline_);
+    return;
+  }
+  lost_ = true;  // lost() reads true from here on; the notification follows on a notifier
+  lost_cause_ = "the lease deadline passed without a successful extension";
+  scheduler().post(ticket_, weak_from_this(), HoldScheduler::Job::kNotify);
+  lock.unlock();
+  changed_.notify_all();
+}
+
+void Lease::run(HoldScheduler::Job job) {
+  if (job == HoldScheduler::Job::kExtend) {
+    run_extension();
+  } else {
+    run_notification();
+  }
+}
+
+void Lease::run_extension() {
   const auto cadence = std::chrono::milliseconds(context_->options().extension_cadence_ms);
   // After a failed attempt retry sooner, but never spin.
   const auto retry = std::max(std::chrono::milliseconds(1), cadence / 4);
-  std::unique_lock lock(mutex_);
-  while (true) {
-    changed_.wait_until(lock, next_extend_at_, [this] { return stopping_ || lost_; });
-    if (stopping_ || lost_) return;
-    if (std::chrono::steady_clock::now() < next_extend_at_) continue;
-    lock.unlock();
-    const SteadyTime started = std::chrono::steady_clock::now();
-    const ExtendResult result = extend_once();
-    lock.lock();
-    next_extend_at_ = started + (result == ExtendResult::kExtended ? cadence : retry);
+  {
+    std::lock_guard guard(mutex_);
+    if (released_ || lost_) return;
+    extending_on_ = std::this_thread::get_id();
   }
-}
-
-void Lease::watchdog_loop() {
-  std::unique_lock lock(mutex_);
-  while (!stopping_ && !lost_) {
-    if (std::chrono::steady_clock::now() >= deadline_) {
-      lock.unlock();
-      mark_lost("the lease deadline passed without a successful extension");
-      return;
+  const SteadyTime started = std::chrono::steady_clock::now();
+  const ExtendResult result = extend_once(Notify::kOnNotifier);
+  {
+    std::lock_guard guard(mutex_);
+    extending_on_ = std::thread::id();
+    if (!released_ && !lost_) {
+      next_extend_at_ = started + (result == ExtendResult::kExtended ? cadence : retry);
+      scheduler().arm(ticket_, weak_from_this(), HoldScheduler::Timer::kExtend, next_extend_at_);
     }
-    changed_.wait_until(lock, deadline_);
   }
+  changed_.notify_all();  // a release() waiting for this extension
 }
 
-void Lease::mark_lost(const std::string& cause) {
+void Lease::run_notification() {
+  std::string cause;
+  {
+    std::lock_guard guard(mutex_);
+    if (released_) return;  // released after the loss was marked: a release wins
+    notifying_on_ = std::this_thread::get_id();
+    cause = lost_cause_;
+  }
+  deliver_lost(cause);
+}
+
+void Lease::mark_lost(const std::string& cause, Notify notify) {
   {
     std::lock_guard guard(mutex_);
     if (lost_ || released_) return;
     lost_ = true;
+    lost_cause_ = cause;
+    if (notify == Notify::kOnNotifier) {
+      scheduler().post(ticket_, weak_from_this(), HoldScheduler::Job::kNotify);
+    } else {
+      notifying_on_ = std::this_thread::get_id();
+    }
   }
-  changed_.notify_all();  // the extender stops at once
+  changed_.notify_all();
+  if (notify == Notify::kHere) deliver_lost(cause);
+}
+
+// The notification of a loss marked by mark_lost() or on_timer(), on the thread that set
+// notifying_on_: the token's stop callbacks and on_lost callbacks (they may release or drop the
+// Handle), then the kLost event.
+void Lease::deliver_lost(const std::string& cause) {
   if (lost_source_.request_stop()) emit(EventKind::kLost, cause);
   {
     std::lock_guard guard(mutex_);
     lost_signalled_ = true;  // waiters return only after the token and callbacks have run
+    notifying_on_ = std::thread::id();
   }
   changed_.notify_all();
 }
 
 bool Lease::lost() const {
   std::lock_guard guard(mutex_);
-  // The watchdog may be late (scheduling, a stopped process): the deadline decides as well.
+  // The deadline timer may be late (scheduling, a stopped process): the deadline decides too.
   return lost_ || std::chrono::steady_clock::now() >= deadline_;
 }
 

@@ -1,22 +1,28 @@
-// Lease: the client side of one granted hold: its deadline, its background extender and its
-// lost-notification watchdog.
+// Lease: the client side of one granted hold: its deadline, its extension and its lost
+// notification, driven by the Provider's HoldScheduler (hold_scheduler.h): the hold has no thread
+// of its own.
 //
 // Invariants:
 //   * deadline_ only moves forward, and only after a successful extension, to
 //     (send time of that extension + expiry_ms - lost_safety_margin_ms).
 //   * lost_ is sticky; lost_source_ is requested at most once, never on a normal release.
-//   * the watchdog fires the lost notification at deadline_ on its own thread, whatever the
-//     extender is blocked on.
-//   * after release() returns, no background thread runs and no event is emitted.
-//   * the background threads and extend() keep the Lease alive (shared_from_this) while they
-//     run, so a callback that releases or drops the Handle never destroys a Lease in use; a
-//     thread that ends up running the destructor or release() itself is detached, not joined.
+//   * the deadline timer marks the loss at deadline_ on the scheduler's timer thread, whatever
+//     the extensions are blocked on; the notification (token, callbacks, kLost) then runs on a
+//     notifier thread, so a slow callback of one hold delays no other hold's loss.
+//   * after release() returns, no job of this hold runs and no event is emitted: release()
+//     cancels its queued timers and jobs and waits for a running one (unless it runs inside it).
+//   * a running job and extend() keep the Lease alive (the scheduler locks its weak_ptr;
+//     extend() takes shared_from_this), so a callback that releases or drops the Handle never
+//     destroys a Lease in use; the last reference may then drop on a scheduler thread (the
+//     scheduler allows for that).
 //   * in a forked child (getpid() differs from the creator's) release() and the destructor
-//     touch neither the server nor the parent's threads: the hold stays the parent's.
+//     touch neither the server nor the scheduler: the hold stays the parent's.
 // Thread rules: release()/extend() from the owning Handle's thread; the accessors from any
-// thread. Callbacks registered with on_lost run on whichever thread noticed the loss (the
-// watchdog, the extender, a caller of extend(), or the caller of on_lost() if already lost) and
-// may call release() on the same hold.
+// thread. Callbacks registered with on_lost run on a notifier thread of the scheduler (the
+// deadline passed, or an extension was refused), on the caller of extend() (refused there), or
+// on the caller of on_lost() if already lost; they may call release() on the same hold. The
+// on_event observer runs on the worker of an extension (kExtend*) and where the callbacks run
+// (kLost). Lock order: mutex_ before the scheduler's mutex.
 #pragma once
 
 #include <sys/types.h>
@@ -33,20 +39,15 @@
 #include <vector>
 
 #include "context.h"
+#include "hold_scheduler.h"
 #include "hold_spec.h"
 #include "mongolock/handle.h"
 
 namespace mongolock::detail {
 
-using SteadyTime = std::chrono::steady_clock::time_point;
-
 inline constexpr size_t kLostCallbacksMax = 64;
 
-// Test hook: the next `count` thread creations of Lease::start() fail as if the system had no
-// threads left (std::system_error). 0 in production.
-void fail_next_thread_starts_for_testing(int count);
-
-class Lease : public std::enable_shared_from_this<Lease> {
+class Lease : public std::enable_shared_from_this<Lease>, public HoldScheduler::Client {
  public:
   // Takes over one hold slot the caller reserved with Context::try_reserve_hold().
   Lease(std::shared_ptr<Context> context, HoldSpec spec, std::string id, int64_t token,
@@ -55,9 +56,10 @@ class Lease : public std::enable_shared_from_this<Lease> {
   Lease(const Lease&) = delete;
   Lease& operator=(const Lease&) = delete;
 
-  // Starts the watchdog and (if auto_extend) the extender. Call once, right after construction
-  // into a shared_ptr. Throws std::system_error if a thread cannot be created; then no thread
-  // of this Lease runs.
+  // Arms the deadline timer and (if auto_extend) the extension timer on the Provider's
+  // scheduler, starting its threads if they do not run yet. Call once, right after construction
+  // into a shared_ptr. Throws std::system_error if a scheduler thread cannot be created; then
+  // nothing of this Lease is armed.
   void start();
   ReleaseResult release() noexcept;
   bool extend();
@@ -73,15 +75,21 @@ class Lease : public std::enable_shared_from_this<Lease> {
 
  private:
   enum class ExtendResult { kExtended, kRefused, kUnknown };
+  // Where a loss found by this thread is notified: here (extend()) or on a notifier.
+  enum class Notify { kHere, kOnNotifier };
 
-  ExtendResult extend_once();
-  void extender_loop();
-  void watchdog_loop();
-  void mark_lost(const std::string& cause);
-  void stop_threads();
+  void on_timer(HoldScheduler::Timer timer) override;
+  void run(HoldScheduler::Job job) override;
+  ExtendResult extend_once(Notify notify);
+  void run_extension();
+  void run_notification();
+  void mark_lost(const std::string& cause, Notify notify);
+  void deliver_lost(const std::string& cause);
+  void stop_background();
   bool in_forked_child() const;
   void emit(EventKind kind, std::string_view detail) const;
   std::chrono::milliseconds lease_span() const;
+  HoldScheduler& scheduler() const { return context_->scheduler(); }
 
   const std::shared_ptr<Context> context_;
   const HoldSpec spec_;
@@ -92,14 +100,16 @@ class Lease : public std::enable_shared_from_this<Lease> {
   mutable std::condition_variable changed_;
   SteadyTime deadline_;
   SteadyTime next_extend_at_;
+  bool started_ = false;  // armed on the scheduler (set once, before any job can run)
   bool lost_ = false;
   bool lost_signalled_ = false;  // lost_source_ requested and its callbacks run
-  bool stopping_ = false;
   bool released_ = false;
+  std::string lost_cause_;
+  std::thread::id extending_on_;  // the thread running this hold's extension job, if any
+  std::thread::id notifying_on_;  // the thread running this hold's lost notification, if any
   std::stop_source lost_source_;
   std::vector<std::unique_ptr<std::stop_callback<std::function<void()>>>> callbacks_;
-  std::thread extender_;
-  std::thread watchdog_;
+  HoldScheduler::Ticket ticket_;  // the scheduler's, under its mutex
   const pid_t creator_pid_;
 };
 

@@ -19,8 +19,9 @@
 // ServerError      the server or driver refused a request in a way that is neither contention
 //                  nor uncertainty (authorization, bad collection, unsupported command). For an
 //                  acquire it is thrown only after the attempt was resolved: not held.
-// Error (itself)   also: a Provider at its hold limit, a granted hold whose lease threads
-//                  could not start (the hold was given back first), or a plain collection
+// Error (itself)   also: a Provider at its hold limit, a granted hold whose Provider's
+//                  background threads could not start (the hold was given back first; only
+//                  the first hold of a Provider starts them), or a plain collection
 //                  that still has the expiresAt TTL index of earlier versions (mongolock.h
 //                  [index]; nothing was sent). Not held.
 //

@@ -6,16 +6,19 @@
 //     access under the lock and let the resource refuse tokens lower than the highest it has
 //     seen. The token is the only protection against a holder that was paused or partitioned
 //     past its lease (no lease lock can prevent that; see mongolock.h "Fencing").
-//   * a background thread extends the lease every extension_cadence_ms (if auto_extend);
-//   * a separate watchdog thread fires the lost notification at lease_deadline(), whatever the
-//     extender is doing (it may be blocked in a request during a partition).
+//   * the Provider's background threads extend the lease every extension_cadence_ms (if
+//     auto_extend), on one of its extension workers;
+//   * the Provider's timer thread marks the hold lost at lease_deadline(), whatever the
+//     extensions are doing (they may be blocked in requests during a partition), and a notifier
+//     thread then fires the lost notification. A Handle has no thread of its own (provider.h
+//     "Threads").
 // Once lost, a Handle stays lost (lost() never goes back to false). release() and the destructor
 // send one owner-checked release and never throw. In a process forked after the acquire they
 // do nothing (the hold is the parent's; see mongolock.h [fork]).
 //
 // Thread rules: release(), extend() and move/destruction from one thread at a time.
 // fencing_token(), lost(), lost_token(), wait_lost(), lease_deadline(), on_lost() may be called
-// from any thread concurrently with each other and with the background threads.
+// from any thread concurrently with each other and with the Provider's background threads.
 #pragma once
 
 #include <chrono>
@@ -53,7 +56,10 @@ class Handle {
 
   bool valid() const { return lease_ != nullptr; }
 
-  // Releases the hold (one owner-checked round trip) and stops the background threads.
+  // Releases the hold (one owner-checked round trip) after taking it off the Provider's
+  // background threads: an extension of it in flight is waited for (unless release() is called
+  // from inside that extension's observer or this hold's lost callback); afterwards nothing of
+  // this hold runs and no event of it is emitted.
   // Returns true iff this call removed the caller's own hold on the server; false if the hold
   // was already gone (expired and taken, force-released), or the release was refused, never
   // sent or timed out (then the hold, if it stayed, lapses by itself at its lease end). Never
@@ -79,10 +85,12 @@ class Handle {
   bool lost() const;
   // Requested when the hold is lost (not on a normal release).
   std::stop_token lost_token() const;
-  // Calls `callback` once when the hold is lost, on the thread that noticed: the watchdog (the
-  // deadline passed), the extender (a refused extension), the caller of extend() (refused
-  // there), or this caller at once if the hold is already lost. Not called on a normal
-  // release. The callback may call release() or drop this Handle. At most 64 callbacks.
+  // Calls `callback` once when the hold is lost: on a notifier thread of the Provider (the
+  // deadline passed, or a background extension was refused), on the caller of extend() (refused
+  // there), or on this caller at once if the hold is already lost. Not called on a normal
+  // release. The callback may call release() or drop this Handle. A slow callback delays no
+  // other hold's notification while fewer than 16 callbacks of the Provider block at once
+  // (provider.h "Threads"). At most 64 callbacks.
   void on_lost(std::function<void()> callback);
   // Waits until lost or `timeout` passed; returns lost().
   bool wait_lost(std::chrono::milliseconds timeout) const;

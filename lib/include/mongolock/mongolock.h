@@ -40,12 +40,14 @@
 // client's view of it under assumptions [clock-rate], [failover-clock] and [suspend].
 // lease_deadline() = send time of the last successful acquire/extend + expiry_ms -
 // lost_safety_margin_ms. lost() is true once the lost notification fired OR that deadline
-// passed (whichever the caller sees first; it never goes back to false). The notification
-// fires from a watchdog thread per Handle at the deadline, independently of any request
-// blocked in a partition, and at once when the server refuses an extension. Callbacks
-// (on_lost) run on the thread that noticed the loss: the watchdog, the extender, a caller of
-// extend(), or the caller of on_lost() if the hold is already lost. They may call release()
-// and may drop the Handle.
+// passed (whichever the caller sees first; it never goes back to false). The Provider's timer
+// thread marks the hold lost at the deadline, independently of any extension blocked in a
+// partition (extensions run on other threads, provider.h "Threads"), and an extension worker
+// does so at once when the server refuses an extension; the notification (lost_token(), the
+// on_lost callbacks, the kLost event) then runs on one of the Provider's notifier threads, so a
+// slow callback of one hold does not hold back another's. Callbacks run on a notifier, on a
+// caller of extend() (refused there), or on the caller of on_lost() if the hold is already lost.
+// They may call release() and may drop the Handle.
 //
 // ## Unknown outcomes
 // The acquire findAndModify is sent ONCE: not as a retryable write (no txnNumber) and never
@@ -121,8 +123,9 @@
 //    is open waits for its getMore in flight.
 //
 // ## Bounds
-//  * Holds: at most 1000 live holds per Provider (each runs up to two threads); an acquire
-//    beyond that throws Error before any round trip.
+//  * Holds: at most 1000 live holds per Provider; an acquire beyond that throws Error before
+//    any round trip. Holds run no threads of their own: a Provider runs at most 33 background
+//    threads, whatever its number of holds (provider.h "Threads").
 //  * One round trip takes at most W = P + 2 * (S + T): P = the wait for a pooled client
 //    (min(expiry_ms / 2, 30 s); then it fails as "not sent"), S = serverSelectionTimeoutMS,
 //    T = socketTimeoutMS (room for a driver try plus one retry, which libmongoc makes only for
@@ -191,8 +194,8 @@
 //    one that sent nothing, and acquire's Timeout says so.
 //  [fork] A Provider, Lock, RwLock or Handle made before fork() is the parent's: in the child,
 //    release() and destruction of a Handle do nothing (the hold stays the parent's; it learns
-//    nothing), acquire throws InvalidArgument and other requests fail; make a new Provider in
-//    the child.
+//    nothing), acquire throws InvalidArgument and other requests fail; destroying a Provider
+//    there leaves the parent's background threads alone; make a new Provider in the child.
 
 #pragma once
 

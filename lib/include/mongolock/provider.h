@@ -13,9 +13,21 @@
 // Handle made from this Provider; its error API must be version 2 (the Provider sets it, which
 // mongoc allows only before the first client is popped).
 //
+// Threads: a Provider runs no background thread until its first hold. From then on, until the
+// shared state is destroyed (the Provider and every Lock and Handle gone), it runs, for all its
+// holds together: one timer thread (each hold's next extension and lease deadline: it marks a
+// hold lost at its deadline whatever else is blocked); extension workers, 1 to 16 (one
+// extension round trip each; extensions due while all 16 are blocked, as in a partition, wait
+// in due order, and their holds are lost at their deadlines if they never run); notifiers,
+// 1 to 16 (each runs one hold's lost notification: its token, on_lost callbacks and kLost event;
+// a 17th loss while 16 callbacks block waits for one of them, though lost() reads true at the
+// deadline regardless). Workers and notifiers beyond the first of each pool end after 2 s idle.
+// At most 33 threads, none per hold. The on_event observer runs on the extension workers
+// (kExtend*) and the notifiers (kLost): a slow observer slows those pools.
 // Lifetime: Locks and Handles keep the shared state alive; destroying the Provider first is fine.
-// Limits: at most 1000 live holds per Provider; every round trip waits at most
-// min(expiry_ms / 2, 30 s) for a pooled client (mongolock.h "Bounds").
+// The last reference may drop inside a callback, on one of the Provider's own threads.
+// Limits: at most 1000 live holds per Provider and 33 background threads; every round trip
+// waits at most min(expiry_ms / 2, 30 s) for a pooled client (mongolock.h "Bounds").
 // fork(): a Provider is the process's that made it; a child must make its own (mongolock.h
 // [fork]).
 // Thread rules: all methods may be called from any thread concurrently.
