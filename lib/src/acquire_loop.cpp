@@ -94,8 +94,9 @@ bool proves_nothing_written(const Reply& reply) {
                        sent_at + std::chrono::milliseconds(options.expiry_ms));
 }
 
-// A granted hold becomes a Handle; if its threads cannot start, the hold is given back
-// (tombstone) and the caller gets Error, never a hold nobody extends or watches.
+// A granted hold becomes a Handle; if the Provider's scheduler cannot start its threads (the
+// first hold, or a pool growing), the hold is given back (tombstone) and the caller gets Error,
+// never a hold nobody extends or watches.
 // `slot_handed_over` is set once the Lease owns the caller's hold slot.
 Handle start_lease(const std::shared_ptr<Context>& context, const HoldSpec& spec,
                    const std::string& id, int64_t token, Clock::time_point sent_at,
@@ -107,12 +108,12 @@ Handle start_lease(const std::shared_ptr<Context>& context, const HoldSpec& spec
   } catch (const std::system_error& error) {
     lease.reset();  // gives the hold slot back
     if (auto unresolved = resolve_by_tombstone(*context, spec, id, stop)) {
-      throw_unresolved(
-          spec, context->options(), sent_at,
-          std::string("lease threads not started: ") + error.what() + "; " + *unresolved);
+      throw_unresolved(spec, context->options(), sent_at,
+                       std::string("the hold scheduler's threads did not start: ") + error.what() +
+                           "; " + *unresolved);
     }
     throw Error("mongolock: acquire of " + describe(spec) +
-                " was granted but its lease threads could not start (" + error.what() +
+                " was granted but the hold scheduler's threads could not start (" + error.what() +
                 "); the hold was given back");
   }
   return make_handle(std::move(lease));
@@ -209,8 +210,7 @@ std::optional<Handle> acquire_loop(const std::shared_ptr<Context>& context, cons
   const Clock::time_point deadline = deadline_after(timeout);
   // kNotify sleeps as kRandom whenever it has no wake-up to wait for.
   const Backoff fallback = options.backoff == Backoff::kNotify ? Backoff::kRandom : options.backoff;
-  BackoffPolicy backoff(fallback, options.busy_wait_min_ms, options.busy_wait_max_ms,
-                        std::random_device{}());
+  BackoffPolicy backoff(fallback, options.busy_wait_min_ms, options.busy_wait_max_ms, random_u64());
   NotifyWaiter notify(*context, spec);
   while (true) {
     if (stop.stop_requested())

@@ -1,5 +1,7 @@
 #include "hold_spec.h"
 
+#include <sys/random.h>
+
 #include <array>
 #include <random>
 
@@ -62,16 +64,24 @@ std::optional<int64_t> granted_token(const HoldSpec& spec, const bson_t& reply,
   return find_int64(**value, "token");
 }
 
-std::string new_acquisition_id() {
-  // random_device (getrandom) rather than a seeded engine: ids must differ across fork().
+uint64_t random_u64() {
+  // getrandom(2) itself, not std::random_device: constructing one costs tens of microseconds on
+  // some virtual machines (it probes the CPU), twice per acquire. Not a seeded engine: values
+  // must differ across fork().
+  uint64_t value = 0;
+  if (getrandom(&value, sizeof value, 0) == static_cast<ssize_t>(sizeof value)) return value;
   std::random_device device;
+  return (static_cast<uint64_t>(device()) << 32) | device();
+}
+
+std::string new_acquisition_id() {
   static constexpr std::array<char, 16> kHex = {'0', '1', '2', '3', '4', '5', '6', '7',
                                                 '8', '9', 'a', 'b', 'c', 'd', 'e', 'f'};
   std::string id;
   id.reserve(32);
-  for (int word = 0; word < 4; ++word) {
-    uint32_t bits = device();
-    for (int nibble = 0; nibble < 8; ++nibble) {
+  for (int word = 0; word < 2; ++word) {
+    uint64_t bits = random_u64();
+    for (int nibble = 0; nibble < 16; ++nibble) {
       id.push_back(kHex[bits & 0xF]);
       bits >>= 4;
     }

@@ -36,5 +36,8 @@ std::optional<int64_t> granted_token(const HoldSpec& spec, const bson_t& reply,
 
 // A fresh random 128-bit acquisition id as 32 lowercase hex characters.
 std::string new_acquisition_id();
+// 64 bits from the kernel's random pool (getrandom(2); std::random_device when it fails): fresh
+// in every process, so ids and seeds differ across fork().
+uint64_t random_u64();
 
 }  // namespace mongolock::detail
