@@ -37,7 +37,7 @@ ReleaseWatcher::Registration::~Registration() {
 
 uint64_t ReleaseWatcher::Registration::wakes() const {
   std::lock_guard guard(watcher_.mutex_);
-  return watcher_.wakes_.at(waiter_);
+  return watcher_.wakes_.at(waiter_).wakes;
 }
 
 bool ReleaseWatcher::Registration::streaming() const {
@@ -48,8 +48,9 @@ bool ReleaseWatcher::Registration::streaming() const {
 void ReleaseWatcher::Registration::wait(uint64_t seen, SteadyTime until,
                                         const std::stop_token& stop) const {
   std::unique_lock lock(watcher_.mutex_);
-  watcher_.changed_.wait_until(
-      lock, stop, until, [&] { return watcher_.stopping_ || watcher_.wakes_.at(waiter_) != seen; });
+  woken_.wait_until(lock, stop, until, [&] {
+    return watcher_.stopping_ || watcher_.wakes_.at(waiter_).wakes != seen;
+  });
 }
 
 ReleaseWatcher::ReleaseWatcher(Params params) : params_(std::move(params)) {}
@@ -58,6 +59,7 @@ ReleaseWatcher::~ReleaseWatcher() {
   {
     std::lock_guard guard(mutex_);
     stopping_ = true;
+    for (auto& [id, waiter] : wakes_) waiter.woken->notify_all();
   }
   changed_.notify_all();
   if (thread_.joinable()) thread_.join();
@@ -75,9 +77,10 @@ std::unique_ptr<ReleaseWatcher::Registration> ReleaseWatcher::register_waiter(
       return nullptr;
     }
   }
-  wakes_.emplace(waiter, 0);
+  std::unique_ptr<Registration> registration(new Registration(*this, waiter));
+  wakes_.emplace(waiter, Waiter{0, &registration->woken_});
   changed_.notify_all();  // the thread may be waiting for a first waiter
-  return std::unique_ptr<Registration>(new Registration(*this, waiter));
+  return registration;
 }
 
 ReleaseWatcher::State ReleaseWatcher::state() const {
@@ -157,8 +160,8 @@ void ReleaseWatcher::dispatch(const bson_t& event) {
   std::lock_guard guard(mutex_);
   auto found = wakes_.find(*waiter);
   if (found == wakes_.end()) return;  // a waiter that gave up (its entry lapses)
-  ++found->second;
-  changed_.notify_all();
+  ++found->second.wakes;
+  found->second.woken->notify_all();
 }
 
 void ReleaseWatcher::set_streaming(bool streaming) {
@@ -169,8 +172,10 @@ void ReleaseWatcher::set_streaming(bool streaming) {
   if (streaming_ == streaming) return;
   streaming_ = streaming;
   if (streaming) ++streams_opened_;
-  for (auto& [waiter, wakes] : wakes_) ++wakes;
-  changed_.notify_all();
+  for (auto& [id, waiter] : wakes_) {
+    ++waiter.wakes;
+    waiter.woken->notify_all();
+  }
 }
 
 void ReleaseWatcher::pause(std::chrono::milliseconds length) {

@@ -73,6 +73,7 @@ class ReleaseWatcher {
     Registration(ReleaseWatcher& watcher, std::string waiter);
     ReleaseWatcher& watcher_;
     const std::string waiter_;
+    mutable std::condition_variable_any woken_;
   };
 
   // Whether a stream is open, and how many have opened: read before a waiter's first attempt.
@@ -106,8 +107,15 @@ class ReleaseWatcher {
 
   const Params params_;
   mutable std::mutex mutex_;
+  // The watcher thread's own wait (for a first waiter, a pause, a stop).
   mutable std::condition_variable_any changed_;
-  std::map<std::string, uint64_t> wakes_;  // registered waiter -> wake count
+  // Registered waiter -> its wake count and its own condition variable (the Registration's):
+  // a wake-up notifies only the waiter it is for, not every waiting thread.
+  struct Waiter {
+    uint64_t wakes = 0;
+    std::condition_variable_any* woken = nullptr;
+  };
+  std::map<std::string, Waiter> wakes_;
   bool streaming_ = false;
   bool stopping_ = false;
   bool thread_failed_ = false;
