@@ -4,13 +4,15 @@ with the matrix, and SVG line plots (handoff p99, server commands per acquisitio
 fairness index against contention, one line per strategy, one plot per hold time). Standard
 library only: the plots are written as SVG text here.
 
-  backoff_report.py LOCKBENCH_JSON --md OUT.md --svg-dir DIR [--notes NOTES.md] [--note TEXT]
+  backoff_report.py LOCKBENCH_JSON --md OUT.md --svg-dir DIR [--notes NOTES.md]
+                    [--conclusion CONCLUSION.md] [--note TEXT]
   backoff_report.py --check LOCKBENCH_JSON
 
 --check verifies that the JSON is complete and self-consistent (the smoke test's gate: counters
 that add up, commands the clients sent = commands the server counted, ordered percentiles,
 every planned cell present) and exits 1 listing what is not; it never judges a timing.
---notes inserts a markdown file (what the numbers show) into the report; --note adds a line
+--notes inserts a markdown file (what the numbers show) into the report, --conclusion another
+(what a user should choose); --note adds a line
 under the machine description (how the run was made: nice, other load)."""
 import argparse
 import json
@@ -381,7 +383,7 @@ def budget_section(doc):
                 cells, wall, wall / max(cells, 1), wall * (strategies + 1) / max(strategies, 1))]
 
 
-def markdown(doc, svgs, svg_rel, notes, note):
+def markdown(doc, svgs, svg_rel, notes, note, conclusion):
     out = header_section(doc, note)
     if not doc["axes"]["quick"]:
         out += budget_section(doc)
@@ -396,10 +398,8 @@ def markdown(doc, svgs, svg_rel, notes, note):
     out += slice_section(doc)
     out += ["", "## What the numbers show", ""]
     out.append(notes.strip() if notes else "(no notes given: see --notes)")
-    out += ["", "## Conclusion", "",
-            "> **TO BE WRITTEN by the team from the final numbers** (once the `notify` strategy, "
-            "mongolock's Backoff::kNotify, is in the matrix). Nothing above is a recommendation yet.",
-            ""]
+    out += ["", "## Conclusion", ""]
+    out.append(conclusion.strip() if conclusion else "(no conclusion given: see --conclusion)")
     return "\n".join(out) + "\n"
 
 
@@ -410,6 +410,7 @@ def main():
     ap.add_argument("--md")
     ap.add_argument("--svg-dir")
     ap.add_argument("--notes")
+    ap.add_argument("--conclusion")
     ap.add_argument("--note")
     args = ap.parse_args()
     try:
@@ -428,9 +429,10 @@ def main():
         ap.error("--md and --svg-dir are needed (or --check)")
     svgs = write_svgs(doc, args.svg_dir)
     notes = open(args.notes).read() if args.notes else ""
+    conclusion = open(args.conclusion).read() if args.conclusion else ""
     rel = os.path.relpath(args.svg_dir, os.path.dirname(os.path.abspath(args.md)) or ".")
     with open(args.md, "w") as f:
-        f.write(markdown(doc, svgs, rel, notes, args.note))
+        f.write(markdown(doc, svgs, rel, notes, args.note, conclusion))
     return 0
 
 
