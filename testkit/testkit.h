@@ -8,6 +8,7 @@
 //   temp_dir.h      TempDir (removes itself)
 //   mongosim_node.h MongosimNode: start on a port (and dbpath), kill, pause, resume, restart
 //   replica_set.h   ReplicaSet: start N, initiate, wait ready, primary, wait_for_primary
+//   own_process.h   wait_child_exit(child, deadline), own_thread_count()
 //
 // Thread rules: each file states its own; in short, nodes and sets belong to the thread that
 // lives for the whole test, and commands may come from any thread.
@@ -15,6 +16,7 @@
 
 #include "free_port.h"
 #include "mongosim_node.h"
+#include "own_process.h"
 #include "poll_until.h"
 #include "replica_set.h"
 #include "temp_dir.h"

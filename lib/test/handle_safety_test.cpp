@@ -7,7 +7,6 @@
 // that goes on using the Provider (unsupported, see provider.h), signals, suspend.
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -23,6 +22,7 @@
 namespace mongolock::test {
 namespace {
 
+using locklab::testkit::wait_child_exit;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
@@ -69,20 +69,6 @@ TEST_F(HandleSafetyTest, CallbackThatDropsTheHandleInsideExtendIsSafe) {
   EXPECT_TRUE(provider.create_lock("callback-drop").try_acquire().has_value());
 }
 
-// Waits for `child` up to `limit`; kills it and returns -1 if it did not exit.
-int wait_child(pid_t child, std::chrono::milliseconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    int status = 0;
-    if (waitpid(child, &status, WNOHANG) == child)
-      return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::this_thread::sleep_for(milliseconds(10));
-  }
-  kill(child, SIGKILL);
-  waitpid(child, nullptr, 0);
-  return -1;
-}
-
 // A child inherits a copy of the parent's Handle. Its release() and destructor used to send an
 // owner-checked release through the parent's pooled sockets: the parent's hold was freed (or
 // the child hung on the shared socket).
@@ -98,7 +84,7 @@ TEST_F(HandleSafetyTest, AForkedChildCannotReleaseTheParentsHold) {
     const bool released = held.release();
     _exit(released ? 1 : 0);
   }
-  EXPECT_EQ(wait_child(child, seconds(10)), 0) << "the child released, failed or hung";
+  EXPECT_EQ(wait_child_exit(child, after(seconds(10))), 0) << "the child released, failed or hung";
   auto info = provider.inspect("forked");
   ASSERT_TRUE(info && info->exclusive);
   EXPECT_EQ(info->exclusive->acquisition_id, held.acquisition_id());

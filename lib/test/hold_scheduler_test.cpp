@@ -12,7 +12,6 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <filesystem>
 #include <functional>
 #include <future>
 #include <memory>
@@ -29,22 +28,13 @@ namespace {
 using detail::HoldScheduler;
 using detail::kExtensionWorkersMax;
 using locklab::testkit::after;
+using locklab::testkit::own_thread_count;
 using locklab::testkit::poll_until;
 using Timer = HoldScheduler::Timer;
 using Job = HoldScheduler::Job;
 using std::chrono::milliseconds;
 
 constexpr milliseconds kEventually{15'000};
-
-// Threads of this process now (Linux: one entry per task).
-int task_count() {
-  int count = 0;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
-    (void)entry;
-    ++count;
-  }
-  return count;
-}
 
 class FakeClient : public HoldScheduler::Client {
  public:
@@ -195,7 +185,7 @@ TEST(HoldScheduler, ACancelledJobNeverRuns) {
 }
 
 TEST(HoldScheduler, IdleThreadsBeyondTheFirstOfEachPoolLeave) {
-  const int before = task_count();
+  const int before = own_thread_count();
   std::counting_semaphore<> gate(0);
   Count entered;
   Count finished;
@@ -203,13 +193,13 @@ TEST(HoldScheduler, IdleThreadsBeyondTheFirstOfEachPoolLeave) {
   scheduler.start(true);
   auto clients = blocked_jobs(scheduler, kExtensionWorkersMax, gate, entered, finished);
   ASSERT_TRUE(entered.wait_for_at_least(kExtensionWorkersMax));
-  EXPECT_EQ(task_count() - before, 1 + kExtensionWorkersMax + 1);
+  EXPECT_EQ(own_thread_count() - before, 1 + kExtensionWorkersMax + 1);
   gate.release(kExtensionWorkersMax);
   ASSERT_TRUE(finished.wait_for_at_least(kExtensionWorkersMax));
   EXPECT_TRUE(poll_until(after(kEventually), [&] { return scheduler.threads() == 3; }))
       << scheduler.threads() << " threads stay";
-  EXPECT_TRUE(poll_until(after(kEventually), [&] { return task_count() - before == 3; }))
-      << task_count() - before << " threads stay";
+  EXPECT_TRUE(poll_until(after(kEventually), [&] { return own_thread_count() - before == 3; }))
+      << own_thread_count() - before << " threads stay";
 }
 
 // What a Context is to a Lease: the owner of the scheduler, kept alive by its clients.
@@ -237,7 +227,7 @@ class OwningClient : public HoldScheduler::Client {
 // The last reference to the owner drops inside a job: the scheduler is destroyed on its own
 // worker, which it detaches (joining itself would throw); every thread still ends.
 TEST(HoldScheduler, DestroyedByItsOwnJobItsThreadsStillEnd) {
-  const int before = task_count();
+  const int before = own_thread_count();
   std::atomic<std::thread::id> destroyed_on{};
   auto owner = std::make_shared<Owner>();
   owner->destroyed_on = &destroyed_on;
@@ -255,8 +245,8 @@ TEST(HoldScheduler, DestroyedByItsOwnJobItsThreadsStillEnd) {
   entered.acquire();
   client.reset();  // the running job holds the last reference
   go.release();
-  ASSERT_TRUE(poll_until(after(kEventually), [&] { return task_count() == before; }))
-      << task_count() - before << " threads left";
+  ASSERT_TRUE(poll_until(after(kEventually), [&] { return own_thread_count() == before; }))
+      << own_thread_count() - before << " threads left";
   EXPECT_NE(destroyed_on.load(), std::thread::id());
   EXPECT_NE(destroyed_on.load(), std::this_thread::get_id()) << "not destroyed inside the job";
 }

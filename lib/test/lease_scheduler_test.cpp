@@ -10,13 +10,11 @@
 // others, failover during the loss, user callbacks that block forever (the notifiers' cap), a
 // thread creation that fails while a pool grows, a suspended client host.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <condition_variable>
 #include <csignal>
-#include <filesystem>
 #include <functional>
 #include <future>
 #include <map>
@@ -34,19 +32,12 @@ namespace mongolock::test {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using locklab::testkit::own_thread_count;
+using locklab::testkit::wait_child_exit;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 constexpr const char* kDeadlineCause = "the lease deadline passed without a successful extension";
-
-int task_count() {
-  int count = 0;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
-    (void)entry;
-    ++count;
-  }
-  return count;
-}
 
 // What the on_event observer saw, per lock name.
 class Recorder {
@@ -133,7 +124,7 @@ TEST_F(LeaseSchedulerTest, ManyHoldsRunOnTheSchedulersThreadsAndAreLostOnTimeInA
   Provider provider(server->uri("socketTimeoutMS=120000&connectTimeoutMS=60000"), fresh_database(),
                     options);
   ASSERT_FALSE(provider.inspect("warm-up").has_value());  // the pool and its monitors run now
-  const int before = task_count();
+  const int before = own_thread_count();
   std::vector<std::string> names;
   std::vector<Handle> holds;
   for (int i = 0; i < kHolds; ++i) {
@@ -143,12 +134,13 @@ TEST_F(LeaseSchedulerTest, ManyHoldsRunOnTheSchedulersThreadsAndAreLostOnTimeInA
   ResumeOnExit resume{*server};
   ASSERT_TRUE(recorder.wait_all(names, [](const Recorder::Hold& h) { return h.extended >= 1; }))
       << "not every hold was extended";
-  EXPECT_LE(task_count() - before, detail::kSchedulerThreadsMax) << "threads while extending";
+  EXPECT_LE(own_thread_count() - before, detail::kSchedulerThreadsMax) << "threads while extending";
 
   server->pause(0);
   ASSERT_TRUE(recorder.wait_all(names, [](const Recorder::Hold& h) { return h.lost >= 1; }))
       << "not every hold was lost";
-  EXPECT_LE(task_count() - before, detail::kSchedulerThreadsMax) << "threads after the losses";
+  EXPECT_LE(own_thread_count() - before, detail::kSchedulerThreadsMax)
+      << "threads after the losses";
   for (int i = 0; i < kHolds; ++i) {
     const Recorder::Hold hold = recorder.hold(names[i]);
     SCOPED_TRACE(names[i]);
@@ -213,7 +205,7 @@ TEST_F(LeaseSchedulerTest, ASlowLostObserverDoesNotDelayAnotherHoldsLoss) {
 // reference to the shared state drops on a scheduler thread, which destroys the scheduler it
 // runs on. Every thread of the Provider (scheduler and pool) still ends.
 TEST_F(LeaseSchedulerTest, LastHandleDroppedInsideItsLostCallbackEndsEveryThread) {
-  const int before = task_count();
+  const int before = own_thread_count();
   std::promise<std::thread::id> dropped;
   Handle held;
   {
@@ -230,15 +222,15 @@ TEST_F(LeaseSchedulerTest, LastHandleDroppedInsideItsLostCallbackEndsEveryThread
   auto on = dropped.get_future();
   ASSERT_EQ(on.wait_for(kEventually), std::future_status::ready) << "never lost";
   EXPECT_NE(on.get(), std::this_thread::get_id()) << "ran inside on_lost(): lost too early";
-  EXPECT_TRUE(poll_until(after(kEventually), [&] { return task_count() == before; }))
-      << task_count() - before << " threads left";
+  EXPECT_TRUE(poll_until(after(kEventually), [&] { return own_thread_count() == before; }))
+      << own_thread_count() - before << " threads left";
   EXPECT_FALSE(held.valid());
 }
 
 // The shared state keeps the scheduler running after the Provider is destroyed: the hold goes
 // on being extended and is released; then every thread ends.
 TEST_F(LeaseSchedulerTest, AHoldOutlivesItsProvider) {
-  const int before = task_count();
+  const int before = own_thread_count();
   Recorder recorder;
   Options options = test_options();
   options.expiry_ms = 3000;
@@ -252,22 +244,8 @@ TEST_F(LeaseSchedulerTest, AHoldOutlivesItsProvider) {
     return h.extended >= extended + 2;
   })) << "not extended after the Provider went";
   EXPECT_TRUE(held.release());
-  EXPECT_TRUE(poll_until(after(kEventually), [&] { return task_count() == before; }))
-      << task_count() - before << " threads left";
-}
-
-// Waits for `child` up to `limit`; kills it and returns -1 if it did not exit.
-int wait_child(pid_t child, milliseconds limit) {
-  const auto deadline = Clock::now() + limit;
-  while (Clock::now() < deadline) {
-    int status = 0;
-    if (waitpid(child, &status, WNOHANG) == child)
-      return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::this_thread::sleep_for(milliseconds(10));
-  }
-  kill(child, SIGKILL);
-  waitpid(child, nullptr, 0);
-  return -1;
+  EXPECT_TRUE(poll_until(after(kEventually), [&] { return own_thread_count() == before; }))
+      << own_thread_count() - before << " threads left";
 }
 
 // A child destroys a Provider whose scheduler threads run in the parent (they do not exist in
@@ -282,7 +260,7 @@ TEST_F(LeaseSchedulerTest, AForkedChildCanDestroyAProviderWhoseSchedulerRunsInTh
     provider.reset();
     _exit(0);
   }
-  EXPECT_EQ(wait_child(child, seconds(10)), 0) << "the child hung or aborted";
+  EXPECT_EQ(wait_child_exit(child, after(seconds(10))), 0) << "the child hung or aborted";
   EXPECT_TRUE(provider->create_lock("fork-scheduler").acquire(seconds(5)).release());
 }
 

@@ -22,7 +22,7 @@
 // events larger than a few bytes.
 
 const assert = require('node:assert');
-const path = require('node:path');
+const { checkMain } = require('./lib/three_member_check');
 
 const DEADLINE_MS = 30000;
 const AWAIT_MS = 200;
@@ -165,60 +165,18 @@ async function failover(set, report) {
   }
 }
 
-async function run(binary) {
-  const { MongosimReplicaSet } = require('./lib/mongosim_replica_set');
+async function scenario(set, report) {
   const { MongoClient } = require('mongodb');
-  const set = await new MongosimReplicaSet(binary, 3).start();
-  let passed = 0;
-  let failed = 0;
-  const report = (name, fn) => {
-    try {
-      fn();
-      passed++;
-      console.log(`ok - ${name}`);
-    } catch (err) {
-      failed++;
-      console.log(`not ok - ${name}: ${err.message.split('\n').join(' ')}`);
-    }
-  };
+  const client = new MongoClient(set.uri, { serverSelectionTimeoutMS: DEADLINE_MS });
+  await client.connect();
   try {
-    const client = new MongoClient(set.uri, { serverSelectionTimeoutMS: DEADLINE_MS });
-    await client.connect();
-    try {
-      const coll = client.db('cs').collection('items');
-      const got = await shapes(coll, report);
-      await resumes(coll, got, report);
-    } finally {
-      await client.close();
-    }
-    await failover(set, report);
-  } catch (err) {
-    failed++;
-    console.log(`not ok - scenario: ${err.message.split('\n').join(' ')}`);
+    const coll = client.db('cs').collection('items');
+    const got = await shapes(coll, report);
+    await resumes(coll, got, report);
   } finally {
-    await set.stop();
+    await client.close();
   }
-  console.log(`${passed} passed, ${failed} failed`);
-  return failed === 0 && passed > 0 ? 0 : 1;
+  await failover(set, report);
 }
 
-async function main() {
-  try {
-    require.resolve('mongodb');
-  } catch (_) {
-    console.log('change_stream_node: the Node.js driver is not installed; not run');
-    return 77;
-  }
-  const args = process.argv.slice(2);
-  if (args[0] !== '--mongosim' || !args[1]) {
-    console.error('usage: change_stream_node.js --mongosim PATH');
-    return 1;
-  }
-  return run(path.resolve(args[1]));
-}
-
-main().then((code) => process.exit(code), (err) => {
-  console.log(`change_stream_node: ${err.message}`);
-  console.log('0 passed, 1 failed');
-  process.exit(1);
-});
+checkMain('change_stream_node', scenario);

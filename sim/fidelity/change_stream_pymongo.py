@@ -16,29 +16,15 @@ Prints one line per check and "N passed, M failed"; exits 0 only when every chec
 pymongo is not installed.
 """
 
-import os
-import signal
 import sys
 import time
 
-try:
-    import pymongo
-    from pymongo import monitoring
-    from pymongo.errors import OperationFailure
-    from pymongo.write_concern import WriteConcern
-except ImportError as err:
-    print(f"change_stream_pymongo: pymongo is not importable by {sys.executable} ({err}); not run")
-    sys.exit(77)
+from pymongo_check import DEADLINE_S, Members, pymongo, report, run_checks
+from pymongo import monitoring
+from pymongo.errors import OperationFailure
+from pymongo.write_concern import WriteConcern
 
-DEADLINE_S = 30.0
 AWAIT_MS = 200
-POLL_INTERVAL_S = 0.05
-RESULTS = {"passed": 0, "failed": 0}
-
-
-def report(name, ok, detail=""):
-    RESULTS["passed" if ok else "failed"] += 1
-    print(f"{'ok' if ok else 'not ok'} - {name}{'' if ok else ': ' + detail}")
 
 
 def next_event(stream):
@@ -67,37 +53,6 @@ class Aggregates(monitoring.CommandListener):
 
     def failed(self, event):
         pass
-
-
-class Members:
-    def __init__(self):
-        self.hosts = os.environ["MONGOSIM_HOSTS"].split(",")
-        self.pids = [int(p) for p in os.environ["MONGOSIM_PIDS"].split(",")]
-        self.killed = set()
-
-    def command(self, i, cmd):
-        with pymongo.MongoClient(f"mongodb://{self.hosts[i]}/?directConnection=true",
-                                 serverSelectionTimeoutMS=2000) as client:
-            return client.admin.command(cmd)
-
-    def primary(self):
-        """The member that alone says it is writable, or -1."""
-        writable = [i for i in range(len(self.hosts))
-                    if i not in self.killed and self.command(i, "isMaster").get("ismaster")]
-        return writable[0] if len(writable) == 1 else -1
-
-    def wait_for_primary(self, not_this):
-        deadline = time.monotonic() + DEADLINE_S
-        while time.monotonic() < deadline:
-            p = self.primary()
-            if p >= 0 and p != not_this:
-                return p
-            time.sleep(POLL_INTERVAL_S)
-        return -1
-
-    def kill(self, i):
-        os.kill(self.pids[i], signal.SIGKILL)
-        self.killed.add(i)
 
 
 def shapes_and_resumes(client):
@@ -142,9 +97,9 @@ def shapes_and_resumes(client):
 
 def failover(members):
     aggregates = Aggregates()
-    client = pymongo.MongoClient(os.environ["MONGOSIM_URI"], event_listeners=[aggregates],
+    client = pymongo.MongoClient(members.uri, event_listeners=[aggregates],
                                  serverSelectionTimeoutMS=int(DEADLINE_S * 1000))
-    writer = pymongo.MongoClient(os.environ["MONGOSIM_URI"],
+    writer = pymongo.MongoClient(members.uri,
                                  serverSelectionTimeoutMS=int(DEADLINE_S * 1000))
     try:
         wcoll = writer.cs.failover.with_options(write_concern=WriteConcern(w="majority"))
@@ -178,22 +133,11 @@ def failover(members):
         writer.close()
 
 
-def main():
-    if not all(k in os.environ for k in ("MONGOSIM_URI", "MONGOSIM_HOSTS", "MONGOSIM_PIDS")):
-        print("usage: with_mongosim.js --mongosim PATH --members 3 -- python3 "
-              "change_stream_pymongo.py")
-        return 1
-    members = Members()
-    try:
-        with pymongo.MongoClient(os.environ["MONGOSIM_URI"],
-                                 serverSelectionTimeoutMS=int(DEADLINE_S * 1000)) as client:
-            shapes_and_resumes(client)
-        failover(members)
-    except Exception as exc:
-        report("scenario", False, f"{type(exc).__name__}: {exc}")
-    print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")
-    return 0 if RESULTS["failed"] == 0 and RESULTS["passed"] > 0 else 1
+def body(members):
+    with pymongo.MongoClient(members.uri, serverSelectionTimeoutMS=int(DEADLINE_S * 1000)) as client:
+        shapes_and_resumes(client)
+    failover(members)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_checks("change_stream_pymongo", body))

@@ -20,7 +20,7 @@
 // 77 when the driver is not installed.
 
 const assert = require('node:assert');
-const path = require('node:path');
+const { checkMain } = require('./lib/three_member_check');
 
 const POLL_INTERVAL_MS = 50;
 const DEADLINE_MS = 30000;
@@ -123,50 +123,4 @@ async function scenario(set, report) {
   }
 }
 
-async function run(binary) {
-  const { MongosimReplicaSet } = require('./lib/mongosim_replica_set');
-  const set = await new MongosimReplicaSet(binary, 3).start();
-  let passed = 0;
-  let failed = 0;
-  const report = (name, fn) => {
-    try {
-      fn();
-      passed++;
-      console.log(`ok - ${name}`);
-    } catch (err) {
-      failed++;
-      console.log(`not ok - ${name}: ${err.message.split('\n').join(' ')}`);
-    }
-  };
-  try {
-    await scenario(set, report);
-  } catch (err) {
-    failed++;
-    console.log(`not ok - scenario: ${err.message.split('\n').join(' ')}`);
-  } finally {
-    await set.stop();
-  }
-  console.log(`${passed} passed, ${failed} failed`);
-  return failed === 0 && passed > 0 ? 0 : 1;
-}
-
-async function main() {
-  try {
-    require.resolve('mongodb');
-  } catch (_) {
-    console.log('failover_node: the Node.js driver is not installed; not run');
-    return 77;
-  }
-  const args = process.argv.slice(2);
-  if (args[0] !== '--mongosim' || !args[1]) {
-    console.error('usage: failover_node.js --mongosim PATH');
-    return 1;
-  }
-  return run(path.resolve(args[1]));
-}
-
-main().then((code) => process.exit(code), (err) => {
-  console.log(`failover_node: ${err.message}`);
-  console.log('0 passed, 1 failed');
-  process.exit(1);
-});
+checkMain('failover_node', scenario);

@@ -21,37 +21,14 @@ Prints one line per check and "N passed, M failed"; exits 0 only when every chec
 77 when pymongo is not installed.
 """
 
-import os
 import sys
 import threading
-import time
 
-try:
-    import pymongo
-    from pymongo import monitoring
-    from pymongo.write_concern import WriteConcern
-except ImportError as err:
-    print(f"failover_pymongo: pymongo is not importable by {sys.executable} ({err}); not run")
-    sys.exit(77)
+from pymongo_check import DEADLINE_S, Members, pymongo, report, run_checks, wait_for
+from pymongo import monitoring
+from pymongo.write_concern import WriteConcern
 
-DEADLINE_S = 30.0
 BLOCK_MS = 3000  # how long the fail point holds the insert; the step-down takes milliseconds
-POLL_INTERVAL_S = 0.05
-RESULTS = {"passed": 0, "failed": 0}
-
-
-def report(name, ok, detail=""):
-    RESULTS["passed" if ok else "failed"] += 1
-    print(f"{'ok' if ok else 'not ok'} - {name}{'' if ok else ': ' + detail}")
-
-
-def wait_for(what, predicate):
-    deadline = time.monotonic() + DEADLINE_S
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(POLL_INTERVAL_S)
-    raise AssertionError(f"{what} not seen within {DEADLINE_S} s")
 
 
 class InsertAttempts(monitoring.CommandListener):
@@ -75,18 +52,7 @@ class InsertAttempts(monitoring.CommandListener):
         self.replies[event.request_id] = {"failure": event.failure}
 
 
-class Members:
-    def __init__(self):
-        self.hosts = os.environ["MONGOSIM_HOSTS"].split(",")
-
-    def direct(self, i):
-        return pymongo.MongoClient(f"mongodb://{self.hosts[i]}/?directConnection=true",
-                                   serverSelectionTimeoutMS=2000)
-
-    def command(self, i, cmd):
-        with self.direct(i) as client:
-            return client.admin.command(cmd)
-
+class FailoverMembers(Members):
     def insert_total(self, i):
         insert = self.command(i, "serverStatus")["metrics"]["commands"].get("insert")
         return int(insert["total"]) if insert else 0  # absent until a member served one
@@ -95,14 +61,9 @@ class Members:
         with self.direct(i) as client:
             return client.failover.items.find_one({"_id": doc_id}) is not None
 
-    def primary(self):
-        """The member that alone says it is writable, or -1."""
-        writable = [i for i in range(len(self.hosts)) if self.command(i, "isMaster").get("ismaster")]
-        return writable[0] if len(writable) == 1 else -1
-
 
 def scenario(members, listener):
-    client = pymongo.MongoClient(os.environ["MONGOSIM_URI"], event_listeners=[listener],
+    client = pymongo.MongoClient(members.uri, event_listeners=[listener],
                                  appname="failover-pymongo",
                                  serverSelectionTimeoutMS=int(DEADLINE_S * 1000))
     try:
@@ -137,13 +98,7 @@ def scenario(members, listener):
         report("the insert around the step-down succeeds",
                "result" in outcome and outcome["result"].acknowledged, repr(outcome))
 
-        new = -1
-        deadline = time.monotonic() + DEADLINE_S
-        while new < 0 or new == old:
-            if time.monotonic() > deadline:
-                break
-            new = members.primary()
-            time.sleep(POLL_INTERVAL_S)
+        new = members.wait_for_primary(old)
         report("a new primary is elected", new >= 0 and new != old, f"old {old}, new {new}")
 
         a = listener.attempts
@@ -170,18 +125,5 @@ def scenario(members, listener):
         client.close()
 
 
-def main():
-    if not all(k in os.environ for k in ("MONGOSIM_URI", "MONGOSIM_HOSTS")):
-        print("usage: with_mongosim.js --mongosim PATH --members 3 -- python3 failover_pymongo.py")
-        return 1
-    members = Members()
-    try:
-        scenario(members, InsertAttempts())
-    except Exception as exc:
-        report("scenario", False, f"{type(exc).__name__}: {exc}")
-    print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")
-    return 0 if RESULTS["failed"] == 0 and RESULTS["passed"] > 0 else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_checks("failover_pymongo", lambda _: scenario(FailoverMembers(), InsertAttempts())))

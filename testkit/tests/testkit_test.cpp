@@ -6,9 +6,11 @@
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -30,6 +32,26 @@ TEST(PollUntil, FalseAtTheDeadlineAfterALastLook) {
     return false;
   }));
   EXPECT_EQ(asked, 1);  // a deadline already passed still asks once
+}
+
+TEST(ForkedChild, ExitStatusOfAChildThatExits) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(7);
+  EXPECT_EQ(wait_child_exit(child, after(std::chrono::seconds(30))), 7);
+}
+
+TEST(ForkedChild, AChildStillRunningAtTheDeadlineIsKilledAndReaped) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    pause();  // until a signal: only the kit's SIGKILL ends it
+    _exit(0);
+  }
+  EXPECT_EQ(wait_child_exit(child, after(std::chrono::milliseconds(100))), -1);
+  errno = 0;
+  EXPECT_EQ(::waitpid(child, nullptr, WNOHANG), -1) << "the child was left unreaped";
+  EXPECT_EQ(errno, ECHILD);
 }
 
 TEST(TempDir, RemovesItselfWithWhatItHolds) {

@@ -23,6 +23,7 @@
 #include "base/error_codes.h"
 #include "bson/codec.h"
 #include "bson_owner.h"
+#include "server/tests/mongoc_view.h"
 #include "server/tests/sim_set.h"
 
 namespace mongosim::testing {
@@ -31,18 +32,6 @@ namespace {
 using bson::Document;
 using bson::V;
 using OwnedBson = mongolock::bson::Bson;
-
-class MongocInit : public ::testing::Environment {
- public:
-  void SetUp() override { mongoc_init(); }
-};
-const auto* const kMongocInit = ::testing::AddGlobalTestEnvironment(new MongocInit);
-
-Document to_document(const bson_t* b) {
-  auto decoded = bson::decode_document(bson_get_data(b), b->len);
-  if (!decoded.doc) throw std::runtime_error(decoded.error);
-  return *decoded.doc;
-}
 
 // Every command the client sent, with where it went and what came back.
 struct Monitor {
@@ -98,19 +87,6 @@ struct Monitor {
     return n;
   }
 };
-
-struct ClientDeleter {
-  void operator()(mongoc_client_t* c) const { mongoc_client_destroy(c); }
-};
-struct CollectionDeleter {
-  void operator()(mongoc_collection_t* c) const { mongoc_collection_destroy(c); }
-};
-struct StreamDeleter {
-  void operator()(mongoc_change_stream_t* s) const { mongoc_change_stream_destroy(s); }
-};
-using Client = std::unique_ptr<mongoc_client_t, ClientDeleter>;
-using Collection = std::unique_ptr<mongoc_collection_t, CollectionDeleter>;
-using Stream = std::unique_ptr<mongoc_change_stream_t, StreamDeleter>;
 
 // A client whose commands `monitor` records (the monitor must outlive it).
 Client monitored_client(const std::string& uri, Monitor& monitor) {

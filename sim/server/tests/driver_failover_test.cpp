@@ -17,6 +17,7 @@
 #include "base/error_codes.h"
 #include "bson/codec.h"
 #include "bson_owner.h"
+#include "server/tests/mongoc_view.h"
 #include "server/tests/raw_client.h"
 #include "server/tests/sim_set.h"
 
@@ -27,18 +28,6 @@ using bson::Document;
 using OwnedBson = mongolock::bson::Bson;
 using BsonReply = mongolock::bson::BsonReply;
 using bson::V;
-
-class MongocInit : public ::testing::Environment {
- public:
-  void SetUp() override { mongoc_init(); }
-};
-const auto* const kMongocInit = ::testing::AddGlobalTestEnvironment(new MongocInit);
-
-Document to_document(const bson_t* b) {
-  auto decoded = bson::decode_document(bson_get_data(b), b->len);
-  if (!decoded.doc) throw std::runtime_error(decoded.error);
-  return *decoded.doc;
-}
 
 // Every attempt of the insert of {_id: "across"}: the server it went to and its reply.
 struct Attempts {
@@ -99,13 +88,6 @@ bool holds(const SimSet& set, int i, const std::string& id) {
   return set.has_document(i, "failover", "items", V(id));
 }
 
-struct ClientDeleter {
-  void operator()(mongoc_client_t* c) const { mongoc_client_destroy(c); }
-};
-struct CollectionDeleter {
-  void operator()(mongoc_collection_t* c) const { mongoc_collection_destroy(c); }
-};
-
 // Inserts {_id: id} with the given write concern; returns the driver's error message or "".
 std::string insert_one(mongoc_collection_t* coll, const char* id,
                        const OwnedBson& write_concern_opts) {
@@ -121,7 +103,7 @@ TEST(DriverFailover, LibmongocFollowsAStepDownAndRetriesTheInterruptedInsertOnce
   // Declared before the client: the client's destructor still reports commands (endSessions)
   // to the APM callbacks, which write into `attempts`.
   Attempts attempts;
-  std::unique_ptr<mongoc_client_t, ClientDeleter> client(mongoc_client_new(
+  Client client(mongoc_client_new(
       set.uri("appname=failover-libmongoc&serverSelectionTimeoutMS=30000").c_str()));
   ASSERT_TRUE(client);
   mongoc_apm_callbacks_t* callbacks = mongoc_apm_callbacks_new();
@@ -130,8 +112,7 @@ TEST(DriverFailover, LibmongocFollowsAStepDownAndRetriesTheInterruptedInsertOnce
   mongoc_apm_set_command_failed_cb(callbacks, Attempts::failed);
   mongoc_client_set_apm_callbacks(client.get(), callbacks, &attempts);
   mongoc_apm_callbacks_destroy(callbacks);
-  std::unique_ptr<mongoc_collection_t, CollectionDeleter> coll(
-      mongoc_client_get_collection(client.get(), "failover", "items"));
+  Collection coll(mongoc_client_get_collection(client.get(), "failover", "items"));
   const OwnedBson majority(BCON_NEW("writeConcern", "{", "w", BCON_UTF8("majority"), "}"));
   const OwnedBson w3(BCON_NEW("writeConcern", "{", "w", BCON_INT32(3), "}"));
 

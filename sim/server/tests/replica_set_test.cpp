@@ -17,6 +17,7 @@
 #include "base/error_codes.h"
 #include "bson/codec.h"
 #include "bson_owner.h"
+#include "server/tests/mongoc_view.h"
 #include "server/tests/raw_client.h"
 #include "server/tests/sim_set.h"
 
@@ -33,12 +34,6 @@ constexpr int kMembers = 3;
 constexpr int32_t kElectionTimeoutMs = 1000;
 constexpr int32_t kHeartbeatIntervalMs = 200;
 
-class MongocInit : public ::testing::Environment {
- public:
-  void SetUp() override { mongoc_init(); }
-};
-const auto* const kMongocInit = ::testing::AddGlobalTestEnvironment(new MongocInit);
-
 std::optional<Document> try_command(int port, const Document& cmd,
                                     const std::string& db = "admin") {
   try {
@@ -51,17 +46,6 @@ std::optional<Document> try_command(int port, const Document& cmd,
 
 bool is_ok(const Document& reply) {
   return reply.get("ok") != nullptr && reply.get("ok")->truthy();
-}
-
-struct MongocClientDeleter {
-  void operator()(mongoc_client_t* c) const { mongoc_client_destroy(c); }
-};
-using MongocClient = std::unique_ptr<mongoc_client_t, MongocClientDeleter>;
-
-Document to_document(const bson_t* b) {
-  auto decoded = bson::decode_document(bson_get_data(b), b->len);
-  if (!decoded.doc) throw std::runtime_error(decoded.error);
-  return *decoded.doc;
 }
 
 class ThreeMemberSet : public ::testing::Test {
@@ -122,7 +106,7 @@ TEST_F(ThreeMemberSet, EveryMemberShutsDownCleanlyOnSigterm) {
 }
 
 TEST_F(ThreeMemberSet, DriverFindsPrimaryAndMajorityWriteReachesEveryMember) {
-  MongocClient client(mongoc_client_new(seed_list().c_str()));
+  Client client(mongoc_client_new(seed_list().c_str()));
   ASSERT_TRUE(client);
   std::string raw = bson::encode_document(Document{
       {"insert", V("c")},
@@ -223,7 +207,7 @@ TEST_F(ThreeMemberSet, WriteConcernTimeoutReportsError64WithTheWriteApplied) {
 }
 
 TEST_F(ThreeMemberSet, KillingThePrimaryElectsAnotherAndARetryableWriteSucceeds) {
-  MongocClient client(mongoc_client_new((seed_list() + "&retryWrites=true").c_str()));
+  Client client(mongoc_client_new((seed_list() + "&retryWrites=true").c_str()));
   ASSERT_TRUE(client);
   mongoc_collection_t* coll = mongoc_client_get_collection(client.get(), "test", "c");
   bson_error_t error;

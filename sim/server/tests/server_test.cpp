@@ -14,6 +14,7 @@
 #include "base/error_codes.h"
 #include "bson/codec.h"
 #include "bson_owner.h"
+#include "server/tests/mongoc_view.h"
 #include "server/tests/raw_client.h"
 #include "testkit.h"
 
@@ -27,31 +28,7 @@ using bson::V;
 using locklab::testkit::MongosimNode;
 namespace kit = locklab::testkit;
 
-class MongocEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override { mongoc_init(); }
-  void TearDown() override { mongoc_cleanup(); }
-};
-const auto* const kMongocEnv = ::testing::AddGlobalTestEnvironment(new MongocEnvironment);
-
 // --- libmongoc helpers ------------------------------------------------------------------
-
-struct ClientDeleter {
-  void operator()(mongoc_client_t* c) const { mongoc_client_destroy(c); }
-};
-using Client = std::unique_ptr<mongoc_client_t, ClientDeleter>;
-
-Client make_client(const std::string& uri) {
-  mongoc_client_t* c = mongoc_client_new(uri.c_str());
-  if (c == nullptr) throw std::runtime_error("bad URI " + uri);
-  return Client(c);
-}
-
-Document to_document(const bson_t* b) {
-  auto decoded = bson::decode_document(bson_get_data(b), b->len);
-  if (!decoded.doc) throw std::runtime_error(decoded.error);
-  return *decoded.doc;
-}
 
 // Runs a command through libmongoc; returns the reply (ok:0 replies included) and the error.
 struct MongocReply {

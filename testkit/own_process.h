@@ -1,0 +1,28 @@
+// The test's own process: its forked children and its threads.
+//
+// A test that forks (to show what a child may or may not do with its parent's objects) waits
+// for the child with a deadline, so a child that hangs fails the test instead of hanging the
+// suite. A test that bounds the threads a library starts counts them (Linux: /proc/self/task).
+//
+//   const pid_t child = fork();
+//   if (child == 0) _exit(run_in_child());
+//   EXPECT_EQ(wait_child_exit(child, after(std::chrono::seconds(10))), 0);
+//   EXPECT_LE(own_thread_count(), before + 33);
+//
+// Thread rules: none (no shared state).
+#pragma once
+
+#include <sys/types.h>
+
+#include "poll_until.h"
+
+namespace locklab::testkit {
+
+// The child's exit status once it exits, or -1 when it died of a signal or had not exited by
+// the deadline (then it is SIGKILLed and reaped: no child outlives the call).
+int wait_child_exit(pid_t child, Deadline deadline);
+
+// Threads of this process now (one entry of /proc/self/task per thread).
+int own_thread_count();
+
+}  // namespace locklab::testkit
