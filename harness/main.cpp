@@ -129,7 +129,18 @@ int run_explore(ExploreArgs& a, int argc, char** argv) {
     return locklab::kExitError;
   }
   if (a.seed_opt->count() > 0) o.seed = a.seed;
+  if (o.shard_index >= o.cases) {
+    std::cerr << "locklab explore: --shard " << a.shard << " has no case: --cases " << o.cases
+              << " gives cases 0.." << o.cases - 1 << " to shards 0.." << o.cases - 1 << "\n";
+    return locklab::kExitError;
+  }
   if (a.only_case >= 0) {
+    if (!a.shard.empty() && a.only_case % o.shard_count != o.shard_index) {
+      std::cerr << "locklab explore: --case " << a.only_case << " belongs to shard "
+                << a.only_case % o.shard_count << "/" << o.shard_count << ", not --shard "
+                << a.shard << "\n";
+      return locklab::kExitError;
+    }
     if (a.only_case >= o.cases) {
       std::cerr << "locklab explore: --case " << a.only_case << " is past --cases " << o.cases
                 << "\n";

@@ -9,6 +9,7 @@
 #include <iomanip>
 #include <iostream>
 #include <random>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -58,11 +59,6 @@ uint64_t mix(uint64_t x) {  // splitmix64's finaliser: neighbouring inputs, unre
 
 uint64_t case_seed(uint64_t seed, int index) {
   return mix(seed ^ mix(static_cast<uint64_t>(index))) & 0xffffffffULL;
-}
-
-int case_size(const ExploreOptions& o, int index) {
-  const int grown = o.cases > 1 ? static_cast<int>(int64_t{index} * 100 / (o.cases - 1)) : 100;
-  return std::min(o.max_size, grown);
 }
 
 Scenario generate_case(const ExploreSpace& space, const ExploreOptions& o, uint64_t seed,
@@ -164,6 +160,28 @@ class Exploration {
   double start_s_ = 0;
   double shrink_s_ = 0;           // time spent shrinking: not case time
   std::set<std::string> shrunk_;  // findings already shrunk
+  // A member that died in a shrinking run of another finding: a finding of its own, shrunk
+  // once the shrink it interrupted is done (its run directory is kept).
+  struct DeathMet {
+    Scenario scenario;
+    uint64_t seed = 0;
+    CaseOutcome outcome;
+  };
+  std::vector<DeathMet> deaths_met_;
+
+  void shrink_deaths_met(int i, const std::string& while_shrinking) {
+    while (!deaths_met_.empty() && !interrupted()) {
+      const DeathMet d = std::move(deaths_met_.front());
+      deaths_met_.erase(deaths_met_.begin());
+      summary_["findings_by_property"]["member-died"] =
+          summary_["findings_by_property"].value("member-died", 0) + 1;
+      if (shrunk_.insert("member-died").second) {
+        shrink_finding(i, d.scenario, d.seed, d.outcome, "member-died", while_shrinking);
+      }
+    }
+    deaths_met_.clear();  // interrupted: nothing more is shrunk
+    write_summary();
+  }
 
   static std::vector<std::string> finding_keys(const CaseOutcome& o) {
     if (o.verdict == CaseVerdict::kMemberDied) return {"member-died"};
@@ -191,7 +209,8 @@ class Exploration {
     }
     if (!fresh.empty()) {
       shrunk_.insert(fresh);
-      shrink_finding(i, s, cseed, outcome, fresh);
+      shrink_finding(i, s, cseed, outcome, fresh, "");
+      shrink_deaths_met(i, fresh);
     } else if (finding_key(outcome).empty() && !o_.keep_runs &&
                outcome.verdict != CaseVerdict::kHarnessError) {
       std::error_code ec;
@@ -248,14 +267,16 @@ class Exploration {
     write_file(out_ / "summary.md", summary_markdown(summary_));
   }
 
+  // `while_shrinking`: the finding whose shrinking met this one ("" for a case's own finding).
   void shrink_finding(int i, const Scenario& s, uint64_t cseed, const CaseOutcome& outcome,
-                      const std::string& key);
+                      const std::string& key, const std::string& while_shrinking);
   void write_repro(int i, uint64_t cseed, const std::string& key, const std::string& name,
-                   const ShrinkResult& r);
+                   const ShrinkResult& r, const std::string& while_shrinking);
 };
 
 void Exploration::shrink_finding(int i, const Scenario& s, uint64_t cseed,
-                                 const CaseOutcome& outcome, const std::string& key) {
+                                 const CaseOutcome& outcome, const std::string& key,
+                                 const std::string& while_shrinking) {
   const std::string name = file_name_of(key) + "-" + std::to_string(cseed);
   const fs::path dir = out_ / "shrink" / name;
   std::cerr << "explore: case " << i + 1 << " found " << key << " (" << describe(size_of(s))
@@ -271,12 +292,15 @@ void Exploration::shrink_finding(int i, const Scenario& s, uint64_t cseed,
                                             std::to_string(index) + "-a" + std::to_string(attempt);
     return (dir / leaf).string();
   };
-  // Runs that did not fail are removed: only failing runs are worth reading.
+  // Runs that did not fail are removed: only failing runs are worth reading. A member that died
+  // in a run shrinking another finding is a finding too: its run is kept and it is shrunk next.
   const CaseRunner runner = [&](const Scenario& c, uint64_t seed, const std::string& run_dir) {
     CaseOutcome o = run_case(c, seed, run_dir);
     std::cerr << "explore:   shrink " << describe(size_of(c)) << ": " << to_string(o.verdict)
               << (finding_key(o).empty() ? "" : " (" + finding_key(o) + ")") << std::endl;
-    if (!matches(o, key) && o.verdict != CaseVerdict::kHarnessError) {
+    const bool death_met = o.verdict == CaseVerdict::kMemberDied && key != "member-died";
+    if (death_met) deaths_met_.push_back({c, seed, o});
+    if (!matches(o, key) && !death_met && o.verdict != CaseVerdict::kHarnessError) {
       std::error_code ec;
       fs::remove_all(run_dir, ec);
       fs::remove(run_dir + ".toml", ec);
@@ -302,8 +326,9 @@ void Exploration::shrink_finding(int i, const Scenario& s, uint64_t cseed,
                             {"final_size", size_json(size_of(r.minimal))},
                             {"confirmed", {{"failed", r.confirm_failed}, {"runs", r.confirm_runs}}},
                             {"repro", (out_ / "repros" / (name + ".toml")).string()}};
+  if (!while_shrinking.empty()) finding["found_while_shrinking"] = while_shrinking;
   summary_["findings"].push_back(finding);
-  write_repro(i, cseed, key, name, r);
+  write_repro(i, cseed, key, name, r, while_shrinking);
   write_summary();
   std::cerr << "explore: shrunk to " << describe(size_of(r.minimal)) << " in " << r.steps
             << " steps (" << r.runs << " runs); reproduced " << r.confirm_failed << "/"
@@ -313,7 +338,8 @@ void Exploration::shrink_finding(int i, const Scenario& s, uint64_t cseed,
 }
 
 void Exploration::write_repro(int i, uint64_t cseed, const std::string& key,
-                              const std::string& name, const ShrinkResult& r) {
+                              const std::string& name, const ShrinkResult& r,
+                              const std::string& while_shrinking) {
   const fs::path repros = out_ / "repros";
   fs::create_directories(repros);
   Scenario s = r.minimal;
@@ -330,9 +356,13 @@ void Exploration::write_repro(int i, uint64_t cseed, const std::string& key,
     s.description = "locklab explore: violates " + key;
     c << "Violates " << key << " (see the run directory beside this file: timeline.html).\n";
   }
-  c << "Shrunk by locklab explore from case " << i << " (" << describe(size_of(r.minimal))
-    << ")\nin " << r.steps << " steps" << (r.complete ? "" : " (stopped before a minimum)")
-    << "; it failed " << r.confirm_failed << " of " << r.confirm_runs << " confirmation runs.\n"
+  c << "Shrunk by locklab explore from "
+    << (while_shrinking.empty()
+            ? ""
+            : "a run met while shrinking the " + while_shrinking + " finding of ")
+    << "case " << i << " (" << describe(size_of(r.minimal)) << ")\nin " << r.steps << " steps"
+    << (r.complete ? "" : " (stopped before a minimum)") << "; it failed " << r.confirm_failed
+    << " of " << r.confirm_runs << " confirmation runs.\n"
     << "Judged on: "
     << (s.check.properties.empty() ? std::string("every property that applies")
                                    : join_names(s.check.properties))
@@ -371,11 +401,21 @@ std::pair<int, int> parse_shard(const std::string& text) {
   }
 }
 
+int case_size(const ExploreOptions& o, int index) {
+  const int ramp = std::min(o.cases, kSizeRampCasesMax);
+  const int grown = ramp > 1 ? (index % ramp) * 100 / (ramp - 1) : 100;
+  return std::min(o.max_size, grown);
+}
+
 int64_t parse_duration_ms(const std::string& text, const std::string& option) {
   try {
-    size_t used = 0;
-    const double value = std::stod(text, &used);
-    const std::string unit = text.substr(used);
+    // Digits with an optional fraction and unit: std::stod alone would take "nan", "inf",
+    // "0x10" and "1e3", none of which a person means as a budget.
+    static const std::regex kDuration(R"(([0-9]+(\.[0-9]+)?)(s|m|h)?)");
+    std::smatch m;
+    if (!std::regex_match(text, m, kDuration)) throw std::invalid_argument("");
+    const double value = std::stod(m[1].str());
+    const std::string unit = m[3].str();
     const double scale = unit.empty() || unit == "s" ? 1000
                          : unit == "m"               ? 60'000
                          : unit == "h"               ? 3'600'000
@@ -429,6 +469,12 @@ int merge_command(const std::vector<std::string>& dirs, const std::string& out_d
     std::cerr << "explore: merged " << dirs.size() << " summaries: " << merged["cases"]
               << " cases, " << merged["findings"].size() << " findings; "
               << (fs::path(out_dir) / "summary.md").string() << std::endl;
+    if (!merged["shards_missing"].empty()) {
+      std::cerr << "explore: shards " << merged["shards_missing"].dump()
+                << " of the split are not among the summaries: the merge covers part of the "
+                   "exploration"
+                << std::endl;
+    }
     return merged["findings"].empty() ? 0 : 1;
   } catch (const std::exception& e) {
     std::cerr << "locklab explore --merge: " << e.what() << "\n";

@@ -47,7 +47,7 @@ struct ExploreOptions {
   int confirm_runs = 5;          // N
   int64_t shrink_budget_ms = 600'000;
   bool keep_runs = false;
-  bool first_finding = false;    // start no case after the first that found something
+  bool first_finding = false;  // start no case after the first that found something
   std::string out_dir;
   std::string command_line;  // as typed, for the repro's comment
 };
@@ -58,9 +58,17 @@ int explore_command(const ExploreOptions& options);
 // `out_dir` (summary.json and summary.md). Exit code as explore_command's.
 int merge_command(const std::vector<std::string>& dirs, const std::string& out_dir);
 
+// The RapidCheck size case `index` is drawn at: 0..100 over the cases, as RapidCheck's own runner
+// grows it, but over at most kSizeRampCasesMax cases and then again from 0, so a long
+// exploration (make soak asks for a million cases and stops at its time budget) reaches large
+// cases within minutes; capped at options.max_size.
+inline constexpr int kSizeRampCasesMax = 100;
+int case_size(const ExploreOptions& options, int index);
+
 // Parses "I/N" (0 <= I < N <= 1000); throws std::invalid_argument naming the option.
 std::pair<int, int> parse_shard(const std::string& text);
-// Parses "90s", "5m", "2h" or plain seconds; throws std::invalid_argument naming the option.
+// Parses "90s", "5m", "2h" or plain seconds (digits, an optional fraction); throws
+// std::invalid_argument naming the option.
 int64_t parse_duration_ms(const std::string& text, const std::string& option);
 
 }  // namespace locklab

@@ -82,7 +82,9 @@ std::string exploration_settings(const std::string& command) {
 }
 
 // The shards must be distinct parts of one split: the same count, no index twice.
-void check_shards(const std::vector<nlohmann::json>& all) {
+// Refuses shards of different splits and a shard given twice; returns the split's shards that
+// none of the summaries holds (a merge of part of an exploration says so).
+nlohmann::json check_shards(const std::vector<nlohmann::json>& all) {
   std::set<int64_t> seen;
   int64_t count = -1;
   for (const nlohmann::json& s : all) {
@@ -100,6 +102,11 @@ void check_shards(const std::vector<nlohmann::json>& all) {
       }
     }
   }
+  nlohmann::json missing = nlohmann::json::array();
+  for (int64_t i = 0; i < count; ++i) {
+    if (!seen.contains(i)) missing.push_back(i);
+  }
+  return missing;
 }
 
 nlohmann::json merge_summaries(const std::vector<nlohmann::json>& all) {
@@ -109,7 +116,7 @@ nlohmann::json merge_summaries(const std::vector<nlohmann::json>& all) {
   out["shards"] = nlohmann::json::array();
   // Summaries written before the properties pin existed judged every property.
   out["properties"] = all[0].value("properties", nlohmann::json::array());
-  check_shards(all);
+  out["shards_missing"] = check_shards(all);
   const std::string settings = exploration_settings(out["command"].get<std::string>());
   for (const nlohmann::json& s : all) {
     if (exploration_settings(need(s, "command").get<std::string>()) != settings) {
@@ -154,7 +161,10 @@ std::string summary_markdown(const nlohmann::json& s) {
   for (const auto& p : s.value("properties", nlohmann::json::array()))
     judged += (judged.empty() ? "" : ", ") + p.get<std::string>();
   md << "| properties judged | " << (judged.empty() ? "every one that applies" : judged) << " |\n";
-  md << "| shards | " << s["shards"].size() << " |\n";
+  md << "| shards | " << s["shards"].size();
+  const nlohmann::json missing = s.value("shards_missing", nlohmann::json::array());
+  if (!missing.empty()) md << " (missing: " << missing.dump() << ")";
+  md << " |\n";
   md << "| cases | " << s["cases"].dump() << " |\n";
   md << "| runner time (s) | " << s["elapsed_s"].get<double>() << " |\n";
   md << "| cases per minute | " << s["cases_per_minute"].get<double>() << " |\n";

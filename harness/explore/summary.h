@@ -8,7 +8,8 @@
 // "first_failure_case", "interrupted", "findings": [{"key", "case", "case_seed", "reproduce",
 // "shrink": {"steps", "candidates", "runs", "complete", "seconds"}, "original_size",
 // "final_size", "confirmed": {"failed", "runs"}, "repro"}], "harness_errors": [{"case",
-// "detail"}]}.
+// "detail"}]}; a merged summary adds "shards_missing": the split's shard indexes none of the
+// merged summaries held ([] when the merge covers the whole exploration).
 // Invariant: cases == the sum of outcomes. Pure functions; any thread.
 #pragma once
 

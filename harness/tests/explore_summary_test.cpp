@@ -38,7 +38,15 @@ TEST(ExploreSummary, ShardSummariesMergeIntoOne) {
   EXPECT_EQ(merged["first_failure_case"], 3);
   EXPECT_EQ(merged["findings"].size(), 2u);
   EXPECT_EQ(merged["shards"].size(), 2u);
+  EXPECT_EQ(merged["shards_missing"], nlohmann::json::array());
   EXPECT_NE(summary_markdown(merged).find("| cases | 30 |"), std::string::npos);
+}
+
+TEST(ExploreSummary, AMergeOfPartOfTheSplitNamesTheShardsItLacks) {
+  const nlohmann::json merged = merge_summaries({shard(1, 10, 60, 4)});
+  EXPECT_EQ(merged["shards_missing"], nlohmann::json::array({0}));
+  EXPECT_NE(summary_markdown(merged).find("| shards | 1 (missing: [0]) |"), std::string::npos)
+      << summary_markdown(merged);
 }
 
 TEST(ExploreSummary, SummariesOfDifferentExplorationsAreRefused) {
@@ -104,6 +112,28 @@ TEST(ExploreArguments, ShardAndDurationsParseOrNameTheOption) {
     EXPECT_EQ(std::string(e.what()),
               "--time-budget: expected a duration like 90s, 5m or 2h, got \"5 minutes\"");
   }
+  EXPECT_EQ(parse_duration_ms("1.5m", "--shrink-budget"), 90'000);
+  // What std::stod would take but nobody means as a budget.
+  for (const char* bad : {"nan", "inf", "0x10", "1e3", "-5s", "", "s"}) {
+    EXPECT_THROW(parse_duration_ms(bad, "--shrink-budget"), std::invalid_argument) << bad;
+  }
+}
+
+TEST(ExploreArguments, CaseSizesRampOverAtMostAHundredCasesThenAgain) {
+  ExploreOptions o;
+  o.cases = 10;  // one ramp over the whole exploration
+  EXPECT_EQ(case_size(o, 0), 0);
+  EXPECT_EQ(case_size(o, 9), 100);
+  o.max_size = 40;
+  EXPECT_EQ(case_size(o, 9), 40);
+  o.max_size = 100;
+  o.cases = 1'000'000;  // make soak: large cases come within the first hundred, then again
+  EXPECT_EQ(case_size(o, 0), 0);
+  EXPECT_EQ(case_size(o, kSizeRampCasesMax - 1), 100);
+  EXPECT_EQ(case_size(o, kSizeRampCasesMax), 0);
+  EXPECT_EQ(case_size(o, 2 * kSizeRampCasesMax - 1), 100);
+  o.cases = 1;
+  EXPECT_EQ(case_size(o, 0), 100);
 }
 
 }  // namespace
