@@ -13,12 +13,17 @@
 #include <vector>
 
 #include "client_run.h"
+#include "db/admin.h"
 #include "square_lock.h"
 
 int main(int argc, char** argv) {
   using namespace locklab::clients;
   auto indexes = square::Indexes::kAsRequired;
   auto expiry = square::Expiry::kTtl;
+  // The restart without /dev/shm execs this program again with the arguments it is given: the
+  // whole command line, before the variant flags are taken out (and NULL-terminated, as execv
+  // needs: the filtered list below is not).
+  locklab::keep_driver_out_of_shm(argv);
   std::vector<char*> args;
   for (int i = 0; i < argc; ++i) {
     if (std::string_view(argv[i]) == "--without-unique-index") {
@@ -36,5 +41,7 @@ int main(int argc, char** argv) {
   spec.make_lock = [indexes, expiry](const ClientConfig& c, Recorder& /*recorder*/) {
     return std::make_unique<square::SquareLock>(c.worker, c.max_shared, indexes, expiry);
   };
-  return client_main(static_cast<int>(args.size()), args.data(), spec);
+  const int count = static_cast<int>(args.size());
+  args.push_back(nullptr);  // argv[argc] is NULL
+  return client_main(count, args.data(), spec);
 }

@@ -42,15 +42,28 @@ uint64_t ReleaseWatcher::Registration::wakes() const {
 
 bool ReleaseWatcher::Registration::streaming() const {
   std::lock_guard guard(watcher_.mutex_);
-  return watcher_.streaming_;
+  return watcher_.streaming_ && !watcher_.stale_locked(std::chrono::steady_clock::now());
 }
 
 void ReleaseWatcher::Registration::wait(uint64_t seen, SteadyTime until,
                                         const std::stop_token& stop) const {
   std::unique_lock lock(watcher_.mutex_);
-  woken_.wait_until(lock, stop, until, [&] {
-    return watcher_.stopping_ || watcher_.wakes_.at(waiter_).wakes != seen;
-  });
+  const auto done = [&] { return watcher_.stopping_ || watcher_.wakes_.at(waiter_).wakes != seen; };
+  // A waiter counting on a live stream looks again whenever the stream would turn stale (each
+  // reply moves that on) and returns if it has; one already polling (no stream, or a stale
+  // one) sleeps its polling interval out.
+  const bool counting_on_stream =
+      watcher_.streaming_ && !watcher_.stale_locked(std::chrono::steady_clock::now());
+  while (true) {
+    SteadyTime check = until;
+    if (counting_on_stream) {
+      check = std::min(until, watcher_.last_heard_ + stale_after(watcher_.params_.await_ms));
+    }
+    if (woken_.wait_until(lock, stop, check, done)) return;
+    const SteadyTime now = std::chrono::steady_clock::now();
+    if (stop.stop_requested() || now >= until) return;
+    if (counting_on_stream && watcher_.stale_locked(now)) return;
+  }
 }
 
 ReleaseWatcher::ReleaseWatcher(Params params) : params_(std::move(params)) {}
@@ -85,12 +98,13 @@ std::unique_ptr<ReleaseWatcher::Registration> ReleaseWatcher::register_waiter(
 
 ReleaseWatcher::State ReleaseWatcher::state() const {
   std::lock_guard guard(mutex_);
-  return {streaming_, streams_opened_};
+  return {streaming_, streams_opened_, events_unclaimed_};
 }
 
 bool ReleaseWatcher::missed_since(const State& before) const {
   std::lock_guard guard(mutex_);
-  return streaming_ && !(before.streaming && streams_opened_ == before.opened);
+  return streaming_ && !(before.streaming && streams_opened_ == before.opened &&
+                         events_unclaimed_ == before.unclaimed);
 }
 
 void ReleaseWatcher::run() {
@@ -133,7 +147,12 @@ void ReleaseWatcher::serve(mongoc_client_t* client) {
       }
       const bson_t* event = nullptr;
       const auto asked = std::chrono::steady_clock::now();
-      if (mongoc_change_stream_next(stream, &event)) {
+      const bool got = mongoc_change_stream_next(stream, &event);
+      {
+        std::lock_guard guard(mutex_);
+        last_heard_ = std::chrono::steady_clock::now();
+      }
+      if (got) {
         dispatch(*event);
       } else if (mongoc_change_stream_error_document(stream, &error, &error_reply)) {
         broken = true;
@@ -159,7 +178,11 @@ void ReleaseWatcher::dispatch(const bson_t& event) {
   if (!waiter) return;
   std::lock_guard guard(mutex_);
   auto found = wakes_.find(*waiter);
-  if (found == wakes_.end()) return;  // a waiter that gave up (its entry lapses)
+  if (found == wakes_.end()) {
+    // A waiter that gave up (its entry lapses), or one between its attempt and registering.
+    ++events_unclaimed_;
+    return;
+  }
   ++found->second.wakes;
   found->second.woken->notify_all();
 }
@@ -171,7 +194,10 @@ void ReleaseWatcher::set_streaming(bool streaming) {
   // nothing: they are polling already.
   if (streaming_ == streaming) return;
   streaming_ = streaming;
-  if (streaming) ++streams_opened_;
+  if (streaming) {
+    ++streams_opened_;
+    last_heard_ = std::chrono::steady_clock::now();
+  }
   for (auto& [id, waiter] : wakes_) {
     ++waiter.wakes;
     waiter.woken->notify_all();

@@ -14,7 +14,9 @@
 // attempt leaves its entry queued, so a later release is an event after the attempt. If the
 // same stream was open before the attempt and still is, it saw everything after it; if none is
 // open now, its opening will wake the waiter to attempt under it; otherwise (missed_since) the
-// waiter attempts again at once, now registered. Before each later attempt the
+// waiter attempts again at once, now registered. The same holds when the open stream delivered
+// an event for a head not (yet) registered here since the attempt: the release may have been
+// this waiter's, dispatched in the gap before it registered. Before each later attempt the
 // waiter reads wakes(); a wake between an attempt and the wait is not lost: wait() compares
 // with that value. The stream reads majority-committed events only.
 //
@@ -55,6 +57,12 @@ class ReleaseWatcher {
     int64_t linger_ms = 10'000;
   };
   using SteadyTime = std::chrono::steady_clock::time_point;
+  // How long an open stream may go without a reply before waiters stop counting on it: each
+  // getMore answers within await_ms (empty or not) plus a round trip; three of them and a
+  // second of slack make a false alarm rare, and a false alarm costs only a poll.
+  static std::chrono::milliseconds stale_after(int64_t await_ms) {
+    return std::chrono::milliseconds(3 * await_ms + 1000);
+  }
 
   class Registration {
    public:
@@ -63,9 +71,12 @@ class ReleaseWatcher {
     Registration& operator=(const Registration&) = delete;
     // How often this waiter was woken (by its turn, or the stream opening, breaking or ending).
     uint64_t wakes() const;
-    // The stream is open: a release that makes this waiter first will wake it.
+    // The stream is open and live (it answered within stale_after()): a release that makes
+    // this waiter first will wake it.
     bool streaming() const;
-    // Returns once wakes() != seen, at `until`, or on a stop request.
+    // Returns once wakes() != seen, at `until`, on a stop request, or as soon as an open stream
+    // has been silent for stale_after() (a member that stopped answering without closing the
+    // connection: the waiter then polls until the stream answers or breaks).
     void wait(uint64_t seen, SteadyTime until, const std::stop_token& stop) const;
 
    private:
@@ -80,6 +91,7 @@ class ReleaseWatcher {
   struct State {
     bool streaming = false;
     uint64_t opened = 0;
+    uint64_t unclaimed = 0;  // events whose head was registered with no waiter here, so far
   };
 
   explicit ReleaseWatcher(Params params);
@@ -94,7 +106,9 @@ class ReleaseWatcher {
   State state() const;
   // Whether a waiter registered after an attempt made at `before` must attempt again at once:
   // a stream is open now that was not open then (it opened in between, and its opening woke
-  // everyone registered before it). No stream open now: its opening will wake the waiter.
+  // everyone registered before it), or the stream delivered an event for a head that had not
+  // registered yet (it may have been this waiter's, in the gap between its attempt and its
+  // registration). No stream open now: its opening will wake the waiter.
   bool missed_since(const State& before) const;
 
  private:
@@ -120,6 +134,11 @@ class ReleaseWatcher {
   bool stopping_ = false;
   bool thread_failed_ = false;
   uint64_t streams_opened_ = 0;
+  uint64_t events_unclaimed_ = 0;  // State::unclaimed
+  SteadyTime last_heard_{};        // the open stream's last reply (or its opening)
+  bool stale_locked(SteadyTime now) const {
+    return streaming_ && now - last_heard_ > stale_after(params_.await_ms);
+  }
   SteadyTime last_waiter_left_{};
   std::thread thread_;
 };

@@ -12,6 +12,7 @@
 // head that never comes is modelled by an entry nobody refreshes).
 #include <gtest/gtest.h>
 #include <mongoc/mongoc.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <mutex>
@@ -25,6 +26,7 @@
 namespace mongolock::test {
 namespace {
 
+using locklab::testkit::wait_child_exit;
 using std::chrono::milliseconds;
 
 // Timers no test outlives: a waiter that was not woken attempts again only after these.
@@ -179,6 +181,31 @@ TEST_F(NotifyTest, AWaiterThatGivesUpLeavesTheQueue) {
   EXPECT_TRUE(queue_of("L").empty()) << "the timed-out waiter is still queued";
 }
 
+// A URI whose socketTimeoutMS is shorter than the stream's usual wait (1 s here): each getMore
+// must still answer within it, or the driver resumes a timed-out stream forever and the
+// Provider's destruction, which waits for the stream, never returns. The waiter runs in a
+// forked child so that a hang fails the test (the child is killed at the deadline) instead of
+// hanging it. Left out: a socket timeout shorter than a round trip (nothing works then).
+TEST_F(NotifyTest, AShortSocketTimeoutStillLetsAProviderEnd) {
+  Provider holder(server_->uri(), db_, notify_options("sockto-holder"));
+  Handle held = holder.create_lock("L").acquire(milliseconds(5000));
+  const std::string uri = server_->uri("socketTimeoutMS=900");
+  const std::string db = db_;
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    int code = 0;
+    {
+      Provider waiter(uri, db, notify_options("sockto-waiter"));
+      // Long enough for the stream to open and several getMores to run; refused throughout.
+      if (waiter.create_lock("L").try_acquire(milliseconds(3000)).has_value()) code = 3;
+    }  // the Provider ends here, its stream with it
+    _exit(code);
+  }
+  EXPECT_EQ(wait_child_exit(child, after(kEventually)), 0)
+      << "the waiter's Provider did not end (or its acquire was granted)";
+}
+
 // A head that never comes (an entry nobody refreshes, as a waiter that died leaves it): the
 // next waiter takes the lock once it has been free for the grace, and the grant drops the head.
 TEST_F(NotifyTest, AHeadThatNeverComesIsPassedAfterTheGrace) {
@@ -190,7 +217,8 @@ TEST_F(NotifyTest, AHeadThatNeverComesIsPassedAfterTheGrace) {
   mongoc_client_t* client = mongoc_client_new(server_->uri().c_str());
   const Owner owner{"ghost", 1, ""};
   const detail::QueueTicket ticket{"ghost", "no-provider", 600'000, 600'000};
-  detail::HoldRequest request{Options().collection, "L", "ghost-id", &owner, 2000, 62'000};
+  const Options defaults;  // the request views its collection name: it must outlive it
+  detail::HoldRequest request{defaults.collection, "L", "ghost-id", &owner, 2000, 62'000};
   request.ticket = &ticket;
   detail::BsonReply reply;
   bson_error_t error;

@@ -112,20 +112,27 @@
 //    lease lapsing (its end), a head not coming (the end of GRACE), its entry's refresh (KEEP / 2
 //    at the longest). While the stream is not open (opening, broken and being reopened, or not
 //    served: a standalone server, no change streams) waiters sleep as kRandom; the stream's
-//    opening wakes every waiter to attempt again under it.
+//    opening wakes every waiter to attempt again under it. An open stream that has answered
+//    nothing for 3 * maxAwaitTimeMS + 1 s (a member that stopped answering without closing the
+//    connection) counts as not open: its waiters poll until it answers or breaks.
 //  * What it guarantees. Safety is that of every acquire: the queue only narrows when a grant
 //    happens. Among notify waiters of one lock, grants follow arrival order while heads come in
 //    time; acquires with other strategies ignore the queue and may overtake it. A waiter that
 //    dies first in the queue delays the next grant by at most GRACE after the lock is free plus
 //    the next waiter's own timer (at most its holder's lease, or KEEP / 2).
 //  * Cost: besides the attempts, one getMore per wake-up and one per maxAwaitTimeMS
-//    (min(expiry_ms / 4, 1 s)) of a stream without events; destroying a Provider whose stream
-//    is open waits for its getMore in flight.
+//    (min(expiry_ms / 4, 1 s, socketTimeoutMS / 4)) of a stream without events; destroying a
+//    Provider whose stream is open waits for its getMore in flight.
+//  * Known gap: an attempt that runs late (sent, then held past the call's giving up, as a
+//    blocked connection can hold it) may queue its waiter again after the call left the queue;
+//    that entry lapses after KEEP and delays grants as a dead head does (at most GRACE each).
 //
 // ## Bounds
-//  * Holds: at most 1000 live holds per Provider; an acquire beyond that throws Error before
-//    any round trip. Holds run no threads of their own: a Provider runs at most 33 background
-//    threads, whatever its number of holds (provider.h "Threads").
+//  * Holds: at most 1000 live holds per Provider, counting attempts in flight (each takes its
+//    slot while it runs, so 999 holds and two concurrent attempts can refuse one); an acquire
+//    beyond that throws Error before any round trip. Holds run no threads of their own: a
+//    Provider runs at most 34 background threads (33 for its holds, one change stream for
+//    notify waiters), whatever its number of holds (provider.h "Threads").
 //  * One round trip takes at most W = P + 2 * (S + T): P = the wait for a pooled client
 //    (min(expiry_ms / 2, 30 s); then it fails as "not sent"), S = serverSelectionTimeoutMS,
 //    T = socketTimeoutMS (room for a driver try plus one retry, which libmongoc makes only for
