@@ -201,18 +201,20 @@ class Exploration {
     const CaseOutcome outcome = run_case(s, cseed, dir);
     if (interrupted()) return;  // the case was cut short: not counted
     record(i, s, cseed, outcome);
-    // Each finding (a property, or a member's death) is shrunk once: at its first case.
-    std::string fresh;
+    // Each finding (a property, or a member's death) is shrunk once: at its first case, each
+    // property of a case that violates several on its own.
+    std::vector<std::string> fresh;
     for (const std::string& key : finding_keys(outcome)) {
-      if (fresh.empty() && !shrunk_.count(key)) fresh = key;
+      if (!shrunk_.count(key)) fresh.push_back(key);
       summary_["findings_by_property"][key] = summary_["findings_by_property"].value(key, 0) + 1;
     }
-    if (!fresh.empty()) {
-      shrunk_.insert(fresh);
-      shrink_finding(i, s, cseed, outcome, fresh, "");
-      shrink_deaths_met(i, fresh);
-    } else if (finding_key(outcome).empty() && !o_.keep_runs &&
-               outcome.verdict != CaseVerdict::kHarnessError) {
+    for (const std::string& key : fresh) {
+      if (interrupted() || !shrunk_.insert(key).second) continue;  // a death met may be shrunk
+      shrink_finding(i, s, cseed, outcome, key, "");
+      shrink_deaths_met(i, key);
+    }
+    if (fresh.empty() && finding_key(outcome).empty() && !o_.keep_runs &&
+        outcome.verdict != CaseVerdict::kHarnessError) {
       std::error_code ec;
       fs::remove_all(dir, ec);
     }

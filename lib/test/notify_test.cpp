@@ -3,13 +3,16 @@
 // timers are set far beyond the test's timeouts, so an acquire that returns in time was woken),
 // waiters are granted in arrival order, a waiter that gives up leaves the queue, a head that never
 // comes is passed after the grace, a stream the server refuses leaves waiters polling, and on
-// three members a waiter still hears the release after the primary stepped down.
+// three members a waiter still hears the release after the primary stepped down, and polls once
+// the member serving its stream falls silent. A Provider whose URI's socket timeout is shorter
+// than the stream's wait still ends.
 //
 // Model: mongosim members on one host; waiters in one process (each its own Provider unless
 // said). Left out: a network partition between a waiter and the set (the stream then breaks
 // and the waiter polls: the polling path is tested by the refused stream), waiters in several
 // processes (bench/lockbench measures those), a crash of a waiter's process while queued (a
-// head that never comes is modelled by an entry nobody refreshes).
+// head that never comes is modelled by an entry nobody refreshes), and a release dispatched
+// between a waiter's first attempt and its registration (it needs a pause at that point).
 #include <gtest/gtest.h>
 #include <mongoc/mongoc.h>
 #include <unistd.h>
@@ -310,6 +313,44 @@ TEST(NotifyFailoverTest, AWaiterHearsTheReleaseAfterTheStepDown) {
   ASSERT_EQ(held.release_result(), ReleaseResult::kReleased);
   EXPECT_TRUE(waiting.granted_by(after(kEventually)))
       << "the release after the step-down did not wake the waiter";
+}
+
+// Three members: after a step-down the waiter's stream still reads from the old primary, which
+// then stops answering without closing the connection (SIGSTOP). A stream that says nothing for
+// 3 x maxAwaitTimeMS + 1 s is not counted on: the waiter polls, and the release on the new
+// primary reaches it by polling (its polling sleeps are short here; its lease-long timers would
+// not fire within the test). Left out: a partition (the same silence, made by the network).
+TEST(NotifyFailoverTest, AWaiterWhoseStreamFallsSilentPolls) {
+  if (std::string(MONGOSIM_PATH).empty()) GTEST_SKIP() << "no mongosim in this build";
+  ReplicaSet set({.members = 3, .program = MONGOSIM_PATH});
+  const std::string db = fresh_database();
+  Provider holder(set.uri(), db, notify_options("silent-holder"));
+  Options polling = notify_options("silent-waiter");
+  polling.busy_wait_min_ms = 1;
+  polling.busy_wait_max_ms = 200;
+  Provider waiter(set.uri(), db, polling);
+  Handle held = holder.create_lock("L").acquire(milliseconds(10'000));
+  WaitingAcquire waiting(waiter.create_lock("L"));
+  ASSERT_TRUE(poll_until(after(kEventually), [&] {
+    return queued(set.uri(), db, Options().collection, "L").size() == 1;
+  }));
+  const int old_primary = set.primary();
+  ASSERT_GE(old_primary, 0);
+  set.member(old_primary)
+      .try_command("admin", {{"replSetStepDown", 30}, {"secondaryCatchUpPeriodSecs", 5}});
+  ASSERT_GE(set.wait_for_primary(after(kEventually), old_primary), 0);
+  ASSERT_TRUE(poll_until(after(kEventually), [&] {
+    try {
+      return holder.inspect("L").has_value();
+    } catch (const Error&) {
+      return false;
+    }
+  }));
+  set.member(old_primary).pause();
+  ASSERT_EQ(held.release_result(), ReleaseResult::kReleased);
+  const bool granted = waiting.granted_by(after(kEventually));
+  set.member(old_primary).resume();
+  EXPECT_TRUE(granted) << "the waiter slept on a silent stream";
 }
 
 }  // namespace
