@@ -17,6 +17,11 @@ namespace {
 constexpr int kMembersMax = 7;
 // /proc/<pid>/stat after the command name: state (field 3) .. cmajflt (13), then utime, stime.
 constexpr int kFieldsBeforeUtime = 11;
+// A single-threaded client pings a connection idle for socketCheckIntervalMS (5 s by default)
+// before using it; the server counts that ping and no command monitoring sees it. The status
+// clients idle from one snapshot to the next (a cell and its ending: over 5 s for a notify
+// cell of 4 s), so without this their ping would count as a lock command, one per member.
+constexpr int32_t kStatusSocketCheckMs = 86'400'000;
 
 mongoc_client_t* new_client(const std::string& uri_text) {
   bson_error_t error;
@@ -24,6 +29,7 @@ mongoc_client_t* new_client(const std::string& uri_text) {
   if (uri == nullptr) {
     throw std::invalid_argument("--uri: bad MongoDB URI '" + uri_text + "': " + error.message);
   }
+  mongoc_uri_set_option_as_int32(uri, MONGOC_URI_SOCKETCHECKINTERVALMS, kStatusSocketCheckMs);
   mongoc_client_t* client = mongoc_client_new_from_uri(uri);
   mongoc_uri_destroy(uri);
   if (client == nullptr) throw std::invalid_argument("--uri: no client for '" + uri_text + "'");

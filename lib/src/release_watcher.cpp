@@ -1,5 +1,7 @@
 #include "release_watcher.h"
 
+#include <pthread.h>
+
 #include <system_error>
 
 #include "bson_ptr.h"
@@ -108,6 +110,7 @@ bool ReleaseWatcher::missed_since(const State& before) const {
 }
 
 void ReleaseWatcher::run() {
+  pthread_setname_np(pthread_self(), "mongolock-watch");  // at most 15 characters
   while (wait_for_waiters()) {
     mongoc_client_t* client = mongoc_client_pool_try_pop(params_.pool);
     if (client == nullptr) {

@@ -1,8 +1,8 @@
 // ReleaseWatcher: a Provider's one change stream on its plain lock collection, and the notify
 // waiters it wakes (mongolock.h [notify]; the pipeline is in docs/mongolock-wire.md).
 //
-// One thread, started by the first waiter, runs the stream: libmongoc's watch on the
-// collection with fullDocument "updateLookup" and maxAwaitTimeMS await_ms, resumed by the
+// One thread ("mongolock-watch"), started by the first waiter, runs the stream: libmongoc's watch
+// on the collection with fullDocument "updateLookup" and maxAwaitTimeMS await_ms, resumed by the
 // driver after resumable errors. The server keeps an event when the lock document has no
 // holder and the first entry of its queue is this Provider's, and adds that entry (_mlHead);
 // the waiter with that id is woken. Whenever the stream opens, or an open stream breaks or is

@@ -10,10 +10,10 @@
 // said). Left out: a network partition between a waiter and the set (the stream then breaks
 // and the waiter polls: the polling path is tested by the refused stream), waiters in several
 // processes (bench/lockbench measures those), a crash of a waiter's process while queued (a
-// head that never comes is modelled by an entry nobody refreshes), and a release dispatched
-// between a waiter's first attempt and its registration (it needs a pause at that point), and
-// a stream whose member falls silent without closing it (the staleness check: a test must pin
-// the stream to the silent member; after a step-down this one moved or broke on its own).
+// head that never comes is modelled by an entry nobody refreshes). A release dispatched
+// between a waiter's first attempt and its registration, and a stream whose member falls
+// silent without closing it, are made to happen in release_watcher_test.cpp (here they would
+// happen only by chance).
 #include <gtest/gtest.h>
 #include <mongoc/mongoc.h>
 

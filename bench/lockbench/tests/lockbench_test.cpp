@@ -13,6 +13,7 @@
 #include <cmath>
 #include <filesystem>
 #include <stdexcept>
+#include <thread>
 
 #include "apm_pool.h"
 #include "cell.h"
@@ -303,6 +304,17 @@ TEST_F(Cells, ThreadsOnSeveralLocksAddUp) {
 
 TEST_F(Cells, ProcessesAddUp) {
   run_and_check({2, "processes", &strategy_named("adaptive"), Mode::kProcesses, 3, 1, 1, 1});
+}
+
+// Snapshots further apart than libmongoc's idle-connection check (socketCheckIntervalMS, 5 s
+// by default) count no command of lockbench's own: a status client that pinged its idle
+// connection made every notify cell count one command per member more than its clients sent.
+// The sleep is the idleness under test, not a synchronisation.
+TEST_F(Cells, SnapshotsFarApartCountNothingOfTheirOwn) {
+  const ServerSnapshot before = target_->snapshot();
+  std::this_thread::sleep_for(std::chrono::milliseconds(5'500));
+  const ServerCount c = count_between(before, target_->snapshot());
+  EXPECT_EQ(c.lock_commands, 0) << nlohmann::json(c.per_command).dump();
 }
 
 }  // namespace

@@ -1,0 +1,159 @@
+// ReleaseWatcher (lib/src/release_watcher.h) on its own: the two gaps a notify waiter could
+// fall into, each made to happen on purpose, against a one-member mongosim and libmongoc's
+// change stream.
+//  - A release dispatched between a waiter's refused attempt and its registration: the test
+//    plays the waiter (reads state(), lets the event arrive, then registers) so the gap is
+//    certain, where a whole acquire only falls into it by chance.
+//  - A stream whose member stops answering without closing the connection (SIGSTOP): a waiter
+//    counting on it returns from its wait and polls. With one member the stream cannot move
+//    elsewhere, so the silence is the stream's own.
+// Model: the waiter's steps are this test's calls, not an acquire loop (NotifyWaiter makes the
+// same calls in the same order: state() before its first attempt, then register_waiter() and
+// missed_since()); a stop is a SIGSTOP of the whole member, not a network that drops packets
+// (the driver sees the same silent socket).
+#include "release_watcher.h"
+
+#include <gtest/gtest.h>
+#include <mongoc/mongoc.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <stop_token>
+#include <string>
+#include <thread>
+
+#include "test_server.h"
+
+namespace mongolock::test {
+namespace {
+
+using detail::ReleaseWatcher;
+
+constexpr const char* kCollection = "locks";
+constexpr const char* kProvider = "provider-A";
+constexpr int64_t kAwaitMs = 200;  // stale after 3 x 200 ms + 1 s
+
+struct PoolDeleter {
+  void operator()(mongoc_client_pool_t* pool) const { mongoc_client_pool_destroy(pool); }
+};
+using Pool = std::unique_ptr<mongoc_client_pool_t, PoolDeleter>;
+
+Pool pool_for(const std::string& uri) {
+  mongoc_init();
+  mongoc_uri_t* parsed = mongoc_uri_new(uri.c_str());
+  Pool pool(mongoc_client_pool_new(parsed));
+  mongoc_uri_destroy(parsed);
+  return pool;
+}
+
+ReleaseWatcher::Params params(mongoc_client_pool_t* pool, const std::string& db) {
+  ReleaseWatcher::Params p;
+  p.pool = pool;
+  p.database = db;
+  p.collection = kCollection;
+  p.provider_id = kProvider;
+  p.await_ms = kAwaitMs;
+  p.reopen_pause_ms = 100;
+  return p;
+}
+
+// A lock document with no holder whose queue starts with `waiter` of Provider `provider`: the
+// shape a release leaves when that waiter is next.
+void release_to(ReplicaSet& set, const std::string& db, const std::string& name,
+                const std::string& provider, const std::string& waiter) {
+  set.member(0).command(
+      db, R"({"update": ")" + std::string(kCollection) + R"(", "updates": [{"q": {"_id": ")" +
+              name + R"("}, "u": {"_id": ")" + name + R"(", "holder": null, "queue": [{"p": ")" +
+              provider + R"(", "w": ")" + waiter + R"("}]}, "upsert": true}]})");
+}
+
+bool thread_named(const std::string& name) {
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string line;
+    if (std::getline(comm, line) && line == name) return true;
+  }
+  return false;
+}
+
+class ReleaseWatcherTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_ = start_server();
+    if (server_ == nullptr) GTEST_SKIP() << "mongosim is not part of this build (MONGOSIM_PATH)";
+    pool_ = pool_for(server_->uri());
+  }
+  // Registers `waiter` and waits until the stream is open.
+  std::unique_ptr<ReleaseWatcher::Registration> register_streaming(ReleaseWatcher& watcher,
+                                                                   const std::string& waiter) {
+    auto registration = watcher.register_waiter(waiter);
+    EXPECT_NE(registration, nullptr);
+    EXPECT_TRUE(poll_until(after(kEventually), [&] { return registration->streaming(); }))
+        << "the stream never opened";
+    return registration;
+  }
+  std::unique_ptr<ReplicaSet> server_;
+  Pool pool_;
+  std::string db_ = fresh_database();
+};
+
+TEST_F(ReleaseWatcherTest, AReleaseBeforeTheWaiterRegisteredMakesItAttemptAgainAtOnce) {
+  ReleaseWatcher watcher(params(pool_.get(), db_));
+  auto early = register_streaming(watcher, "early");
+  EXPECT_TRUE(thread_named("mongolock-watch"));
+  // "late" reads the state, its attempt is refused (not modelled), and before it registers the
+  // lock is released to it.
+  const ReleaseWatcher::State before = watcher.state();
+  ASSERT_TRUE(before.streaming);
+  EXPECT_FALSE(watcher.missed_since(before));
+  release_to(*server_, db_, "L", kProvider, "late");
+  ASSERT_TRUE(poll_until(after(kEventually), [&] {
+    return watcher.state().unclaimed > before.unclaimed;
+  })) << "the release to a waiter not registered here was never counted";
+  auto late = watcher.register_waiter("late");
+  ASSERT_NE(late, nullptr);
+  EXPECT_TRUE(watcher.missed_since(before)) << "the waiter would sleep out its turn";
+  EXPECT_EQ(late->wakes(), 0U);
+
+  // A release to a registered waiter wakes that waiter and is nobody's missed event.
+  const ReleaseWatcher::State quiet = watcher.state();
+  const uint64_t seen = early->wakes();
+  release_to(*server_, db_, "M", kProvider, "early");
+  ASSERT_TRUE(poll_until(after(kEventually), [&] { return early->wakes() != seen; }))
+      << "the release did not wake its waiter";
+  EXPECT_EQ(watcher.state().unclaimed, quiet.unclaimed);
+  EXPECT_FALSE(watcher.missed_since(quiet));
+}
+
+TEST_F(ReleaseWatcherTest, AWaiterCountingOnAStreamThatFallsSilentReturnsToPoll) {
+  ReleaseWatcher watcher(params(pool_.get(), db_));
+  auto waiter = register_streaming(watcher, "w");
+  const uint64_t seen = waiter->wakes();
+  server_->pause(0);
+  std::atomic<bool> returned{false};
+  std::stop_source stop;
+  std::thread waiting([&] {
+    // A wait far longer than the test: only the staleness check ends it in time.
+    waiter->wait(seen, std::chrono::steady_clock::now() + std::chrono::minutes(10),
+                 stop.get_token());
+    returned = true;
+  });
+  const bool ended = poll_until(after(kEventually), [&] { return returned.load(); });
+  // Read while the member is still stopped: the wait ended without a wake, the stream stale.
+  const uint64_t wakes_then = waiter->wakes();
+  const bool streaming_then = waiter->streaming();
+  stop.request_stop();
+  waiting.join();
+  server_->resume(0);
+  EXPECT_TRUE(ended) << "the waiter slept on a silent stream";
+  EXPECT_EQ(wakes_then, seen);
+  EXPECT_FALSE(streaming_then);
+  // Once the member answers again the stream is counted on again.
+  EXPECT_TRUE(poll_until(after(kEventually), [&] { return waiter->streaming(); }))
+      << "the stream never came back";
+}
+
+}  // namespace
+}  // namespace mongolock::test
