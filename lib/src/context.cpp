@@ -182,7 +182,6 @@ Context::Context(const std::string& uri_text, std::string database, Options opti
     throw InvalidArgument("mongolock: bad MongoDB URI '" + uri_text + "': " + error.message);
   }
   bound_timeouts(uri, options_);
-  socket_timeout_ms_ = mongoc_uri_get_option_as_int32(uri, MONGOC_URI_SOCKETTIMEOUTMS, 0);
   if (!options_.app_name.empty() && mongoc_uri_get_appname(uri) == nullptr) {
     mongoc_uri_set_appname(uri, options_.app_name.c_str());
   }
@@ -240,13 +239,9 @@ ReleaseWatcher* Context::release_watcher() {
     params.database = database_;
     params.collection = options_.collection;
     params.provider_id = provider_id_;
-    // Each getMore must return well within the socket timeout (expiry_ms unless the URI sets
-    // it), and the destructor waits for the one in flight: a getMore that outwaits the socket
-    // timeout fails and is resumed by the driver, again and again, and the stream never ends.
+    // The destructor waits for the getMore in flight; the watcher lowers this to a quarter of
+    // the pool's socketTimeoutMS (expiry_ms unless the URI sets it: bound_timeouts).
     params.await_ms = std::clamp<int64_t>(options_.expiry_ms / 4, 25, kStreamAwaitMsMax);
-    if (socket_timeout_ms_ > 0) {
-      params.await_ms = std::clamp<int64_t>(socket_timeout_ms_ / 4, 1, params.await_ms);
-    }
     params.reopen_pause_ms = std::clamp<int64_t>(options_.busy_wait_max_ms, 50, 5000);
     watcher_ = std::make_unique<ReleaseWatcher>(std::move(params));
   }

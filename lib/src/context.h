@@ -161,7 +161,6 @@ class Context {
   int64_t pool_wait_ms_ = 0;  // derived from the options: min(expiry_ms / 2, kPoolWaitMsMax)
   pid_t creator_pid_ = 0;
   std::string provider_id_;
-  int32_t socket_timeout_ms_ = 0;  // the pool's socketTimeoutMS (0: none), bounds a getMore
   std::mutex watcher_mutex_;
   std::unique_ptr<ReleaseWatcher> watcher_;  // made by release_watcher(), under watcher_mutex_
   // Last, so it is destroyed first: its threads are idle then (a job holds a Lease, a Lease holds

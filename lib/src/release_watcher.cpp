@@ -2,6 +2,8 @@
 
 #include <pthread.h>
 
+#include <algorithm>
+#include <cassert>
 #include <system_error>
 
 #include "bson_ptr.h"
@@ -59,7 +61,7 @@ void ReleaseWatcher::Registration::wait(uint64_t seen, SteadyTime until,
   while (true) {
     SteadyTime check = until;
     if (counting_on_stream) {
-      check = std::min(until, watcher_.last_heard_ + stale_after(watcher_.params_.await_ms));
+      check = std::min(until, watcher_.last_heard_ + stale_after(watcher_.await_ms_));
     }
     if (woken_.wait_until(lock, stop, check, done)) return;
     const SteadyTime now = std::chrono::steady_clock::now();
@@ -68,7 +70,8 @@ void ReleaseWatcher::Registration::wait(uint64_t seen, SteadyTime until,
   }
 }
 
-ReleaseWatcher::ReleaseWatcher(Params params) : params_(std::move(params)) {}
+ReleaseWatcher::ReleaseWatcher(Params params)
+    : params_(std::move(params)), await_ms_(params_.await_ms) {}
 
 ReleaseWatcher::~ReleaseWatcher() {
   {
@@ -117,9 +120,40 @@ void ReleaseWatcher::run() {
       pause(std::chrono::milliseconds(params_.reopen_pause_ms));  // every client is in use
       continue;
     }
+    const std::optional<int64_t> await_ms = await_ms_for(*client);
+    if (!await_ms) {
+      mongoc_client_pool_push(params_.pool, client);
+      give_up_streaming();
+      return;
+    }
+    {
+      std::lock_guard guard(mutex_);
+      await_ms_ = *await_ms;
+    }
     serve(client);
     mongoc_client_pool_push(params_.pool, client);
   }
+}
+
+std::optional<int64_t> ReleaseWatcher::await_ms_for(const mongoc_client_t& client) const {
+  // Every client of a pool carries the pool's URI (mongoc_client_get_uri takes a non-const
+  // client in its declaration but only reads it).
+  const mongoc_uri_t* uri = mongoc_client_get_uri(const_cast<mongoc_client_t*>(&client));
+  constexpr int32_t kDriverMaxPoolSize = 100;  // libmongoc's default
+  if (mongoc_uri_get_option_as_int32(uri, MONGOC_URI_MAXPOOLSIZE, kDriverMaxPoolSize) < 2) {
+    return std::nullopt;
+  }
+  const int32_t socket_timeout_ms =
+      mongoc_uri_get_option_as_int32(uri, MONGOC_URI_SOCKETTIMEOUTMS, 0);
+  if (socket_timeout_ms <= 0) return params_.await_ms;
+  return std::clamp<int64_t>(socket_timeout_ms / 4, 1, params_.await_ms);
+}
+
+void ReleaseWatcher::give_up_streaming() {
+  std::lock_guard guard(mutex_);
+  thread_failed_ = true;  // register_waiter refuses from now on: later waiters poll
+  // Those registered already poll: no stream ever opened, so none of them counts on one.
+  assert(!streaming_);
 }
 
 bool ReleaseWatcher::wait_for_waiters() {
@@ -133,9 +167,8 @@ bool ReleaseWatcher::wait_for_waiters() {
 void ReleaseWatcher::serve(mongoc_client_t* client) {
   mongoc_collection_t* collection =
       mongoc_client_get_collection(client, params_.database.c_str(), params_.collection.c_str());
-  mongoc_change_stream_t* stream =
-      mongoc_collection_watch(collection, stream_pipeline(params_.provider_id).get(),
-                              stream_options(params_.await_ms).get());
+  mongoc_change_stream_t* stream = mongoc_collection_watch(
+      collection, stream_pipeline(params_.provider_id).get(), stream_options(await_ms_).get());
   bson_error_t error;
   const bson_t* error_reply = nullptr;
   bool broken = mongoc_change_stream_error_document(stream, &error, &error_reply);
@@ -161,7 +194,7 @@ void ReleaseWatcher::serve(mongoc_client_t* client) {
         broken = true;
         break;
       } else if (std::chrono::steady_clock::now() - asked <
-                 std::chrono::milliseconds(params_.await_ms / 2)) {
+                 std::chrono::milliseconds(await_ms_ / 2)) {
         // Nothing, and no getMore waited for it: the cursor is closed and next() would return
         // at once forever. (libmongoc 1.23 reports a drop's invalidate as an error instead,
         // handled above; this keeps any other closing from spinning this thread.)

@@ -20,10 +20,15 @@
 // waiter reads wakes(); a wake between an attempt and the wait is not lost: wait() compares
 // with that value. The stream reads majority-committed events only.
 //
-// Limits: one stream and one pooled client while any waiter waits and for linger_ms after the
-// last; at most kWaitersMax registrations (register_waiter returns nullptr beyond: that waiter
-// polls). A stream that cannot be opened (a standalone server, a server without change
-// streams, no pooled client) is tried again every reopen_pause_ms while waiters wait.
+// Limits: one stream, holding one pooled client, while any waiter waits and for linger_ms after
+// the last; at most kWaitersMax registrations (register_waiter returns nullptr beyond: that
+// waiter polls). A pool whose URI sets maxPoolSize below 2 gets no stream (it would take the
+// client every hold's extension and every attempt needs): its waiters poll. Each getMore waits
+// at most await_ms and at most a quarter of the URI's socketTimeoutMS (a getMore that outwaits
+// the socket timeout fails and is resumed by the driver forever), both read from the pool's own
+// URI, so a borrowed pool is judged as an owned one. A stream that cannot be opened (a
+// standalone server, a server without change streams, no pooled client free) is tried again
+// every reopen_pause_ms while waiters wait.
 // Thread rules: register_waiter() and Registration from any thread. The destructor stops and
 // joins the thread, waiting for the stream's current getMore: at most await_ms plus a round
 // trip (bounded by the socket timeout).
@@ -37,6 +42,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <thread>
@@ -52,7 +58,7 @@ class ReleaseWatcher {
     std::string database;
     std::string collection;
     std::string provider_id;  // the `p` of this Provider's queue entries
-    int64_t await_ms = 1000;  // maxAwaitTimeMS of each getMore
+    int64_t await_ms = 1000;  // maxAwaitTimeMS of each getMore, at most (see Limits)
     int64_t reopen_pause_ms = 500;
     int64_t linger_ms = 10'000;
   };
@@ -114,6 +120,9 @@ class ReleaseWatcher {
  private:
   void run();
   bool wait_for_waiters();
+  // The getMore wait for clients of this pool; nullopt: the pool is too small for a stream.
+  std::optional<int64_t> await_ms_for(const mongoc_client_t& client) const;
+  void give_up_streaming();  // waiters registered now and later poll
   void serve(mongoc_client_t* client);
   void dispatch(const bson_t& event);
   void set_streaming(bool streaming);  // and wakes every waiter
@@ -136,8 +145,11 @@ class ReleaseWatcher {
   uint64_t streams_opened_ = 0;
   uint64_t events_unclaimed_ = 0;  // State::unclaimed
   SteadyTime last_heard_{};        // the open stream's last reply (or its opening)
+  // params_.await_ms, lowered by the pool's socketTimeoutMS once known. Written by the watcher
+  // thread under mutex_; read by it freely, by any other thread under mutex_.
+  int64_t await_ms_;
   bool stale_locked(SteadyTime now) const {
-    return streaming_ && now - last_heard_ > stale_after(params_.await_ms);
+    return streaming_ && now - last_heard_ > stale_after(await_ms_);
   }
   SteadyTime last_waiter_left_{};
   std::thread thread_;

@@ -20,6 +20,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -190,23 +191,62 @@ TEST_F(NotifyTest, AWaiterThatGivesUpLeavesTheQueue) {
 // lives and dies on a thread of its own that is left behind (detached) if it hangs, so a hang
 // fails the test instead of hanging it. (Not a forked child: a fork while the holder's threads
 // run can leave a sanitizer's allocator locked in the child.) Left out: a socket timeout
-// shorter than a round trip (nothing works then).
-TEST_F(NotifyTest, AShortSocketTimeoutStillLetsAProviderEnd) {
-  Provider holder(server_->uri(), db_, notify_options("sockto-holder"));
+// shorter than a round trip (nothing works then). Run for a Provider on a URI and for one on a
+// pool the caller made and lends: the stream's wait is read from the pool's own URI.
+void short_socket_timeout_provider_ends(ReplicaSet& server, const std::string& db, bool borrowed) {
+  Provider holder(server.uri(), db, notify_options("sockto-holder"));
   Handle held = holder.create_lock("L").acquire(milliseconds(5000));
   auto ended = std::make_shared<std::atomic<int>>(0);  // 1 refused then ended, 2 granted
-  std::thread([ended, uri = server_->uri("socketTimeoutMS=900"), db = db_] {
+  std::thread([ended, uri = server.uri("socketTimeoutMS=900"), db, borrowed] {
     bool granted = false;
+    mongoc_uri_t* parsed = mongoc_uri_new(uri.c_str());
+    mongoc_client_pool_t* pool = borrowed ? mongoc_client_pool_new(parsed) : nullptr;
+    mongoc_uri_destroy(parsed);
     {
-      Provider waiter(uri, db, notify_options("sockto-waiter"));
+      auto waiter = borrowed ? std::make_unique<Provider>(pool, db, notify_options("sockto-waiter"))
+                             : std::make_unique<Provider>(uri, db, notify_options("sockto-waiter"));
       // Long enough for the stream to open and several getMores to run; refused throughout.
-      granted = waiter.create_lock("L").try_acquire(milliseconds(3000)).has_value();
+      granted = waiter->create_lock("L").try_acquire(milliseconds(3000)).has_value();
     }  // the Provider ends here, its stream with it
+    if (pool != nullptr) mongoc_client_pool_destroy(pool);
     ended->store(granted ? 2 : 1);
   }).detach();
   ASSERT_TRUE(poll_until(after(kEventually), [&] { return ended->load() != 0; }))
       << "the waiter's Provider did not end";
   EXPECT_EQ(ended->load(), 1) << "the waiter was granted a held lock";
+}
+
+TEST_F(NotifyTest, AShortSocketTimeoutStillLetsAProviderEnd) {
+  short_socket_timeout_provider_ends(*server_, db_, /*borrowed=*/false);
+}
+
+TEST_F(NotifyTest, AShortSocketTimeoutStillLetsAProviderOnABorrowedPoolEnd) {
+  short_socket_timeout_provider_ends(*server_, db_, /*borrowed=*/true);
+}
+
+// A pool of one client (maxPoolSize=1) gets no stream: the stream would keep the only client for
+// as long as anyone waits, and the hold's extensions would find none (the hold was lost at its
+// first expiry and the waiter, finding no client either, never got the lock). Here the hold is
+// extended again and again while a waiter of the same Provider waits, and the waiter, polling,
+// gets the lock once it is released.
+TEST_F(NotifyTest, AOneClientPoolKeepsItsClientForHoldsAndItsWaitersPoll) {
+  Options options = notify_options("pool-of-one");
+  options.expiry_ms = 1000;
+  options.busy_wait_min_ms = 20;  // the polling, and the grace
+  options.busy_wait_max_ms = 100;
+  Provider provider(server_->uri("maxPoolSize=1"), db_, options);
+  Handle held = provider.create_lock("L").acquire(milliseconds(5000));
+  WaitingAcquire waiting(provider.create_lock("L"));
+  wait_for_queue("L", 1);
+  std::set<std::string> leases;  // the lock document's expiresAt values seen
+  const std::string find = R"({"find": ")" + Options().collection + R"(", "filter": {"_id": "L"}})";
+  ASSERT_TRUE(poll_until(after(kEventually), [&] {
+    leases.insert(
+        server_->member(0).command(db_, find)["cursor"]["firstBatch"][0]["expiresAt"].dump());
+    return leases.size() >= 4;
+  })) << "the hold was not extended while a waiter waited";
+  EXPECT_TRUE(held.release()) << "the hold was lost while a waiter waited";
+  EXPECT_TRUE(waiting.granted_by(after(kEventually))) << "the polling waiter never got the lock";
 }
 
 // A head that never comes (an entry nobody refreshes, as a waiter that died leaves it): the

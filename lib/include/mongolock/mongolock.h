@@ -106,7 +106,9 @@
 //    sent once; a lost removal leaves an entry that lapses after KEEP.
 //  * Wake-up. Each Provider runs one change stream (fullDocument updateLookup) on its plain
 //    lock collection, while it has waiters and for 10 s after the last, on one thread and one
-//    pooled client. The server passes on an event when the lock document has no holder and the
+//    pooled client that the stream keeps all that time (a URI whose maxPoolSize is below 2 gets
+//    no stream: its only client is for the holds' extensions and the attempts, and its waiters
+//    sleep as kRandom). The server passes on an event when the lock document has no holder and the
 //    first entry of its queue is this Provider's; the waiter named there attempts at once. What
 //    no event announces, the waiter times itself from the document its attempt returned: a
 //    lease lapsing (its end), a head not coming (the end of GRACE), its entry's refresh (KEEP / 2
@@ -119,20 +121,24 @@
 //    happens. Among notify waiters of one lock, grants follow arrival order while heads come in
 //    time; acquires with other strategies ignore the queue and may overtake it. A waiter that
 //    dies first in the queue delays the next grant by at most GRACE after the lock is free plus
-//    the next waiter's own timer (at most its holder's lease, or KEEP / 2).
+//    the next waiter's own timer (at most its holder's lease, or KEEP / 2): the release's
+//    event goes to the dead head's Provider, so after an early release the next waiter sleeps
+//    until the released lease would have ended, then GRACE.
 //  * Cost: besides the attempts, one getMore per wake-up and one per maxAwaitTimeMS
 //    (min(expiry_ms / 4, 1 s, socketTimeoutMS / 4)) of a stream without events; destroying a
 //    Provider whose stream is open waits for its getMore in flight.
 //  * Known gap: an attempt that runs late (sent, then held past the call's giving up, as a
 //    blocked connection can hold it) may queue its waiter again after the call left the queue;
-//    that entry lapses after KEEP and delays grants as a dead head does (at most GRACE each).
+//    that entry lapses after KEEP and until then delays grants as a dead head does (above: up
+//    to the rest of a released lease plus GRACE, each time it comes first).
 //
 // ## Bounds
 //  * Holds: at most 1000 live holds per Provider, counting attempts in flight (each takes its
 //    slot while it runs, so 999 holds and two concurrent attempts can refuse one); an acquire
 //    beyond that throws Error before any round trip. Holds run no threads of their own: a
 //    Provider runs at most 34 background threads (33 for its holds, one change stream for
-//    notify waiters), whatever its number of holds (provider.h "Threads").
+//    notify waiters), whatever its number of holds, besides its driver pool's server monitors
+//    (provider.h "Threads").
 //  * One round trip takes at most W = P + 2 * (S + T): P = the wait for a pooled client
 //    (min(expiry_ms / 2, 30 s); then it fails as "not sent"), S = serverSelectionTimeoutMS,
 //    T = socketTimeoutMS (room for a driver try plus one retry, which libmongoc makes only for

@@ -23,12 +23,14 @@
 // a 17th loss while 16 callbacks block waits for one of them, though lost() reads true at the
 // deadline regardless). Workers and notifiers beyond the first of each pool end after 2 s idle.
 // At most 33 scheduler threads, none per hold, and with Backoff::kNotify one more: the
-// release watcher's change stream (mongolock.h [notify]). The on_event observer runs on the
+// release watcher's change stream (mongolock.h [notify]). Besides these, libmongoc's pool runs
+// threads of its own that monitor the servers (one per member of the set, seen with
+// libmongoc 1.23), whatever the number of holds. The on_event observer runs on the
 // extension workers (kExtend*) and the notifiers (kLost): a slow observer slows those pools.
 // Lifetime: Locks and Handles keep the shared state alive; destroying the Provider first is
 // fine. The last reference may drop inside a callback, on one of the Provider's own threads.
 // Limits: at most 1000 live holds per Provider (an acquire's attempt in flight takes one of
-// them while it runs) and 34 background threads; every round trip waits at most
+// them while it runs) and 34 background threads of mongolock's own; every round trip waits at most
 // min(expiry_ms / 2, 30 s) for a pooled client (mongolock.h "Bounds").
 // fork(): a Provider is the process's that made it; a child must make its own (mongolock.h
 // [fork]).
