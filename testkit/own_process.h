@@ -22,7 +22,8 @@ namespace locklab::testkit {
 // the deadline (then it is SIGKILLed and reaped: no child outlives the call).
 int wait_child_exit(pid_t child, Deadline deadline);
 
-// Threads of this process now (one entry of /proc/self/task per thread).
+// Threads of this process now (one entry of /proc/self/task per thread), a sanitizer's own
+// background thread included from the first call on (it is started before the first count).
 int own_thread_count();
 
 }  // namespace locklab::testkit

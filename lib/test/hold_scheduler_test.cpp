@@ -205,9 +205,10 @@ TEST(HoldScheduler, IdleThreadsBeyondTheFirstOfEachPoolLeave) {
 // What a Context is to a Lease: the owner of the scheduler, kept alive by its clients.
 struct Owner {
   HoldScheduler scheduler;
-  std::atomic<std::thread::id>* destroyed_on = nullptr;
+  // Shared: a test that fails early must not leave the scheduler's thread writing to its stack.
+  std::shared_ptr<std::atomic<std::thread::id>> destroyed_on;
   ~Owner() {
-    if (destroyed_on != nullptr) *destroyed_on = std::this_thread::get_id();
+    if (destroyed_on) *destroyed_on = std::this_thread::get_id();
   }
 };
 
@@ -228,9 +229,9 @@ class OwningClient : public HoldScheduler::Client {
 // worker, which it detaches (joining itself would throw); every thread still ends.
 TEST(HoldScheduler, DestroyedByItsOwnJobItsThreadsStillEnd) {
   const int before = own_thread_count();
-  std::atomic<std::thread::id> destroyed_on{};
+  auto destroyed_on = std::make_shared<std::atomic<std::thread::id>>();
   auto owner = std::make_shared<Owner>();
-  owner->destroyed_on = &destroyed_on;
+  owner->destroyed_on = destroyed_on;
   owner->scheduler.start(true);
   auto client = std::make_shared<OwningClient>(owner);
   HoldScheduler& scheduler = owner->scheduler;
@@ -247,8 +248,8 @@ TEST(HoldScheduler, DestroyedByItsOwnJobItsThreadsStillEnd) {
   go.release();
   ASSERT_TRUE(poll_until(after(kEventually), [&] { return own_thread_count() == before; }))
       << own_thread_count() - before << " threads left";
-  EXPECT_NE(destroyed_on.load(), std::thread::id());
-  EXPECT_NE(destroyed_on.load(), std::this_thread::get_id()) << "not destroyed inside the job";
+  EXPECT_NE(destroyed_on->load(), std::thread::id());
+  EXPECT_NE(destroyed_on->load(), std::this_thread::get_id()) << "not destroyed inside the job";
 }
 
 }  // namespace
