@@ -25,6 +25,7 @@
 #include "db/admin.h"
 #include "db/db.h"
 #include "db/docker_engine.h"
+#include "nemesis/fault_kind.h"
 #include "nemesis/nemesis.h"
 #include "run/backend.h"
 #include "run/check_command.h"
@@ -477,8 +478,27 @@ int run_experiment(const RunOptions& options, const Scenario& scenario, uint64_t
 
 }  // namespace
 
+// How far the schedule moves members' clocks in all: the sum of every member clock fault's
+// magnitude (a skew's offset, a jump, a divergence's clock_ms), in ms.
+int64_t member_clock_movement_ms(const Scenario& s) {
+  int64_t total_ms = 0;
+  for (const FaultSpec& f : s.nemesis.schedule) {
+    if (fault_row(f.fault).clock != ClockMoved::kMember) continue;
+    for (const char* key : {"offset_ms", "jump_ms", "clock_ms"}) {
+      if (f.params.contains(key)) total_ms += std::abs(f.params[key].get<int64_t>());
+    }
+  }
+  return total_ms;
+}
+
 CheckConfig check_config(const Scenario& s) {
   CheckConfig c;
+  // The lease model (tokens.monotonic, exclusion.rw-fenced) takes a lease to last its length,
+  // less lease_skew_ns, in real time. A member whose clock moves by d can end a lease d early
+  // (moved ahead during it, or set back at the grant and restored), and after a failover the
+  // granting and the judging members may each be off: widened by twice the schedule's clock
+  // movement, so a run whose faults move member clocks is judged by what they allow.
+  c.lease_skew_ns += 2 * member_clock_movement_ms(s) * 1'000'000;
   c.properties = s.check.properties;
   // The lease the client really grants (npm's ttl is whole seconds), not the one asked for.
   const int64_t derived_ms = granted_lease_ms(s.workload.client, s.lock.expiry_ms) +

@@ -311,6 +311,28 @@ TEST(Scenario, TheDerivedLivenessBoundCountsTheLeaseTheClientGrants) {
   EXPECT_EQ(check_config(npm).liveness_bound_ns, (2000 + 1000 + 100 + 50) * int64_t{1'000'000});
 }
 
+// The lease model's clock allowance grows by twice the member clock movement the schedule
+// makes (a 5 s skew and a 10 s jump: 30 s more), and not for a worker's clock.
+TEST(Scenario, MemberClockFaultsWidenTheLeaseSkewAllowance) {
+  const std::string body =
+      "[cluster]\nmembers = 3\n[workload]\nkind = \"fenced\"\nduration_ms = 7500\n"
+      "[[nemesis.fault]]\nat_ms = 1000\nfault = \"clock-skew\"\ntarget = \"primary\"\n"
+      "offset_ms = 5000\nduration_ms = 3000\n";
+  const int64_t plain = CheckConfig().lease_skew_ns;
+  EXPECT_EQ(check_config(parse_scenario(body, "s.toml")).lease_skew_ns,
+            plain + 2 * 5000 * int64_t{1'000'000});
+  const std::string jump =
+      "[[nemesis.fault]]\nat_ms = 5000\nfault = \"clock-jump\"\ntarget = \"secondaries\"\n"
+      "jump_ms = -10000\nduration_ms = 2000\n";
+  EXPECT_EQ(check_config(parse_scenario(body + jump, "s.toml")).lease_skew_ns,
+            plain + 2 * 15000 * int64_t{1'000'000});
+  const std::string worker =
+      "[cluster]\nmembers = 3\n[workload]\nkind = \"fenced\"\nduration_ms = 7500\n"
+      "[[nemesis.fault]]\nat_ms = 1000\nfault = \"clock-skew-worker\"\ntarget = \"w1\"\n"
+      "offset_ms = 5000\nduration_ms = 3000\n";
+  EXPECT_EQ(check_config(parse_scenario(worker, "s.toml")).lease_skew_ns, plain);
+}
+
 TEST(Scenario, NotifyIsMongolocksOnly) {
   EXPECT_NE(error_of("[lock]\nbackoff = \"notify\"\n[workload]\nclient = \"distributedlock\"\n"
                      "duration_ms = 1000\n")
