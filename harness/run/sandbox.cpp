@@ -226,6 +226,16 @@ std::optional<long> read_sysctl(const std::string& proc_sys, const char* relativ
   return value;
 }
 
+int own_threads() {
+  std::error_code ec;
+  int count = 0;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/task", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    ++count;
+  }
+  return count;
+}
+
 bool tools_present() {
   try {
     return run_tool({"ip", "-V"}).code == 0 && run_tool({"nft", "--version"}).code == 0;
@@ -247,6 +257,16 @@ std::string userns_refusal_message(int error, const std::string& proc_sys) {
                                "refuses one (") +
                            std::strerror(error) + ")";
   const std::string fix = "; set it (as root, e.g. in /etc/sysctl.d/) or run locklab as root";
+  if (error == EINVAL) {
+    // unshare(CLONE_NEWUSER) takes single-threaded processes only; a sanitizer's runtime (e.g.
+    // ThreadSanitizer's background thread) can be a thread locklab did not start.
+    return head +
+           ": a user namespace is refused to a process that runs more than one thread, "
+           "and this one runs " +
+           std::to_string(own_threads()) +
+           " (a sanitizer's runtime thread counts); run locklab as root or use --cluster "
+           "loopback";
+  }
   if (read_sysctl(proc_sys, "kernel/unprivileged_userns_clone") == 0L) {
     return head +
            ": unprivileged user namespaces are forbidden by the sysctl "

@@ -65,6 +65,16 @@ TEST(UsernsRefusal, SaysWhenNoSysctlIsTheCause) {
   EXPECT_NE(m.find("none of the sysctls"), std::string::npos) << m;
 }
 
+// EINVAL is no sysctl's doing: the kernel refuses a user namespace to a process of more than
+// one thread (a sanitizer's runtime thread can be one locklab did not start).
+TEST(UsernsRefusal, NamesTheThreadsOnEinval) {
+  testkit::TempDir sys;
+  write_setting(sys, "user/max_user_namespaces", "0");
+  const std::string m = userns_refusal_message(EINVAL, sys.path());
+  EXPECT_NE(m.find("more than one thread"), std::string::npos) << m;
+  EXPECT_EQ(m.find("max_user_namespaces"), std::string::npos) << m;
+}
+
 std::string ns_link(const std::string& pid, const char* kind) {
   std::error_code ec;
   return fs::read_symlink("/proc/" + pid + "/ns/" + kind, ec).string();
