@@ -6,6 +6,9 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS       ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 CTEST_ARGS ?=
+# A test without a TIMEOUT of its own (every gtest case) fails after this many seconds instead of
+# stalling the suite: a hang is a finding, reported by name.
+TEST_TIMEOUT_S ?= 900
 
 .PHONY: all deps configure build test test-long test-asan test-tsan fuzz demo soak format clean
 
@@ -26,11 +29,13 @@ build: configure
 
 # The default suite: unit, property, integration and the quick scenario tier.
 test: build
-	@cd $(BUILD_DIR) && ctest --no-tests=error --output-on-failure -j $(JOBS) -LE long $(CTEST_ARGS)
+	@cd $(BUILD_DIR) && ctest --no-tests=error --output-on-failure -j $(JOBS) \
+	  --timeout $(TEST_TIMEOUT_S) -LE long $(CTEST_ARGS)
 
 # The long tier: longer scenarios and wider property searches.
 test-long: build
-	@cd $(BUILD_DIR) && ctest --no-tests=error --output-on-failure -j $(JOBS) -L long $(CTEST_ARGS)
+	@cd $(BUILD_DIR) && ctest --no-tests=error --output-on-failure -j $(JOBS) \
+	  --timeout $(TEST_TIMEOUT_S) -L long $(CTEST_ARGS)
 
 # Sanitizer builds of the same suite. The ASan/UBSan preset also runs libFuzzer on the wire
 # path for FUZZ_SECONDS (the suite itself replays the seed corpus and seeded mutations).
