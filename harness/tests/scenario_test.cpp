@@ -333,6 +333,30 @@ TEST(Scenario, MemberClockFaultsWidenTheLeaseSkewAllowance) {
   EXPECT_EQ(check_config(parse_scenario(worker, "s.toml")).lease_skew_ns, plain);
 }
 
+// mongolock.h "Liveness under a clock that is off": a hold granted on a clock d ahead of its
+// judge (or judged on one d behind) lasts up to d longer, so the derived liveness bound counts
+// the schedule's member clock movement; a bound the scenario sets stays as set.
+TEST(Scenario, MemberClockMovementWidensTheDerivedLivenessBound) {
+  const std::string base =
+      "[cluster]\nmembers = 3\nelection_timeout_ms = 1000\n[lock]\nexpiry_ms = 2000\n"
+      "busy_wait_max_ms = 100\n[workload]\nkind = \"fenced\"\ncritical_section_ms = 100\n"
+      "duration_ms = 7500\n";
+  const int64_t derived_ns = check_config(parse_scenario(base, "s.toml")).liveness_bound_ns;
+  EXPECT_EQ(derived_ns, int64_t{3200} * 1'000'000);
+  const std::string ahead =
+      "[[nemesis.fault]]\nat_ms = 1000\nfault = \"clock-skew\"\ntarget = \"primary\"\n"
+      "offset_ms = 5000\nduration_ms = 2000\n";
+  const std::string back =
+      "[[nemesis.fault]]\nat_ms = 4000\nfault = \"clock-jump\"\ntarget = \"secondaries\"\n"
+      "jump_ms = -10000\nduration_ms = 2000\n";
+  EXPECT_EQ(check_config(parse_scenario(base + ahead + back, "s.toml")).liveness_bound_ns,
+            derived_ns + int64_t{15000} * 1'000'000);
+  EXPECT_EQ(check_config(parse_scenario(base + ahead + "[check]\nliveness_bound_ms = 4000\n",
+                                        "s.toml"))
+                .liveness_bound_ns,
+            int64_t{4000} * 1'000'000);
+}
+
 TEST(Scenario, NotifyIsMongolocksOnly) {
   EXPECT_NE(error_of("[lock]\nbackoff = \"notify\"\n[workload]\nclient = \"distributedlock\"\n"
                      "duration_ms = 1000\n")

@@ -41,22 +41,6 @@ TEST(Commands, TokenNeverComesFromTheClientAndGrowsFromTheStoredOne) {
   EXPECT_EQ(find_int64(*cmd, "update.0.$set.token.$cond.1.$max.1.$multiply.1"), kTokenTimeScale);
 }
 
-// mongolock.h "Liveness under a fast clock": grants and extensions write the lease witness with
-// the end; a refused attempt may only cut an end whose witness matches it, to NOW + its own
-// (stored) length, never to the requester's.
-TEST(Commands, GrantsAndExtensionsWriteTheLeaseWitnessAndRefusalsCutByTheStoredLength) {
-  Bson acquire = acquire_command(request());
-  EXPECT_EQ(find_int64(*acquire, "update.0.$set.lease.$cond.1.ms"), 5000);
-  EXPECT_EQ(find_int64(*acquire, "update.0.$set.lease.$cond.1.end.$add.1"), 5000);
-  EXPECT_EQ(find_utf8(*acquire, "update.0.$set.expiresAt.$cond.2.$cond.1.$add.1"), "$lease.ms");
-  EXPECT_EQ(find_utf8(*acquire, "update.0.$set.expiresAt.$cond.2.$cond.0.$and.0.$eq.0"),
-            "$lease.end");
-  EXPECT_EQ(find_utf8(*acquire, "update.0.$set.expiresAt.$cond.2.$cond.2"), "$expiresAt");
-  Bson extend = extend_command(request("id1"));
-  EXPECT_EQ(find_int64(*extend, "updates.0.u.0.$set.lease.ms"), 5000);
-  EXPECT_EQ(find_int64(*extend, "updates.0.u.0.$set.lease.end.$add.1"), 5000);
-}
-
 TEST(Commands, ExtendMatchesOwnIdAndAnUnexpiredLeaseOnly) {
   Bson cmd = extend_command(request("id1"));
   EXPECT_EQ(find_utf8(*cmd, "updates.0.q.holder"), "id1");

@@ -117,7 +117,10 @@ TEST_F(LeaseSchedulerTest, ManyHoldsRunOnTheSchedulersThreadsAndAreLostOnTimeInA
   ASSERT_NE(server, nullptr);
   Recorder recorder;
   Options options = test_options();
-  options.expiry_ms = 3000;  // cadence 1000 ms, lease span 2700 ms
+  // Cadence 3.3 s, lease span 9.7 s: each hold's first extension has 6 s to come back before
+  // its deadline. With a 3 s lease (1.7 s) a TSan build on two busy cores lost some of the 200
+  // holds before their first extension, and the wait below never saw them extended.
+  options.expiry_ms = 10'000;
   options.on_event = [&](const Event& event) { recorder.on_event(event); };
   // Extensions sent into the pause hang far longer than the test: every loss must come from
   // the deadline timers, never from an extension that returned.

@@ -30,11 +30,9 @@ constexpr int kBlockMs = 6000;
 class ReapIndexTest : public FailPointTest {
  protected:
   static Options quick(int64_t reap_after_s) {
-    Options options = test_options();
+    Options options = fixed_lease_options(1000);
     options.create_index = true;
     options.reap_after_s = reap_after_s;
-    options.expiry_ms = 1000;
-    options.auto_extend = false;
     return options;
   }
   // A Provider with reap_after_s `reap_after_s` creates the indexes and waits for both.

@@ -25,21 +25,12 @@ constexpr int64_t kReapAfterS = 1;
 // Inside the tolerance expiry_ms + reap_after_s (4000 ms), with a margin for the reap's lag.
 constexpr int64_t kStepBackMs = 3500;
 
-class ReapTest : public ServerTest {
+class ReapTest : public ClockStepTest {
  protected:
-  void TearDown() override {
-    if (server_ != nullptr) set_clock_offset(0);
-  }
-  void set_clock_offset(int64_t offset_ms) {
-    server_->member(0).command("admin",
-                               R"({"mongosimSetClockOffset": )" + std::to_string(offset_ms) + "}");
-  }
   static Options reap_options() {
-    Options options = test_options();
+    Options options = fixed_lease_options(kExpiryMs);
     options.create_index = true;
     options.reap_after_s = kReapAfterS;
-    options.expiry_ms = kExpiryMs;
-    options.auto_extend = false;
     return options;
   }
 };

@@ -49,6 +49,13 @@ class ServerTest : public ::testing::Test {
     options.busy_wait_max_ms = 20;
     return options;
   }
+  // test_options() with a lease of expiry_ms that nothing extends: the test decides when it ends.
+  static Options fixed_lease_options(int64_t expiry_ms) {
+    Options options = test_options();
+    options.expiry_ms = expiry_ms;
+    options.auto_extend = false;
+    return options;
+  }
   // Waits until the index `name` exists on db.collection (a TTL index made by a Provider's
   // background thread), so what follows is the index's doing.
   void wait_for_index(const std::string& db, const char* collection, const char* name) {
@@ -77,6 +84,19 @@ class FailPointTest : public ServerTest {
   void TearDown() override {
     if (server_ == nullptr) return;
     server_->member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": "off"})");
+  }
+};
+
+// A ServerTest that steps the member's clock (mongosimSetClockOffset); the offset goes back to 0
+// after every test, so a failing assertion cannot leave the shared server's clock moved.
+class ClockStepTest : public ServerTest {
+ protected:
+  void TearDown() override {
+    if (server_ != nullptr) set_clock_offset(0);
+  }
+  void set_clock_offset(int64_t offset_ms) {
+    server_->member(0).command("admin",
+                               R"({"mongosimSetClockOffset": )" + std::to_string(offset_ms) + "}");
   }
 };
 

@@ -49,17 +49,16 @@
 // caller of extend() (refused there), or on the caller of on_lost() if the hold is already lost.
 // They may call release() and may drop the Handle.
 //
-// ## Liveness under a fast clock
-// A primary whose clock runs ahead by d writes lease ends d too late. Its writes can outlive
-// it: a secondary may fetch them before the next election and carry them into the new
-// primary's history (docs/mongolock-wire.md, "The lease witness"). Without a remedy the lock
-// then stays held for d after the lease, on every primary. Every exclusive grant and extension
-// stores the hold's own lease length beside its end (`lease`), and an attempt that is refused
-// cuts a hold ending later than NOW + that length to end there (one write, in the same command;
-// none while clocks agree). The cut never ends a lease before the holder's view of it: the
-// holder started its lease clock before a request the server ran by NOW. Holds written by
-// earlier versions, or whose end was moved without its length, are not cut. Not covered: a
-// reader's hold (RwLock shared entries) from a fast clock, which ends d late.
+// ## Liveness under a clock that is off
+// A hold ends when the clock of the primary that judges it passes the end that the granting
+// primary's clock wrote. Granted by a primary d ahead of the judge (or judged by one d behind
+// the granter), the hold lasts up to d longer than expiry_ms, and waiters wait for it. Such a
+// grant can outlive its primary: a secondary may fetch it before the next election and carry it
+// into the new primary's history, even after the old primary was cut off and its clock set
+// right. The library does not cut such a hold short: a cut re-times the lease on the cutter's
+// clock, and a later primary ahead of the cutter (the granter itself, re-elected) would then end
+// it while the holder still holds. Liveness after a clock fault of d is therefore
+// expiry_ms + d, not expiry_ms (locklab's liveness.recovery bound counts it the same way).
 //
 // ## Unknown outcomes
 // The acquire findAndModify is sent ONCE: not as a retryable write (no txnNumber) and never
