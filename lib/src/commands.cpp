@@ -59,53 +59,6 @@ Bson lease_end_expr(int64_t expiry_ms) {
   return Bson(BCON_NEW("$add", "[", BCON_UTF8("$$NOW"), BCON_INT64(expiry_ms), "]"));
 }
 
-// {ms: EXP, end: NOW + EXP}: written with every expiresAt this library sets for a hold, so a
-// later attempt knows the hold's own lease length. `end` equal to expiresAt says both were
-// written together; a writer that moves expiresAt alone (release, resolve, an earlier version)
-// leaves them unequal, and the cap below then leaves the hold alone.
-Bson lease_witness_expr(int64_t expiry_ms) {
-  return Bson(
-      BCON_NEW("ms", BCON_INT64(expiry_ms), "end", BCON_DOCUMENT(lease_end_expr(expiry_ms).get())));
-}
-
-// NOW + the hold's own lease length: the latest end any grant or extension executing now
-// could give it.
-Bson lease_cap_expr() {
-  return Bson(BCON_NEW("$add", "[", BCON_UTF8("$$NOW"), BCON_UTF8("$lease.ms"), "]"));
-}
-
-// The hold ends later than any grant executing now could make it end: a primary whose clock ran
-// ahead wrote it (mongolock.h, "Liveness under a fast clock"). Only with a witness of this
-// version's writing (end == expiresAt, ms an Int64).
-Bson lease_too_long_expr() {
-  return Bson(BCON_NEW(
-      "$and", "[", "{", "$eq", "[", BCON_UTF8("$lease.end"), BCON_UTF8("$expiresAt"), "]", "}", "{",
-      "$eq", "[", "{", "$type", BCON_UTF8("$lease.ms"), "}", BCON_UTF8("long"), "]", "}", "{",
-      "$gt", "[", BCON_UTF8("$expiresAt"), BCON_DOCUMENT(lease_cap_expr().get()), "]", "}", "]"));
-}
-
-// expiresAt and lease as an attempt that does not grant leaves them: a hold ending beyond
-// NOW + its own lease length is cut to end there, which is no earlier than the holder's own
-// view of its lease (it started its lease clock before a request that executed by now).
-Bson capped_end_expr() {
-  return Bson(BCON_NEW("$cond", "[", BCON_DOCUMENT(lease_too_long_expr().get()),
-                       BCON_DOCUMENT(lease_cap_expr().get()), BCON_UTF8("$expiresAt"), "]"));
-}
-
-Bson capped_witness_expr() {
-  return Bson(BCON_NEW("$cond", "[", BCON_DOCUMENT(lease_too_long_expr().get()), "{", "ms",
-                       BCON_UTF8("$lease.ms"), "end", BCON_DOCUMENT(lease_cap_expr().get()), "}",
-                       BCON_UTF8("$lease"), "]"));
-}
-
-// {$cond: [test, then, else]} appended under key; all three are document expressions.
-void append_cond_else(bson_t* out, const char* key, const bson_t& test, const bson_t& then,
-                      const bson_t& otherwise) {
-  Bson cond(BCON_NEW("$cond", "[", BCON_DOCUMENT(&test), BCON_DOCUMENT(&then),
-                     BCON_DOCUMENT(&otherwise), "]"));
-  bson_append_document(out, key, -1, cond.get());
-}
-
 Bson owner_doc(const Owner& owner) {
   Bson doc = make_bson();
   append_utf8(doc.get(), "host", owner.host);
@@ -141,10 +94,7 @@ void append_exclusive_grant(bson_t* set, const bson_t& granted, const HoldReques
   append_cond_utf8(set, "holder", granted, request.id);
   append_cond_doc(set, "owner", granted, *owner_literal);
   append_cond_utf8(set, "acquiredAt", granted, "$$NOW");
-  append_cond_else(set, "expiresAt", granted, *lease_end_expr(request.expiry_ms),
-                   *capped_end_expr());
-  append_cond_else(set, "lease", granted, *lease_witness_expr(request.expiry_ms),
-                   *capped_witness_expr());
+  append_cond_doc(set, "expiresAt", granted, *lease_end_expr(request.expiry_ms));
 }
 
 Bson find_and_modify(std::string_view collection, std::string_view name, const bson_t& pipeline,
@@ -328,7 +278,6 @@ Bson extend_exclusive(const HoldRequest& request) {
   bson_append_document(query.get(), "$expr", -1, alive.get());
   Bson set = make_bson();
   bson_append_document(set.get(), "expiresAt", -1, lease_end_expr(request.expiry_ms).get());
-  bson_append_document(set.get(), "lease", -1, lease_witness_expr(request.expiry_ms).get());
   bson_append_document(set.get(), "reapAt", -1, reap_at_expr(request.expiry_ms).get());
   return update_one(request.collection, *query, *single_set_pipeline(*set));
 }
@@ -375,10 +324,6 @@ Bson rw_acquire_command(const HoldRequest& request, bool exclusive, int32_t max_
     Bson empty(BCON_NEW("$literal", "[", "]"));
     append_cond_doc(set.get(), "shared", *granted, *empty);
   } else {
-    // A reader's attempt caps an exclusive hold as a refused writer's would (a granted one
-    // found it free: the cap changes nothing there).
-    bson_append_document(set.get(), "expiresAt", -1, capped_end_expr().get());
-    bson_append_document(set.get(), "lease", -1, capped_witness_expr().get());
     append_cond_doc(set.get(), "token", *granted, *next_value);
     Bson owner = owner_doc(*request.owner);
     const std::string id_text(request.id);
