@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "client/clients.h"
+#include "run/run.h"
 
 namespace locklab {
 namespace {
@@ -222,8 +223,8 @@ Scenario draw_scenario(const ExploreSpace& space) {
 }  // namespace
 
 int64_t recovery_window_ms(const Scenario& s) {
-  return granted_lease_ms(s.workload.client, s.lock.expiry_ms) + s.cluster.election_timeout_ms +
-         s.lock.busy_wait_max_ms + s.workload.critical_section_ms + 1000;
+  // The bound the run will judge liveness by (clock faults widen it), and a second to see it.
+  return check_config(s).liveness_bound_ns / 1'000'000 + 1000;
 }
 
 // Only the time after the last heal judges recovery; the run's own tail after it counts, so a
