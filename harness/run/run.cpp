@@ -507,9 +507,8 @@ CheckConfig check_config(const Scenario& s) {
   // A hold granted on a clock d ahead of the one that judges it, or judged on one d behind its
   // granter's, lasts up to d longer than its lease (mongolock.h, "Liveness under a clock that is
   // off"; a jump stays after its heal): a derived bound counts the schedule's clock movement.
-  c.liveness_bound_ns = (s.check.liveness_bound_ms > 0
-                             ? s.check.liveness_bound_ms
-                             : derived_ms + member_clock_movement_ms(s)) *
+  c.liveness_bound_ns = (s.check.liveness_bound_ms > 0 ? s.check.liveness_bound_ms
+                                                       : derived_ms + member_clock_movement_ms(s)) *
                         1'000'000;
   if (s.check.lost_signal_bound_ms > 0) c.lost_bound_ns = s.check.lost_signal_bound_ms * 1'000'000;
   c.counter_resource = kCounterResource;
