@@ -6,8 +6,8 @@
 // Model: one mongosim member whose clock is stepped with mongosimSetClockOffset between
 // commands; its two offsets stand for two members (a fast one and a right one) that are primary
 // in turn, with the data replicated between them. Left out: a real failover (the scenario
-// replset-primary-divergence has one), steps during a command. The "still refused" checks assume
-// under 5 s of real time between the grant and the last command of a test.
+// replset-primary-divergence has one), steps during a command. Leases and offsets are long
+// (minutes), so the real time the test takes between its commands cannot decide a check.
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -20,13 +20,13 @@ namespace {
 
 using std::chrono::seconds;
 
-constexpr int64_t kFastMs = 20'000;   // how far the granting member's clock runs ahead
-constexpr int64_t kLeaseMs = 10'000;  // the holder's lease
+constexpr int64_t kFastMs = 1'200'000;  // how far the granting member's clock runs ahead
+constexpr int64_t kLeaseMs = 600'000;   // the holder's lease
 
 using ClockOffTest = ClockStepTest;
 
 // A refused attempt on the right clock must leave the hold as its granter wrote it: back on the
-// fast clock the holder's lease (9 s of 10 left on its own clock) is still the server's.
+// fast clock the holder's lease (almost all of it left on its own clock) is still the server's.
 TEST_F(ClockOffTest, AHoldFromAFastClockIsNotCutByARefusalOnASlowerOne) {
   const std::string db = fresh_database();
   Provider holder(server_->uri(), db, fixed_lease_options(kLeaseMs));
@@ -46,14 +46,15 @@ TEST_F(ClockOffTest, AHoldFromAFastClockIsNotCutByARefusalOnASlowerOne) {
 // longer than its lease, and is granted once that has passed.
 TEST_F(ClockOffTest, AHoldFromAFastClockLastsItsLeadLonger) {
   const std::string db = fresh_database();
-  Provider holder(server_->uri(), db, fixed_lease_options(2'000));
+  Provider holder(server_->uri(), db, fixed_lease_options(kLeaseMs));
   Provider waiter(server_->uri(), db, fixed_lease_options(500));
   set_clock_offset(kFastMs);
   Handle held = holder.create_lock("late").acquire(seconds(5));
-  set_clock_offset(2'000 + 500);  // the lease is over on the holder's clock and the right one
+  // The lease is over on the holder's clock and on a right one: a minute past it.
+  set_clock_offset(kLeaseMs + 60'000);
   Lock lock = waiter.create_lock("late");
   EXPECT_FALSE(lock.try_acquire().has_value()) << "the lead was not waited for";
-  set_clock_offset(kFastMs + 2'000 + 500);
+  set_clock_offset(kFastMs + kLeaseMs + 60'000);
   std::optional<Handle> next = lock.try_acquire();
   ASSERT_TRUE(next.has_value()) << "the hold outlasted lead + lease";
   EXPECT_GT(next->fencing_token(), held.fencing_token());

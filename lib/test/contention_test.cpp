@@ -1,6 +1,10 @@
 // Contention: 100 threads on one lock never see two holders; two OS processes contend through
 // fork/exec; a killed holder's lock is taken over after its lease, with a higher token; the lost
 // notification fires while the server is unreachable.
+//
+// Model: one mongosim member on loopback; threads of one process and processes of one host.
+// Left out: failover (failover_test.cpp), clocks that are off (clock_off_test.cpp), a network
+// between client and server.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>

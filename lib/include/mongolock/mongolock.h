@@ -51,14 +51,17 @@
 //
 // ## Liveness under a clock that is off
 // A hold ends when the clock of the primary that judges it passes the end that the granting
-// primary's clock wrote. Granted by a primary d ahead of the judge (or judged by one d behind
-// the granter), the hold lasts up to d longer than expiry_ms, and waiters wait for it. Such a
+// primary's clock wrote. Let d be how far the granter's clock read ahead of the judge's (with
+// several clock faults, up to the sum of their moves): the hold lasts up to d longer than
+// expiry_ms, and waiters wait for it. Every other time the server writes as NOW + a length
+// stretches the same way: a release's time (so the notify GRACE rule below counts from d later),
+// a notify entry's KEEP, a tombstone's keep. Such a
 // grant can outlive its primary: a secondary may fetch it before the next election and carry it
 // into the new primary's history, even after the old primary was cut off and its clock set
 // right. The library does not cut such a hold short: a cut re-times the lease on the cutter's
 // clock, and a later primary ahead of the cutter (the granter itself, re-elected) would then end
-// it while the holder still holds. Liveness after a clock fault of d is therefore
-// expiry_ms + d, not expiry_ms (locklab's liveness.recovery bound counts it the same way).
+// it while the holder still holds. Liveness after clock faults of d is therefore bounded by
+// expiry_ms + d, not expiry_ms (locklab's liveness.recovery bound counts d the same way).
 //
 // ## Unknown outcomes
 // The acquire findAndModify is sent ONCE: not as a retryable write (no txnNumber) and never
@@ -131,7 +134,8 @@
 //  * What it guarantees. Safety is that of every acquire: the queue only narrows when a grant
 //    happens. Among notify waiters of one lock, grants follow arrival order while heads come in
 //    time; acquires with other strategies ignore the queue and may overtake it. A waiter that
-//    dies first in the queue delays the next grant by at most GRACE after the lock is free plus
+//    dies first in the queue delays the next grant by at most GRACE after the lock is free (on
+//    the judging primary's clock: "Liveness under a clock that is off") plus
 //    the next waiter's own timer (at most its holder's lease, or KEEP / 2): the release's
 //    event goes to the dead head's Provider, so after an early release the next waiter sleeps
 //    until the released lease would have ended, then GRACE.
