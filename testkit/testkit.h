@@ -9,12 +9,14 @@
 //   mongosim_node.h MongosimNode: start on a port (and dbpath), kill, pause, resume, restart
 //   replica_set.h   ReplicaSet: start N, initiate, wait ready, primary, wait_for_primary
 //   own_process.h   wait_child_exit(child, deadline), own_thread_count()
+//   harness_db.h    harness_db(dir, members, supervisor): the harness's own Db (MongosimDb)
 //
 // Thread rules: each file states its own; in short, nodes and sets belong to the thread that
 // lives for the whole test, and commands may come from any thread.
 #pragma once
 
 #include "free_port.h"
+#include "harness_db.h"
 #include "mongosim_node.h"
 #include "own_process.h"
 #include "poll_until.h"

@@ -44,7 +44,7 @@ CellRaw run_threads(Target& target, const RunSettings& settings, const CellSpec&
   const std::map<std::string, int64_t> sent_before = apm.started();
   const ServerSnapshot before = target.snapshot();
   const std::optional<double> cpu_before = target.cpu_seconds();
-  raw.start_ns = monotonic_ns() + kThreadsStartDelayNs;
+  raw.start_ns = monotonic_now_ns() + kThreadsStartDelayNs;
   raw.stop_ns = raw.start_ns + static_cast<int64_t>(settings.seconds_per_cell * kNsPerS);
   raw.contenders.resize(static_cast<size_t>(spec.contenders));
   {

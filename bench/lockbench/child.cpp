@@ -106,10 +106,10 @@ Child spawn(const std::vector<std::string>& args, const std::string& report) {
 // Reads one line from fd within timeout_ms; throws naming `who` on EOF, error or timeout.
 std::string read_line(int fd, int64_t timeout_ms, const std::string& who) {
   std::string line;
-  const int64_t deadline_ns = monotonic_ns() + timeout_ms * kNsPerMs;
+  const int64_t deadline_ns = monotonic_now_ns() + timeout_ms * kNsPerMs;
   while (line.size() < kLineBytesMax) {
     pollfd p{fd, POLLIN, 0};
-    const auto left_ms = static_cast<int>((deadline_ns - monotonic_ns()) / kNsPerMs);
+    const auto left_ms = static_cast<int>((deadline_ns - monotonic_now_ns()) / kNsPerMs);
     if (left_ms <= 0 || ::poll(&p, 1, left_ms) <= 0) {
       throw std::runtime_error(who + ": no line within " + std::to_string(timeout_ms) + " ms");
     }
@@ -128,7 +128,7 @@ std::vector<std::string> reap_all(Children& children, int64_t deadline_ns) {
     Child& c = children.list[i];
     int status = 0;
     while (::waitpid(c.pid, &status, WNOHANG) == 0) {
-      if (monotonic_ns() > deadline_ns) {
+      if (monotonic_now_ns() > deadline_ns) {
         ::kill(c.pid, SIGKILL);
         ::waitpid(c.pid, &status, 0);
         errors.push_back("contender " + std::to_string(i) + " did not exit in time; killed");
@@ -174,7 +174,7 @@ CellRaw run_processes(Target& target, const RunSettings& settings, const CellSpe
   }
   const ServerSnapshot before = target.snapshot();
   const std::optional<double> cpu_before = target.cpu_seconds();
-  raw.start_ns = monotonic_ns() + kStartDelayNs;
+  raw.start_ns = monotonic_now_ns() + kStartDelayNs;
   raw.stop_ns = raw.start_ns + static_cast<int64_t>(settings.seconds_per_cell * kNsPerS);
   const std::string go =
       "go " + std::to_string(raw.start_ns) + " " + std::to_string(raw.stop_ns) + "\n";

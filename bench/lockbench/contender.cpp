@@ -22,19 +22,19 @@ bool one_hold(mongolock::Lock& lock, int32_t lock_index, const ContenderPlan& pl
               ContenderReport& report) {
   Hold hold;
   hold.lock = lock_index;
-  hold.asked_ns = monotonic_ns();
+  hold.asked_ns = monotonic_now_ns();
   std::optional<mongolock::Handle> handle =
       lock.try_acquire(remaining(hold.asked_ns, plan.stop_ns));
   if (!handle) {
-    report.open_wait = OpenWait{lock_index, hold.asked_ns, monotonic_ns()};
+    report.open_wait = OpenWait{lock_index, hold.asked_ns, monotonic_now_ns()};
     return false;
   }
-  hold.acquired_ns = monotonic_ns();
+  hold.acquired_ns = monotonic_now_ns();
   ++report.acquisitions;
   hold.token = handle->fencing_token();
   if (plan.hold_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(plan.hold_ms));
   const bool released = handle->release();
-  hold.released_ns = monotonic_ns();
+  hold.released_ns = monotonic_now_ns();
   if (!released) {
     report.error = "release of " + lock.name() + " (token " + std::to_string(hold.token) +
                    ") did not remove the hold";
@@ -52,7 +52,7 @@ ContenderReport run_contender(std::vector<mongolock::Lock> locks, const Contende
   ContenderReport report;
   sleep_until_ns(plan.start_ns);
   try {
-    for (size_t j = 0; monotonic_ns() < plan.stop_ns; ++j) {
+    for (size_t j = 0; monotonic_now_ns() < plan.stop_ns; ++j) {
       const auto lock_index =
           static_cast<int32_t>((static_cast<size_t>(plan.index) + j) % locks.size());
       if (!one_hold(locks[static_cast<size_t>(lock_index)], lock_index, plan, report)) break;

@@ -47,14 +47,14 @@ FloorResult measure_floor(const std::string& uri, const std::string& database,
   const mongolock::bson::Bson opts = write_opts(options);
   FloorResult r;
   r.target = target_name;
-  const int64_t stop_ns = monotonic_ns() + static_cast<int64_t>(seconds_max * kNsPerS);
-  while (r.samples < samples_max && monotonic_ns() < stop_ns) {
+  const int64_t stop_ns = monotonic_now_ns() + static_cast<int64_t>(seconds_max * kNsPerS);
+  while (r.samples < samples_max && monotonic_now_ns() < stop_ns) {
     const std::string id = mongolock::detail::new_acquisition_id();
     const mongolock::bson::Bson acquire = mongolock::detail::acquire_for(spec, id, options);
     mongolock::bson::BsonReply granted;
-    const int64_t sent_ns = monotonic_ns();
+    const int64_t sent_ns = monotonic_now_ns();
     run(client.get(), database, *acquire, *opts, granted);
-    r.rtt_ms.push_back(static_cast<double>(monotonic_ns() - sent_ns) / kNsPerMs);
+    r.rtt_ms.push_back(static_cast<double>(monotonic_now_ns() - sent_ns) / kNsPerMs);
     ++r.samples;
     if (!mongolock::detail::granted_token(spec, *granted.get(), id)) {
       throw std::runtime_error("floor: an uncontended acquire of '" + lock_name +

@@ -127,7 +127,7 @@ int run(const Config& config) {
   std::fprintf(stderr, "lockbench: %zu cells of %.1f s (about %s of measurement)\n", plan.size(),
                settings.seconds_per_cell,
                minutes(settings.seconds_per_cell * static_cast<double>(plan.size())).c_str());
-  const int64_t started_ns = monotonic_ns();
+  const int64_t started_ns = monotonic_now_ns();
   int exit_code = 0;
   size_t next = 0;
   while (next < plan.size()) {
@@ -148,13 +148,13 @@ int run(const Config& config) {
       Json cell = cell_figures(raw, floor, floor.p50_ms);
       if (!cell["errors"].empty() || !cell["counters"]["add_up"].get<bool>()) exit_code = 1;
       doc["cells"].push_back(cell);
-      progress(next + 1, plan.size(), static_cast<double>(monotonic_ns() - started_ns) / kNsPerS,
-               cell);
+      progress(next + 1, plan.size(),
+               static_cast<double>(monotonic_now_ns() - started_ns) / kNsPerS, cell);
       write_json(config.out, doc);
     }
   }
   doc["done"] = true;
-  doc["wall_s"] = static_cast<double>(monotonic_ns() - started_ns) / kNsPerS;
+  doc["wall_s"] = static_cast<double>(monotonic_now_ns() - started_ns) / kNsPerS;
   doc["load_average_end"] = load_average();
   write_json(config.out, doc);
   std::filesystem::remove_all(settings.work_dir);

@@ -6,15 +6,10 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "checker/clock.h"
+
 namespace locklab::clients::alistairjevans {
 namespace {
-
-// The client's wall clock in ms since the epoch (DateTime.UtcNow, as a BSON date).
-int64_t wall_clock_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // Sleeps ms; false when stopped meanwhile.
 bool pause(int64_t ms, std::stop_token stop) {
@@ -39,7 +34,7 @@ RecipeLock::RecipeLock(const WorkerConfig& config, Recorder& /*recorder*/)
 }
 
 Reply RecipeLock::attempt(const std::string& lock) {
-  const int64_t expire_at = wall_clock_ms() + config_.lock.expiry_ms;
+  const int64_t expire_at = locklab::wall_now_ms() + config_.lock.expiry_ms;
   return connection_.write({{"findAndModify", kCollection},
                             {"query", {{"_id", lock}}},
                             {"update", {{"$setOnInsert", {{"ExpireAt", json_date_ms(expire_at)}}}}},

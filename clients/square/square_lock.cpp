@@ -9,15 +9,10 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "checker/clock.h"
+
 namespace locklab::clients::square {
 namespace {
-
-// The client's wall clock in ms since the epoch (Go's time.Now(), as a BSON date).
-int64_t wall_clock_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 std::string hostname() {
   char name[256] = {};
@@ -74,7 +69,7 @@ Json SquareLock::lock_details(const std::string& lock_id, int64_t now_ms) const 
 }
 
 Reply SquareLock::xlock(const std::string& resource, const std::string& lock_id) {
-  const int64_t now = wall_clock_ms();
+  const int64_t now = locklab::wall_now_ms();
   const Json query = {
       {"resource", resource},
       {"$or", Json::array({{{"exclusive.acquired", false}},
@@ -91,7 +86,7 @@ Reply SquareLock::xlock(const std::string& resource, const std::string& lock_id)
 }
 
 Reply SquareLock::slock(const std::string& resource, const std::string& lock_id) {
-  const int64_t now = wall_clock_ms();
+  const int64_t now = locklab::wall_now_ms();
   Json query = {{"resource", resource},
                 {"exclusive.acquired", false},
                 {"shared.locks.lockId", {{"$ne", lock_id}}}};

@@ -26,10 +26,11 @@
 #include "checker/history.h"
 #include "client/workload.h"
 #include "db/db.h"
+#include "harness_db.h"
+#include "poll_until.h"
 #include "programs.h"
 #include "run/process.h"
 #include "temp_dir.h"
-#include "test_cluster.h"
 
 namespace locklab {
 namespace {
@@ -55,7 +56,7 @@ class SeedClientsTest : public ::testing::Test {
   void SetUp() override {
     if (!clients_built()) GTEST_SKIP() << "needs mongosim and the seed clients built";
     dir_ = std::make_unique<testkit::TempDir>();
-    cluster_ = testing::local_db(dir_->path(), 1, supervisor_);
+    cluster_ = testkit::harness_db(dir_->path(), 1, supervisor_);
     cluster_->start();
   }
   void TearDown() override {
@@ -130,16 +131,13 @@ class SeedClientsTest : public ::testing::Test {
 
   // Waits (bounded) until `process` has an acquire ok in the history.
   bool wait_acquired(const std::string& process) {
-    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWorkerExitMs);
-    while (std::chrono::steady_clock::now() < end) {
-      if (std::filesystem::exists(history_path())) {
-        for (const Event& e : read_history(history_path())) {
-          if (e.process == process && e.f == "acquire" && e.type == EventType::kOk) return true;
-        }
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return false;
+    return testkit::poll_until(testkit::after(std::chrono::milliseconds(kWorkerExitMs)), [&] {
+      if (!std::filesystem::exists(history_path())) return false;
+      const std::vector<Event> history = read_history(history_path());
+      return std::any_of(history.begin(), history.end(), [&](const Event& e) {
+        return e.process == process && e.f == "acquire" && e.type == EventType::kOk;
+      });
+    });
   }
 
   // w1 (true clock) takes the lock and holds it 4 s of a 30 s lease; once it holds, w2 starts
@@ -368,14 +366,11 @@ TEST_F(SeedClientsTest, DistributedLockRenewsThenLosesDeletedDocument) {
                    {"--operations", "2", "--critical-section-ms", "2000", "--expiry-ms", "900"});
   ASSERT_TRUE(wait_acquired("w1"));
   // Renewals must be seen before the document is deleted.
-  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWorkerExitMs);
-  while (std::chrono::steady_clock::now() < end) {
+  EXPECT_TRUE(testkit::poll_until(testkit::after(std::chrono::milliseconds(kWorkerExitMs)), [&] {
     const auto extends = events_of(read_history(history_path()), "extend");
-    if (std::count_if(extends.begin(), extends.end(),
-                      [](const Event& e) { return e.type == EventType::kOk; }) >= 2)
-      break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+    return std::count_if(extends.begin(), extends.end(),
+                         [](const Event& e) { return e.type == EventType::kOk; }) >= 2;
+  })) << "no two renewals before the deletion";
   cluster_->command(0, "locklab",
                     {{"delete", "distributed_locks"},
                      {"deletes", nlohmann::json::array({{{"q", {{"_id", "L1"}}}, {"limit", 1}}})}});

@@ -190,6 +190,7 @@ std::vector<std::string> properties_applying_to(std::string_view workload, bool 
 nlohmann::json CheckConfig::to_json() const {
   return nlohmann::json{{"properties", properties},
                         {"liveness_bound_ns", liveness_bound_ns},
+                        {"liveness_clock_faults", liveness_clock_faults},
                         {"lost_bound_ns", lost_bound_ns},
                         {"lease_skew_ns", lease_skew_ns},
                         {"counter_resource", counter_resource},
@@ -198,8 +199,9 @@ nlohmann::json CheckConfig::to_json() const {
 
 CheckConfig CheckConfig::from_json(const nlohmann::json& json) {
   if (!json.is_object()) throw std::invalid_argument("check config: not a JSON object");
-  static const char* const kKeys[] = {"properties",    "liveness_bound_ns", "lost_bound_ns",
-                                      "lease_skew_ns", "counter_resource",  "violations_kept_max"};
+  static const char* const kKeys[] = {
+      "properties",    "liveness_bound_ns", "liveness_clock_faults", "lost_bound_ns",
+      "lease_skew_ns", "counter_resource",  "violations_kept_max"};
   for (const auto& [key, unused] : json.items()) {
     if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys))
       throw std::invalid_argument("check config: unknown key \"" + key + "\"");
@@ -215,6 +217,16 @@ CheckConfig CheckConfig::from_json(const nlohmann::json& json) {
     }
   }
   config.liveness_bound_ns = positive_ns(json, "liveness_bound_ns", config.liveness_bound_ns);
+  if (auto it = json.find("liveness_clock_faults"); it != json.end()) {
+    if (!it->is_array())
+      throw std::invalid_argument("check config: \"liveness_clock_faults\" not an array");
+    for (const auto& kind : *it) {
+      if (!kind.is_string() || kind.get<std::string>().empty())
+        throw std::invalid_argument("check config: \"liveness_clock_faults\" has " + kind.dump() +
+                                    ", not a fault kind's name");
+      config.liveness_clock_faults.push_back(kind.get<std::string>());
+    }
+  }
   config.lost_bound_ns = positive_ns(json, "lost_bound_ns", config.lost_bound_ns);
   config.lease_skew_ns = positive_ns(json, "lease_skew_ns", config.lease_skew_ns);
   if (auto it = json.find("counter_resource"); it != json.end()) {

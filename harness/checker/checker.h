@@ -62,6 +62,12 @@ struct CheckConfig {
   // liveness.recovery: after a heal, some waiting worker must acquire within this bound
   // (expiry + election timeout + backoff ceiling, computed by the runtime).
   int64_t liveness_bound_ns = 10'000'000'000;
+  // liveness.recovery widens its bound, per reference point, by the clock movement of every
+  // fault of these kinds begun before that point (the |offset_ms|, |jump_ms| or |clock_ms| of
+  // its invoke's params, healed or not): a hold granted on a member clock d ahead of the one
+  // that judges it lasts up to d longer (mongolock.h, "Liveness under a clock that is off").
+  // The runtime names the kinds that move member clocks (its fault table); empty: no widening.
+  std::vector<std::string> liveness_clock_faults;
   // lost.signalled: a holder taken over must see `lost` no later than takeover + this bound.
   int64_t lost_bound_ns = 1'000'000'000;
   // The lease lock model (tokens.monotonic): a grant's lease may expire no earlier than its

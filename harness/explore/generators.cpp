@@ -223,8 +223,9 @@ Scenario draw_scenario(const ExploreSpace& space) {
 }  // namespace
 
 int64_t recovery_window_ms(const Scenario& s) {
-  // The bound the run will judge liveness by (clock faults widen it), and a second to see it.
-  return check_config(s).liveness_bound_ns / 1'000'000 + 1000;
+  // The bound the run will judge its last heal by (every clock fault before it widens it), and
+  // a second to see it.
+  return widest_liveness_bound_ns(s) / 1'000'000 + 1000;
 }
 
 // Only the time after the last heal judges recovery; the run's own tail after it counts, so a

@@ -33,8 +33,8 @@ inline constexpr int64_t kExploreMinRunMs = 2000;
 rc::Gen<Scenario> scenario_gen(const ExploreSpace& space);
 
 // The time after a scenario's last heal that liveness needs to be judged: the liveness bound the
-// run derives (expiry, election timeout, longest backoff, critical section, and the schedule's
-// member clock movement: check_config) and a second of margin.
+// run judges that heal by (expiry, election timeout, longest backoff, critical section, and the
+// schedule's member clock movement: widest_liveness_bound_ns) and a second of margin.
 int64_t recovery_window_ms(const Scenario& scenario);
 // The quiet phase that makes the time from the last heal to the run's end at least
 // recovery_window_ms (0 when the run's own tail already is; also with no faults).

@@ -491,6 +491,15 @@ int64_t member_clock_movement_ms(const Scenario& s) {
   return total_ms;
 }
 
+// The names of the fault kinds that move member clocks, in table order.
+std::vector<std::string> member_clock_fault_kinds() {
+  std::vector<std::string> kinds;
+  for (const FaultKindRow& row : fault_kinds()) {
+    if (row.clock == ClockMoved::kMember) kinds.emplace_back(row.name);
+  }
+  return kinds;
+}
+
 CheckConfig check_config(const Scenario& s) {
   CheckConfig c;
   // The lease model (tokens.monotonic, exclusion.rw-fenced) takes a lease to last its length,
@@ -506,13 +515,21 @@ CheckConfig check_config(const Scenario& s) {
                              s.workload.critical_section_ms;
   // A hold granted on a clock d ahead of the one that judges it, or judged on one d behind its
   // granter's, lasts up to d longer than its lease (mongolock.h, "Liveness under a clock that is
-  // off"; a jump stays after its heal): a derived bound counts the schedule's clock movement.
-  c.liveness_bound_ns = (s.check.liveness_bound_ms > 0 ? s.check.liveness_bound_ms
-                                                       : derived_ms + member_clock_movement_ms(s)) *
-                        1'000'000;
+  // off"; a jump stays after its heal): with a derived bound, the checker adds at each heal the
+  // movement of the member clock faults begun before it. A bound the scenario sets stays as set.
+  c.liveness_bound_ns =
+      (s.check.liveness_bound_ms > 0 ? s.check.liveness_bound_ms : derived_ms) * 1'000'000;
+  if (s.check.liveness_bound_ms == 0) c.liveness_clock_faults = member_clock_fault_kinds();
   if (s.check.lost_signal_bound_ms > 0) c.lost_bound_ns = s.check.lost_signal_bound_ms * 1'000'000;
   c.counter_resource = kCounterResource;
   return c;
+}
+
+int64_t widest_liveness_bound_ns(const Scenario& s) {
+  const CheckConfig c = check_config(s);
+  return c.liveness_clock_faults.empty()
+             ? c.liveness_bound_ns
+             : c.liveness_bound_ns + member_clock_movement_ms(s) * 1'000'000;
 }
 
 std::string binary_dir() {

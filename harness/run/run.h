@@ -55,8 +55,12 @@ struct RunOptions {
 
 // The configuration a scenario's history is judged with: its properties, and the liveness bound
 // it sets or the derived one (the lease the client grants + the election timeout + the longest
-// backoff + the critical section).
+// backoff + the critical section; the checker adds at each heal the movement of the member
+// clock faults begun before it: CheckConfig::liveness_clock_faults).
 CheckConfig check_config(const Scenario& s);
+// The liveness bound at a heal after every fault of s: check_config's plus the schedule's
+// member clock movement when the bound is derived (what a quiet phase must outlast).
+int64_t widest_liveness_bound_ns(const Scenario& s);
 
 // run_scenario's exit code when the scenario was not run because what it needs is missing here
 // (its client is unavailable); the automake/ctest convention for "skipped".

@@ -118,7 +118,8 @@ struct NemesisSpec {
 struct CheckSpec {
   std::vector<std::string> properties;  // empty: every property that applies to the workload
   int64_t liveness_bound_ms = 0;        // 0: derived (check_config: expiry + election timeout +
-                                        // backoff max + critical section + member clock movement)
+                                        // backoff max + critical section; each heal adds the
+                                        // member clock faults' moves before it)
   int64_t lost_signal_bound_ms = 0;     // 0: derived by the checker
 };
 

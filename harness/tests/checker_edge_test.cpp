@@ -267,6 +267,47 @@ TEST(CheckerEdge, LivenessAfterHeal) {
   EXPECT_EQ(outcome_of(refaulted, kLivenessRecovery), Outcome::kUnknown);  // never heals
 }
 
+// mongolock.h "Liveness under a clock that is off": a hold granted on a member clock d ahead
+// lasts up to d longer, so each heal's bound grows by the movement of the member clock faults
+// begun before it, and only those: a lock stuck before the first clock fault is judged by the
+// plain bound (a run-wide widening once let it pass as "interrupted" by the later fault).
+TEST(CheckerEdge, LivenessBoundGrowsOnlyByTheClockFaultsBeforeTheHeal) {
+  CheckConfig config = config_for(kLivenessRecovery);  // 1000 ms
+  config.liveness_clock_faults = {"clock-skew"};
+  auto skew = [](HistoryBuilder& h, int64_t t_ms, const std::string& window, int64_t offset_ms) {
+    h.ev(t_ms, "nemesis", kInfo, "clock-skew", "", std::nullopt,
+         {{"window", window}, {"targets", {"m0"}}, {"params", {{"offset_ms", offset_ms}}}});
+  };
+  // Stuck before the first clock fault: judged by 1000 ms, not 6000.
+  HistoryBuilder stuck_early;
+  stuck_early.acquire(0, 1, "w1", "L", 1).release(5, "w1", "L", 1);
+  stuck_early.fault(10, "isolate-worker", "1", "w2").ev(50, "w2", kInvoke, "acquire", "L");
+  stuck_early.heal(100, "1", "isolate-worker");
+  skew(stuck_early, 2000, "2", 5000);
+  stuck_early.heal(2500, "2", "clock-skew").ev(4000, "w2", kOk, "acquire", "L", 2);
+  stuck_early.release(4100, "w2", "L", 2).ev(9000, "harness", kInfo, "end");
+  Verdict early = check(stuck_early.build(), config);
+  ASSERT_EQ(early.overall, Outcome::kInvalid);
+  EXPECT_EQ(first_violation(early, kLivenessRecovery).events, (std::vector<size_t>{5, 6}));
+  // After a skew of -5000 ms (a magnitude counts): a grant 3.9 s after the heal is within
+  // 1000 + 5000 ms; 6.4 s after it is not; without the kinds named, 3.9 s is too late.
+  auto after_skew = [&](int64_t grant_ms) {
+    HistoryBuilder h;
+    h.acquire(0, 1, "w1", "L", 1).release(5, "w1", "L", 1);
+    skew(h, 10, "1", -5000);
+    h.ev(50, "w2", kInvoke, "acquire", "L").heal(100, "1", "clock-skew");
+    h.ev(grant_ms, "w2", kOk, "acquire", "L", 2).release(grant_ms + 10, "w2", "L", 2);
+    return h.ev(9000, "harness", kInfo, "end").build();
+  };
+  EXPECT_EQ(check(after_skew(4000), config).overall, Outcome::kValid);
+  Verdict late = check(after_skew(6500), config);
+  EXPECT_EQ(late.overall, Outcome::kInvalid);
+  EXPECT_NE(first_violation(late, kLivenessRecovery).message.find("of member clock movement"),
+            std::string::npos)
+      << first_violation(late, kLivenessRecovery).message;
+  EXPECT_EQ(check(after_skew(4000), config_for(kLivenessRecovery)).overall, Outcome::kInvalid);
+}
+
 // A fault acting again inside its window (continuous step-downs) records more events with the
 // same window id: they belong to that window, whose heal is then judged like any other.
 TEST(CheckerEdge, EventsInsideAnOpenWindowAreNotNewWindows) {
@@ -331,7 +372,9 @@ TEST(CheckerConfig, RoundTripsThroughJson) {
   config.lost_bound_ns = 456;
   config.counter_resource = "ctr";
   config.violations_kept_max = 7;
+  config.liveness_clock_faults = {"clock-skew", "clock-jump"};
   CheckConfig back = CheckConfig::from_json(config.to_json());
+  EXPECT_EQ(back.liveness_clock_faults, config.liveness_clock_faults);
   EXPECT_EQ(back.properties, config.properties);
   EXPECT_EQ(back.liveness_bound_ns, 123);
   EXPECT_EQ(back.lost_bound_ns, 456);
@@ -351,6 +394,10 @@ TEST(CheckerConfig, BadConfigNamesTheKey) {
   EXPECT_NE(message({{"bogus", 1}}).find("\"bogus\""), std::string::npos);
   EXPECT_NE(message({{"lost_bound_ns", -1}}).find("lost_bound_ns"), std::string::npos);
   EXPECT_NE(message({{"properties", {"tokens.nope"}}}).find("tokens.nope"), std::string::npos);
+  EXPECT_NE(message({{"liveness_clock_faults", "clock-skew"}}).find("liveness_clock_faults"),
+            std::string::npos);
+  EXPECT_NE(message({{"liveness_clock_faults", {3}}}).find("liveness_clock_faults"),
+            std::string::npos);
 }
 
 TEST(CheckerConfig, ReadFromTheStartEvent) {

@@ -6,10 +6,10 @@
 #include <filesystem>
 
 #include "db/db.h"
+#include "harness_db.h"
 #include "programs.h"
 #include "run/process.h"
 #include "temp_dir.h"
-#include "test_cluster.h"
 
 namespace locklab {
 namespace {
@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 class ExternalSet {
  public:
   explicit ExternalSet(const std::string& dir) {
-    cluster_ = testing::local_db(dir, 3, supervisor_);
+    cluster_ = testkit::harness_db(dir, 3, supervisor_);
     cluster_->start();
     uri_ = "mongodb://";
     for (int m = 0; m < 3; ++m) uri_ += (m ? "," : "") + cluster_->host(m);

@@ -11,13 +11,14 @@
 #include <memory>
 
 #include "checker/history.h"
+#include "db/admin.h"
 #include "db/db.h"
+#include "harness_db.h"
 #include "nemesis/nemesis.h"
 #include "programs.h"
 #include "run/process.h"
 #include "run/workers.h"
 #include "temp_dir.h"
-#include "test_cluster.h"
 
 namespace locklab {
 namespace {
@@ -28,7 +29,7 @@ class NemesisHistoryTest : public ::testing::Test {
   void SetUp() override {
     if (!testing::programs_built()) GTEST_SKIP() << "needs mongosim built";
     dir_ = std::make_unique<testkit::TempDir>();
-    cluster_ = testing::local_db(dir_->path(), members(), supervisor_);
+    cluster_ = testkit::harness_db(dir_->path(), members(), supervisor_);
     cluster_->start();
     history_ = std::make_unique<HistoryWriter>(dir_->file("history.jsonl"));
     WorkerLaunch launch;

@@ -37,6 +37,7 @@
 #include <thread>
 #include <vector>
 
+#include "poll_until.h"
 #include "run/process.h"
 #include "temp_dir.h"
 
@@ -207,16 +208,12 @@ class RelayProcess {
   pid_t pid() const { return pid_; }
   // The raw waitpid status once it exited; nullopt when it still runs after kEventWaitMs.
   std::optional<int> wait_exit() {
-    const auto end = Clock::now() + milliseconds(kEventWaitMs);
-    while (Clock::now() < end) {
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return status;
-      }
-      std::this_thread::sleep_for(milliseconds(5));
-    }
-    return std::nullopt;
+    int status = 0;
+    if (!testkit::poll_until(testkit::after(milliseconds(kEventWaitMs)),
+                             [&] { return ::waitpid(pid_, &status, WNOHANG) == pid_; }))
+      return std::nullopt;
+    pid_ = -1;
+    return status;
   }
 
  private:
@@ -481,9 +478,8 @@ TEST_F(ReplyRelayTest, PausesAcceptingWhenOutOfFiles) {
   ASSERT_EQ(recv_exact(first.upstream.get(), 4), "ping");
   Fd waiting = connect_loopback(relay_port_);  // completes in the listener's backlog
   const std::string paused = std::string("failed: ") + std::strerror(EMFILE);
-  const auto end = Clock::now() + milliseconds(kEventWaitMs);
-  while (count_of(read_file(stderr_path_), paused) == 0 && Clock::now() < end)
-    std::this_thread::sleep_for(milliseconds(5));
+  testkit::poll_until(testkit::after(milliseconds(kEventWaitMs)),
+                      [&] { return count_of(read_file(stderr_path_), paused) > 0; });
   ASSERT_EQ(count_of(read_file(stderr_path_), paused), 1u) << read_file(stderr_path_);
 
   ASSERT_EQ(::shutdown(first.client.get(), SHUT_WR), 0);

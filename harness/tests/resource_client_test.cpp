@@ -13,10 +13,10 @@
 #include <string>
 
 #include "db/db.h"
+#include "harness_db.h"
 #include "programs.h"
 #include "run/process.h"
 #include "temp_dir.h"
-#include "test_cluster.h"
 
 namespace locklab {
 namespace {
@@ -29,7 +29,7 @@ class ResourceClientTest : public ::testing::TestWithParam<int> {
   void SetUp() override {
     if (!testing::programs_built()) GTEST_SKIP() << "needs mongosim built";
     dir_ = std::make_unique<testkit::TempDir>();
-    cluster_ = testing::local_db(dir_->path(), kMembers, supervisor_);
+    cluster_ = testkit::harness_db(dir_->path(), kMembers, supervisor_);
     cluster_->start();
   }
   void TearDown() override {

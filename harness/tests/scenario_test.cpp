@@ -334,8 +334,9 @@ TEST(Scenario, MemberClockFaultsWidenTheLeaseSkewAllowance) {
 }
 
 // mongolock.h "Liveness under a clock that is off": a hold granted on a clock d ahead of its
-// judge (or judged on one d behind) lasts up to d longer, so the derived liveness bound counts
-// the schedule's member clock movement; a bound the scenario sets stays as set.
+// judge (or judged on one d behind) lasts up to d longer, so with a derived liveness bound the
+// checker is told which faults move member clocks (it widens each heal's bound by those begun
+// before it: checker_liveness tests); a bound the scenario sets stays as set, unwidened.
 TEST(Scenario, MemberClockMovementWidensTheDerivedLivenessBound) {
   const std::string base =
       "[cluster]\nmembers = 3\nelection_timeout_ms = 1000\n[lock]\nexpiry_ms = 2000\n"
@@ -349,12 +350,16 @@ TEST(Scenario, MemberClockMovementWidensTheDerivedLivenessBound) {
   const std::string back =
       "[[nemesis.fault]]\nat_ms = 4000\nfault = \"clock-jump\"\ntarget = \"secondaries\"\n"
       "jump_ms = -10000\nduration_ms = 2000\n";
-  EXPECT_EQ(check_config(parse_scenario(base + ahead + back, "s.toml")).liveness_bound_ns,
-            derived_ns + int64_t{15000} * 1'000'000);
-  EXPECT_EQ(check_config(parse_scenario(base + ahead + "[check]\nliveness_bound_ms = 4000\n",
-                                        "s.toml"))
-                .liveness_bound_ns,
-            int64_t{4000} * 1'000'000);
+  const Scenario moved = parse_scenario(base + ahead + back, "s.toml");
+  EXPECT_EQ(check_config(moved).liveness_bound_ns, derived_ns);
+  EXPECT_EQ(check_config(moved).liveness_clock_faults,
+            (std::vector<std::string>{"clock-skew", "clock-jump", "primary-divergence"}));
+  EXPECT_EQ(widest_liveness_bound_ns(moved), derived_ns + int64_t{15000} * 1'000'000);
+  const Scenario set =
+      parse_scenario(base + ahead + "[check]\nliveness_bound_ms = 4000\n", "s.toml");
+  EXPECT_EQ(check_config(set).liveness_bound_ns, int64_t{4000} * 1'000'000);
+  EXPECT_TRUE(check_config(set).liveness_clock_faults.empty());
+  EXPECT_EQ(widest_liveness_bound_ns(set), int64_t{4000} * 1'000'000);
 }
 
 TEST(Scenario, NotifyIsMongolocksOnly) {

@@ -18,11 +18,11 @@
 #include "checker/history.h"
 #include "client/workload.h"
 #include "db/db.h"
+#include "harness_db.h"
 #include "mongolock/provider.h"
 #include "programs.h"
 #include "run/process.h"
 #include "temp_dir.h"
-#include "test_cluster.h"
 #include "testkit.h"
 
 namespace locklab {
@@ -48,7 +48,7 @@ class WorkerHistoryTest : public ::testing::Test {
   void SetUp() override {
     if (!testing::programs_built()) GTEST_SKIP() << "needs locklab-worker and mongosim built";
     dir_ = std::make_unique<testkit::TempDir>();
-    cluster_ = testing::local_db(dir_->path(), 1, supervisor_);
+    cluster_ = testkit::harness_db(dir_->path(), 1, supervisor_);
     cluster_->start();
   }
   void TearDown() override {

@@ -15,13 +15,12 @@ namespace mongolock::detail {
 
 namespace {
 
-std::atomic<int> g_failing_thread_starts{0};
-
-// std::thread, unless the test hook says this creation fails.
+// std::thread, unless the test hook (hold_scheduler.h) says this creation fails.
 template <typename Function>
 std::thread start_thread(Function&& function) {
-  int left = g_failing_thread_starts.load();
-  while (left > 0 && !g_failing_thread_starts.compare_exchange_weak(left, left - 1)) {
+  std::atomic<int>* const failing = &failing_thread_starts_for_testing;
+  int left = failing != nullptr ? failing->load() : 0;
+  while (left > 0 && !failing->compare_exchange_weak(left, left - 1)) {
   }
   if (left > 0) {
     throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again),
@@ -79,10 +78,6 @@ struct Finished {
 };
 
 }  // namespace
-
-void fail_next_thread_starts_for_testing(int count) {
-  g_failing_thread_starts = count;
-}
 
 struct HoldScheduler::State {
   std::mutex mutex;

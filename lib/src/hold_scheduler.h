@@ -35,6 +35,7 @@
 #include <sys/types.h>
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <list>
 #include <map>
@@ -50,9 +51,11 @@ inline constexpr int kNotifiersMax = 16;
 inline constexpr int kSchedulerThreadsMax = 1 + kExtensionWorkersMax + kNotifiersMax;
 inline constexpr int64_t kIdleExitMs = 2000;
 
-// Test hook: the next `count` thread creations of every HoldScheduler fail as if the system had
-// no threads left (std::system_error). 0 in production.
-void fail_next_thread_starts_for_testing(int count);
+// Test hook, a weak reference: defined only by lib/test/thread_start_hook.cpp, so in the library
+// and every program that does not link that file it is null and no thread start fails on
+// purpose. While it is above 0, each HoldScheduler thread creation takes one off and fails as if
+// the system had no threads left (std::system_error).
+extern std::atomic<int> failing_thread_starts_for_testing __attribute__((weak));
 
 class HoldScheduler {
  public:

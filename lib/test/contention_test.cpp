@@ -1,22 +1,24 @@
-// Contention: 100 threads on one lock never see two holders; two OS processes contend through
-// fork/exec; a killed holder's lock is taken over after its lease, with a higher token; the lost
-// notification fires while the server is unreachable.
+// Contention: 100 threads on one lock never see two holders; two OS processes contend (children
+// of the harness's launcher); a killed holder's lock is taken over after its lease, with a higher
+// token; the lost notification fires while the server is unreachable.
 //
 // Model: one mongosim member on loopback; threads of one process and processes of one host.
 // Left out: failover (failover_test.cpp), clocks that are off (clock_off_test.cpp), a network
 // between client and server.
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
+#include <optional>
+#include <sstream>
 #include <thread>
 #include <vector>
 
+#include "poll_until.h"
+#include "run/process.h"
+#include "temp_dir.h"
 #include "test_server.h"
 
 namespace mongolock::test {
@@ -26,6 +28,13 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 class ContentionTest : public ServerTest {};
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 TEST_F(ContentionTest, HundredThreadsNeverSeeTwoHolders) {
   constexpr int kThreads = 100;
@@ -64,66 +73,56 @@ TEST_F(ContentionTest, HundredThreadsNeverSeeTwoHolders) {
   EXPECT_EQ(counter, kThreads * kRoundsPerThread);
 }
 
-pid_t spawn_contender(const std::vector<std::string>& args, int* stdout_fd = nullptr) {
-  int pipe_fds[2] = {-1, -1};
-  if (stdout_fd != nullptr && pipe(pipe_fds) != 0) return -1;
-  const pid_t pid = fork();
-  if (pid == 0) {
-    if (stdout_fd != nullptr) {
-      dup2(pipe_fds[1], STDOUT_FILENO);
-      close(pipe_fds[0]);
-      close(pipe_fds[1]);
-    }
-    std::vector<char*> argv;
-    argv.push_back(const_cast<char*>(MONGOLOCK_CONTENDER_PATH));
-    for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
-    argv.push_back(nullptr);
-    execv(MONGOLOCK_CONTENDER_PATH, argv.data());
-    _exit(127);
-  }
-  if (stdout_fd != nullptr) {
-    close(pipe_fds[1]);
-    *stdout_fd = pipe_fds[0];
-  }
-  return pid;
+// A contender process is a child of the harness's own launcher (killed and reaped by the
+// Supervisor whatever the test's outcome), its stdout and stderr in a file of the test's TempDir.
+constexpr int64_t kContenderExitMs = 300'000;  // a deadline against a hang, not a speed
+
+pid_t spawn_contender(locklab::Supervisor& supervisor, std::vector<std::string> args,
+                      const std::string& log_path) {
+  args.insert(args.begin(), MONGOLOCK_CONTENDER_PATH);
+  return supervisor.spawn({.argv = std::move(args), .netns = "", .log_path = log_path});
 }
 
-int wait_exit_code(pid_t pid) {
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+int exit_code_of(locklab::Supervisor& supervisor, pid_t pid) {
+  const std::optional<locklab::ExitStatus> status = supervisor.wait_exit(pid, kContenderExitMs);
+  return status ? status->code : -1;
 }
 
 TEST_F(ContentionTest, TwoProcessesContendOnOneLock) {
   constexpr int kIterations = 40;
   const std::string db = fresh_database();
-  const auto dir = std::filesystem::temp_directory_path() / db;
-  std::filesystem::create_directories(dir);
+  const locklab::testkit::TempDir dir("contention");
   const std::vector<std::string> args = {
-      "count", server_->uri(), db, "two-processes", std::to_string(kIterations), dir.string()};
-  const pid_t first = spawn_contender(args);
-  const pid_t second = spawn_contender(args);
-  EXPECT_EQ(wait_exit_code(first), 0);
-  EXPECT_EQ(wait_exit_code(second), 0);
+      "count", server_->uri(), db, "two-processes", std::to_string(kIterations), dir.path()};
+  locklab::Supervisor supervisor;
+  const pid_t first = spawn_contender(supervisor, args, dir.file("first.log"));
+  const pid_t second = spawn_contender(supervisor, args, dir.file("second.log"));
+  EXPECT_EQ(exit_code_of(supervisor, first), 0) << read_text(dir.file("first.log"));
+  EXPECT_EQ(exit_code_of(supervisor, second), 0) << read_text(dir.file("second.log"));
   long counter = 0;
-  std::ifstream(dir / "counter") >> counter;
+  std::ifstream(dir.file("counter")) >> counter;
   EXPECT_EQ(counter, 2 * kIterations) << "a read-modify-write was lost: two holders overlapped";
-  std::filesystem::remove_all(dir);
 }
 
 TEST_F(ContentionTest, KilledHolderIsTakenOverAfterItsLeaseWithAHigherToken) {
   const std::string db = fresh_database();
-  int out_fd = -1;
-  const pid_t child = spawn_contender({"hold", server_->uri(), db, "abandoned", "1000"}, &out_fd);
-  FILE* out = fdopen(out_fd, "r");
+  const locklab::testkit::TempDir dir("contention");
+  locklab::Supervisor supervisor;
+  const pid_t child = spawn_contender(supervisor, {"hold", server_->uri(), db, "abandoned", "1000"},
+                                      dir.file("holder.log"));
   long long child_token = 0;
-  ASSERT_EQ(std::fscanf(out, "held %lld", &child_token), 1) << "the holder process never acquired";
-  fclose(out);
+  ASSERT_TRUE(locklab::testkit::poll_until(locklab::testkit::after(seconds(60)),
+                                           [&] {
+                                             return std::sscanf(
+                                                        read_text(dir.file("holder.log")).c_str(),
+                                                        "held %lld", &child_token) == 1;
+                                           }))
+      << "the holder process never acquired: " << read_text(dir.file("holder.log"));
   Provider provider(server_->uri(), db, test_options());
   Lock lock = provider.create_lock("abandoned");
   EXPECT_FALSE(lock.try_acquire().has_value()) << "the other process's hold was ignored";
-  kill(child, SIGKILL);
-  waitpid(child, nullptr, 0);
+  ASSERT_TRUE(supervisor.signal(child, SIGKILL));
+  ASSERT_TRUE(supervisor.wait_exit(child, kContenderExitMs).has_value());
   // The dead holder's last lease end on the server clock (no extension can move it now).
   auto before = provider.inspect("abandoned");
   ASSERT_TRUE(before && before->exclusive) << "the dead holder's hold vanished";

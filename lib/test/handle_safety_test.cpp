@@ -18,6 +18,7 @@
 #include "context.h"
 #include "lease.h"
 #include "test_server.h"
+#include "thread_start_hook.h"
 
 namespace mongolock::test {
 namespace {
@@ -28,7 +29,7 @@ using std::chrono::seconds;
 
 class HandleSafetyTest : public ServerTest {
  protected:
-  void TearDown() override { detail::fail_next_thread_starts_for_testing(0); }
+  void TearDown() override { fail_next_thread_starts(0); }
 };
 
 // Used to abort the process: the watchdog thread ran the callback, and release() joined it.
@@ -98,7 +99,7 @@ TEST_F(HandleSafetyTest, AForkedChildCannotReleaseTheParentsHold) {
 TEST_F(HandleSafetyTest, ThreadCreationFailureAfterAGrantGivesTheHoldBack) {
   Provider provider(server_->uri(), fresh_database(), test_options());
   Lock lock = provider.create_lock("no-threads");
-  detail::fail_next_thread_starts_for_testing(1);
+  fail_next_thread_starts(1);
   EXPECT_THROW(lock.try_acquire(), Error);
   auto info = provider.inspect("no-threads");
   EXPECT_FALSE(info && info->exclusive && info->exclusive->live) << "a hold nobody watches";

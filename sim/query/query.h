@@ -27,7 +27,7 @@ int compare_values(const Value& a, const Value& b);
 
 // Everything an evaluation may read besides the document itself.
 struct EvalContext {
-  int64_t now_ms = 0;  // $$NOW and $currentDate
+  int64_t now_ms = 0;            // $$NOW and $currentDate
   bson::Timestamp cluster_time;  // $$CLUSTER_TIME
 };
 
@@ -114,8 +114,9 @@ void validate_pipeline(const Array& stages);
 // document without exactly one field.
 std::string stage_name_of(const Value& stage);
 
-// Runs an aggregation pipeline (the subset in docs/mongodb-behaviour.md, Expressions and Update
-// pipelines, plus $match, $sort, $skip, $limit, $count, $group with $sum) over input documents.
+// Runs an aggregation pipeline (the subset in docs/mongodb-behaviour.md, sections "Expressions"
+// and "Update pipelines", plus $match, $sort, $skip, $limit, $count, $group with $sum) over input
+// documents.
 std::vector<Document> run_pipeline(const Array& stages, std::vector<Document> input,
                                    const EvalContext& ctx);
 

@@ -87,10 +87,12 @@ bson::Document server_status(ServerContext& server) {
        bson::V(bson::Document{{"commands", bson::V(server.metrics.command_metrics())}})}};
   ReplicaSnapshot replica = server.replica.snapshot();
   if (replica.replication_enabled) reply.append("repl", bson::V(repl_section(server, replica)));
-  // Not mongod's: lets a test write while a change stream's getMore is known to be waiting
-  // (docs/mongodb-behaviour.md, Change streams).
-  reply.append("mongosim", bson::V(bson::Document{{"changeStreamGetMoresWaiting",
-                                                   bson::V(server.change_signal.waiters())}}));
+  // Not mongod's: lets a test write while a change stream's getMore or an afterClusterTime read
+  // is known to be waiting (docs/mongodb-behaviour.md, Change streams and Read concern).
+  reply.append("mongosim",
+               bson::V(bson::Document{
+                   {"changeStreamGetMoresWaiting", bson::V(server.change_signal.waiters())},
+                   {"readConcernWaiters", bson::V(server.read_concern_waiters.load())}}));
   return reply;
 }
 

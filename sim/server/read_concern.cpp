@@ -125,8 +125,16 @@ void wait_for_read_concern(ServerContext& server, const ReadConcern& rc, int64_t
         majority ? server.replication().majority_read_point() : server.effective_last_applied();
     return point.ts >= *rc.after_cluster_time;
   };
+  if (reached()) return;
   const int64_t budget_ms = max_time_ms > 0 ? max_time_ms : kMaxReadConcernWaitMs;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(budget_ms);
+  struct Waiting {
+    std::atomic<int64_t>& count;
+    explicit Waiting(std::atomic<int64_t>& c) : count(c) { ++count; }
+    ~Waiting() { --count; }
+    Waiting(const Waiting&) = delete;
+    Waiting& operator=(const Waiting&) = delete;
+  } waiting(server.read_concern_waiters);
   while (!reached()) {
     if (std::chrono::steady_clock::now() >= deadline) {
       throw CommandError(code::kMaxTimeMSExpired,

@@ -69,6 +69,9 @@ struct ServerContext {
   // notifies it on every oplog change, replication when the commit point moves, shutdown ends
   // their waits.
   ChangeSignal change_signal;
+  // How many commands wait in wait_for_read_concern now (serverStatus shows it, so a test can
+  // write while a read is known to be waiting: docs/mongodb-behaviour.md, Read concern).
+  std::atomic<int64_t> read_concern_waiters{0};
 
   // The data layer's newest oplog entry, read through `oplog` from now on. Once, before the
   // listener starts.

@@ -25,6 +25,7 @@
 #include <string>
 #include <thread>
 
+#include "checker/clock.h"
 #include "db/admin.h"
 #include "db/docker_engine.h"
 #include "db/docker_image.h"
@@ -293,12 +294,6 @@ int64_t member_clock_ms(const Db& db, int member) {
   return static_cast<int64_t>(timegm(&t)) * 1000 + ms;
 }
 
-int64_t host_clock_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // The image built here run as a mongod image (mongosim under the name mongod, the host's
 // libfaketime inside): member clock faults move the member's wall clock through the bind-mounted
 // timestamp file, the offset holds across a kill and start, and is taken back. An hour's offset
@@ -316,9 +311,9 @@ TEST_F(DockerDbTest, AMongodImageMovesMemberClocksThroughFaketime) {
   db.start();
   constexpr int64_t kHourMs = 3'600'000;
   constexpr int64_t kToleranceMs = 600'000;
-  EXPECT_LT(std::llabs(member_clock_ms(db, 0) - host_clock_ms()), kToleranceMs);
+  EXPECT_LT(std::llabs(member_clock_ms(db, 0) - locklab::wall_now_ms()), kToleranceMs);
   EXPECT_EQ(db.set_clock_offset(0, kHourMs), 0);
-  EXPECT_LT(std::llabs(member_clock_ms(db, 0) - host_clock_ms() - kHourMs), kToleranceMs);
+  EXPECT_LT(std::llabs(member_clock_ms(db, 0) - locklab::wall_now_ms() - kHourMs), kToleranceMs);
   db.kill_member(0);
   db.restart_member(0);
   ASSERT_TRUE(poll_until(
@@ -327,10 +322,10 @@ TEST_F(DockerDbTest, AMongodImageMovesMemberClocksThroughFaketime) {
         return reply_ok(db.try_command(0, "admin", {{"ping", 1}}));
       },
       kPollMs));
-  EXPECT_LT(std::llabs(member_clock_ms(db, 0) - host_clock_ms() - kHourMs), kToleranceMs)
+  EXPECT_LT(std::llabs(member_clock_ms(db, 0) - locklab::wall_now_ms() - kHourMs), kToleranceMs)
       << "the offset did not survive the member's restart";
   EXPECT_EQ(db.set_clock_offset(0, 0), kHourMs);
-  EXPECT_LT(std::llabs(member_clock_ms(db, 0) - host_clock_ms()), kToleranceMs);
+  EXPECT_LT(std::llabs(member_clock_ms(db, 0) - locklab::wall_now_ms()), kToleranceMs);
   db.stop();
   db.teardown();
 }

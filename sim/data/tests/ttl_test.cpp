@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "data/tests/store_fixture.h"
+#include "poll_until.h"
 
 namespace mongosim::data::testing {
 namespace {
@@ -57,11 +58,8 @@ TEST_F(TtlTest, MonitorThreadDeletesUsingClockOffsetAndStopsPromptly) {
   store_->start_ttl_monitor();
   clock_.set_offset_ms(2 * 3600 * 1000);
   // Wait (bounded) for the monitor's pass to remove the document.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (!all("c").empty() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  EXPECT_TRUE(all("c").empty());
+  EXPECT_TRUE(locklab::testkit::poll_until(locklab::testkit::after(std::chrono::seconds(20)),
+                                           [&] { return all("c").empty(); }));
 }
 
 // stop() wakes a monitor that sleeps for an hour. The monitor asks for its sleep under its lock

@@ -10,6 +10,7 @@
 
 #include "base/error_codes.h"
 #include "bson/codec.h"
+#include "checker/clock.h"
 #include "server/options.h"
 #include "server/tests/raw_client.h"
 #include "server/tests/sim_set.h"
@@ -21,12 +22,6 @@ using bson::Document;
 using bson::V;
 
 constexpr int64_t kHourMs = 3'600'000;
-
-int64_t system_now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 server::ParsedCommandLine parse(std::vector<const char*> args) {
   args.insert(args.begin(), "mongosim");
@@ -43,14 +38,14 @@ struct Bracketed {
 
 Bracketed server_now(RawClient& client) {
   Bracketed out{};
-  out.before_ms = system_now_ms();
+  out.before_ms = locklab::wall_now_ms();
   Document reply = client.command(
       Document{
           {"aggregate", V("clock")},
           {"pipeline", V(bson::Array{V(Document{{"$set", V(Document{{"now", V("$$NOW")}})}})})},
           {"cursor", V(Document{})}},
       "test");
-  out.after_ms = system_now_ms();
+  out.after_ms = locklab::wall_now_ms();
   const auto& batch = reply.get("cursor")->as_document().get("firstBatch")->as_array();
   if (batch.size() != 1) throw std::runtime_error("aggregate: " + bson::to_json(reply));
   out.server_ms = batch[0].as_document().get("now")->as_date_ms();
@@ -116,7 +111,7 @@ TEST(ClockOffsetFlag, NowAndCurrentDateRunAheadOfTheMachineClock) {
                  "test");
   expect_offset(server_now(client), kHourMs);
 
-  int64_t before = system_now_ms();
+  int64_t before = locklab::wall_now_ms();
   client.command(
       Document{
           {"update", V("clock")},
@@ -124,7 +119,7 @@ TEST(ClockOffsetFlag, NowAndCurrentDateRunAheadOfTheMachineClock) {
                           {"q", V(Document{{"_id", V(int32_t{1})}})},
                           {"u", V(Document{{"$currentDate", V(Document{{"at", V(true)}})}})}})})}},
       "test");
-  int64_t after = system_now_ms();
+  int64_t after = locklab::wall_now_ms();
   Document found = client.command(Document{{"find", V("clock")}}, "test");
   int64_t at = found.get("cursor")
                    ->as_document()
@@ -193,9 +188,9 @@ TEST(ClockOffsetReplicaSet, ForwardJumpOnASecondaryKeepsThePrimaryAndReplication
   ASSERT_TRUE(reply && is_ok(*reply)) << (reply ? bson::to_json(*reply) : "");
 
   // The jumped secondary reports its clock an hour ahead.
-  int64_t before = system_now_ms();
+  int64_t before = locklab::wall_now_ms();
   auto status = set.command(secondary, Document{{"serverStatus", V(int32_t{1})}});
-  int64_t after = system_now_ms();
+  int64_t after = locklab::wall_now_ms();
   ASSERT_TRUE(status);
   int64_t local = status->get("localTime")->as_date_ms();
   EXPECT_LE(before + kHourMs, local);

@@ -160,13 +160,7 @@ class Schedule {
       auto ids = set_.ids(b);
       return ids && std::find(ids->begin(), ids->end(), id_json) != ids->end();
     });
-    auto now_secs = [] {
-      return std::chrono::duration_cast<std::chrono::seconds>(
-                 std::chrono::system_clock::now().time_since_epoch())
-          .count();
-    };
-    int64_t second = now_secs();
-    poll_until(after(std::chrono::seconds(3)), [&] { return now_secs() > second; });
+    wait_for_next_second();
     configure(a, "hangBeforeOplogAppend", V("off"));
     writer.join();
     held.join();

@@ -128,35 +128,33 @@ TEST_F(OneMemberSetReadConcern, AfterClusterTimeInTheFutureTimesOutWithMaxTimeMS
   EXPECT_EQ(code_of(reply), code::kMaxTimeMSExpired) << bson::to_json(reply);
 }
 
-// The reader is in the server before the write is sent: the write waits until serverStatus
-// counts the reader's find (counted at dispatch, before the read concern is parsed and waited
-// for). What the model leaves out: the microseconds between that count and the first check of
-// the wait, in which the write could still land first (the read would then not wait).
+// The write is sent only once serverStatus shows the reader waiting for its afterClusterTime
+// (mongosim.readConcernWaiters), so the read has waited when it answers; a server that does not
+// wait never shows a waiter and the test fails at the poll. Left out: a read concern wait ended by
+// maxTimeMS or shutdown (AfterClusterTimeInTheFutureTimesOutWithMaxTimeMS).
 TEST_F(OneMemberSetReadConcern, AfterClusterTimeWaitEndsWhenALaterWriteArrives) {
   bson::Timestamp written = insert_one(1);
   // The next write's optime is the first one after `written` (same second, next increment, or
   // a later second): a read waiting for {written.seconds, written.increment + 1} is released by it.
   bson::Timestamp next{written.seconds, written.increment + 1};
-  auto queries = [this] {
+  auto waiters = [this] {
     Document status = raw_.command(Document{{"serverStatus", V(1)}}, "admin");
-    return status.get("opcounters")->as_document().get("query")->number_as_double();
+    return status.get("mongosim")->as_document().get("readConcernWaiters")->as_int64();
   };
-  const double queries_before = queries();
+  ASSERT_EQ(waiters(), 0);
   Document reply_holder;
   std::thread reader([&] {
     RawClient other(set_.member(0).port());
     reply_holder = other.command(
         find_with(Document{{"afterClusterTime", bson::Value::timestamp(next)}}), "db");
   });
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (queries() == queries_before && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  EXPECT_GT(queries(), queries_before) << "the reader's find never reached the server";
+  const bool waiting = poll_until(after(std::chrono::seconds(20)), [&] { return waiters() == 1; });
+  EXPECT_TRUE(waiting) << "the reader never waited for its afterClusterTime";
   insert_one(2);
   reader.join();
   ASSERT_TRUE(ok(reply_holder)) << bson::to_json(reply_holder);
   EXPECT_EQ(first_batch_size(reply_holder), 2u);
+  EXPECT_EQ(waiters(), 0);
 }
 
 TEST_F(OneMemberSetReadConcern, LinearizableReadOnTheOnlyMemberAnswers) {

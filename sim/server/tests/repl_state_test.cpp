@@ -62,18 +62,6 @@ bool paused_at_fail_point(SimSet& set, int i) {
   return set.member(i).log_text().find("Fail point enabled: pausing") != std::string::npos;
 }
 
-// Returns once the machine's wall clock is in a later second than when it was called: an oplog
-// entry made after that has a larger timestamp than every entry made before (same clock).
-void wait_for_next_second() {
-  auto now_secs = [] {
-    return std::chrono::duration_cast<std::chrono::seconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-  };
-  int64_t start = now_secs();
-  poll_until(after(std::chrono::seconds(3)), [&] { return now_secs() > start; });
-}
-
 // Stops member i's fetcher and returns once no fetch it sent earlier can still be in flight: the
 // fetcher is sequential, so one pass through the fail point after it was set proves it.
 void stop_fetcher(SimSet& set, int i) {

@@ -505,16 +505,14 @@ TEST(DataLayerWiring, TtlMonitorUsesTheStartupSleepParameter) {
        V(bson::Array{V(Document{{"_id", V(int32_t{1})}, {"at", bson::Value::date(past_ms)}})})}};
   ASSERT_TRUE(raw.command(insert, "test").get("ok")->truthy());
   // With the default 60 s sleep this would not happen within the deadline; with 1 s it must.
-  constexpr auto kDeadline = std::chrono::seconds(20);
-  auto deadline = std::chrono::steady_clock::now() + kDeadline;
   int64_t remaining = -1;
-  while (std::chrono::steady_clock::now() < deadline) {
-    Document count = raw.command(Document{{"count", V("ttl")}}, "test");
-    remaining = count.get("n")->number_as_exact_int64().value_or(-1);
-    if (remaining == 0) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  EXPECT_EQ(remaining, 0) << "the expired document was not deleted";
+  EXPECT_TRUE(kit::poll_until(kit::after(std::chrono::seconds(20)),
+                              [&] {
+                                Document count = raw.command(Document{{"count", V("ttl")}}, "test");
+                                remaining = count.get("n")->number_as_exact_int64().value_or(-1);
+                                return remaining == 0;
+                              }))
+      << "the expired document was not deleted (" << remaining << " left)";
 }
 
 Document retryable_insert(int64_t txn, int32_t id) {

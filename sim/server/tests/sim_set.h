@@ -37,6 +37,19 @@ inline constexpr std::chrono::milliseconds kConvergeTimeout{30'000};
 // The same for sets on dbpaths, whose members restart from disk.
 inline constexpr std::chrono::milliseconds kDurableConvergeTimeout{40'000};
 
+// Returns once the machine's wall clock is in a later second than when it was called (or after
+// 3 s): an oplog entry made after that has a larger timestamp than every entry made before on the
+// same clock.
+inline void wait_for_next_second() {
+  auto now_secs = [] {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  };
+  const int64_t start = now_secs();
+  poll_until(after(std::chrono::seconds(3)), [&] { return now_secs() > start; });
+}
+
 inline bool is_ok(const Document& reply) {
   return reply.get("ok") != nullptr && reply.get("ok")->truthy();
 }
