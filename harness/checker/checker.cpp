@@ -190,7 +190,7 @@ std::vector<std::string> properties_applying_to(std::string_view workload, bool 
 nlohmann::json CheckConfig::to_json() const {
   return nlohmann::json{{"properties", properties},
                         {"liveness_bound_ns", liveness_bound_ns},
-                        {"liveness_clock_faults", liveness_clock_faults},
+                        {"clock_fault_kinds", clock_fault_kinds},
                         {"lost_bound_ns", lost_bound_ns},
                         {"lease_skew_ns", lease_skew_ns},
                         {"counter_resource", counter_resource},
@@ -200,7 +200,7 @@ nlohmann::json CheckConfig::to_json() const {
 CheckConfig CheckConfig::from_json(const nlohmann::json& json) {
   if (!json.is_object()) throw std::invalid_argument("check config: not a JSON object");
   static const char* const kKeys[] = {
-      "properties",    "liveness_bound_ns", "liveness_clock_faults", "lost_bound_ns",
+      "properties",    "liveness_bound_ns", "clock_fault_kinds",  "lost_bound_ns",
       "lease_skew_ns", "counter_resource",  "violations_kept_max"};
   for (const auto& [key, unused] : json.items()) {
     if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys))
@@ -217,14 +217,14 @@ CheckConfig CheckConfig::from_json(const nlohmann::json& json) {
     }
   }
   config.liveness_bound_ns = positive_ns(json, "liveness_bound_ns", config.liveness_bound_ns);
-  if (auto it = json.find("liveness_clock_faults"); it != json.end()) {
+  if (auto it = json.find("clock_fault_kinds"); it != json.end()) {
     if (!it->is_array())
-      throw std::invalid_argument("check config: \"liveness_clock_faults\" not an array");
+      throw std::invalid_argument("check config: \"clock_fault_kinds\" not an array");
     for (const auto& kind : *it) {
       if (!kind.is_string() || kind.get<std::string>().empty())
-        throw std::invalid_argument("check config: \"liveness_clock_faults\" has " + kind.dump() +
+        throw std::invalid_argument("check config: \"clock_fault_kinds\" has " + kind.dump() +
                                     ", not a fault kind's name");
-      config.liveness_clock_faults.push_back(kind.get<std::string>());
+      config.clock_fault_kinds.push_back(kind.get<std::string>());
     }
   }
   config.lost_bound_ns = positive_ns(json, "lost_bound_ns", config.lost_bound_ns);

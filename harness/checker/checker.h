@@ -62,18 +62,20 @@ struct CheckConfig {
   // liveness.recovery: after a heal, some waiting worker must acquire within this bound
   // (expiry + election timeout + backoff ceiling, computed by the runtime).
   int64_t liveness_bound_ns = 10'000'000'000;
-  // liveness.recovery widens its bound, per reference point, by the clock movement of every
-  // fault of these kinds begun before that point (the |offset_ms|, |jump_ms| or |clock_ms| of
-  // its invoke's params, healed or not): a hold granted on a member clock d ahead of the one
-  // that judges it lasts up to d longer (mongolock.h, "Liveness under a clock that is off").
-  // The runtime names the kinds that move member clocks (its fault table); empty: no widening.
-  std::vector<std::string> liveness_clock_faults;
   // lost.signalled: a holder taken over must see `lost` no later than takeover + this bound.
   int64_t lost_bound_ns = 1'000'000'000;
   // The lease lock model (tokens.monotonic): a grant's lease may expire no earlier than its
   // acquire invoke + value.lease_ms minus this allowance for clock skew between the server
   // and the harness.
   int64_t lease_skew_ns = 250'000'000;
+  // The fault kinds that move member clocks. A hold granted on a member clock d ahead of the one
+  // that judges it lasts up to d longer, and a clock moved ahead during a lease (or set back at
+  // its grant and restored) ends it up to d early (mongolock.h, "Liveness under a clock that is
+  // off"). So where the checkers judge at time t, the clock faults of these kinds begun by t
+  // widen their allowance by their moves (member_clock_moves_ns): liveness.recovery's bound by
+  // the moves, the lease model's skew (tokens.monotonic, exclusion.rw-fenced) by twice them.
+  // The runtime names them from its fault table; empty: nothing widens.
+  std::vector<std::string> clock_fault_kinds;
   // Writes to this resource are the counter workload's; writes to any other resource are
   // fenced writes.
   std::string counter_resource = "counter";

@@ -444,6 +444,44 @@ std::string token_text(const std::optional<int64_t>& token) {
   return token ? "token " + std::to_string(*token) : "no token";
 }
 
+namespace {
+
+// A magnitude read from a stored history is capped: a day is far beyond any schedule's.
+constexpr int64_t kClockMoveMaxMs = 24LL * 3600 * 1000;
+constexpr int64_t kClockMovesMaxMs = 100 * kClockMoveMaxMs;  // their sum: no overflow in ns
+
+// |move| in ms, at most kClockMoveMaxMs; 0 for a value that is not an integer.
+int64_t clock_move_ms(const nlohmann::json& move) {
+  if (move.is_number_unsigned()) return std::min<uint64_t>(move.get<uint64_t>(), kClockMoveMaxMs);
+  if (!move.is_number_integer()) return 0;
+  const int64_t ms = move.get<int64_t>();
+  return ms >= 0 ? std::min(ms, kClockMoveMaxMs) : ms < -kClockMoveMaxMs ? kClockMoveMaxMs : -ms;
+}
+
+}  // namespace
+
+int64_t member_clock_moves_ns(const std::vector<Event>& history, const HistoryIndex& index,
+                              const CheckConfig& config, int64_t t_ns) {
+  const std::vector<std::string>& kinds = config.clock_fault_kinds;
+  int64_t total_ms = 0;
+  for (const FaultWindow& window : index.windows) {
+    if (window.start_ns > t_ns) continue;
+    if (std::find(kinds.begin(), kinds.end(), window.fault) == kinds.end()) continue;
+    for (size_t e : window.events) {
+      const nlohmann::json& value = history[e].value;
+      if (!value.is_object() || !value.contains("params") || !value["params"].is_object()) continue;
+      for (const char* key : {"offset_ms", "jump_ms", "clock_ms"}) {
+        auto it = value["params"].find(key);
+        if (it != value["params"].end()) {
+          total_ms = std::min(total_ms + clock_move_ms(*it), kClockMovesMaxMs);
+        }
+      }
+      break;  // one invoke per window carries its params
+    }
+  }
+  return total_ms * 1'000'000;
+}
+
 void add_violation(PropertyResult& result, const CheckConfig& config, std::string message,
                    std::string cause, std::vector<size_t> events) {
   result.outcome = Outcome::kInvalid;

@@ -8,9 +8,9 @@
 // or, invoked before it, whose hold the server later confirmed (its release completed ok): a
 // reply to a request sent before the heal and lost at once proves nothing.
 // The bound at a reference point is CheckConfig::liveness_bound_ns plus the clock movement of
-// every fault of CheckConfig::liveness_clock_faults begun before that point: a hold granted on
-// a member clock d ahead outlives its lease by up to d, so a recovery judged before the first
-// clock fault gets the plain bound.
+// every fault of CheckConfig::clock_fault_kinds begun by then (member_clock_moves_ns): a hold
+// granted on a member clock d ahead outlives its lease by up to d, so a recovery judged before
+// the first clock fault gets the plain bound.
 // Not judged: a heal followed by a new fault before the bound elapses (the new fault may rightly
 // block progress), and a bound cut short by the harness's `stop` or the history's end (the
 // workers were stopped, not starved): those give unknown when nothing else fails. Zero judged
@@ -123,42 +123,6 @@ bool recovered(const LockAttempts& lock, int64_t from, int64_t until) {
   return false;
 }
 
-// A magnitude read from a stored history is capped: a day is far beyond any schedule's.
-constexpr int64_t kClockMoveMaxMs = 24LL * 3600 * 1000;
-constexpr int64_t kClockMovesMaxMs = 100 * kClockMoveMaxMs;  // their sum: no overflow in ns
-
-// |move| in ms, at most kClockMoveMaxMs; 0 for a value that is not an integer.
-int64_t clock_move_ms(const nlohmann::json& move) {
-  if (move.is_number_unsigned()) return std::min<uint64_t>(move.get<uint64_t>(), kClockMoveMaxMs);
-  if (!move.is_number_integer()) return 0;
-  const int64_t ms = move.get<int64_t>();
-  return ms >= 0 ? std::min(ms, kClockMoveMaxMs) : ms < -kClockMoveMaxMs ? kClockMoveMaxMs : -ms;
-}
-
-// How far the faults of the clock kinds begun before `point` moved member clocks, in ns: the
-// |offset_ms|, |jump_ms| or |clock_ms| in each window's params (its invoke's), healed or not.
-int64_t clock_movement_before_ns(const std::vector<Event>& history, const HistoryIndex& index,
-                                 const CheckConfig& config, size_t point) {
-  const std::vector<std::string>& kinds = config.liveness_clock_faults;
-  int64_t total_ms = 0;
-  for (const FaultWindow& window : index.windows) {
-    if (window.start_event >= point) continue;
-    if (std::find(kinds.begin(), kinds.end(), window.fault) == kinds.end()) continue;
-    for (size_t e : window.events) {
-      const nlohmann::json& value = history[e].value;
-      if (!value.is_object() || !value.contains("params") || !value["params"].is_object()) continue;
-      for (const char* key : {"offset_ms", "jump_ms", "clock_ms"}) {
-        auto it = value["params"].find(key);
-        if (it != value["params"].end()) {
-          total_ms = std::min(total_ms + clock_move_ms(*it), kClockMovesMaxMs);
-        }
-      }
-      break;  // one invoke per window carries its params
-    }
-  }
-  return total_ms * 1'000'000;
-}
-
 struct Tally {
   size_t judged = 0, interrupted = 0, unfinished = 0;
 };
@@ -177,7 +141,7 @@ PropertyResult check_liveness_recovery(const std::vector<Event>& history, const 
   for (size_t point : reference_points(index)) {
     const int64_t from = history[point].t_ns;
     if (from >= cut_ns && index.stop_event != kNoEvent) continue;  // healed after the stop
-    const int64_t moved_ns = clock_movement_before_ns(history, index, config, point);
+    const int64_t moved_ns = member_clock_moves_ns(history, index, config, from);
     const int64_t bound = config.liveness_bound_ns + moved_ns;
     const int64_t until = from + bound;
     auto next_fault = std::upper_bound(fault_starts.begin(), fault_starts.end(), from);

@@ -131,11 +131,11 @@ std::map<std::string, WriteMaxima> write_maxima(const std::vector<Event>& histor
 }
 
 // The earliest time the hold's lease may have ended on the server: its acquire's or last
-// acknowledged extension's invoke (acknowledged before `by_ns`) + lease_ms - skew; min when
+// acknowledged extension's invoke (acknowledged before `by_ns`) + lease_ms - skew_ns; min when
 // the acquire ok has no lease_ms (nothing is known of the lease).
 int64_t lease_floor_ns(const std::vector<Event>& history, const Hold& hold,
                        const std::vector<const Operation*>& extends, size_t acquire_invoke,
-                       int64_t by_ns, const CheckConfig& config) {
+                       int64_t by_ns, int64_t skew_ns) {
   std::optional<int64_t> lease_ms = int_field(history[hold.acquire_ok], "lease_ms");
   if (!lease_ms || acquire_invoke == kNoEvent) return std::numeric_limits<int64_t>::min();
   int64_t base_ns = history[acquire_invoke].t_ns;
@@ -145,7 +145,7 @@ int64_t lease_floor_ns(const std::vector<Event>& history, const Hold& hold,
     if (history[e->completion].type == EventType::kOk)
       base_ns = std::max(base_ns, history[e->invoke].t_ns);
   }
-  return base_ns + *lease_ms * 1'000'000 - config.lease_skew_ns;
+  return base_ns + *lease_ms * 1'000'000 - skew_ns;
 }
 
 }  // namespace
@@ -193,10 +193,13 @@ void judge_refusal(const std::vector<Event>& history, const HistoryIndex& index,
   const int64_t refused_ns = history[write.completion].t_ns;
   auto invoke = w.acquire_invoke_of_ok.find(hold.acquire_ok);
   auto extends = w.extends.find({hold.process, hold.lock, *write.token});
+  // Member clocks moved by the refusal may have ended the lease early (CheckConfig).
+  const int64_t skew_ns =
+      config.lease_skew_ns + 2 * member_clock_moves_ns(history, index, config, refused_ns);
   const int64_t floor_ns = lease_floor_ns(
       history, hold, extends == w.extends.end() ? std::vector<const Operation*>{} : extends->second,
       invoke == w.acquire_invoke_of_ok.end() ? kNoEvent : invoke->second,
-      history[write.first()].t_ns, config);
+      history[write.first()].t_ns, skew_ns);
   if (refused_ns >= floor_ns) return;  // the lease may have ended: a refusal is allowed
   ++judged;
   auto m = maxima.find(write.resource);

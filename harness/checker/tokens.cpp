@@ -3,9 +3,10 @@
 //
 // tokens.monotonic is judged against a per-lock model of a lease lock with a token counter:
 // each grant takes effect somewhere between its acquire invoke and ok, and a granted lease
-// lasts at least value.lease_ms minus CheckConfig::lease_skew_ns from the invoke (an unknown
-// acquire is left pending: it may or may not have taken effect, so it constrains nothing).
-// Two checks, both O(n log n):
+// lasts at least value.lease_ms minus the skew allowance from the invoke
+// (CheckConfig::lease_skew_ns, widened by twice the member clock moves begun by the grant's ok:
+// clock_fault_kinds; an unknown acquire is left pending: it may or may not have taken effect, so it
+// constrains nothing). Two checks, both O(n log n):
 //   - real time: a grant must carry a higher token than every grant completed before its
 //     acquire was invoked;
 //   - lease: a grant A that completed after a grant B with a higher token must have taken
@@ -43,6 +44,7 @@ struct Leased {
   const Operation* op;
   int64_t token;
   int64_t lease_floor_ns;  // invoke + lease - skew: the lease cannot have expired before
+  int64_t skew_ns;         // CheckConfig::lease_skew_ns + 2 × member clock moves by its ok
 };
 
 // Index of the highest token in [lo, hi) of grants, answered in O(1) after O(n log n) setup.
@@ -100,7 +102,7 @@ size_t check_lock_leases(const std::vector<Event>& history, const HistoryIndex& 
                       token_text(later.token) + " after " + before.process + "'s token " +
                       token_text(higher.token) + ", which was granted while " + later.op->process +
                       "'s acquire was in flight; taking effect first, " + later.op->process +
-                      "'s lease (from its invoke, less " + ms_text(config.lease_skew_ns) +
+                      "'s lease (from its invoke, less " + ms_text(later.skew_ns) +
                       " skew) was still live then",
                   index.cause(history[later.op->invoke].t_ns, history[later.op->completion].t_ns,
                               before.process, later.op->process),
@@ -120,8 +122,12 @@ size_t check_lease_order(const std::vector<Event>& history, const HistoryIndex& 
     if (ok.type != EventType::kOk || !op.token || is_shared(ok)) continue;
     std::optional<int64_t> lease_ms = int_field(ok, "lease_ms");
     if (!lease_ms || *lease_ms <= 0) continue;
-    per_lock[op.lock].push_back(Leased{
-        &op, *op.token, history[op.invoke].t_ns + *lease_ms * 1'000'000 - config.lease_skew_ns});
+    // A grant B with a higher token completed before this one's ok: member clocks moved by
+    // then may have ended this lease early (CheckConfig::clock_fault_kinds).
+    const int64_t skew_ns =
+        config.lease_skew_ns + 2 * member_clock_moves_ns(history, index, config, ok.t_ns);
+    per_lock[op.lock].push_back(
+        Leased{&op, *op.token, history[op.invoke].t_ns + *lease_ms * 1'000'000 - skew_ns, skew_ns});
   }
   size_t compared = 0;
   for (auto& [lock, grants] : per_lock) {

@@ -502,12 +502,10 @@ std::vector<std::string> member_clock_fault_kinds() {
 
 CheckConfig check_config(const Scenario& s) {
   CheckConfig c;
-  // The lease model (tokens.monotonic, exclusion.rw-fenced) takes a lease to last its length,
-  // less lease_skew_ns, in real time. A member whose clock moves by d can end a lease d early
-  // (moved ahead during it, or set back at the grant and restored), and after a failover the
-  // granting and the judging members may each be off: widened by twice the schedule's clock
-  // movement, so a run whose faults move member clocks is judged by what they allow.
-  c.lease_skew_ns += 2 * member_clock_movement_ms(s) * 1'000'000;
+  // Member clock faults widen the lease model's skew (twice their moves: the granting and the
+  // judging member may each be off) and the liveness bound where the checkers judge, counting
+  // the faults begun by then (CheckConfig::clock_fault_kinds).
+  c.clock_fault_kinds = member_clock_fault_kinds();
   c.properties = s.check.properties;
   // The lease the client really grants (npm's ttl is whole seconds), not the one asked for.
   const int64_t derived_ms = granted_lease_ms(s.workload.client, s.lock.expiry_ms) +
@@ -515,21 +513,17 @@ CheckConfig check_config(const Scenario& s) {
                              s.workload.critical_section_ms;
   // A hold granted on a clock d ahead of the one that judges it, or judged on one d behind its
   // granter's, lasts up to d longer than its lease (mongolock.h, "Liveness under a clock that is
-  // off"; a jump stays after its heal): with a derived bound, the checker adds at each heal the
-  // movement of the member clock faults begun before it. A bound the scenario sets stays as set.
+  // off"; a jump stays after its heal): the checker adds at each heal the moves of the member
+  // clock faults begun by then, to the derived bound or the one the scenario sets.
   c.liveness_bound_ns =
       (s.check.liveness_bound_ms > 0 ? s.check.liveness_bound_ms : derived_ms) * 1'000'000;
-  if (s.check.liveness_bound_ms == 0) c.liveness_clock_faults = member_clock_fault_kinds();
   if (s.check.lost_signal_bound_ms > 0) c.lost_bound_ns = s.check.lost_signal_bound_ms * 1'000'000;
   c.counter_resource = kCounterResource;
   return c;
 }
 
 int64_t widest_liveness_bound_ns(const Scenario& s) {
-  const CheckConfig c = check_config(s);
-  return c.liveness_clock_faults.empty()
-             ? c.liveness_bound_ns
-             : c.liveness_bound_ns + member_clock_movement_ms(s) * 1'000'000;
+  return check_config(s).liveness_bound_ns + member_clock_movement_ms(s) * 1'000'000;
 }
 
 std::string binary_dir() {

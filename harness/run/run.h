@@ -55,11 +55,12 @@ struct RunOptions {
 
 // The configuration a scenario's history is judged with: its properties, and the liveness bound
 // it sets or the derived one (the lease the client grants + the election timeout + the longest
-// backoff + the critical section; the checker adds at each heal the movement of the member
-// clock faults begun before it: CheckConfig::liveness_clock_faults).
+// backoff + the critical section), and the fault kinds that move member clocks (the checkers
+// widen the liveness bound and the lease skew where they judge by the moves of those begun by
+// then: CheckConfig::clock_fault_kinds).
 CheckConfig check_config(const Scenario& s);
 // The liveness bound at a heal after every fault of s: check_config's plus the schedule's
-// member clock movement when the bound is derived (what a quiet phase must outlast).
+// member clock movement (what a quiet phase must outlast).
 int64_t widest_liveness_bound_ns(const Scenario& s);
 
 // run_scenario's exit code when the scenario was not run because what it needs is missing here

@@ -119,7 +119,8 @@ struct CheckSpec {
   std::vector<std::string> properties;  // empty: every property that applies to the workload
   int64_t liveness_bound_ms = 0;        // 0: derived (check_config: expiry + election timeout +
                                         // backoff max + critical section; each heal adds the
-                                        // member clock faults' moves before it)
+                                        // moves of member clock faults begun by then, to a set
+                                        // bound too)
   int64_t lost_signal_bound_ms = 0;     // 0: derived by the checker
 };
 

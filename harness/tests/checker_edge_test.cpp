@@ -273,7 +273,7 @@ TEST(CheckerEdge, LivenessAfterHeal) {
 // plain bound (a run-wide widening once let it pass as "interrupted" by the later fault).
 TEST(CheckerEdge, LivenessBoundGrowsOnlyByTheClockFaultsBeforeTheHeal) {
   CheckConfig config = config_for(kLivenessRecovery);  // 1000 ms
-  config.liveness_clock_faults = {"clock-skew"};
+  config.clock_fault_kinds = {"clock-skew"};
   auto skew = [](HistoryBuilder& h, int64_t t_ms, const std::string& window, int64_t offset_ms) {
     h.ev(t_ms, "nemesis", kInfo, "clock-skew", "", std::nullopt,
          {{"window", window}, {"targets", {"m0"}}, {"params", {{"offset_ms", offset_ms}}}});
@@ -372,9 +372,9 @@ TEST(CheckerConfig, RoundTripsThroughJson) {
   config.lost_bound_ns = 456;
   config.counter_resource = "ctr";
   config.violations_kept_max = 7;
-  config.liveness_clock_faults = {"clock-skew", "clock-jump"};
+  config.clock_fault_kinds = {"clock-skew", "clock-jump"};
   CheckConfig back = CheckConfig::from_json(config.to_json());
-  EXPECT_EQ(back.liveness_clock_faults, config.liveness_clock_faults);
+  EXPECT_EQ(back.clock_fault_kinds, config.clock_fault_kinds);
   EXPECT_EQ(back.properties, config.properties);
   EXPECT_EQ(back.liveness_bound_ns, 123);
   EXPECT_EQ(back.lost_bound_ns, 456);
@@ -394,10 +394,9 @@ TEST(CheckerConfig, BadConfigNamesTheKey) {
   EXPECT_NE(message({{"bogus", 1}}).find("\"bogus\""), std::string::npos);
   EXPECT_NE(message({{"lost_bound_ns", -1}}).find("lost_bound_ns"), std::string::npos);
   EXPECT_NE(message({{"properties", {"tokens.nope"}}}).find("tokens.nope"), std::string::npos);
-  EXPECT_NE(message({{"liveness_clock_faults", "clock-skew"}}).find("liveness_clock_faults"),
+  EXPECT_NE(message({{"clock_fault_kinds", "clock-skew"}}).find("clock_fault_kinds"),
             std::string::npos);
-  EXPECT_NE(message({{"liveness_clock_faults", {3}}}).find("liveness_clock_faults"),
-            std::string::npos);
+  EXPECT_NE(message({{"clock_fault_kinds", {3}}}).find("clock_fault_kinds"), std::string::npos);
 }
 
 TEST(CheckerConfig, ReadFromTheStartEvent) {

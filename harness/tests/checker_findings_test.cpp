@@ -128,6 +128,29 @@ TEST(CheckerFinding5, LowerTokenGrantedAcrossAnotherGrant) {
   EXPECT_EQ(outcome_of(h, kTokensMonotonic), "invalid");
 }
 
+// The same shape under a member clock fault: begun by w1's ok it may have ended w1's lease up
+// to twice its move early (CheckConfig::clock_fault_kinds), so no order is ruled out; begun
+// after w1's ok, or of a kind not named, it changes nothing.
+TEST(CheckerFinding5, OnlyClockFaultsBegunByTheGrantWidenTheLeaseSkew) {
+  auto judged = [](std::optional<int64_t> skew_ms, std::vector<std::string> kinds) {
+    HistoryBuilder h;
+    h.ev(0, "w1", kInvoke, "acquire", "L").acquire(1, 2, "w2", "L", 5, {{"lease_ms", 1000}});
+    if (skew_ms) {
+      h.ev(*skew_ms, "nemesis", EventType::kInfo, "clock-jump", "", std::nullopt,
+           {{"window", "1"}, {"targets", {"m0"}}, {"params", {{"jump_ms", -600}}}});
+    }
+    h.release(10, "w2", "L", 5).ev(12, "w1", kOk, "acquire", "L", 3, {{"lease_ms", 1000}});
+    h.ev(20, "harness", EventType::kInfo, "end");
+    CheckConfig config = config_for(kTokensMonotonic);
+    config.clock_fault_kinds = std::move(kinds);
+    return std::string(to_string(check(h.build(), config).find(kTokensMonotonic)->outcome));
+  };
+  EXPECT_EQ(judged(std::nullopt, {"clock-jump"}), "invalid");
+  EXPECT_EQ(judged(5, {"clock-jump"}), "valid");  // 250 + 1200 ms > the 1000 ms lease
+  EXPECT_EQ(judged(15, {"clock-jump"}), "invalid");
+  EXPECT_EQ(judged(5, {"clock-skew"}), "invalid");
+}
+
 // Finding 6a: w1 gets `lost` but goes on writing with its token (honour_lost = false in a v1
 // history) while w2 holds the lock. The old checker ended w1's hold at `lost`: valid.
 TEST(CheckerFinding6, WritesAfterLostExtendTheHold) {

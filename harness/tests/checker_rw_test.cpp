@@ -186,6 +186,31 @@ TEST(ExclusionRwFenced, RefusalsAfterANewerWriterOrPastTheLeaseAreValid) {
   EXPECT_EQ(outcome_of(past_lease, kExclusionRwFenced), "valid");
 }
 
+// A member clock moved by the refusal may have ended the lease early, by up to twice the move
+// (CheckConfig::clock_fault_kinds); one moved after it changes nothing. Model: the fault's
+// window and params as the nemesis records them; left out: which member granted the lease.
+TEST(ExclusionRwFenced, OnlyClockFaultsBegunByTheRefusalWidenTheLeaseSkew) {
+  auto refused_with_skew_at = [](std::optional<int64_t> skew_ms) {
+    HistoryBuilder h;
+    h.acquire(0, 1, "w1", "L", 5, mode("shared"));
+    h.acquire(2, 3, "w2", "L", 6, mode("shared"));
+    if (skew_ms) {
+      h.ev(*skew_ms, "nemesis", EventType::kInfo, "clock-skew", "", std::nullopt,
+           {{"window", "1"}, {"targets", {"m0"}}, {"params", {{"offset_ms", 1500}}}});
+    }
+    h.write(10, 11, "w2", "RL", 6, kOk);
+    h.write(1200, 1201, "w1", "RL", 5, kFail);  // 799 ms before its 2000 ms lease's floor
+    h.release(1300, "w1", "L", 5);
+    h.release(1301, "w2", "L", 6);
+    CheckConfig config = config_for(kExclusionRwFenced);
+    config.clock_fault_kinds = {"clock-skew"};
+    return std::string(to_string(check(h.build(), config).find(kExclusionRwFenced)->outcome));
+  };
+  EXPECT_EQ(refused_with_skew_at(std::nullopt), "invalid");
+  EXPECT_EQ(refused_with_skew_at(1100), "valid");  // 250 + 3000 ms: the lease may have ended
+  EXPECT_EQ(refused_with_skew_at(1250), "invalid");
+}
+
 // An extension acknowledged before the write keeps the lease surely live: a refusal then is
 // judged (and here invalid), where without the extension it would not be. Leases of 1000 ms,
 // the default skew allowance of 250 ms.

@@ -139,8 +139,8 @@ RC_GTEST_PROP(ExploreGenerators, GeneratedScenariosStayInsideTheSpaceAndThePins,
   const CheckConfig config = check_config(s);
   int64_t moved_ms = 0;
   for (const FaultSpec& f : s.nemesis.schedule) {
-    if (std::count(config.liveness_clock_faults.begin(), config.liveness_clock_faults.end(),
-                   fault_row(f.fault).name) == 0)
+    if (std::count(config.clock_fault_kinds.begin(), config.clock_fault_kinds.end(),
+                   std::string(fault_row(f.fault).name)) == 0)
       continue;
     for (const char* key : {"offset_ms", "jump_ms", "clock_ms"})
       moved_ms += f.params.contains(key) ? std::abs(f.params[key].get<int64_t>()) : 0;
