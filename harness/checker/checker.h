@@ -72,7 +72,7 @@ struct CheckConfig {
   // that judges it lasts up to d longer, and a clock moved ahead during a lease (or set back at
   // its grant and restored) ends it up to d early (mongolock.h, "Liveness under a clock that is
   // off"). So where the checkers judge at time t, the clock faults of these kinds begun by t
-  // widen their allowance by their moves (member_clock_moves_ns): liveness.recovery's bound by
+  // widen their allowance by their moves (checker/index.h ClockMoves): liveness.recovery's bound by
   // the moves, the lease model's skew (tokens.monotonic, exclusion.rw-fenced) by twice them.
   // The runtime names them from its fault table; empty: nothing widens.
   std::vector<std::string> clock_fault_kinds;

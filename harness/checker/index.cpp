@@ -460,26 +460,40 @@ int64_t clock_move_ms(const nlohmann::json& move) {
 
 }  // namespace
 
-int64_t member_clock_moves_ns(const std::vector<Event>& history, const HistoryIndex& index,
-                              const CheckConfig& config, int64_t t_ns) {
+ClockMoves::ClockMoves(const std::vector<Event>& history, const HistoryIndex& index,
+                       const CheckConfig& config) {
   const std::vector<std::string>& kinds = config.clock_fault_kinds;
-  int64_t total_ms = 0;
   for (const FaultWindow& window : index.windows) {
-    if (window.start_ns > t_ns) continue;
     if (std::find(kinds.begin(), kinds.end(), window.fault) == kinds.end()) continue;
+    int64_t moved_ms = 0;
     for (size_t e : window.events) {
       const nlohmann::json& value = history[e].value;
       if (!value.is_object() || !value.contains("params") || !value["params"].is_object()) continue;
       for (const char* key : {"offset_ms", "jump_ms", "clock_ms"}) {
         auto it = value["params"].find(key);
-        if (it != value["params"].end()) {
-          total_ms = std::min(total_ms + clock_move_ms(*it), kClockMovesMaxMs);
-        }
+        if (it != value["params"].end()) moved_ms += clock_move_ms(*it);
       }
       break;  // one invoke per window carries its params
     }
+    total_ms_at_.emplace_back(window.start_ns, moved_ms);
   }
-  return total_ms * 1'000'000;
+  std::sort(total_ms_at_.begin(), total_ms_at_.end());
+  int64_t total_ms = 0;
+  for (auto& [start_ns, moves_ms] : total_ms_at_) {
+    total_ms = std::min(total_ms + moves_ms, kClockMovesMaxMs);
+    moves_ms = total_ms;
+  }
+}
+
+int64_t ClockMoves::by_ns(int64_t t_ns) const {
+  auto after = std::upper_bound(total_ms_at_.begin(), total_ms_at_.end(), t_ns,
+                                [](int64_t t, const auto& entry) { return t < entry.first; });
+  return after == total_ms_at_.begin() ? 0 : std::prev(after)->second * 1'000'000;
+}
+
+int64_t saturating_add(int64_t a, int64_t b) {
+  assert(b >= 0);
+  return a > std::numeric_limits<int64_t>::max() - b ? std::numeric_limits<int64_t>::max() : a + b;
 }
 
 void add_violation(PropertyResult& result, const CheckConfig& config, std::string message,

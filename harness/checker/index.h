@@ -131,12 +131,22 @@ std::string ms_text(int64_t ns);              // "1234.5 ms"
 // "token 7", or "no token" for a grant of a lock that issues none (value.no_token).
 std::string token_text(const std::optional<int64_t>& token);
 std::optional<int64_t> int_field(const Event& event, const char* key);  // value.key if integer
-// How far the faults of config.clock_fault_kinds begun at or before t_ns moved member clocks, in
-// ns: the |offset_ms|, |jump_ms| or |clock_ms| in each window's params (its invoke's), healed or
-// not (a hold granted on a clock that was off stays off after the heal). Each move is capped at a
-// day and the sum at 100 days, so a stored history's garbage cannot overflow a bound.
-int64_t member_clock_moves_ns(const std::vector<Event>& history, const HistoryIndex& index,
-                              const CheckConfig& config, int64_t t_ns);
+// How far the faults of config.clock_fault_kinds begun at or before a time moved member clocks,
+// in ns: the |offset_ms|, |jump_ms| or |clock_ms| in each window's params (its invoke's), healed
+// or not (a hold granted on a clock that was off stays off after the heal). Each move is capped at
+// a day and the sum at 100 days, so a stored history's garbage cannot overflow a bound. Built once
+// per checker in O(w log w) over the windows, asked in O(log w).
+class ClockMoves {
+ public:
+  ClockMoves(const std::vector<Event>& history, const HistoryIndex& index,
+             const CheckConfig& config);
+  int64_t by_ns(int64_t t_ns) const;  // moved by the faults begun at or before t_ns
+
+ private:
+  std::vector<std::pair<int64_t, int64_t>> total_ms_at_;  // (window start, moves up to it)
+};
+// a + b for non-negative b, at most INT64_MAX (a bound read from a stored history may be huge).
+int64_t saturating_add(int64_t a, int64_t b);
 // Appends a violation to result (keeping at most config.violations_kept_max) and marks it
 // invalid. Sorts and deduplicates events.
 void add_violation(PropertyResult& result, const CheckConfig& config, std::string message,

@@ -8,7 +8,7 @@
 // or, invoked before it, whose hold the server later confirmed (its release completed ok): a
 // reply to a request sent before the heal and lost at once proves nothing.
 // The bound at a reference point is CheckConfig::liveness_bound_ns plus the clock movement of
-// every fault of CheckConfig::clock_fault_kinds begun by then (member_clock_moves_ns): a hold
+// every fault of CheckConfig::clock_fault_kinds begun by then (ClockMoves): a hold
 // granted on a member clock d ahead outlives its lease by up to d, so a recovery judged before
 // the first clock fault gets the plain bound.
 // Not judged: a heal followed by a new fault before the bound elapses (the new fault may rightly
@@ -137,13 +137,14 @@ PropertyResult check_liveness_recovery(const std::vector<Event>& history, const 
   for (const FaultWindow& window : index.windows) fault_starts.push_back(window.start_ns);
   std::sort(fault_starts.begin(), fault_starts.end());
   const int64_t cut_ns = std::min(index.stop_ns, index.last_ns);
+  const ClockMoves moves(history, index, config);
   Tally tally;
   for (size_t point : reference_points(index)) {
     const int64_t from = history[point].t_ns;
     if (from >= cut_ns && index.stop_event != kNoEvent) continue;  // healed after the stop
-    const int64_t moved_ns = member_clock_moves_ns(history, index, config, from);
-    const int64_t bound = config.liveness_bound_ns + moved_ns;
-    const int64_t until = from + bound;
+    const int64_t moved_ns = moves.by_ns(from);
+    const int64_t bound = saturating_add(config.liveness_bound_ns, moved_ns);
+    const int64_t until = saturating_add(from, bound);
     auto next_fault = std::upper_bound(fault_starts.begin(), fault_starts.end(), from);
     const bool refaulted = next_fault != fault_starts.end() && *next_fault <= until;
     for (const auto& [name, lock] : locks) {
@@ -157,14 +158,16 @@ PropertyResult check_liveness_recovery(const std::vector<Event>& history, const 
         ++tally.unfinished;
       } else {
         ++tally.judged;
-        const bool is_heal = history[point].f == "heal";
+        // A window closed by an undone fail (v2) ends at that fail, not at a heal.
+        const char* const what = index.windows.empty()        ? "first attempt at "
+                                 : history[point].f == "heal" ? "heal at "
+                                                              : "undone fault's end at ";
         add_violation(result, config,
                       "lock " + name + ": no worker acquired it within " + ms_text(bound) +
                           (moved_ns > 0 ? " (" + ms_text(config.liveness_bound_ns) + " + " +
                                               ms_text(moved_ns) + " of member clock movement)"
                                         : std::string()) +
-                          " after the " + (is_heal ? "heal at " : "first attempt at ") +
-                          ms_text(from - index.first_ns) + ", though " +
+                          " after the " + what + ms_text(from - index.first_ns) + ", though " +
                           history[waiting->invoke].process + " was waiting",
                       "none", {point, waiting->invoke});
       }

@@ -187,15 +187,15 @@ RwWrites rw_writes(const HistoryIndex& index) {
 
 // A refused write whose hold was surely live and had no conflicting newer grant to yield to.
 void judge_refusal(const std::vector<Event>& history, const HistoryIndex& index,
-                   const CheckConfig& config, const Operation& write, const Hold& hold,
-                   const RwWrites& w, const std::map<std::string, WriteMaxima>& maxima,
-                   PropertyResult& result, size_t& judged) {
+                   const CheckConfig& config, const ClockMoves& moves, const Operation& write,
+                   const Hold& hold, const RwWrites& w,
+                   const std::map<std::string, WriteMaxima>& maxima, PropertyResult& result,
+                   size_t& judged) {
   const int64_t refused_ns = history[write.completion].t_ns;
   auto invoke = w.acquire_invoke_of_ok.find(hold.acquire_ok);
   auto extends = w.extends.find({hold.process, hold.lock, *write.token});
   // Member clocks moved by the refusal may have ended the lease early (CheckConfig).
-  const int64_t skew_ns =
-      config.lease_skew_ns + 2 * member_clock_moves_ns(history, index, config, refused_ns);
+  const int64_t skew_ns = saturating_add(config.lease_skew_ns, 2 * moves.by_ns(refused_ns));
   const int64_t floor_ns = lease_floor_ns(
       history, hold, extends == w.extends.end() ? std::vector<const Operation*>{} : extends->second,
       invoke == w.acquire_invoke_of_ok.end() ? kNoEvent : invoke->second,
@@ -229,6 +229,7 @@ PropertyResult check_exclusion_rw_fenced(const std::vector<Event>& history,
     bool shared;
   };
   std::vector<std::optional<Accepted>> at(history.size());
+  const ClockMoves moves(history, index, config);
   size_t writes = 0, judged = 0;
   for (const Operation& op : index.operations) {
     if (op.f != "write" || op.resource == config.counter_resource || !op.token) continue;
@@ -237,7 +238,7 @@ PropertyResult check_exclusion_rw_fenced(const std::vector<Event>& history,
     ++writes;
     const EventType outcome = op.outcome(history);
     if (outcome == EventType::kFail && op.completion != kNoEvent) {
-      judge_refusal(history, index, config, op, *hold, w, maxima, result, judged);
+      judge_refusal(history, index, config, moves, op, *hold, w, maxima, result, judged);
     } else if (outcome == EventType::kOk && op.invoke != kNoEvent) {
       at[op.invoke] = Accepted{&op, hold->shared};
       at[op.completion] = Accepted{&op, hold->shared};

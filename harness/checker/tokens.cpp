@@ -116,6 +116,7 @@ size_t check_lock_leases(const std::vector<Event>& history, const HistoryIndex& 
 size_t check_lease_order(const std::vector<Event>& history, const HistoryIndex& index,
                          const CheckConfig& config, PropertyResult& result) {
   std::map<std::string, std::vector<Leased>> per_lock;
+  const ClockMoves moves(history, index, config);
   for (const Operation& op : index.operations) {
     if (op.f != "acquire" || op.invoke == kNoEvent || op.completion == kNoEvent) continue;
     const Event& ok = history[op.completion];
@@ -124,8 +125,7 @@ size_t check_lease_order(const std::vector<Event>& history, const HistoryIndex& 
     if (!lease_ms || *lease_ms <= 0) continue;
     // A grant B with a higher token completed before this one's ok: member clocks moved by
     // then may have ended this lease early (CheckConfig::clock_fault_kinds).
-    const int64_t skew_ns =
-        config.lease_skew_ns + 2 * member_clock_moves_ns(history, index, config, ok.t_ns);
+    const int64_t skew_ns = saturating_add(config.lease_skew_ns, 2 * moves.by_ns(ok.t_ns));
     per_lock[op.lock].push_back(
         Leased{&op, *op.token, history[op.invoke].t_ns + *lease_ms * 1'000'000 - skew_ns, skew_ns});
   }

@@ -50,7 +50,8 @@ std::optional<nlohmann::json> draw_params(FaultKind kind, const Scenario& s) {
     if (params.contains(error->key)) return std::nullopt;
     auto gen = required_param_gen(kind, error->key, s);
     if (!gen) return std::nullopt;
-    params[error->key] = *rc::gen::exec([&] { return *(*gen); }).as("param");
+    // By value: RapidCheck runs this lambda again while shrinking, after draw_params returned.
+    params[error->key] = *rc::gen::exec([g = *gen] { return *g; }).as("param");
   }
   return std::nullopt;
 }

@@ -1,6 +1,8 @@
 // Hand-written histories for the checkers' edge cases, each with its exact expected outcome.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "checker/checker.h"
 #include "checker_history_builder.h"
 
@@ -306,6 +308,27 @@ TEST(CheckerEdge, LivenessBoundGrowsOnlyByTheClockFaultsBeforeTheHeal) {
             std::string::npos)
       << first_violation(late, kLivenessRecovery).message;
   EXPECT_EQ(check(after_skew(4000), config_for(kLivenessRecovery)).overall, Outcome::kInvalid);
+}
+
+// A stored history's config and params are not trusted: a bound near INT64_MAX cannot overflow
+// (the recovery cannot be judged: unknown), a move that is not an integer adds nothing, and a
+// huge one is capped at a day.
+TEST(CheckerEdge, LivenessBoundAndClockMovesFromAStoredHistorySaturate) {
+  auto stuck = [](nlohmann::json offset_ms) {
+    HistoryBuilder h;
+    h.acquire(0, 1, "w1", "L", 1).release(5, "w1", "L", 1);
+    h.ev(10, "nemesis", kInfo, "clock-skew", "", std::nullopt,
+         {{"window", "1"}, {"targets", {"m0"}}, {"params", {{"offset_ms", offset_ms}}}});
+    h.ev(50, "w2", kInvoke, "acquire", "L").heal(100, "1", "clock-skew");
+    return h.ev(5000, "harness", kInfo, "end").build();
+  };
+  CheckConfig config = config_for(kLivenessRecovery);
+  config.clock_fault_kinds = {"clock-skew"};
+  EXPECT_EQ(check(stuck("10000"), config).overall, Outcome::kInvalid);  // a string adds nothing
+  Verdict huge = check(stuck(std::numeric_limits<int64_t>::min()), config);
+  EXPECT_EQ(huge.overall, Outcome::kUnknown);  // a day more: cut short by the history's end
+  config.liveness_bound_ns = std::numeric_limits<int64_t>::max() - 1;
+  EXPECT_EQ(check(stuck(1000), config).overall, Outcome::kUnknown);
 }
 
 // A fault acting again inside its window (continuous step-downs) records more events with the
