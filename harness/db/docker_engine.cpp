@@ -62,9 +62,15 @@ bool executable_on_path(const std::string& name, std::string* found = nullptr) {
   return false;
 }
 
+// The file's bytes; "" when it cannot be read. A /proc file of a process that exits while it is
+// read fails with ESRCH, which libstdc++'s filebuf throws through istreambuf_iterator.
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  try {
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  } catch (const std::ios_base::failure&) {
+    return "";
+  }
 }
 
 bool process_gone(pid_t pid) {

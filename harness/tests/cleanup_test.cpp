@@ -4,6 +4,7 @@
 // only the sweep of host namespaces needs root.
 #include "run/cleanup.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -30,14 +31,26 @@ using locklab::testkit::poll_until;
 
 namespace fs = std::filesystem;
 
+// A /proc file's bytes, or "" when it cannot be read: a process that exits while its file is
+// read fails the read with ESRCH (an ifstream read through istreambuf_iterator throws then).
+std::string read_proc_file(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string text;
+  char buffer[4096];
+  ssize_t n = 0;
+  while ((n = ::read(fd, buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<size_t>(n));
+  ::close(fd);
+  return n < 0 ? "" : text;
+}
+
 // Pids of processes whose command line mentions `needle`.
 std::vector<pid_t> processes_mentioning(const std::string& needle) {
   std::vector<pid_t> out;
   for (const auto& entry : fs::directory_iterator("/proc")) {
     const std::string name = entry.path().filename().string();
     if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
-    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
-    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string cmdline = read_proc_file(entry.path() / "cmdline");
     const pid_t pid = std::stoi(name);
     if (pid != getpid() && cmdline.find(needle) != std::string::npos && process_state(pid) != 'Z') {
       out.push_back(pid);
