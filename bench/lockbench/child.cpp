@@ -1,26 +1,21 @@
 #include "child.h"
 
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <sstream>
 #include <stdexcept>
-#include <thread>
 
 #include "apm_pool.h"
 #include "clock.h"
 #include "contender.h"
-
-extern char** environ;
+#include "run/process.h"
 
 namespace lockbench {
 namespace {
@@ -28,30 +23,14 @@ namespace {
 constexpr int64_t kReadyTimeoutMs = 60'000;        // 64 children building pools on 2 cores
 constexpr int64_t kExitGraceNs = 60 * kNsPerS;     // after stop_ns, for the last release
 constexpr int64_t kStartDelayNs = 200 * kNsPerMs;  // "go" to the first acquire
-constexpr int64_t kReapPollMs = 5;
 constexpr size_t kLineBytesMax = 256;
+constexpr size_t kLogTailBytesMax = 512;  // of a failed child's stderr, in the cell's errors
 
+// One contender process: its pipes (stdin for "go", stdout for "ready") and its files.
 struct Child {
-  pid_t pid = -1;
-  int to_child = -1;    // its stdin
-  int from_child = -1;  // its stdout
+  locklab::StartedChild process;
   std::string report_path;
-};
-
-// Kills and reaps whatever children are left when a cell ends early (an exception).
-class Children {
- public:
-  ~Children() {
-    for (Child& c : list) {
-      if (c.to_child >= 0) ::close(c.to_child);
-      if (c.from_child >= 0) ::close(c.from_child);
-      if (c.pid > 0) {
-        ::kill(c.pid, SIGKILL);
-        ::waitpid(c.pid, nullptr, 0);
-      }
-    }
-  }
-  std::vector<Child> list;
+  std::string log_path;  // its stderr
 };
 
 std::vector<std::string> child_argv(const RunSettings& s, const CellSpec& spec, int contender,
@@ -73,78 +52,6 @@ std::vector<std::string> child_argv(const RunSettings& s, const CellSpec& spec, 
           "--report",    report};
 }
 
-Child spawn(const std::vector<std::string>& args, const std::string& report) {
-  int in[2];
-  int out[2];
-  if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) {
-    throw std::runtime_error("processes mode: pipe2 failed");
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-  std::vector<char*> argv;
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  Child c;
-  const int rc = posix_spawn(&c.pid, args[0].c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(in[0]);
-  ::close(out[1]);
-  c.to_child = in[1];
-  c.from_child = out[0];
-  c.report_path = report;
-  if (rc != 0) {
-    ::close(in[1]);
-    ::close(out[0]);
-    throw std::runtime_error("processes mode: cannot start " + args[0] + ": error " +
-                             std::to_string(rc));
-  }
-  return c;
-}
-
-// Reads one line from fd within timeout_ms; throws naming `who` on EOF, error or timeout.
-std::string read_line(int fd, int64_t timeout_ms, const std::string& who) {
-  std::string line;
-  const int64_t deadline_ns = monotonic_now_ns() + timeout_ms * kNsPerMs;
-  while (line.size() < kLineBytesMax) {
-    pollfd p{fd, POLLIN, 0};
-    const auto left_ms = static_cast<int>((deadline_ns - monotonic_now_ns()) / kNsPerMs);
-    if (left_ms <= 0 || ::poll(&p, 1, left_ms) <= 0) {
-      throw std::runtime_error(who + ": no line within " + std::to_string(timeout_ms) + " ms");
-    }
-    char ch = 0;
-    if (::read(fd, &ch, 1) != 1) throw std::runtime_error(who + ": ended before its line");
-    if (ch == '\n') return line;
-    line += ch;
-  }
-  throw std::runtime_error(who + ": line longer than " + std::to_string(kLineBytesMax));
-}
-
-// Waits for every child to exit (killing those still there at the deadline); returns errors.
-std::vector<std::string> reap_all(Children& children, int64_t deadline_ns) {
-  std::vector<std::string> errors;
-  for (size_t i = 0; i < children.list.size(); ++i) {
-    Child& c = children.list[i];
-    int status = 0;
-    while (::waitpid(c.pid, &status, WNOHANG) == 0) {
-      if (monotonic_now_ns() > deadline_ns) {
-        ::kill(c.pid, SIGKILL);
-        ::waitpid(c.pid, &status, 0);
-        errors.push_back("contender " + std::to_string(i) + " did not exit in time; killed");
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(kReapPollMs));
-    }
-    c.pid = -1;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      errors.push_back("contender " + std::to_string(i) + " exited with status " +
-                       std::to_string(status));
-    }
-  }
-  return errors;
-}
-
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error("processes mode: no report at " + path);
@@ -153,23 +60,69 @@ std::string read_file(const std::string& path) {
   return text.str();
 }
 
+// The end of a child's stderr, for an error message ("" when it wrote nothing).
+std::string log_tail(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::string all = text.str();
+  while (!all.empty() && all.back() == '\n') all.pop_back();
+  return all.size() > kLogTailBytesMax ? all.substr(all.size() - kLogTailBytesMax) : all;
+}
+
+// Waits for every child to exit (killing those still there at the deadline); returns errors.
+std::vector<std::string> reap_all(locklab::Supervisor& supervisor,
+                                  const std::vector<Child>& children, int64_t deadline_ns) {
+  std::vector<std::string> errors;
+  for (size_t i = 0; i < children.size(); ++i) {
+    const Child& c = children[i];
+    const int64_t left_ms = std::max<int64_t>(0, (deadline_ns - monotonic_now_ns()) / kNsPerMs);
+    std::optional<locklab::ExitStatus> status = supervisor.wait_exit(c.process.pid, left_ms);
+    if (!status) {
+      supervisor.signal(c.process.pid, SIGKILL);
+      status = supervisor.wait_exit(c.process.pid, kReadyTimeoutMs);
+      errors.push_back("contender " + std::to_string(i) + " did not exit in time; killed");
+    }
+    if (!status || status->describe() != "exit 0") {
+      errors.push_back("contender " + std::to_string(i) + " ended with " +
+                       (status ? status->describe() : "no status") + " (" + c.log_path +
+                       "): " + log_tail(c.log_path));
+    } else {
+      std::remove(c.log_path.c_str());
+    }
+  }
+  return errors;
+}
+
 }  // namespace
 
 CellRaw run_processes(Target& target, const RunSettings& settings, const CellSpec& spec) {
   CellRaw raw;
   raw.spec = spec;
-  Children children;
+  locklab::Supervisor supervisor;  // kills and reaps the children left when a cell throws
+  std::vector<Child> children;
   const std::string uri = target.client_uri("lockbench-child");
   for (int i = 0; i < spec.contenders; ++i) {
-    const std::string report = settings.work_dir + "/cell-" + std::to_string(spec.index) +
-                               "-contender-" + std::to_string(i) + ".records";
-    std::remove(report.c_str());
-    children.list.push_back(spawn(child_argv(settings, spec, i, uri, report), report));
+    const std::string stem = settings.work_dir + "/cell-" + std::to_string(spec.index) +
+                             "-contender-" + std::to_string(i);
+    Child c{{}, stem + ".records", stem + ".stderr"};
+    std::remove(c.report_path.c_str());
+    std::remove(c.log_path.c_str());
+    c.process = supervisor.start({.argv = child_argv(settings, spec, i, uri, c.report_path),
+                                  .netns = "",
+                                  .log_path = c.log_path,
+                                  .pipe_stdin = true,
+                                  .pipe_stdout = true});
+    children.push_back(std::move(c));
   }
-  for (size_t i = 0; i < children.list.size(); ++i) {
+  for (size_t i = 0; i < children.size(); ++i) {
     const std::string who = "contender process " + std::to_string(i);
-    if (read_line(children.list[i].from_child, kReadyTimeoutMs, who) != "ready") {
-      throw std::runtime_error(who + ": expected 'ready'");
+    const std::optional<std::string> line =
+        locklab::read_line(children[i].process.from_stdout.get(), kReadyTimeoutMs, kLineBytesMax);
+    if (line != "ready") {
+      throw std::runtime_error(who + ": no 'ready' line within " + std::to_string(kReadyTimeoutMs) +
+                               " ms (" + children[i].log_path +
+                               "): " + log_tail(children[i].log_path));
     }
   }
   const ServerSnapshot before = target.snapshot();
@@ -178,16 +131,17 @@ CellRaw run_processes(Target& target, const RunSettings& settings, const CellSpe
   raw.stop_ns = raw.start_ns + static_cast<int64_t>(settings.seconds_per_cell * kNsPerS);
   const std::string go =
       "go " + std::to_string(raw.start_ns) + " " + std::to_string(raw.stop_ns) + "\n";
-  for (Child& c : children.list) {
-    if (::write(c.to_child, go.data(), go.size()) != static_cast<ssize_t>(go.size())) {
+  for (Child& c : children) {
+    const int fd = c.process.to_stdin.get();
+    if (::write(fd, go.data(), go.size()) != static_cast<ssize_t>(go.size())) {
       throw std::runtime_error("processes mode: cannot signal a contender to start");
     }
   }
-  raw.errors = reap_all(children, raw.stop_ns + kExitGraceNs);
+  raw.errors = reap_all(supervisor, children, raw.stop_ns + kExitGraceNs);
   raw.server = count_between(before, target.snapshot());
   const std::optional<double> cpu_after = target.cpu_seconds();
   if (cpu_before && cpu_after) raw.server_cpu_s = *cpu_after - *cpu_before;
-  for (const Child& c : children.list) {
+  for (const Child& c : children) {
     ContenderReport report = from_text(read_file(c.report_path), c.report_path);
     for (const auto& [name, count] : report.commands_sent) raw.client_commands[name] += count;
     raw.contenders.push_back(std::move(report));

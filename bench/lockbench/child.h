@@ -9,7 +9,10 @@
 // pool sent after "ready") to the file named by --report (written to a temporary name and
 // renamed, so a partial report is never read). Exit 0 when the report has no error.
 // The child dies with lockbench (PR_SET_PDEATHSIG) and refuses to start when its parent is not
-// the pid it was given.
+// the pid it was given. The children are the harness Supervisor's (run/process.h): in their own
+// process groups, killed and reaped when a cell throws. A child's stderr goes to
+// <work_dir>/cell-<i>-contender-<j>.stderr, removed when it exits 0, else kept and quoted in the
+// cell's errors.
 // Thread rules: run_processes on the main thread (the children's PDEATHSIG follows it).
 #pragma once
 

@@ -49,6 +49,8 @@
 #include <string>
 #include <string_view>
 
+#include "run/unique_fd.h"
+
 namespace locklab {
 
 inline constexpr int kRelayMaxPairs = 1024;
@@ -57,31 +59,6 @@ inline constexpr size_t kRelayMaxPendingBytes = size_t{64} << 20;
 inline constexpr int64_t kRelayMaxDelayMs = 600'000;
 inline constexpr size_t kRelayReadChunkBytes = size_t{64} << 10;
 inline constexpr size_t kRelayMaxDelayFileBytes = 64;
-
-// Owns one file descriptor (a socket, an eventfd): closes it when destroyed or reset. Move-only.
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  ~UniqueFd() { reset(); }
-  UniqueFd(UniqueFd&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
-  UniqueFd& operator=(UniqueFd&& other) noexcept {
-    if (this != &other) {
-      reset();
-      fd_ = other.fd_;
-      other.fd_ = -1;
-    }
-    return *this;
-  }
-  int get() const { return fd_; }
-  void reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
-};
 
 // An IPv4 address and port.
 struct Ipv4Endpoint {

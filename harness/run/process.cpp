@@ -39,7 +39,9 @@ struct ChildSetup {
   int netns_fd = -1;
   int stdin_fd = -1;
   int out_fd = -1;
+  int err_fd = -1;
   int error_fd = -1;  // write end of the close-on-exec error pipe
+  int max_fd = 0;     // the fallback's bound when close_range cannot mark descriptors
   pid_t parent = 0;
   bool own_group = true;
 };
@@ -60,8 +62,12 @@ struct ChildSetup {
   sigprocmask(SIG_SETMASK, &none, nullptr);
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGCHLD}) signal(sig, SIG_DFL);
   if (s.netns_fd >= 0 && setns(s.netns_fd, CLONE_NEWNET) != 0) child_fail(s.error_fd, 2);
-  if (dup2(s.stdin_fd, 0) < 0 || dup2(s.out_fd, 1) < 0 || dup2(s.out_fd, 2) < 0) {
+  if (dup2(s.stdin_fd, 0) < 0 || dup2(s.out_fd, 1) < 0 || dup2(s.err_fd, 2) < 0) {
     child_fail(s.error_fd, 3);
+  }
+  // Nothing else crosses the exec (the error pipe stays usable until it succeeds).
+  if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+    for (int fd = 3; fd < s.max_fd; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
   }
   execv(s.argv[0], s.argv.data());
   child_fail(s.error_fd, 4);
@@ -93,7 +99,16 @@ std::string resolve_program(const std::string& program) {
 }
 
 // Forks and execs; returns the pid or throws with the step that failed in the child.
-pid_t fork_exec(std::vector<std::string> argv, const std::string& netns, int stdin_fd, int out_fd,
+constexpr long kMaxFdScanned = 1 << 16;
+
+// The child's descriptors 0, 1 and 2.
+struct StdFds {
+  int in = -1;
+  int out = -1;
+  int err = -1;
+};
+
+pid_t fork_exec(std::vector<std::string> argv, const std::string& netns, StdFds fds,
                 bool own_group) {
   assert(!argv.empty());
   argv[0] = resolve_program(argv[0]);
@@ -101,8 +116,10 @@ pid_t fork_exec(std::vector<std::string> argv, const std::string& netns, int std
   for (const auto& a : argv) s.argv.push_back(const_cast<char*>(a.c_str()));
   s.argv.push_back(nullptr);
   s.netns_fd = open_netns(netns);
-  s.stdin_fd = stdin_fd;
-  s.out_fd = out_fd;
+  s.stdin_fd = fds.in;
+  s.out_fd = fds.out;
+  s.err_fd = fds.err;
+  s.max_fd = static_cast<int>(std::clamp(sysconf(_SC_OPEN_MAX), 3L, kMaxFdScanned));
   s.parent = getpid();
   s.own_group = own_group;
   int pipe_fds[2];
@@ -168,20 +185,38 @@ void Supervisor::become_subreaper() {
 }
 
 pid_t Supervisor::spawn(const SpawnOptions& options) {
-  const int out_fd = open_log(options.log_path);
-  const int in_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  pid_t pid = -1;
-  try {
-    pid = fork_exec(options.argv, options.netns, in_fd, out_fd, true);
-  } catch (...) {
-    close(out_fd);
-    close(in_fd);
-    throw;
+  if (options.pipe_stdin || options.pipe_stdout) {
+    throw std::invalid_argument("Supervisor::spawn drops pipe ends; start " + options.argv.at(0) +
+                                " with Supervisor::start");
   }
-  close(out_fd);
-  close(in_fd);
-  live_[pid] = options.argv[0];
-  return pid;
+  return start(options).pid;
+}
+
+StartedChild Supervisor::start(const SpawnOptions& options) {
+  if (options.argv.empty()) throw std::invalid_argument("Supervisor::start: empty argv");
+  StartedChild child;
+  // The child's ends: closed here once it has them (or when starting fails).
+  const UniqueFd log(open_log(options.log_path));
+  UniqueFd child_in;
+  UniqueFd child_out;
+  if (options.pipe_stdin) {
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) throw std::system_error(errno, std::generic_category(), "pipe");
+    child_in = UniqueFd(p[0]);
+    child.to_stdin = UniqueFd(p[1]);
+  } else {
+    child_in = UniqueFd(open("/dev/null", O_RDONLY | O_CLOEXEC));
+  }
+  if (options.pipe_stdout) {
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) throw std::system_error(errno, std::generic_category(), "pipe");
+    child.from_stdout = UniqueFd(p[0]);
+    child_out = UniqueFd(p[1]);
+  }
+  const int out_fd = options.pipe_stdout ? child_out.get() : log.get();
+  child.pid = fork_exec(options.argv, options.netns, {child_in.get(), out_fd, log.get()}, true);
+  live_[child.pid] = options.argv[0];
+  return child;
 }
 
 void Supervisor::record(pid_t pid, int status) {
@@ -251,7 +286,7 @@ ToolResult run_tool(const std::vector<std::string>& argv, const std::string& net
   }
   pid_t pid;
   try {
-    pid = fork_exec(argv, netns, in_pipe[0], out_pipe[1], false);
+    pid = fork_exec(argv, netns, {in_pipe[0], out_pipe[1], out_pipe[1]}, false);
   } catch (...) {
     for (int fd : {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1]}) close(fd);
     throw;
@@ -303,6 +338,26 @@ std::string run_tool_checked(const std::vector<std::string>& argv, const std::st
                              " failed with " + std::to_string(r.code) + ": " + r.output);
   }
   return r.output;
+}
+
+std::optional<std::string> read_line(int fd, int64_t timeout_ms, size_t max_bytes) {
+  const int64_t deadline = steady_now_ms() + timeout_ms;
+  std::string line;
+  while (line.size() < max_bytes) {
+    const int64_t left = deadline - steady_now_ms();
+    pollfd pfd{fd, POLLIN, 0};
+    if (left <= 0) return std::nullopt;
+    const int ready = ::poll(&pfd, 1, static_cast<int>(left));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) return std::nullopt;
+    char c = 0;
+    const ssize_t n = read(fd, &c, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n != 1) return std::nullopt;
+    if (c == '\n') return line;
+    line += c;
+  }
+  return std::nullopt;
 }
 
 char process_state(pid_t pid) {

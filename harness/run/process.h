@@ -20,12 +20,27 @@
 #include <string>
 #include <vector>
 
+#include "run/unique_fd.h"
+
 namespace locklab {
 
+// A child inherits only its stdin, stdout and stderr: every other descriptor of the harness
+// (and of whatever started it, e.g. ctest) is closed at its exec.
 struct SpawnOptions {
   std::vector<std::string> argv;  // argv[0] is the program's path
   std::string netns;     // network namespace to run in (netns_path); "" = the harness's own
   std::string log_path;  // stdout and stderr are appended here; "" = /dev/null
+  // Supervisor::start only: the child's stdin (else /dev/null) and stdout (else log_path; its
+  // stderr still goes there) become pipes whose other ends the caller gets.
+  bool pipe_stdin = false;
+  bool pipe_stdout = false;
+};
+
+// A child started by Supervisor::start, with the caller's ends of the pipes it asked for.
+struct StartedChild {
+  pid_t pid = -1;
+  UniqueFd to_stdin;     // write end of the child's stdin pipe, or none
+  UniqueFd from_stdout;  // read end of the child's stdout pipe, or none
 };
 
 // How a child ended, decoded from a waitpid status.
@@ -50,6 +65,9 @@ class Supervisor {
   // Starts a child. Throws std::runtime_error naming the program when fork, the namespace, the
   // log file or exec fails (exec failures are reported back through a close-on-exec pipe).
   pid_t spawn(const SpawnOptions& options);
+  // spawn, with the pipes options.pipe_stdin / pipe_stdout ask for (spawn refuses them with
+  // std::invalid_argument: their ends would be dropped).
+  StartedChild start(const SpawnOptions& options);
 
   // Reaps every child that has ended (including adopted orphans, which are dropped) and returns
   // the ones this supervisor spawned, in the order reaped.
@@ -95,6 +113,11 @@ ToolResult run_tool(const std::vector<std::string>& argv, const std::string& net
 // run_tool, throwing std::runtime_error with the command line and its output on non-zero exit.
 std::string run_tool_checked(const std::vector<std::string>& argv, const std::string& netns = "",
                              const std::string& input = "");
+
+// Reads one '\n'-ended line (without the '\n') from fd, waiting at most timeout_ms in all;
+// nullopt on end of file, an error, the timeout, or max_bytes read without a newline (the
+// bytes read by then are consumed).
+std::optional<std::string> read_line(int fd, int64_t timeout_ms, size_t max_bytes);
 
 // /proc/<pid>/stat's state letter ('R', 'S', 'T' stopped, 'Z' zombie...), or 0 when gone.
 char process_state(pid_t pid);

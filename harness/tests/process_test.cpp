@@ -1,6 +1,7 @@
 // Supervisor and run_tool: real child processes, real signals.
 #include "run/process.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -107,6 +108,72 @@ TEST(Supervisor, WritesLog) {
   std::ifstream in(log);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(text, "out\nerr\n");
+}
+
+TEST(Supervisor, StartGivesThePipesItAsksFor) {
+  const std::string log = testing::TempDir() + "/supervisor_pipes.txt";
+  std::filesystem::remove(log);
+  Supervisor s;
+  StartedChild child = s.start({.argv = {"/bin/sh", "-c", "read x; echo got $x; echo err >&2"},
+                                .netns = "",
+                                .log_path = log,
+                                .pipe_stdin = true,
+                                .pipe_stdout = true});
+  const std::string line = "hello\n";
+  ASSERT_EQ(::write(child.to_stdin.get(), line.data(), line.size()),
+            static_cast<ssize_t>(line.size()));
+  EXPECT_EQ(read_line(child.from_stdout.get(), 10'000, 64), "got hello");
+  auto status = s.wait_exit(child.pid, 10'000);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(status->describe(), "exit 0");
+  EXPECT_EQ(read_line(child.from_stdout.get(), 10'000, 64), std::nullopt) << "end of file";
+  std::ifstream in(log);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "err\n") << "stderr alone goes to the log when stdout is a pipe";
+}
+
+TEST(Supervisor, SpawnRefusesPipesItWouldDrop) {
+  Supervisor s;
+  EXPECT_THROW(s.spawn({.argv = {"/bin/true"}, .netns = "", .log_path = "", .pipe_stdout = true}),
+               std::invalid_argument);
+  EXPECT_THROW(s.spawn({.argv = {"/bin/true"}, .netns = "", .log_path = "", .pipe_stdin = true}),
+               std::invalid_argument);
+  EXPECT_TRUE(s.running_pids().empty());
+}
+
+// A descriptor the harness (or ctest, before it) left without close-on-exec does not reach a
+// child: a member or worker holding a copy of another's pipe would keep it from seeing EOF.
+TEST(Supervisor, AChildInheritsOnlyItsStandardDescriptors) {
+  const int leaked = ::open("/dev/null", O_RDONLY);  // no O_CLOEXEC, on purpose
+  ASSERT_GE(leaked, 3);
+  const std::string fd = std::to_string(leaked);
+  Supervisor s;
+  StartedChild child = s.start(
+      {.argv = {"/bin/sh", "-c", "[ -e /proc/$$/fd/" + fd + " ] && echo open || echo closed"},
+       .netns = "",
+       .log_path = "",
+       .pipe_stdout = true});
+  const std::optional<std::string> seen = read_line(child.from_stdout.get(), 10'000, 64);
+  ::close(leaked);
+  EXPECT_EQ(seen, "closed") << "descriptor " << fd << " reached the child";
+}
+
+TEST(ReadLine, EndsAtTheNewlineAndGivesUpOnTimeoutEofOrLength) {
+  int p[2];
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+  UniqueFd read_end(p[0]);
+  UniqueFd write_end(p[1]);
+  const std::string text = "one\ntwo-without-end";
+  ASSERT_EQ(::write(write_end.get(), text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  EXPECT_EQ(read_line(read_end.get(), 10'000, 64), "one");
+  EXPECT_EQ(read_line(read_end.get(), 50, 64), std::nullopt) << "no newline yet: the timeout";
+  const std::string longer = std::string(70, 'x') + "\n";
+  ASSERT_EQ(::write(write_end.get(), longer.data(), longer.size()),
+            static_cast<ssize_t>(longer.size()));
+  EXPECT_EQ(read_line(read_end.get(), 10'000, 64), std::nullopt) << "64 bytes, no newline";
+  EXPECT_EQ(read_line(read_end.get(), 10'000, 64), "xxxxxx") << "what the long line left";
+  write_end.reset();
+  EXPECT_EQ(read_line(read_end.get(), 10'000, 64), std::nullopt) << "end of file";
 }
 
 TEST(Supervisor, SubreaperReapsOrphans) {

@@ -19,11 +19,9 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -40,8 +38,6 @@
 #include "poll_until.h"
 #include "run/process.h"
 #include "temp_dir.h"
-
-extern char** environ;
 
 namespace locklab {
 namespace {
@@ -159,66 +155,35 @@ size_t count_of(const std::string& text, const std::string& needle) {
 // A process of the program: stdout through a pipe (for the ready line), stderr to a file.
 class RelayProcess {
  public:
-  // `launcher` runs the program (e.g. prlimit ... --); empty = the program itself.
+  // `launcher` runs the program (e.g. prlimit ... --); empty = the program itself. Its stdout is
+  // a pipe (the `ready <port>` line); stderr goes to stderr_path.
   RelayProcess(const std::vector<std::string>& args, const std::string& stderr_path,
                const std::vector<std::string>& launcher = {}) {
-    int out[2];
-    if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe2");
-    stdout_ = Fd(out[0]);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-    posix_spawn_file_actions_addopen(&actions, 2, stderr_path.c_str(),
-                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
-    // Nothing else inherited (ctest leaves descriptors open): the open-file tests count them.
-    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-    std::vector<std::string> argv_strings = launcher;
-    argv_strings.push_back(relay_program());
-    argv_strings.insert(argv_strings.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (std::string& s : argv_strings) argv.push_back(s.data());
-    argv.push_back(nullptr);
-    int error = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    ::close(out[1]);
-    if (error != 0) throw std::runtime_error("posix_spawn " + relay_program());
+    std::vector<std::string> argv = launcher;
+    argv.push_back(relay_program());
+    argv.insert(argv.end(), args.begin(), args.end());
+    child_ = supervisor_.start(
+        {.argv = std::move(argv), .netns = "", .log_path = stderr_path, .pipe_stdout = true});
   }
-  ~RelayProcess() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  RelayProcess(const RelayProcess&) = delete;
-  RelayProcess& operator=(const RelayProcess&) = delete;
 
   // The port of its `ready <port>` line; nullopt when it printed anything else or exited.
   std::optional<uint16_t> ready_port() {
-    std::string line;
-    char c = 0;
-    while (line.size() < 64 && wait_readable(stdout_.get(), kEventWaitMs) &&
-           ::read(stdout_.get(), &c, 1) == 1 && c != '\n')
-      line += c;
+    const std::optional<std::string> line =
+        read_line(child_.from_stdout.get(), kEventWaitMs, kReadyLineBytesMax);
     unsigned port = 0;
-    if (std::sscanf(line.c_str(), "ready %u", &port) != 1 || port == 0 || port > 65535)
+    if (!line || std::sscanf(line->c_str(), "ready %u", &port) != 1 || port == 0 || port > 65535)
       return std::nullopt;
     return static_cast<uint16_t>(port);
   }
-  void signal(int sig) { ::kill(pid_, sig); }
-  pid_t pid() const { return pid_; }
-  // The raw waitpid status once it exited; nullopt when it still runs after kEventWaitMs.
-  std::optional<int> wait_exit() {
-    int status = 0;
-    if (!testkit::poll_until(testkit::after(milliseconds(kEventWaitMs)),
-                             [&] { return ::waitpid(pid_, &status, WNOHANG) == pid_; }))
-      return std::nullopt;
-    pid_ = -1;
-    return status;
-  }
+  void signal(int sig) { supervisor_.signal(child_.pid, sig); }
+  pid_t pid() const { return child_.pid; }
+  // How it ended; nullopt when it still runs after kEventWaitMs.
+  std::optional<ExitStatus> wait_exit() { return supervisor_.wait_exit(child_.pid, kEventWaitMs); }
 
  private:
-  pid_t pid_ = -1;
-  Fd stdout_;
+  static constexpr size_t kReadyLineBytesMax = 64;
+  Supervisor supervisor_;  // kills and reaps the relay when the test ends
+  StartedChild child_;
 };
 
 // One relay with a fixed upstream (the test's listener) and its delay file.
@@ -425,9 +390,9 @@ TEST_F(ReplyRelayTest, SigtermExitsZeroWithOpenConnections) {
   send_all(holding.client.get(), "request");
   ASSERT_EQ(recv_exact(holding.upstream.get(), 7), "request");
   relay_->signal(SIGTERM);
-  std::optional<int> status = relay_->wait_exit();
+  std::optional<ExitStatus> status = relay_->wait_exit();
   ASSERT_TRUE(status.has_value()) << "still running after SIGTERM";
-  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << "status " << *status;
+  EXPECT_EQ(status->describe(), "exit 0");
   EXPECT_TRUE(closed_by_peer(idle.client.get()));
   EXPECT_TRUE(closed_by_peer(holding.client.get()));
 }
@@ -498,9 +463,9 @@ TEST_F(ReplyRelayTest, PausesAcceptingWhenOutOfFiles) {
 TEST_F(ReplyRelayTest, BindFailureExitsOneNamingTheAddress) {
   const std::string taken = "127.0.0.1:" + std::to_string(upstream_port_);  // test's listener
   RelayProcess relay({"--listen", taken, "--delay-file", delay_path_}, stderr_path_);
-  std::optional<int> status = relay.wait_exit();
+  std::optional<ExitStatus> status = relay.wait_exit();
   ASSERT_TRUE(status.has_value());
-  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 1) << "status " << *status;
+  EXPECT_EQ(status->describe(), "exit 1");
   const std::string errors = read_file(stderr_path_);
   EXPECT_NE(errors.find(taken), std::string::npos) << errors;
   EXPECT_NE(errors.find(std::strerror(EADDRINUSE)), std::string::npos) << errors;
@@ -533,9 +498,9 @@ TEST_F(ReplyRelayTest, BadFlagsExitTwoNamingTheFlag) {
   for (size_t i = 0; i < cases.size(); ++i) {
     const std::string errors_path = dir_.file("bad" + std::to_string(i) + ".stderr");
     RelayProcess relay(cases[i].args, errors_path);
-    std::optional<int> status = relay.wait_exit();
+    std::optional<ExitStatus> status = relay.wait_exit();
     ASSERT_TRUE(status.has_value()) << cases[i].flag;
-    EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 2) << cases[i].flag;
+    EXPECT_EQ(status->describe(), "exit 2") << cases[i].flag;
     const std::string errors = read_file(errors_path);
     EXPECT_EQ(count_of(errors, "\n"), 1u) << errors;
     EXPECT_NE(errors.find(cases[i].flag), std::string::npos) << errors;
