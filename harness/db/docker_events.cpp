@@ -1,9 +1,6 @@
 #include "db/docker_events.h"
 
 #include <fcntl.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -39,43 +36,14 @@ DockerEvents::DockerEvents(const DockerEngine& engine, const std::string& run_id
       "--filter",      "event=die",
       "--filter",      "label=locklab.run=" + run_id,
       "--format",      "{{.Actor.Attributes.name}} {{.Actor.Attributes.exitCode}}"};
-  std::vector<char*> argv;
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  int out[2];
-  if (pipe2(out, O_CLOEXEC) != 0) {
-    throw std::runtime_error(std::string("pipe for docker events: ") + std::strerror(errno));
-  }
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid < 0) {
-    close(out[0]);
-    close(out[1]);
-    throw std::runtime_error(std::string("fork for docker events: ") + std::strerror(errno));
-  }
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(126);
-    setpgid(0, 0);  // a Ctrl-C at the terminal reaches the harness only
-    dup2(out[1], 1);
-    dup2(out[1], 2);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  close(out[1]);
-  fcntl(out[0], F_SETFL, fcntl(out[0], F_GETFL) | O_NONBLOCK);
-  pid_ = pid;
-  fd_ = out[0];
-}
-
-DockerEvents::~DockerEvents() {
-  if (fd_ >= 0) close(fd_);
-  if (pid_ > 0) {
-    kill(pid_, SIGKILL);
-    // The run's supervisor may have reaped it already (it reaps every child): ECHILD is fine.
-    while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
-    }
-  }
+  watcher_ = supervisor_.start({.argv = args,
+                                .netns = "",
+                                .log_path = "",
+                                .pipe_stdin = false,
+                                .pipe_stdout = true,
+                                .merge_stderr = true});
+  const int fd = watcher_.from_stdout.get();
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
 std::vector<ContainerEnd> DockerEvents::poll() {
@@ -83,7 +51,7 @@ std::vector<ContainerEnd> DockerEvents::poll() {
   bool ended = false;
   char chunk[4096];
   for (;;) {
-    const ssize_t n = read(fd_, chunk, sizeof chunk);
+    const ssize_t n = read(watcher_.from_stdout.get(), chunk, sizeof chunk);
     if (n > 0) {
       buffer_.append(chunk, static_cast<size_t>(n));
       continue;

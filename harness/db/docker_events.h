@@ -9,8 +9,10 @@
 // spawn and the stream's subscription is still reported (the run's containers are created after
 // the watcher starts, so nothing older can match the run's label).
 //
-// The watcher is the harness's child (PDEATHSIG, its own process group). If it ends (the daemon
-// went away), poll() throws: past that point no end of a member would be noticed.
+// The watcher is the harness's child, started by its own Supervisor (run/process.h: PDEATHSIG,
+// its own process group, stdout and stderr in one pipe), killed and reaped when the DockerEvents
+// is destroyed. If it ends (the daemon went away), poll() throws: past that point no end of a
+// member would be noticed.
 //
 // Thread rules: one thread (the harness's main thread) owns a DockerEvents.
 #pragma once
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "db/docker_engine.h"
+#include "run/process.h"
 
 namespace locklab {
 
@@ -42,7 +45,6 @@ class DockerEvents {
   // Starts the watcher for the containers labelled locklab.run=<run_id>. Throws
   // std::runtime_error when it cannot be started.
   DockerEvents(const DockerEngine& engine, const std::string& run_id);
-  ~DockerEvents();  // kills and reaps the watcher
   DockerEvents(const DockerEvents&) = delete;
   DockerEvents& operator=(const DockerEvents&) = delete;
 
@@ -51,9 +53,9 @@ class DockerEvents {
   std::vector<ContainerEnd> poll();
 
  private:
-  pid_t pid_ = 0;
-  int fd_ = -1;         // the read end of the watcher's stdout and stderr
-  std::string buffer_;  // output not yet ending in a newline
+  Supervisor supervisor_;  // its destructor kills and reaps the watcher
+  StartedChild watcher_;   // from_stdout: the watcher's stdout and stderr
+  std::string buffer_;     // output not yet ending in a newline
   std::string last_output_;
   bool ended_ = false;
 };

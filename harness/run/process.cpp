@@ -185,7 +185,7 @@ void Supervisor::become_subreaper() {
 }
 
 pid_t Supervisor::spawn(const SpawnOptions& options) {
-  if (options.pipe_stdin || options.pipe_stdout) {
+  if (options.pipe_stdin || options.pipe_stdout || options.merge_stderr) {
     throw std::invalid_argument("Supervisor::spawn drops pipe ends; start " + options.argv.at(0) +
                                 " with Supervisor::start");
   }
@@ -194,6 +194,10 @@ pid_t Supervisor::spawn(const SpawnOptions& options) {
 
 StartedChild Supervisor::start(const SpawnOptions& options) {
   if (options.argv.empty()) throw std::invalid_argument("Supervisor::start: empty argv");
+  if (options.merge_stderr && !options.pipe_stdout) {
+    throw std::invalid_argument("Supervisor::start " + options.argv[0] +
+                                ": merge_stderr needs pipe_stdout");
+  }
   StartedChild child;
   // The child's ends: closed here once it has them (or when starting fails).
   const UniqueFd log(open_log(options.log_path));
@@ -214,7 +218,8 @@ StartedChild Supervisor::start(const SpawnOptions& options) {
     child_out = UniqueFd(p[1]);
   }
   const int out_fd = options.pipe_stdout ? child_out.get() : log.get();
-  child.pid = fork_exec(options.argv, options.netns, {child_in.get(), out_fd, log.get()}, true);
+  const int err_fd = options.merge_stderr ? child_out.get() : log.get();
+  child.pid = fork_exec(options.argv, options.netns, {child_in.get(), out_fd, err_fd}, true);
   live_[child.pid] = options.argv[0];
   return child;
 }

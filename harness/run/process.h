@@ -31,9 +31,11 @@ struct SpawnOptions {
   std::string netns;     // network namespace to run in (netns_path); "" = the harness's own
   std::string log_path;  // stdout and stderr are appended here; "" = /dev/null
   // Supervisor::start only: the child's stdin (else /dev/null) and stdout (else log_path; its
-  // stderr still goes there) become pipes whose other ends the caller gets.
+  // stderr still goes there, or joins stdout in the pipe with merge_stderr) become pipes whose
+  // other ends the caller gets.
   bool pipe_stdin = false;
   bool pipe_stdout = false;
+  bool merge_stderr = false;  // only with pipe_stdout
 };
 
 // A child started by Supervisor::start, with the caller's ends of the pipes it asked for.
@@ -66,7 +68,8 @@ class Supervisor {
   // log file or exec fails (exec failures are reported back through a close-on-exec pipe).
   pid_t spawn(const SpawnOptions& options);
   // spawn, with the pipes options.pipe_stdin / pipe_stdout ask for (spawn refuses them with
-  // std::invalid_argument: their ends would be dropped).
+  // std::invalid_argument: their ends would be dropped; start refuses merge_stderr without
+  // pipe_stdout).
   StartedChild start(const SpawnOptions& options);
 
   // Reaps every child that has ended (including adopted orphans, which are dropped) and returns

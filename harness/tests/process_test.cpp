@@ -132,6 +132,25 @@ TEST(Supervisor, StartGivesThePipesItAsksFor) {
   EXPECT_EQ(text, "err\n") << "stderr alone goes to the log when stdout is a pipe";
 }
 
+TEST(Supervisor, MergeStderrPutsBothStreamsInThePipe) {
+  Supervisor s;
+  StartedChild child = s.start({.argv = {"/bin/sh", "-c", "echo out; echo err >&2"},
+                                .netns = "",
+                                .log_path = "",
+                                .pipe_stdin = false,
+                                .pipe_stdout = true,
+                                .merge_stderr = true});
+  EXPECT_EQ(read_line(child.from_stdout.get(), 10'000, 64), "out");
+  EXPECT_EQ(read_line(child.from_stdout.get(), 10'000, 64), "err");
+  EXPECT_THROW(s.start({.argv = {"/bin/true"},
+                        .netns = "",
+                        .log_path = "",
+                        .pipe_stdin = false,
+                        .pipe_stdout = false,
+                        .merge_stderr = true}),
+               std::invalid_argument);
+}
+
 TEST(Supervisor, SpawnRefusesPipesItWouldDrop) {
   Supervisor s;
   EXPECT_THROW(s.spawn({.argv = {"/bin/true"}, .netns = "", .log_path = "", .pipe_stdout = true}),
