@@ -24,7 +24,8 @@ constexpr int64_t kReadyTimeoutMs = 60'000;        // 64 children building pools
 constexpr int64_t kExitGraceNs = 60 * kNsPerS;     // after stop_ns, for the last release
 constexpr int64_t kStartDelayNs = 200 * kNsPerMs;  // "go" to the first acquire
 constexpr size_t kLineBytesMax = 256;
-constexpr size_t kLogTailBytesMax = 512;  // of a failed child's stderr, in the cell's errors
+constexpr int64_t kEndedWaitMs = 1'000;    // for a child whose stdout ended to be reaped
+constexpr size_t kLogTailBytesMax = 2000;  // of a failed child's stderr, in the cell's errors
 
 // One contender process: its pipes (stdin for "go", stdout for "ready") and its files.
 struct Child {
@@ -70,6 +71,23 @@ std::string log_tail(const std::string& path) {
   return all.size() > kLogTailBytesMax ? all.substr(all.size() - kLogTailBytesMax) : all;
 }
 
+// Reads a child's "ready" line; throws saying how the child failed to give it.
+void wait_ready(locklab::Supervisor& supervisor, const Child& c, size_t index) {
+  const std::string who = "contender process " + std::to_string(index);
+  const std::optional<std::string> line =
+      locklab::read_line(c.process.from_stdout.get(), kReadyTimeoutMs, kLineBytesMax);
+  if (line == "ready") return;
+  std::string what;
+  if (line) {
+    what = "wrote '" + *line + "' instead of 'ready'";
+  } else if (const auto ended = supervisor.wait_exit(c.process.pid, kEndedWaitMs)) {
+    what = "ended with " + ended->describe() + " before its 'ready' line";
+  } else {
+    what = "gave no 'ready' line within " + std::to_string(kReadyTimeoutMs) + " ms";
+  }
+  throw std::runtime_error(who + " " + what + "; its stderr: " + log_tail(c.log_path));
+}
+
 // Waits for every child to exit (killing those still there at the deadline); returns errors.
 std::vector<std::string> reap_all(locklab::Supervisor& supervisor,
                                   const std::vector<Child>& children, int64_t deadline_ns) {
@@ -85,8 +103,8 @@ std::vector<std::string> reap_all(locklab::Supervisor& supervisor,
     }
     if (!status || status->describe() != "exit 0") {
       errors.push_back("contender " + std::to_string(i) + " ended with " +
-                       (status ? status->describe() : "no status") + " (" + c.log_path +
-                       "): " + log_tail(c.log_path));
+                       (status ? status->describe() : "no status") +
+                       "; its stderr: " + log_tail(c.log_path));
     } else {
       std::remove(c.log_path.c_str());
     }
@@ -115,16 +133,7 @@ CellRaw run_processes(Target& target, const RunSettings& settings, const CellSpe
                                   .pipe_stdout = true});
     children.push_back(std::move(c));
   }
-  for (size_t i = 0; i < children.size(); ++i) {
-    const std::string who = "contender process " + std::to_string(i);
-    const std::optional<std::string> line =
-        locklab::read_line(children[i].process.from_stdout.get(), kReadyTimeoutMs, kLineBytesMax);
-    if (line != "ready") {
-      throw std::runtime_error(who + ": no 'ready' line within " + std::to_string(kReadyTimeoutMs) +
-                               " ms (" + children[i].log_path +
-                               "): " + log_tail(children[i].log_path));
-    }
-  }
+  for (size_t i = 0; i < children.size(); ++i) wait_ready(supervisor, children[i], i);
   const ServerSnapshot before = target.snapshot();
   const std::optional<double> cpu_before = target.cpu_seconds();
   raw.start_ns = monotonic_now_ns() + kStartDelayNs;

@@ -11,8 +11,8 @@
 // The child dies with lockbench (PR_SET_PDEATHSIG) and refuses to start when its parent is not
 // the pid it was given. The children are the harness Supervisor's (run/process.h): in their own
 // process groups, killed and reaped when a cell throws. A child's stderr goes to
-// <work_dir>/cell-<i>-contender-<j>.stderr, removed when it exits 0, else kept and quoted in the
-// cell's errors.
+// <work_dir>/cell-<i>-contender-<j>.stderr; when the child fails, its last 2000 bytes are quoted
+// in the cell's errors (the work dir is removed when the run ends).
 // Thread rules: run_processes on the main thread (the children's PDEATHSIG follows it).
 #pragma once
 

@@ -62,7 +62,12 @@ struct ChildSetup {
   sigprocmask(SIG_SETMASK, &none, nullptr);
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGCHLD}) signal(sig, SIG_DFL);
   if (s.netns_fd >= 0 && setns(s.netns_fd, CLONE_NEWNET) != 0) child_fail(s.error_fd, 2);
-  if (dup2(s.stdin_fd, 0) < 0 || dup2(s.out_fd, 1) < 0 || dup2(s.err_fd, 2) < 0) {
+  // Lifted above 2 first: a harness started with 0, 1 or 2 closed may hold a log or pipe there,
+  // which a dup2 onto that number would overwrite (and dup2(fd, fd) would keep close-on-exec).
+  const int in = fcntl(s.stdin_fd, F_DUPFD_CLOEXEC, 3);
+  const int out = fcntl(s.out_fd, F_DUPFD_CLOEXEC, 3);
+  const int err = fcntl(s.err_fd, F_DUPFD_CLOEXEC, 3);
+  if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) {
     child_fail(s.error_fd, 3);
   }
   // Nothing else crosses the exec (the error pipe stays usable until it succeeds).
@@ -115,7 +120,8 @@ pid_t fork_exec(std::vector<std::string> argv, const std::string& netns, StdFds 
   ChildSetup s;
   for (const auto& a : argv) s.argv.push_back(const_cast<char*>(a.c_str()));
   s.argv.push_back(nullptr);
-  s.netns_fd = open_netns(netns);
+  const UniqueFd netns_fd(open_netns(netns));
+  s.netns_fd = netns_fd.get();
   s.stdin_fd = fds.in;
   s.out_fd = fds.out;
   s.err_fd = fds.err;
@@ -123,25 +129,25 @@ pid_t fork_exec(std::vector<std::string> argv, const std::string& netns, StdFds 
   s.parent = getpid();
   s.own_group = own_group;
   int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC) != 0) throw std::system_error(errno, std::generic_category());
-  s.error_fd = pipe_fds[1];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    throw std::runtime_error("pipe for " + argv[0] + ": " + std::strerror(errno));
+  }
+  UniqueFd error_read(pipe_fds[0]);
+  UniqueFd error_write(pipe_fds[1]);
+  s.error_fd = error_write.get();
   const pid_t pid = fork();
   if (pid == 0) run_child(s);
   const int fork_errno = errno;
-  close(pipe_fds[1]);
-  if (s.netns_fd >= 0) close(s.netns_fd);
-  if (pid < 0) {
-    close(pipe_fds[0]);
-    throw std::runtime_error("fork for " + argv[0] + ": " + std::strerror(fork_errno));
-  }
+  error_write.reset();
+  if (pid < 0) throw std::runtime_error("fork for " + argv[0] + ": " + std::strerror(fork_errno));
   int payload[2] = {0, 0};
   ssize_t n;
   do {
-    n = read(pipe_fds[0], payload, sizeof payload);
+    n = read(error_read.get(), payload, sizeof payload);
   } while (n < 0 && errno == EINTR);
-  close(pipe_fds[0]);
   if (n > 0) {
-    waitpid(pid, nullptr, 0);
+    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
     static const char* steps[] = {"", "prctl", "setns", "redirect", "exec"};
     const char* step = payload[0] >= 1 && payload[0] <= 4 ? steps[payload[0]] : "setup";
     throw std::runtime_error("cannot start " + argv[0] + (netns.empty() ? "" : " in " + netns) +
@@ -156,6 +162,24 @@ ExitStatus decode(pid_t pid, int status) {
   if (WIFEXITED(status)) e.code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) e.signal = WTERMSIG(status);
   return e;
+}
+
+// Waits for a child to end, through signals (the harness's handlers do not restart calls).
+pid_t wait_child(pid_t pid, int* status) {
+  pid_t got;
+  while ((got = waitpid(pid, status, 0)) < 0 && errno == EINTR) {
+  }
+  return got;
+}
+
+// A close-on-exec pipe into read_end and write_end; throws naming the program it is for.
+void make_pipe(const std::string& program, UniqueFd& read_end, UniqueFd& write_end) {
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) != 0) {
+    throw std::runtime_error("pipe for " + program + ": " + std::strerror(errno));
+  }
+  read_end = UniqueFd(p[0]);
+  write_end = UniqueFd(p[1]);
 }
 
 int open_log(const std::string& path) {
@@ -175,7 +199,7 @@ std::string ExitStatus::describe() const {
 
 Supervisor::~Supervisor() {
   for (const auto& [pid, program] : live_) kill(pid, SIGKILL);
-  for (const auto& [pid, program] : live_) waitpid(pid, nullptr, 0);
+  for (const auto& [pid, program] : live_) wait_child(pid, nullptr);
 }
 
 void Supervisor::become_subreaper() {
@@ -185,6 +209,7 @@ void Supervisor::become_subreaper() {
 }
 
 pid_t Supervisor::spawn(const SpawnOptions& options) {
+  if (options.argv.empty()) throw std::invalid_argument("Supervisor::spawn: empty argv");
   if (options.pipe_stdin || options.pipe_stdout || options.merge_stderr) {
     throw std::invalid_argument("Supervisor::spawn drops pipe ends; start " + options.argv.at(0) +
                                 " with Supervisor::start");
@@ -203,20 +228,17 @@ StartedChild Supervisor::start(const SpawnOptions& options) {
   const UniqueFd log(open_log(options.log_path));
   UniqueFd child_in;
   UniqueFd child_out;
+  const std::string& program = options.argv[0];
   if (options.pipe_stdin) {
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) != 0) throw std::system_error(errno, std::generic_category(), "pipe");
-    child_in = UniqueFd(p[0]);
-    child.to_stdin = UniqueFd(p[1]);
+    make_pipe(program, child_in, child.to_stdin);
   } else {
     child_in = UniqueFd(open("/dev/null", O_RDONLY | O_CLOEXEC));
+    if (child_in.get() < 0) {
+      throw std::runtime_error("cannot open /dev/null for " + program + ": " +
+                               std::strerror(errno));
+    }
   }
-  if (options.pipe_stdout) {
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) != 0) throw std::system_error(errno, std::generic_category(), "pipe");
-    child.from_stdout = UniqueFd(p[0]);
-    child_out = UniqueFd(p[1]);
-  }
+  if (options.pipe_stdout) make_pipe(program, child.from_stdout, child_out);
   const int out_fd = options.pipe_stdout ? child_out.get() : log.get();
   const int err_fd = options.merge_stderr ? child_out.get() : log.get();
   child.pid = fork_exec(options.argv, options.netns, {child_in.get(), out_fd, err_fd}, true);
@@ -277,44 +299,36 @@ void Supervisor::stop_all(int64_t grace_ms) {
   for (pid_t pid : running_pids()) {
     kill(pid, SIGKILL);
     int status = 0;
-    if (waitpid(pid, &status, 0) == pid) record(pid, status);
+    if (wait_child(pid, &status) == pid) record(pid, status);
   }
 }
 
 ToolResult run_tool(const std::vector<std::string>& argv, const std::string& netns,
                     const std::string& input, int64_t timeout_ms,
                     const std::function<bool()>& interrupted) {
-  int in_pipe[2];
-  int out_pipe[2];
-  if (pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0) {
-    throw std::system_error(errno, std::generic_category(), "pipe");
-  }
-  pid_t pid;
-  try {
-    pid = fork_exec(argv, netns, {in_pipe[0], out_pipe[1], out_pipe[1]}, false);
-  } catch (...) {
-    for (int fd : {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1]}) close(fd);
-    throw;
-  }
-  close(in_pipe[0]);
-  close(out_pipe[1]);
+  UniqueFd in_read, in_write, out_read, out_write;
+  make_pipe(argv.at(0), in_read, in_write);
+  make_pipe(argv.at(0), out_read, out_write);
+  const pid_t pid =
+      fork_exec(argv, netns, {in_read.get(), out_write.get(), out_write.get()}, false);
+  in_read.reset();
+  out_write.reset();
   // Tool inputs are small nft scripts, far below the pipe buffer, so this write cannot block.
   if (!input.empty()) {
-    ssize_t ignored = write(in_pipe[1], input.data(), input.size());
+    ssize_t ignored = write(in_write.get(), input.data(), input.size());
     (void)ignored;
   }
-  close(in_pipe[1]);
+  in_write.reset();
   ToolResult result;
   const int64_t deadline = steady_now_ms() + timeout_ms;
   char buffer[4096];
   for (;;) {
-    pollfd pfd{out_pipe[0], POLLIN, 0};
+    pollfd pfd{out_read.get(), POLLIN, 0};
     const int64_t left = deadline - steady_now_ms();
     const bool stop = interrupted && interrupted();
     if (left <= 0 || stop) {
       kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-      close(out_pipe[0]);
+      wait_child(pid, nullptr);
       if (stop) throw ToolInterrupted("interrupted: " + join(argv));
       throw std::runtime_error("timed out after " + std::to_string(timeout_ms) +
                                " ms: " + join(argv));
@@ -323,14 +337,13 @@ ToolResult run_tool(const std::vector<std::string>& argv, const std::string& net
     // does not wake it.
     const int64_t slice = interrupted ? std::min(left, kToolInterruptPollMs) : left;
     if (::poll(&pfd, 1, static_cast<int>(slice)) <= 0) continue;
-    const ssize_t n = read(out_pipe[0], buffer, sizeof buffer);
+    const ssize_t n = read(out_read.get(), buffer, sizeof buffer);
     if (n <= 0) break;
     if (result.output.size() < kToolOutputMax) result.output.append(buffer, n);
   }
-  close(out_pipe[0]);
+  out_read.reset();
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  wait_child(pid, &status);
   result.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
 }
@@ -352,7 +365,7 @@ std::optional<std::string> read_line(int fd, int64_t timeout_ms, size_t max_byte
     const int64_t left = deadline - steady_now_ms();
     pollfd pfd{fd, POLLIN, 0};
     if (left <= 0) return std::nullopt;
-    const int ready = ::poll(&pfd, 1, static_cast<int>(left));
+    const int ready = ::poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left, INT32_MAX)));
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) return std::nullopt;
     char c = 0;

@@ -18,6 +18,10 @@
 // table. What lives outside (the member data directory under /tmp) is the janitor's
 // (run/cleanup.h).
 //
+// Real root's user namespace maps every id to itself; the maps are written from outside the new
+// namespace by a short-lived helper forked before the unshare (no exec: it only writes
+// /proc/<outer>/uid_map and gid_map and exits).
+//
 // Root without user namespaces (user.max_user_namespaces=0 blocks root too) still gets the
 // network, mount and PID namespaces: root needs no user namespace for them.
 //

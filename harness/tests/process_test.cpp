@@ -151,11 +151,38 @@ TEST(Supervisor, MergeStderrPutsBothStreamsInThePipe) {
                std::invalid_argument);
 }
 
+// A harness started with its stdin closed: the log the child's stdout goes to is opened as
+// descriptor 0, which the child's own stdin redirection must not overwrite.
+TEST(Supervisor, AClosedStdinInTheHarnessDoesNotLoseTheChildsOutput) {
+  const std::string log = testing::TempDir() + "/supervisor_closed_stdin.txt";
+  std::filesystem::remove(log);
+  const int saved_stdin = ::dup(0);
+  ASSERT_GE(saved_stdin, 0);
+  ::close(0);
+  std::optional<ExitStatus> status;
+  {
+    Supervisor s;
+    const pid_t pid = s.spawn({{"/bin/sh", "-c", "echo out"}, "", log});
+    status = s.wait_exit(pid, 10'000);
+  }
+  ASSERT_EQ(::dup2(saved_stdin, 0), 0);
+  ::close(saved_stdin);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(status->describe(), "exit 0");
+  std::ifstream in(log);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "out\n");
+}
+
 TEST(Supervisor, SpawnRefusesPipesItWouldDrop) {
   Supervisor s;
   EXPECT_THROW(s.spawn({.argv = {"/bin/true"}, .netns = "", .log_path = "", .pipe_stdout = true}),
                std::invalid_argument);
   EXPECT_THROW(s.spawn({.argv = {"/bin/true"}, .netns = "", .log_path = "", .pipe_stdin = true}),
+               std::invalid_argument);
+  EXPECT_THROW(s.spawn({.argv = {"/bin/true"}, .netns = "", .log_path = "", .merge_stderr = true}),
+               std::invalid_argument);
+  EXPECT_THROW(s.spawn({.argv = {}, .netns = "", .log_path = "", .pipe_stdout = true}),
                std::invalid_argument);
   EXPECT_TRUE(s.running_pids().empty());
 }

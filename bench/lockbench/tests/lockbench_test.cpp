@@ -306,6 +306,26 @@ TEST_F(Cells, ProcessesAddUp) {
   run_and_check({2, "processes", &strategy_named("adaptive"), Mode::kProcesses, 3, 1, 1, 1});
 }
 
+// A contender that cannot start is named with how it ended and what it wrote: /bin/sh stands in
+// for lockbench and refuses the "--child" flag (exit 2, a message on stderr) before any "ready".
+TEST_F(Cells, AProcessThatEndsBeforeReadyIsNamedWithItsStderr) {
+  RunSettings broken = settings_;
+  broken.self_exe = "/bin/sh";
+  try {
+    run_cell(*target_, broken,
+             {3, "processes", &strategy_named("random"), Mode::kProcesses, 2, 1, 1, 1});
+    FAIL() << "the cell ran with contenders that never started";
+  } catch (const std::runtime_error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("contender process 0 ended with exit 2 before its 'ready' line"),
+              std::string::npos)
+        << message;
+    const size_t stderr_at = message.find("its stderr: ");
+    ASSERT_NE(stderr_at, std::string::npos) << message;
+    EXPECT_GT(message.size(), stderr_at + 12) << "the child's stderr is not quoted: " << message;
+  }
+}
+
 // Snapshots further apart than libmongoc's idle-connection check (socketCheckIntervalMS, 5 s
 // by default) count no command of lockbench's own: a status client that pinged its idle
 // connection made every notify cell count one command per member more than its clients sent.
