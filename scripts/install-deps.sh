@@ -18,8 +18,9 @@ packages=(
   iproute2 nftables procps faketime
   # driver-fidelity smoke tests (pymongo talks to mongosim as it would to mongod)
   python3 python3-pymongo
-  # the run report's browser tests open timeline.html in headless Chromium
-  chromium
+  # the run report's browser tests open timeline.html in headless Chromium; its SVG and JUnit
+  # files are checked as XML by xmllint
+  chromium libxml2-utils
   # --cluster docker: Debian's engine and client (apt starts no daemon here; the harness starts
   # one when none is reachable), a static busybox for the images' base, compose v1 for docker/
   docker.io busybox-static docker-compose

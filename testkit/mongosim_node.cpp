@@ -12,6 +12,7 @@
 
 #include "db/admin.h"
 #include "free_port.h"
+#include "own_process.h"
 #include "poll_until.h"
 
 namespace locklab::testkit {
@@ -25,8 +26,7 @@ bool all_threads_stopped(pid_t pid) {
   std::filesystem::directory_iterator tasks("/proc/" + std::to_string(pid) + "/task", ec);
   if (ec) return false;
   for (const auto& task : tasks) {
-    std::ifstream in(task.path() / "stat");
-    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string stat = read_proc_file(task.path() / "stat");  // "" once the thread ended
     // The command name is in parentheses and may hold spaces; the state follows the last ')'.
     const size_t close = stat.rfind(')');
     if (close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] != 'T') {

@@ -5,6 +5,7 @@
 
 #include "db/admin.h"
 #include "db/db.h"
+#include "run/process.h"
 
 namespace locklab::testkit {
 namespace {
@@ -13,14 +14,28 @@ int64_t steady_ms(Deadline deadline) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(deadline.time_since_epoch()).count();
 }
 
-// The harness's Db over the kit's members, so that "ready" is the harness's own definition
-// (Db::wait_ready) and not a copy of it. Only what that wait asks is answered; the levers
-// belong to ReplicaSet, so every other method refuses.
+// Whether the node's process is alive: started, and neither gone nor a zombie not yet reaped
+// (a crashed member). Reads /proc only, so any thread may ask.
+bool alive(const MongosimNode& node) {
+  const char state = node.pid() > 0 ? process_state(node.pid()) : 0;
+  return state != 0 && state != 'Z' && state != 'X';
+}
+
+bool ok(const nlohmann::json& reply) {
+  return reply_ok(reply);
+}
+
+}  // namespace
+
+// The harness's Db over the kit's members, so that the set is initiated, "ready" and "primary"
+// as the harness does it (Db::initiate, Db::wait_ready, Db::primary) and not by a copy. Only
+// what those ask is answered; the levers belong to ReplicaSet, so every other method refuses.
 class ReadinessDb final : public Db {
  public:
-  ReadinessDb(ReplicaSet& set, int64_t ready_timeout_ms, int64_t election_timeout_ms)
-      : Db(config(set.size(), ready_timeout_ms, election_timeout_ms)), set_(set) {}
+  ReadinessDb(ReplicaSet& set, const SetOptions& options)
+      : Db(config(set.size(), options)), set_(set) {}
 
+  void initiate_set() const { initiate(); }
   void wait(int64_t deadline_ms) const { wait_ready(deadline_ms); }
 
   std::string name() const override { return "testkit"; }
@@ -36,7 +51,7 @@ class ReadinessDb final : public Db {
   void restart_member(int) override { refuse(); }
   void pause_member(int) override { refuse(); }
   void resume_member(int) override { refuse(); }
-  bool running(int member) const override { return set_.member(member).pid() > 0; }
+  bool running(int member) const override { return alive(set_.member(member)); }
   bool paused(int member) const override { return set_.member(member).paused(); }
   int64_t set_clock_offset(int, int64_t) override { refuse(); }
   int64_t clock_offset(int) const override { return 0; }
@@ -45,24 +60,21 @@ class ReadinessDb final : public Db {
   std::string log_tail(int) const override { return set_.logs(); }
 
  private:
-  static DbConfig config(int members, int64_t ready_timeout_ms, int64_t election_timeout_ms) {
+  static DbConfig config(int members, const SetOptions& options) {
     DbConfig c;
     c.members = members;
-    c.ready_timeout_ms = ready_timeout_ms;
-    c.election_timeout_ms = election_timeout_ms;
+    c.ready_timeout_ms = options.ready_timeout.count();
+    c.election_timeout_ms = options.election_timeout_ms;
+    c.heartbeat_interval_ms = options.heartbeat_interval_ms;
+    c.priorities = options.priorities;
+    c.settings = options.settings;
     return c;
   }
   [[noreturn]] static void refuse() {
     throw std::logic_error("the test kit's set is driven through ReplicaSet, not Db");
   }
-  ReplicaSet& set_;
+  const ReplicaSet& set_;
 };
-
-bool ok(const nlohmann::json& reply) {
-  return reply_ok(reply);
-}
-
-}  // namespace
 
 ReplicaSet::ReplicaSet(SetOptions options) : options_(std::move(options)) {
   if (options_.members < 1 || options_.members > kMaxMembers) {
@@ -87,11 +99,13 @@ ReplicaSet::ReplicaSet(SetOptions options) : options_(std::move(options)) {
     members_.push_back(std::make_unique<MongosimNode>(std::move(node)));
   }
   for (int i : options_.start_paused) pause(i);
+  db_ = std::make_unique<ReadinessDb>(*this, options_);
   initiate();
   wait_ready(after(options_.ready_timeout));
 }
 
 ReplicaSet::~ReplicaSet() {
+  db_.reset();
   members_.clear();  // kills every member before the dbpaths go
 }
 
@@ -102,39 +116,24 @@ std::string ReplicaSet::uri(const std::string& options) const {
 }
 
 void ReplicaSet::initiate() {
-  nlohmann::ordered_json hosts = nlohmann::ordered_json::array();
-  for (int i = 0; i < size(); ++i) {
-    nlohmann::ordered_json m = {{"_id", i}, {"host", member(i).host()}};
-    if (!options_.priorities.empty()) m["priority"] = options_.priorities[static_cast<size_t>(i)];
-    hosts.push_back(std::move(m));
+  // Not Db::start's prompt_first_election: a test's set elects its primary itself (priorities,
+  // members started paused), and the tests of elections depend on it.
+  try {
+    db_->initiate_set();
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(std::string(e.what()) + "\n" + logs());
   }
-  nlohmann::ordered_json settings = nlohmann::ordered_json::object();
-  if (options_.election_timeout_ms > 0) {
-    settings["electionTimeoutMillis"] = options_.election_timeout_ms;
-  }
-  if (options_.heartbeat_interval_ms > 0) {
-    settings["heartbeatIntervalMillis"] = options_.heartbeat_interval_ms;
-  }
-  if (options_.settings.is_object()) {
-    for (const auto& [key, value] : options_.settings.items()) settings[key] = value;
-  }
-  nlohmann::ordered_json config = {{"_id", "rs0"}, {"members", hosts}};
-  if (!settings.empty()) config["settings"] = settings;
-  const nlohmann::json reply = member(0).try_command("admin", {{"replSetInitiate", config}});
-  if (!ok(reply))
-    throw std::runtime_error("replSetInitiate failed: " + reply.dump() + "\n" + logs());
 }
 
 void ReplicaSet::wait_ready(Deadline deadline) {
-  ReadinessDb db(*this, options_.ready_timeout.count(), options_.election_timeout_ms);
-  db.wait(steady_ms(deadline));
+  db_->wait(steady_ms(deadline));
   if (!poll_until(deadline, [&] { return primary() >= 0; })) {
     throw std::runtime_error("ready, but the members never agreed on the primary\n" + logs());
   }
 }
 
 bool ReplicaSet::reachable(int i) const {
-  return member(i).pid() > 0 && !member(i).paused();
+  return alive(member(i)) && !member(i).paused();
 }
 
 std::optional<nlohmann::json> ReplicaSet::hello(int i) const {
@@ -145,23 +144,14 @@ std::optional<nlohmann::json> ReplicaSet::hello(int i) const {
 }
 
 int ReplicaSet::primary() const {
-  int writable = -1;
-  std::vector<std::string> named;
+  const int p = db_->primary();  // the harness's: the writable primary of the latest election
+  if (p < 0) return -1;
   for (int i = 0; i < size(); ++i) {
     if (!reachable(i)) continue;
     const std::optional<nlohmann::json> h = hello(i);
-    if (!h) return -1;
-    if (h->value("isWritablePrimary", false)) {
-      if (writable >= 0) return -1;
-      writable = i;
-    }
-    named.push_back(h->value("primary", ""));
+    if (!h || h->value("primary", "") != member(p).host()) return -1;
   }
-  if (writable < 0) return -1;
-  for (const std::string& p : named) {
-    if (p != member(writable).host()) return -1;
-  }
-  return writable;
+  return p;
 }
 
 int ReplicaSet::wait_for_primary(Deadline deadline, int not_this) const {

@@ -1,8 +1,10 @@
 // A replica set "rs0" of real mongosim processes on 127.0.0.1 for tests: started (each member a
-// MongosimNode, optionally on its own --dbpath under the set's TempDir), initiated with the
-// test's protocol timers, and waited for until it is ready as the harness defines ready
-// (db/db.h Db::start: a writable primary that acknowledges a majority write), and until every
-// reachable member agrees on that primary.
+// MongosimNode, optionally on its own --dbpath under the set's TempDir), initiated by the
+// harness's own Db::initiate with the test's timers, priorities and settings, and waited for
+// until it is ready as the harness defines ready (db/db.h Db::start: a writable primary that
+// acknowledges a majority write), and until every reachable member agrees on that primary (the
+// harness's Db::primary). Unlike Db::start, the first election is not prompted: tests of
+// elections see the set elect as it would.
 //
 //   ReplicaSet set({.members = 3});           // throws std::runtime_error with the logs
 //   int p = set.primary();  set.pause(p);  set.wait_for_primary(after(30s), p);  set.kill(p);
@@ -28,13 +30,16 @@
 
 namespace locklab::testkit {
 
+class ReadinessDb;
+
 struct SetOptions {
   int members = 3;
   std::string program = {};            // "" = mongosim_program()
   std::vector<std::string> args = {};  // given to every member after --replSet rs0
   bool dbpaths = false;                // each member on its own --dbpath (kill + restart keep data)
-  // Short timers keep elections within a second or two; 0 leaves the setting out of the config
-  // (the server's default: 10 s election timeout, 2 s heartbeats).
+  // Short timers keep elections within a second or two (db/db.h DbConfig: election timeout 0
+  // leaves both timers to the server, 10 s and 2 s; heartbeat 0 with an election timeout is a
+  // quarter of it).
   int32_t election_timeout_ms = 1000;
   int32_t heartbeat_interval_ms = 200;
   std::vector<double> priorities = {};  // one per member; empty: every member 1
@@ -61,8 +66,8 @@ class ReplicaSet {
   // mongodb://h0,h1,.../?replicaSet=rs0 plus "&<options>" when given.
   std::string uri(const std::string& options = "") const;
 
-  // The member that every running, unpaused member agrees is the writable primary (exactly one
-  // says isWritablePrimary, every other names it as primary), or -1.
+  // The harness's primary (db/db.h Db::primary: the writable primary of the latest election)
+  // when every running, unpaused member names it as primary; else -1.
   int primary() const;
   // Polls for a primary other than `not_this` (-1: any); returns it, or -1 at the deadline.
   int wait_for_primary(Deadline deadline, int not_this = -1) const;
@@ -91,6 +96,7 @@ class ReplicaSet {
   SetOptions options_;
   std::unique_ptr<TempDir> dir_;
   std::vector<std::unique_ptr<MongosimNode>> members_;
+  std::unique_ptr<ReadinessDb> db_;  // the harness's Db over the members
 };
 
 }  // namespace locklab::testkit

@@ -1,8 +1,10 @@
-// The floor: the round trip of mongolock's acquire findAndModify (the very command the library
-// builds, lib/src/hold_spec.h acquire_for, with the same write concern) sent uncontended
-// through raw libmongoc, each grant followed by the matching release (not timed). Handoff
-// latencies are reported as multiples of this floor's median, measured in the same run against
-// the same server.
+// The floor: the round trip of mongolock's acquire findAndModify, the very command the library
+// sends, replayed uncontended through raw libmongoc, each grant followed by the replay of the
+// library's release (not timed). The two commands are taken from the wire: a Provider on a pool
+// of the floor's own acquires and releases the lock once while the pool's APM command-started
+// events record what it sent; what the driver adds to any command (session, transaction number,
+// cluster time, $db) is left out of the replay. Handoff latencies are reported as multiples of
+// this floor's median, measured in the same run against the same server.
 // Thread rules: run from one thread, with no cell running.
 #pragma once
 

@@ -76,14 +76,27 @@ void Db::wait_all_answering(int64_t deadline_ms, const std::function<void()>& re
 }
 
 void Db::initiate() const {
+  if (!config_.priorities.empty() && config_.priorities.size() != static_cast<size_t>(size())) {
+    throw std::invalid_argument("DbConfig::priorities must name every member");
+  }
   nlohmann::json members = nlohmann::json::array();
-  for (int i = 0; i < size(); ++i) members.push_back({{"_id", i}, {"host", host(i)}});
-  const nlohmann::json config = {
-      {"_id", "rs0"},
-      {"members", members},
-      {"settings",
-       {{"electionTimeoutMillis", config_.election_timeout_ms},
-        {"heartbeatIntervalMillis", heartbeat_interval_ms(config_.election_timeout_ms)}}}};
+  for (int i = 0; i < size(); ++i) {
+    nlohmann::json m = {{"_id", i}, {"host", host(i)}};
+    if (!config_.priorities.empty()) m["priority"] = config_.priorities[static_cast<size_t>(i)];
+    members.push_back(std::move(m));
+  }
+  nlohmann::json settings = nlohmann::json::object();
+  if (config_.election_timeout_ms > 0) {
+    settings["electionTimeoutMillis"] = config_.election_timeout_ms;
+    settings["heartbeatIntervalMillis"] = config_.heartbeat_interval_ms > 0
+                                              ? config_.heartbeat_interval_ms
+                                              : heartbeat_interval_ms(config_.election_timeout_ms);
+  } else if (config_.heartbeat_interval_ms > 0) {
+    settings["heartbeatIntervalMillis"] = config_.heartbeat_interval_ms;
+  }
+  if (config_.settings.is_object()) settings.update(config_.settings);
+  nlohmann::json config = {{"_id", "rs0"}, {"members", members}};
+  if (!settings.empty()) config["settings"] = settings;
   const nlohmann::json initiated = try_command(0, "admin", {{"replSetInitiate", config}});
   // 23 AlreadyInitialized: a restarted harness may find the set initiated; that is fine.
   if (!reply_ok(initiated) && initiated.value("code", 0) != 23) {

@@ -47,8 +47,12 @@ namespace locklab {
 // subclass's constructor.
 struct DbConfig {
   int members = 3;
-  std::vector<std::string> workers;  // "w1".."wN": worker hosts a backend with a network places
-  int64_t election_timeout_ms = 2000;
+  std::vector<std::string> workers;    // "w1".."wN": worker hosts a backend with a network places
+  int64_t election_timeout_ms = 2000;  // 0: the config leaves the timers to the server
+  // 0: heartbeats at a quarter of the election timeout (100..2000 ms).
+  int64_t heartbeat_interval_ms = 0;
+  std::vector<double> priorities;  // the config's member priorities; empty: every member 1
+  nlohmann::json settings = nlohmann::json::object();  // more config settings (catchUp...)
   int64_t ready_timeout_ms = 30'000;  // start(): up, initiated, primary, majority write, in total
   std::string run_prefix;             // "ll-<pid>": every name the run creates starts with it
   std::string data_dir;               // the run's temporary directory (dbpaths, clock files)
@@ -204,10 +208,10 @@ class Db {
   // The tail of a member's log for error messages ("" when the backend keeps none).
   virtual std::string log_tail(int member) const;
 
-  // Building blocks for start(): initiate rs0 from host(0..n-1) with the configured election
-  // timeout (AlreadyInitialized is fine); wait until every member answers hello; wait until a
-  // writable primary acknowledges a majority write. Deadlines are steady-clock milliseconds;
-  // `reap` as for wait_until.
+  // Building blocks for start(): initiate rs0 from host(0..n-1) with the configured timers,
+  // priorities and settings (AlreadyInitialized is fine); wait until every member answers hello;
+  // wait until a writable primary acknowledges a majority write. Deadlines are steady-clock
+  // milliseconds; `reap` as for wait_until.
   void initiate() const;
   void wait_all_answering(int64_t deadline_ms, const std::function<void()>& reap = nullptr) const;
   void wait_ready(int64_t deadline_ms, const std::function<void()>& reap = nullptr) const;

@@ -301,7 +301,11 @@ void DockerDb::create_containers(std::string& step) {
   create_network();
   // Watching before the first member exists: a member that dies while the set comes up is
   // reported too.
-  events_ = std::make_unique<DockerEvents>(*engine_, run_id_);
+  if (options_.supervisor == nullptr && !own_supervisor_) {
+    own_supervisor_ = std::make_unique<Supervisor>();
+  }
+  Supervisor& supervisor = options_.supervisor ? *options_.supervisor : *own_supervisor_;
+  events_ = std::make_unique<DockerEvents>(engine_->client(), engine_->host(), run_id_, supervisor);
   for (int m = 0; m < size(); ++m) {
     start_member(m);
     stop_if_interrupted();

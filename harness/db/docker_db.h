@@ -75,8 +75,10 @@ struct DockerDbOptions {
   // member clock faults possible (LD_PRELOAD, a timestamp file bind-mounted from the run's
   // directory); "" = the image has none and member clock faults are refused.
   std::string faketime_library;
-  // The run's supervisor, which spawns the reply relays (reply-delay); nullptr: that fault is
-  // refused. Not owned; outlives the DockerDb.
+  // The run's supervisor, which spawns the reply relays (reply-delay) and the "die" events
+  // watcher; nullptr: reply-delay is refused and the watcher is started by a Supervisor of the
+  // DockerDb's own (a DockerDb used without a run: nothing else reaps children there). Not
+  // owned; outlives the DockerDb.
   Supervisor* supervisor = nullptr;
 };
 
@@ -140,7 +142,10 @@ class DockerDb : public Db {
   std::optional<DockerEngine> engine_;
   std::unique_ptr<NftPartitions> nft_;
   std::unique_ptr<ReplyRelays> relays_;  // with reply-delay: one relay per worker
-  std::string subnet_prefix_;            // "10.89.<n>"
+  // The watcher's supervisor when options_.supervisor is nullptr; declared before events_ so
+  // that it outlives the watcher it reaps.
+  std::unique_ptr<Supervisor> own_supervisor_;
+  std::string subnet_prefix_;  // "10.89.<n>"
   std::vector<bool> paused_;
   std::vector<bool> killed_;
   std::vector<int64_t> clock_offsets_ms_;
@@ -165,7 +170,7 @@ class DockerDb : public Db {
   void create_containers(std::string& step);
   void start_member(int member);
   void start_relays();
-  bool faketime() const;                    // a mongod member under libfaketime
+  bool faketime() const;  // a mongod member under libfaketime
   // Throws std::runtime_error, quoting the loader, when a member runs without the library.
   void check_faketime_loaded() const;
   std::string clock_dir(int member) const;  // on the host; holds its timestamp file

@@ -21,7 +21,6 @@
 #include <utility>
 
 #include "checker/clock.h"
-#include "run/unique_fd.h"
 
 namespace locklab {
 namespace {
@@ -129,52 +128,20 @@ std::string root_owner(const std::string& root) {
   return dash == std::string::npos ? "" : rest.substr(0, dash);
 }
 
-// What the daemon's child needs, built before fork: after it, only async-signal-safe calls.
-struct DockerdLaunch {
-  std::vector<std::string> args;
-  int log_fd = -1;   // O_CLOEXEC, dup'ed onto 1 and 2
-  int null_fd = -1;  // O_CLOEXEC, dup'ed onto 0
-};
-
-[[noreturn]] void exec_dockerd(const DockerdLaunch& launch, const std::vector<char*>& argv) {
-  setsid();  // a Ctrl-C at the terminal reaches the harness only; it stops the daemon itself
-  if (launch.log_fd >= 0) {
-    dup2(launch.log_fd, 1);
-    dup2(launch.log_fd, 2);
-  }
-  if (launch.null_fd >= 0) dup2(launch.null_fd, 0);
-  // It outlives the harness on purpose: nothing of the harness's but 0-2 may cross the exec.
-  close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
-  execvp(kDockerd, argv.data());
-  const char message[] = "exec dockerd failed\n";
-  ssize_t ignored = write(2, message, sizeof message - 1);
-  (void)ignored;
-  _exit(127);
-}
-
 // Starts dockerd on `root` (created if needed) and waits until it answers. Returns its pid.
 pid_t launch_daemon(const std::string& client, const std::string& root) {
   std::filesystem::create_directories(root);
-  DockerdLaunch launch;
-  launch.args = {kDockerd,
-                 "--bridge=none",
-                 "--ip-forward=false",
-                 "--iptables=false",
-                 "--data-root=" + root + "/data",
-                 "--exec-root=" + root + "/exec",
-                 "--host=unix://" + root + "/docker.sock",
-                 "--pidfile=" + root + "/dockerd.pid"};
-  std::vector<char*> argv;
-  for (std::string& a : launch.args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const std::string log_path = root + "/dockerd.log";
-  const UniqueFd log_fd(open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
-  const UniqueFd null_fd(open("/dev/null", O_RDONLY | O_CLOEXEC));
-  launch.log_fd = log_fd.get();
-  launch.null_fd = null_fd.get();
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork for dockerd: ") + std::strerror(errno));
-  if (pid == 0) exec_dockerd(launch, argv);
+  // Detached: it outlives a SIGKILLed harness on purpose (the next run's sweep empties it),
+  // and a Ctrl-C at the terminal reaches the harness only, which stops it itself.
+  const pid_t pid = spawn_detached(
+      {.argv = {kDockerd, "--bridge=none", "--ip-forward=false", "--iptables=false",
+                "--data-root=" + root + "/data", "--exec-root=" + root + "/exec",
+                "--host=unix://" + root + "/docker.sock", "--pidfile=" + root + "/dockerd.pid"},
+       .netns = "",
+       .log_path = root + "/dockerd.log",
+       .pipe_stdin = false,
+       .pipe_stdout = false,
+       .merge_stderr = false});
   const std::string host = "unix://" + root + "/docker.sock";
   const int64_t deadline = steady_now_ms() + kDaemonReadyMs;
   for (;;) {

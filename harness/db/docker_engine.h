@@ -11,7 +11,8 @@
 // Leftovers: every object a run creates carries the labels locklab.run=<run id> and
 // locklab.owner=<owner>. sweep_docker_leftovers() finds objects (and started daemons) whose
 // owner process is gone — a harness killed by SIGKILL — removes them and stops such daemons.
-// The daemon is started in its own session without PDEATHSIG: it outlives a SIGKILLed harness
+// The daemon is started by spawn_detached (run/process.h: its own session, no PDEATHSIG, only
+// descriptors 0-2): it outlives a SIGKILLed harness
 // on purpose, so the sweep can ask it to remove its containers and networks (a daemon that
 // stops by itself leaves its networks' host bridges behind).
 //

@@ -1,6 +1,7 @@
 #include "db/docker_events.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -24,18 +25,20 @@ std::string describe_container_exit(int exit_code) {
   return "exit " + std::to_string(exit_code);
 }
 
-DockerEvents::DockerEvents(const DockerEngine& engine, const std::string& run_id) {
+DockerEvents::DockerEvents(const std::string& client, const std::string& host,
+                           const std::string& run_id, Supervisor& supervisor)
+    : supervisor_(supervisor) {
   // One second back: --since has a resolution of seconds and the subscription starts a moment
   // after the spawn; only this run's containers carry its label.
   const std::string since = std::to_string(static_cast<long long>(time(nullptr)) - 1);
   const std::vector<std::string> args = {
-      engine.client(), "-H",
-      engine.host(),   "events",
-      "--since",       since,
-      "--filter",      "type=container",
-      "--filter",      "event=die",
-      "--filter",      "label=locklab.run=" + run_id,
-      "--format",      "{{.Actor.Attributes.name}} {{.Actor.Attributes.exitCode}}"};
+      client,     "-H",
+      host,       "events",
+      "--since",  since,
+      "--filter", "type=container",
+      "--filter", "event=die",
+      "--filter", "label=locklab.run=" + run_id,
+      "--format", "{{.Actor.Attributes.name}} {{.Actor.Attributes.exitCode}}"};
   watcher_ = supervisor_.start({.argv = args,
                                 .netns = "",
                                 .log_path = "",
@@ -44,6 +47,11 @@ DockerEvents::DockerEvents(const DockerEngine& engine, const std::string& run_id
                                 .merge_stderr = true});
   const int fd = watcher_.from_stdout.get();
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+DockerEvents::~DockerEvents() {
+  // Only while the supervisor still counts it running: once reaped, the pid is not ours.
+  if (supervisor_.signal(watcher_.pid, SIGKILL)) supervisor_.wait_exit(watcher_.pid, kReapWaitMs);
 }
 
 std::vector<ContainerEnd> DockerEvents::poll() {

@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <stdexcept>
 #include <system_error>
@@ -32,6 +34,11 @@ std::string join(const std::vector<std::string>& argv) {
   return out;
 }
 
+// How a child is tied to the harness: a Supervisor's child (PDEATHSIG, its own process group),
+// a tool (PDEATHSIG, the harness's group, so a Ctrl-C stops it with the harness), or detached
+// (no PDEATHSIG, its own session: it outlives the harness).
+enum class ChildKind { kSupervised, kTool, kDetached };
+
 // Everything the child needs, prepared before fork so the child only makes async-signal-safe
 // calls (the harness may have other threads).
 struct ChildSetup {
@@ -43,7 +50,7 @@ struct ChildSetup {
   int error_fd = -1;  // write end of the close-on-exec error pipe
   int max_fd = 0;     // the fallback's bound when close_range cannot mark descriptors
   pid_t parent = 0;
-  bool own_group = true;
+  ChildKind kind = ChildKind::kSupervised;
 };
 
 [[noreturn]] void child_fail(int error_fd, int step) {
@@ -54,9 +61,13 @@ struct ChildSetup {
 }
 
 [[noreturn]] void run_child(const ChildSetup& s) {
-  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) child_fail(s.error_fd, 1);
-  if (getppid() != s.parent) _exit(126);  // the parent died before PDEATHSIG was armed
-  if (s.own_group) setpgid(0, 0);
+  if (s.kind == ChildKind::kDetached) {
+    setsid();
+  } else {
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) child_fail(s.error_fd, 1);
+    if (getppid() != s.parent) _exit(126);  // the parent died before PDEATHSIG was armed
+    if (s.kind == ChildKind::kSupervised) setpgid(0, 0);
+  }
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -114,7 +125,7 @@ struct StdFds {
 };
 
 pid_t fork_exec(std::vector<std::string> argv, const std::string& netns, StdFds fds,
-                bool own_group) {
+                ChildKind kind) {
   assert(!argv.empty());
   argv[0] = resolve_program(argv[0]);
   ChildSetup s;
@@ -127,7 +138,7 @@ pid_t fork_exec(std::vector<std::string> argv, const std::string& netns, StdFds 
   s.err_fd = fds.err;
   s.max_fd = static_cast<int>(std::clamp(sysconf(_SC_OPEN_MAX), 3L, kMaxFdScanned));
   s.parent = getpid();
-  s.own_group = own_group;
+  s.kind = kind;
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
     throw std::runtime_error("pipe for " + argv[0] + ": " + std::strerror(errno));
@@ -172,6 +183,42 @@ pid_t wait_child(pid_t pid, int* status) {
   return got;
 }
 
+// After a tool's output ended: waits for the tool to end until deadline_ms, but at least
+// kToolExitGraceMs (the output ends a moment before the tool can be reaped), asking
+// `interrupted` between slices (stopped = true when it said so). Returns the wait status, or
+// nullopt. Sleeps on a pidfd (readable once the tool has ended) where the kernel has them.
+constexpr int64_t kToolExitGraceMs = 1000;
+std::optional<int> wait_tool_exit(pid_t pid, int64_t deadline_ms,
+                                  const std::function<bool()>& interrupted, bool& stopped) {
+  const int64_t until_ms = std::max(deadline_ms, steady_now_ms() + kToolExitGraceMs);
+#ifdef SYS_pidfd_open
+  const UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
+#else
+  const UniqueFd pidfd(-1);
+#endif
+  for (;;) {
+    int status = 0;
+    const pid_t got = waitpid(pid, &status, WNOHANG);
+    if (got == pid) return status;
+    if (got < 0 && errno != EINTR) {
+      throw std::runtime_error(std::string("lost the end of a tool: ") + std::strerror(errno));
+    }
+    if (interrupted && interrupted()) {
+      stopped = true;
+      return std::nullopt;
+    }
+    const int64_t left = until_ms - steady_now_ms();
+    if (left <= 0) return std::nullopt;
+    const int64_t slice = std::min(left, kToolInterruptPollMs);
+    if (pidfd.get() >= 0) {
+      pollfd pfd{pidfd.get(), POLLIN, 0};
+      ::poll(&pfd, 1, static_cast<int>(slice));
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::min(slice, kPollStepMs)));
+    }
+  }
+}
+
 // A close-on-exec pipe into read_end and write_end; throws naming the program it is for.
 void make_pipe(const std::string& program, UniqueFd& read_end, UniqueFd& write_end) {
   int p[2];
@@ -194,6 +241,7 @@ int open_log(const std::string& path) {
 
 std::string ExitStatus::describe() const {
   if (signal != 0) return "signal " + std::to_string(signal);
+  if (code < 0) return "status unknown (reaped by another waiter)";
   return "exit " + std::to_string(code);
 }
 
@@ -217,8 +265,11 @@ pid_t Supervisor::spawn(const SpawnOptions& options) {
   return start(options).pid;
 }
 
-StartedChild Supervisor::start(const SpawnOptions& options) {
-  if (options.argv.empty()) throw std::invalid_argument("Supervisor::start: empty argv");
+namespace {
+
+// Supervisor::start and spawn_detached: the descriptors the options ask for, then fork_exec.
+StartedChild start_child(const SpawnOptions& options, ChildKind kind) {
+  if (options.argv.empty()) throw std::invalid_argument("starting a child: empty argv");
   if (options.merge_stderr && !options.pipe_stdout) {
     throw std::invalid_argument("Supervisor::start " + options.argv[0] +
                                 ": merge_stderr needs pipe_stdout");
@@ -241,16 +292,52 @@ StartedChild Supervisor::start(const SpawnOptions& options) {
   if (options.pipe_stdout) make_pipe(program, child.from_stdout, child_out);
   const int out_fd = options.pipe_stdout ? child_out.get() : log.get();
   const int err_fd = options.merge_stderr ? child_out.get() : log.get();
-  child.pid = fork_exec(options.argv, options.netns, {child_in.get(), out_fd, err_fd}, true);
-  live_[child.pid] = options.argv[0];
+  child.pid = fork_exec(options.argv, options.netns, {child_in.get(), out_fd, err_fd}, kind);
   return child;
+}
+
+}  // namespace
+
+StartedChild Supervisor::start(const SpawnOptions& options) {
+  StartedChild child = start_child(options, ChildKind::kSupervised);
+  live_[child.pid] = options.argv[0];
+  // A pid the kernel reused: the earlier child's end, already learned from wait_exit, is not
+  // this one's, and poll() must not report it as this one's.
+  ended_.erase(child.pid);
+  std::erase_if(unreported_, [&](const ExitStatus& e) { return e.pid == child.pid; });
+  return child;
+}
+
+pid_t spawn_detached(const SpawnOptions& options) {
+  if (options.pipe_stdin || options.pipe_stdout || options.merge_stderr) {
+    throw std::invalid_argument("spawn_detached drops pipe ends: " + options.argv.at(0));
+  }
+  return start_child(options, ChildKind::kDetached).pid;
 }
 
 void Supervisor::record(pid_t pid, int status) {
   if (!live_.erase(pid)) return;  // an adopted orphan: reaped, nothing to report
-  ExitStatus e = decode(pid, status);
-  ended_[pid] = e;
+  remember(decode(pid, status));
+}
+
+void Supervisor::record_lost(pid_t pid) {
+  if (!live_.erase(pid)) return;
+  ExitStatus e;  // code -1, signal 0: ended, status unknown
+  e.pid = pid;
+  remember(e);
+}
+
+void Supervisor::remember(const ExitStatus& e) {
+  ended_[e.pid] = e;
+  ended_order_.push_back(e.pid);
   unreported_.push_back(e);
+  // Bounded: the oldest ends are forgotten first (wait_exit then answers nullopt for them). A
+  // pid in the order whose entry start() erased, or that a newer end replaced, is skipped.
+  while (ended_order_.size() > kEndedKept) {
+    const pid_t oldest = ended_order_.front();
+    ended_order_.pop_front();
+    if (std::count(ended_order_.begin(), ended_order_.end(), oldest) == 0) ended_.erase(oldest);
+  }
 }
 
 std::vector<ExitStatus> Supervisor::poll() {
@@ -268,8 +355,19 @@ std::vector<pid_t> Supervisor::running_pids() const {
   return out;
 }
 
+bool Supervisor::reap_if_ended(pid_t pid) {
+  int status = 0;
+  const pid_t got = waitpid(pid, &status, WNOHANG);
+  if (got == pid) {
+    record(pid, status);
+  } else if (got < 0 && errno == ECHILD) {
+    record_lost(pid);  // reaped elsewhere: its pid is not ours to signal any more
+  }
+  return !running(pid);
+}
+
 bool Supervisor::signal(pid_t pid, int sig) {
-  if (!running(pid)) return false;
+  if (!running(pid) || reap_if_ended(pid)) return false;
   return kill(pid, sig) == 0;
 }
 
@@ -278,18 +376,14 @@ std::optional<ExitStatus> Supervisor::wait_exit(pid_t pid, int64_t timeout_ms) {
   for (;;) {
     if (auto it = ended_.find(pid); it != ended_.end()) return it->second;
     if (!running(pid)) return std::nullopt;
-    int status = 0;
-    const pid_t got = waitpid(pid, &status, WNOHANG);
-    if (got == pid) {
-      record(pid, status);
-      continue;
-    }
+    if (reap_if_ended(pid)) continue;
     if (steady_now_ms() >= deadline) return std::nullopt;
     std::this_thread::sleep_for(std::chrono::milliseconds(kPollStepMs));
   }
 }
 
 void Supervisor::stop_all(int64_t grace_ms) {
+  for (pid_t pid : running_pids()) reap_if_ended(pid);  // signal only what is still ours
   for (pid_t pid : running_pids()) {
     kill(pid, SIGCONT);  // a stopped child cannot act on SIGTERM
     kill(pid, SIGTERM);
@@ -299,7 +393,11 @@ void Supervisor::stop_all(int64_t grace_ms) {
   for (pid_t pid : running_pids()) {
     kill(pid, SIGKILL);
     int status = 0;
-    if (wait_child(pid, &status) == pid) record(pid, status);
+    if (wait_child(pid, &status) == pid) {
+      record(pid, status);
+    } else {
+      record_lost(pid);
+    }
   }
 }
 
@@ -310,7 +408,7 @@ ToolResult run_tool(const std::vector<std::string>& argv, const std::string& net
   make_pipe(argv.at(0), in_read, in_write);
   make_pipe(argv.at(0), out_read, out_write);
   const pid_t pid =
-      fork_exec(argv, netns, {in_read.get(), out_write.get(), out_write.get()}, false);
+      fork_exec(argv, netns, {in_read.get(), out_write.get(), out_write.get()}, ChildKind::kTool);
   in_read.reset();
   out_write.reset();
   // Tool inputs are small nft scripts, far below the pipe buffer, so this write cannot block.
@@ -338,13 +436,21 @@ ToolResult run_tool(const std::vector<std::string>& argv, const std::string& net
     const int64_t slice = interrupted ? std::min(left, kToolInterruptPollMs) : left;
     if (::poll(&pfd, 1, static_cast<int>(slice)) <= 0) continue;
     const ssize_t n = read(out_read.get(), buffer, sizeof buffer);
-    if (n <= 0) break;
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // end of output (or a read error: the tool's end is waited for below)
     if (result.output.size() < kToolOutputMax) result.output.append(buffer, n);
   }
   out_read.reset();
-  int status = 0;
-  wait_child(pid, &status);
-  result.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  bool stopped = false;
+  const std::optional<int> status = wait_tool_exit(pid, deadline, interrupted, stopped);
+  if (!status) {
+    kill(pid, SIGKILL);
+    wait_child(pid, nullptr);
+    if (stopped) throw ToolInterrupted("interrupted: " + join(argv));
+    throw std::runtime_error("timed out after " + std::to_string(timeout_ms) +
+                             " ms (its output had ended): " + join(argv) + "\n" + result.output);
+  }
+  result.code = WIFEXITED(*status) ? WEXITSTATUS(*status) : 128 + WTERMSIG(*status);
   return result;
 }
 

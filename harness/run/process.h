@@ -6,6 +6,11 @@
 // when asked, inside a named network namespace (setns before exec). The harness is a child
 // subreaper, so orphans of its children are reaped here rather than by PID 1.
 //
+// One Supervisor starts the children of a process that calls poll(): poll() reaps every ended
+// child of the process (waitpid(-1)) and drops those it did not start, so a child of a second
+// Supervisor would be lost there, and that Supervisor would later signal a pid the kernel may
+// have reused. Parts that start children (backends, the docker events watcher) take the run's.
+//
 // PDEATHSIG fires when the *thread* that forked exits: spawn only from the thread that lives for
 // the whole run (the main thread). Thread rules: a Supervisor is used from that one thread.
 #pragma once
@@ -13,6 +18,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
@@ -48,9 +54,10 @@ struct StartedChild {
 // How a child ended, decoded from a waitpid status.
 struct ExitStatus {
   pid_t pid = 0;
-  int code = -1;                 // exit code when it exited, else -1
-  int signal = 0;                // the signal that killed it, else 0
-  std::string describe() const;  // "exit 0" / "signal 9"
+  int code = -1;   // exit code when it exited, else -1
+  int signal = 0;  // the signal that killed it, else 0
+  // "exit 0" / "signal 9" / (code -1, signal 0) "status unknown (reaped by another waiter)"
+  std::string describe() const;
 };
 
 class Supervisor {
@@ -86,11 +93,31 @@ class Supervisor {
   void stop_all(int64_t grace_ms);
 
  private:
-  std::map<pid_t, std::string> live_;   // pid -> program, for messages
-  std::map<pid_t, ExitStatus> ended_;   // reaped but not yet returned by wait_exit
-  std::vector<ExitStatus> unreported_;  // reaped by wait_exit/stop_all, not yet by poll
+  static constexpr size_t kEndedKept = 4096;  // ends wait_exit can still answer for
+
+  std::map<pid_t, std::string> live_;  // pid -> program, for messages
+  // How reaped children ended, for wait_exit (the latest kEndedKept; a pid started again is
+  // removed), and the order they were reaped in.
+  std::map<pid_t, ExitStatus> ended_;
+  std::deque<pid_t> ended_order_;
+  std::vector<ExitStatus> unreported_;  // reaped, not yet returned by poll
   void record(pid_t pid, int status);
+  // A child that waitpid says is not ours any more (ECHILD: reaped elsewhere): ended, status
+  // unknown (code -1, signal 0).
+  void record_lost(pid_t pid);
+  // Reaps pid if it has ended (record) or was reaped elsewhere (record_lost); true when it is no
+  // longer running.
+  bool reap_if_ended(pid_t pid);
+  void remember(const ExitStatus& e);
 };
+
+// Starts a program that outlives the harness: no PDEATHSIG, its own session (a Ctrl-C at the
+// terminal does not reach it), descriptors as for a Supervisor's child (0-2 only). No Supervisor
+// tracks it: the caller waits for it with waitpid (in a process whose Supervisor polls, that
+// poll may reap it first: ask process_state too), or init reaps it once the harness is gone.
+// For a daemon a SIGKILLed harness must leave running (a started dockerd, which the next run's
+// sweep empties). Throws like Supervisor::start; std::invalid_argument for pipe options.
+pid_t spawn_detached(const SpawnOptions& options);
 
 // Output of a short-lived tool run to completion.
 struct ToolResult {

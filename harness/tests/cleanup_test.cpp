@@ -28,21 +28,9 @@ namespace {
 
 using locklab::testkit::after;
 using locklab::testkit::poll_until;
+using locklab::testkit::read_proc_file;
 
 namespace fs = std::filesystem;
-
-// A /proc file's bytes, or "" when it cannot be read: a process that exits while its file is
-// read fails the read with ESRCH (an ifstream read through istreambuf_iterator throws then).
-std::string read_proc_file(const fs::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return "";
-  std::string text;
-  char buffer[4096];
-  ssize_t n = 0;
-  while ((n = ::read(fd, buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<size_t>(n));
-  ::close(fd);
-  return n < 0 ? "" : text;
-}
 
 // Pids of processes whose command line mentions `needle`.
 std::vector<pid_t> processes_mentioning(const std::string& needle) {

@@ -13,10 +13,12 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "explore/case_runner.h"
 #include "programs.h"
+#include "run/process.h"
 #include "run/run.h"
 #include "temp_dir.h"
 #include "testkit.h"
@@ -91,14 +93,12 @@ TEST(ExploreCase, MemberThatAbortsMidRunIsRecordedAsAMemberDeath) {
   write(dir.file("s.toml"),
         "[cluster]\nbackend = \"loopback\"\n[workload]\nworkers = 1\nduration_ms = 20000\n");
   const std::string out = dir.file("run");
-  const std::string command = std::string(LOCKLAB_BIN_DIR) + "/locklab run " + dir.file("s.toml") +
-                              " --mongod " + wrapper + " --seed 1 --out " + out + " > " +
-                              dir.file("log") + " 2>&1";
-  const int status = std::system(command.c_str());
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 2) << read(dir.file("log"));
-  EXPECT_EQ(read(fs::path(out) / kMemberDiedFile), "member m0 ended (signal 6)\n")
-      << read(dir.file("log"));
+  const ToolResult run =
+      run_tool({std::string(LOCKLAB_BIN_DIR) + "/locklab", "run", dir.file("s.toml"), "--mongod",
+                wrapper, "--seed", "1", "--out", out},
+               "", "", 180'000);
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_EQ(read(fs::path(out) / kMemberDiedFile), "member m0 ended (signal 6)\n") << run.output;
   EXPECT_EQ(classify_run(out, 2).verdict, CaseVerdict::kMemberDied);
 }
 
@@ -130,30 +130,26 @@ TEST(ExploreInterrupt, CtrlCMidCaseLeavesNothingBehind) {
   if (!testing::programs_built()) GTEST_SKIP() << "needs locklab and mongosim built";
   testkit::TempDir dir;
   const fs::path out = dir.file("explore");
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    setpgid(0, 0);
-    const std::string log = dir.file("log");
-    freopen(log.c_str(), "w", stderr);
-    freopen(log.c_str(), "a", stdout);
-    const std::string locklab = std::string(LOCKLAB_BIN_DIR) + "/locklab";
-    execl(locklab.c_str(), "locklab", "explore", "--members", "3", "--cases", "5", "--seed", "7",
-          "--max-size", "50", "--out", out.c_str(), nullptr);
-    _exit(127);
-  }
-  setpgid(pid, pid);
+  // The Supervisor starts it in a process group of its own, as a terminal would start the
+  // explorer, so the SIGINT below reaches the explorer's whole group.
+  Supervisor supervisor;
+  const std::string locklab = std::string(LOCKLAB_BIN_DIR) + "/locklab";
+  const pid_t pid =
+      supervisor.spawn({.argv = {locklab, "explore", "--members", "3", "--cases", "5", "--seed",
+                                 "7", "--max-size", "50", "--out", out.string()},
+                        .netns = "",
+                        .log_path = dir.file("log")});
   // The first case is running its workers: its history records a worker's spawn.
   const bool started = poll_until(
       after(std::chrono::milliseconds(60'000)),
       [&] { return read(out / "cases/0/history.jsonl").find("\"spawn\"") != std::string::npos; },
       kPollMs);
   kill(-pid, SIGINT);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  const std::optional<ExitStatus> end = supervisor.wait_exit(pid, 120'000);
+  ASSERT_TRUE(end.has_value()) << "the explorer did not end after SIGINT\n"
+                               << read(dir.file("log"));
   ASSERT_TRUE(started) << read(dir.file("log"));
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 130) << read(dir.file("log"));
+  EXPECT_EQ(end->code, 130) << end->describe() << "\n" << read(dir.file("log"));
   const std::vector<pid_t> pids = case_pids(out);
   ASSERT_FALSE(pids.empty());
   for (pid_t p : pids) {

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "poll_until.h"
 #include "temp_dir.h"
 
 namespace locklab {
@@ -157,7 +158,6 @@ TEST(History, WriterKilledMidStreamLeavesNoTornLine) {
     for (int n = 0;; ++n) writer.append(big_event("w1", n));
   }
   // Wait (bounded) until the writer is well into its stream, then kill it mid-write.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   // No line is longer than the one with the widest counter, so bytes / that length is a lower
   // bound on the number of whole lines already in the file.
   Event widest = big_event("w1", 99999999);
@@ -168,11 +168,14 @@ TEST(History, WriterKilledMidStreamLeavesNoTornLine) {
     uintmax_t bytes = std::filesystem::file_size(path, missing);
     return missing ? 0 : bytes / line_bytes_max;
   };
-  while (written() < 200 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  const bool well_into = testkit::poll_until(
+      testkit::after(std::chrono::seconds(30)), [&] { return written() >= 200; },
+      std::chrono::milliseconds(1));
   ASSERT_EQ(::kill(pid, SIGKILL), 0);
   int status = 0;
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
   ASSERT_TRUE(WIFSIGNALED(status));
+  ASSERT_TRUE(well_into) << "the writer had not written 200 lines in 30 s";
   // Every event the writer finished is there, in order; at most the one in flight is cut
   // off (the kernel may stop a write between page copies when SIGKILL arrives).
   HistoryReadStats stats;

@@ -4,12 +4,16 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "testkit.h"
 
@@ -250,6 +254,76 @@ TEST(RunTool, CapturesOutputAndCode) {
   EXPECT_EQ(r.output, "fed\ndone\n");
   EXPECT_THROW(run_tool_checked({"sh", "-c", "exit 1"}), std::runtime_error);
   EXPECT_THROW(run_tool({"sleep", "5"}, "", "", 100), std::runtime_error);
+}
+
+// What the model leaves out: a real second waiter (another Supervisor's poll, a thread): the test
+// reaps the child itself, which is what such a waiter would have done.
+TEST(Supervisor, AChildReapedByAnotherWaiterEndsWithAnUnknownStatus) {
+  Supervisor s;
+  const pid_t pid = s.spawn({{"/bin/sh", "-c", "exit 5"}, "", ""});
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);  // the other waiter
+  const std::optional<ExitStatus> end = s.wait_exit(pid, 10'000);
+  ASSERT_TRUE(end.has_value()) << "the child counted as running after it was reaped";
+  EXPECT_EQ(end->code, -1);
+  EXPECT_EQ(end->signal, 0);
+  EXPECT_NE(end->describe().find("status unknown"), std::string::npos) << end->describe();
+  EXPECT_FALSE(s.running(pid)) << "its pid is no longer the supervisor's to signal";
+  const std::vector<ExitStatus> reported = s.poll();
+  ASSERT_EQ(reported.size(), 1u);
+  EXPECT_EQ(reported[0].pid, pid);
+}
+
+TEST(Supervisor, StopAllForgetsAChildReapedByAnotherWaiter) {
+  Supervisor s;
+  const pid_t pid = s.spawn({{"/bin/sh", "-c", "exit 0"}, "", ""});
+  ASSERT_EQ(::waitpid(pid, nullptr, 0), pid);  // the other waiter
+  s.stop_all(100);
+  EXPECT_TRUE(s.running_pids().empty());
+}
+
+TEST(SpawnDetached, RunsInItsOwnSessionWithOnlyItsStandardDescriptors) {
+  const int leaked = ::open("/dev/null", O_RDONLY);  // no O_CLOEXEC, on purpose
+  ASSERT_GE(leaked, 3);
+  const testkit::TempDir dir("locklab-detached");
+  const std::string log = dir.file("detached.log");
+  const pid_t pid = spawn_detached(
+      {.argv = {"/bin/sh", "-c",
+                "[ -e /proc/$$/fd/" + std::to_string(leaked) + " ] && echo open || echo closed"},
+       .netns = "",
+       .log_path = log});
+  ::close(leaked);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  std::ifstream in(log);
+  std::string seen;
+  std::getline(in, seen);
+  EXPECT_EQ(seen, "closed");
+  EXPECT_THROW(
+      spawn_detached({.argv = {"/bin/true"}, .netns = "", .log_path = "", .pipe_stdout = true}),
+      std::invalid_argument);
+}
+
+TEST(SpawnDetached, LeadsASessionOfItsOwn) {
+  const pid_t pid = spawn_detached({.argv = {"/bin/sleep", "60"}, .netns = "", .log_path = ""});
+  ASSERT_GT(pid, 0);
+  // setsid runs in the child before exec: poll until it has (never a sleep standing in for it).
+  EXPECT_TRUE(poll_until(
+      after(std::chrono::seconds(10)), [&] { return ::getsid(pid) == pid; }, kPollMs))
+      << "session " << ::getsid(pid) << ", ours " << ::getsid(0);
+  ::kill(pid, SIGKILL);
+  ASSERT_EQ(::waitpid(pid, nullptr, 0), pid);
+}
+
+TEST(RunTool, ATimeoutStillHoldsAfterTheToolClosesItsOutput) {
+  // Closes stdout and stderr, then keeps running: the end of output is not the tool's end.
+  try {
+    run_tool({"sh", "-c", "exec >&- 2>&-; exec sleep 60"}, "", "", 300);
+    ADD_FAILURE() << "run_tool returned although the tool ran past its timeout";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("timed out"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 #include "report/timeline.h"
 #include "report/timeline_data.h"
 #include "run/check_command.h"
+#include "run/process.h"
 #include "temp_dir.h"
 
 namespace locklab {
@@ -38,6 +39,15 @@ std::string read_all(const std::string& path) {
   std::stringstream buffer;
   buffer << in.rdbuf();
   return buffer.str();
+}
+
+// xmllint's verdict on `text` as an XML file (scripts/install-deps.sh installs xmllint).
+void expect_well_formed_xml(const std::string& text) {
+  TempDir dir;
+  const std::string path = dir.path() + "/file.xml";
+  std::ofstream(path) << text;
+  const ToolResult lint = run_tool({"xmllint", "--noout", path});
+  EXPECT_EQ(lint.code, 0) << lint.output;
 }
 
 size_t occurrences(const std::string& text, const std::string& needle) {
@@ -282,11 +292,7 @@ TEST(Report, ChartsCountEveryAcquisitionAndDrawEveryWindow) {
     std::string svg = render_run_chart_svg(model, chart);
     EXPECT_EQ(occurrences(svg, "class=\"band\""), model.windows.size());
     EXPECT_EQ(occurrences(svg, "<polyline"), 1u);
-    if (std::system("command -v xmllint >/dev/null 2>&1") == 0) {
-      TempDir dir;
-      std::ofstream(dir.path() + "/chart.svg") << svg;
-      EXPECT_EQ(std::system(("xmllint --noout " + dir.path() + "/chart.svg").c_str()), 0);
-    }
+    expect_well_formed_xml(svg);
   }
 }
 
@@ -314,12 +320,7 @@ TEST(Report, JunitHasOneTestcasePerPropertyAndIsWellFormed) {
   EXPECT_EQ(occurrences(xml, "<testsuite "), occurrences(xml, "</testsuite>"));
   EXPECT_EQ(occurrences(xml, "<failure "), occurrences(xml, "</failure>"));
   EXPECT_EQ(xml.find("& "), std::string::npos);
-  if (std::system("command -v xmllint >/dev/null 2>&1") == 0) {
-    TempDir dir;
-    std::string path = dir.path() + "/junit.xml";
-    std::ofstream(path) << xml;
-    EXPECT_EQ(std::system(("xmllint --noout " + path).c_str()), 0);
-  }
+  expect_well_formed_xml(xml);
 }
 
 TEST(Report, SummaryIsATableWithEveryProperty) {

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The sim layers are enforced by the build: a probe built against the bson layer alone compiles
 # when it includes a bson header and fails, naming the header, when it includes a server header;
-# and no layer's file includes by a relative path (which would bypass the include roots).
+# and no layer's file (headers included) includes outside the layers it links (includes.py).
 #   check.sh BUILD_DIR
 set -u
 build=$1
@@ -19,13 +19,31 @@ echo "$out" | grep -q "server/server.h: No such file or directory" || {
   echo "FAIL: the back-edge probe failed for another reason than the refused include"
   exit 1
 }
-# A relative include ("../server/x.h") would reach past a layer's include root: none may exist.
-sim=$(dirname "$0")/..
-relative=$(grep -rn --include='*.h' --include='*.cpp' -E '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[.][.]?/' \
-  "$sim/bson" "$sim/base" "$sim/query" "$sim/command" "$sim/repl" "$sim/data" "$sim/server")
-if [ -n "$relative" ]; then
-  echo "$relative"
-  echo "FAIL: a relative include bypasses the layers' include roots (include \"<folder>/<file>.h\")"
+# The build sees only the includes a layer's own .cpp files reach; includes.py reads every file
+# of every layer (a header no .cpp of its layer compiles, "<folder>/../" paths). It must pass on
+# the tree and fail on a copy with one planted include of each kind it refuses.
+sim=$(cd "$(dirname "$0")/.." && pwd)
+python3 "$sim/layer_probe/includes.py" "$sim" || exit 1
+copy=$(mktemp -d "${TMPDIR:-/tmp}/locklab-layers.XXXXXX") || exit 1
+trap 'rm -rf "$copy"' EXIT
+for layer in bson base query command repl data server; do
+  mkdir -p "$copy/sim/$layer" && cp "$sim/$layer"/*.h "$sim/$layer/CMakeLists.txt" "$copy/sim/$layer/"
+done
+printf '#include "query/path.h"\n' >>"$copy/sim/base/clock.h"
+printf '#include "repl/../data/store.h"\n' >>"$copy/sim/repl/config.h"
+printf '#include "base/./clock.h"\n' >>"$copy/sim/base/log.h"
+printf '#include "clock.h"\n' >>"$copy/sim/base/optime.h"
+if out=$(python3 "$sim/layer_probe/includes.py" "$copy/sim"); then
+  echo "$out"
+  echo "FAIL: includes.py passed a copy with planted back-edges"
   exit 1
 fi
-echo "PASS: bson cannot include server/server.h; bson/value.h compiles; no relative includes"
+for planted in "sim/base/clock.h:[0-9]*: query/path.h" "sim/repl/config.h:[0-9]*: repl/../data/store.h" \
+  "sim/base/log.h:[0-9]*: base/./clock.h" "sim/base/optime.h:[0-9]*: clock.h"; do
+  echo "$out" | grep -q "$planted" || {
+    echo "$out"
+    echo "FAIL: includes.py did not name the planted include $planted"
+    exit 1
+  }
+done
+echo "PASS: bson cannot include server/server.h; bson/value.h compiles; every layer file's includes stay in its links"

@@ -12,6 +12,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -32,27 +33,21 @@ struct Held {
   std::string network;
 };
 
-// Starts docker_hold and reads its "ready" line (it blocks until the set is up).
-Held start_hold(const std::string& work) {
-  int out[2];
-  if (pipe(out) != 0) throw std::runtime_error("pipe failed");
-  const pid_t pid = fork();
-  if (pid == 0) {
-    dup2(out[1], 1);
-    close(out[0]);
-    const std::string hold = std::string(LOCKLAB_BIN_DIR) + "/docker_hold";
-    execl(hold.c_str(), hold.c_str(), LOCKLAB_BIN_DIR, LOCKLAB_SOURCE_DIR, work.c_str(), nullptr);
-    _exit(127);
-  }
-  close(out[1]);
-  FILE* in = fdopen(out[0], "r");
-  char line[1024] = {};
-  const bool got = std::fgets(line, sizeof line, in) != nullptr;
-  std::fclose(in);
+// Starts docker_hold under `supervisor` and reads its "ready" line (it writes it once the set is
+// up, which includes building the image); within the test's own TIMEOUT (300 s), so that its
+// stderr is shown when it does not come.
+constexpr int64_t kHoldReadyMs = 240'000;
+Held start_hold(Supervisor& supervisor, const std::string& work) {
+  const std::string hold = std::string(LOCKLAB_BIN_DIR) + "/docker_hold";
+  StartedChild child = supervisor.start({.argv = {hold, LOCKLAB_BIN_DIR, LOCKLAB_SOURCE_DIR, work},
+                                         .netns = "",
+                                         .log_path = work + "/docker_hold.stderr",
+                                         .pipe_stdout = true});
   Held held;
-  held.pid = pid;
-  if (!got) return held;
-  std::istringstream fields(line);
+  held.pid = child.pid;
+  const std::optional<std::string> line = read_line(child.from_stdout.get(), kHoldReadyMs, 1024);
+  if (!line) return held;
+  std::istringstream fields(*line);
   std::string word;
   int dockerd = 0;
   fields >> word >> held.run_id >> dockerd >> held.root >> held.network;
@@ -67,12 +62,13 @@ TEST(DockerSweep, SigkilledHolderLeavesNothingAfterTheSweep) {
   const testkit::TempDir dir("locklab-dockertest-sweep");
   const std::string work = dir.path();
 
-  const Held held = start_hold(work);
-  ASSERT_FALSE(held.run_id.empty()) << "docker_hold did not report ready";
-  kill(held.pid, SIGKILL);
-  int status = 0;
-  waitpid(held.pid, &status, 0);
-  ASSERT_TRUE(WIFSIGNALED(status));
+  Supervisor supervisor;
+  const Held held = start_hold(supervisor, work);
+  ASSERT_FALSE(held.run_id.empty()) << "docker_hold did not report ready; its stderr:\n"
+                                    << testkit::read_proc_file(work + "/docker_hold.stderr");
+  ASSERT_TRUE(supervisor.signal(held.pid, SIGKILL));
+  const std::optional<ExitStatus> end = supervisor.wait_exit(held.pid, 30'000);
+  ASSERT_TRUE(end.has_value() && end->signal == SIGKILL);
 
   // The holder's objects outlive it until a sweep runs (this is what the sweep is for).
   const std::string host = held.root == "-" ? "" : "unix://" + held.root + "/docker.sock";

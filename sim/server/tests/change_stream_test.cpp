@@ -362,12 +362,11 @@ TEST(ChangeStream, ErrorsCarryMongodsChangeStreamLabels) {
 
 int64_t opcounter(mongoc_client_t* client, const char* name) {
   OwnedBson cmd(BCON_NEW("serverStatus", BCON_INT32(1)));
-  bson_t reply;
+  mongolock::bson::BsonReply reply;
   bson_error_t error;
-  bool ok = mongoc_client_command_simple(client, "admin", cmd.get(), nullptr, &reply, &error);
-  Document d = to_document(&reply);
-  bson_destroy(&reply);
+  bool ok = mongoc_client_command_simple(client, "admin", cmd.get(), nullptr, reply.out(), &error);
   if (!ok) throw std::runtime_error(error.message);
+  Document d = to_document(reply.get());
   return d.get("opcounters")->as_document().get(name)->as_int64();
 }
 
