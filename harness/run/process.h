@@ -135,7 +135,9 @@ class ToolInterrupted : public std::runtime_error {
 // Runs argv to completion (optionally inside `netns`, feeding `input` on stdin), waiting at most
 // timeout_ms before killing it. Never throws for a non-zero exit; throws std::runtime_error
 // when the tool cannot be started or times out, and ToolInterrupted when `interrupted` (asked
-// every kToolInterruptPollMs while the tool runs) returns true.
+// every kToolInterruptPollMs while the tool runs) returns true. `input` is written whole before
+// the wait starts, so it must fit in a pipe's buffer (the nft scripts it carries are a few KiB):
+// a larger one, to a tool that does not read it, holds the call until the tool ends.
 inline constexpr int64_t kToolInterruptPollMs = 100;
 ToolResult run_tool(const std::vector<std::string>& argv, const std::string& netns = "",
                     const std::string& input = "", int64_t timeout_ms = 10'000,
