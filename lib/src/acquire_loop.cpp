@@ -26,6 +26,7 @@ struct AttemptResult {
   std::optional<Handle> handle;
   std::string unchecked;         // why nothing was sent: the indexes could not be checked
   std::optional<Bson> document;  // the lock document a refused attempt returned
+  std::optional<Clock::time_point> sent_at;  // when the attempt was sent, if it was
 };
 
 std::string describe(const HoldSpec& spec) {
@@ -156,12 +157,15 @@ AttemptResult attempt_once(const std::shared_ptr<Context>& context, const HoldSp
       sent_at + std::chrono::milliseconds(options.expiry_ms - options.lost_safety_margin_ms);
   if (reply.outcome == Outcome::kOk) {
     std::optional<int64_t> token = granted_token(spec, *reply.doc, id);
-    if (!token) return {Attempt::kBusy, std::nullopt, {}, find_document(*reply.doc, "value")};
+    if (!token) {
+      return {Attempt::kBusy, std::nullopt, {}, find_document(*reply.doc, "value"), sent_at};
+    }
     if (Clock::now() < lease_end) {
       return {Attempt::kGranted,
               start_lease(context, spec, id, *token, sent_at, stop, slot_handed_over),
               {},
-              std::nullopt};
+              std::nullopt,
+              sent_at};
     }
     // The reply came back after the client-side lease ended: hand it back rather than return a
     // hold that is already lost.
@@ -175,7 +179,9 @@ AttemptResult attempt_once(const std::shared_ptr<Context>& context, const HoldSp
     throw ServerError("mongolock: acquire of " + describe(spec) + " refused: " + reply.message,
                       reply.domain, reply.code);
   }
-  return {};
+  AttemptResult resolved;
+  resolved.sent_at = sent_at;
+  return resolved;
 }
 
 // attempt_once within one reserved hold slot (the Lease keeps it when granted).
@@ -190,6 +196,49 @@ AttemptResult attempt_in_slot(const std::shared_ptr<Context>& context, const Hol
     AttemptResult result = attempt_once(context, spec, ticket, stop, slot_handed_over);
     if (!slot_handed_over) context->release_hold();
     return result;
+  } catch (...) {
+    if (!slot_handed_over) context->release_hold();
+    throw;
+  }
+}
+
+// A notify waiter's hand-over (notify_waiter.h) becomes a Handle in a hold slot of its own. With
+// less than half the lease left on the client's clock (the waiter's last attempt was long
+// before), it is extended first, so the hold is not returned on the edge of its loss; an
+// extension that finds it gone (the lease lapsed) leaves the call waiting, one with an unknown
+// outcome is resolved by a tombstone of the waiter id and the call waits on as a new waiter.
+std::optional<Handle> claim_hand_over(const std::shared_ptr<Context>& context, const HoldSpec& spec,
+                                      NotifyWaiter& notify, const NotifyWaiter::HandOver& hand_over,
+                                      const std::stop_token& stop) {
+  if (!context->try_reserve_hold()) {
+    throw Error("mongolock: acquire of " + describe(spec) + " refused: this Provider already has " +
+                std::to_string(kHoldsPerProviderMax) + " holds (the limit)");
+  }
+  bool slot_handed_over = false;
+  try {
+    const Options& options = context->options();
+    Clock::time_point anchor = hand_over.anchor;
+    if (Clock::now() - anchor > std::chrono::milliseconds(options.expiry_ms / 2)) {
+      const Clock::time_point sent_at = Clock::now();
+      Reply reply = context->write_once(*extend_for(spec, hand_over.id, options));
+      if (reply.outcome != Outcome::kOk) {
+        if (auto unresolved = resolve_by_tombstone(*context, spec, hand_over.id, stop)) {
+          throw_unresolved(spec, options, sent_at, reply.message + "; " + *unresolved);
+        }
+        notify.renew();
+        context->release_hold();
+        return std::nullopt;
+      }
+      if (find_int64(*reply.doc, "n").value_or(0) != 1) {
+        context->release_hold();  // lapsed: the call waits on (its entry is gone: it queues again)
+        return std::nullopt;
+      }
+      anchor = sent_at;
+    }
+    Handle handle =
+        start_lease(context, spec, hand_over.id, hand_over.token, anchor, stop, slot_handed_over);
+    notify.granted();
+    return handle;
   } catch (...) {
     if (!slot_handed_over) context->release_hold();
     throw;
@@ -215,11 +264,20 @@ std::optional<Handle> acquire_loop(const std::shared_ptr<Context>& context, cons
   while (true) {
     if (stop.stop_requested())
       throw Cancelled("mongolock: acquire of " + describe(spec) + " cancelled");
+    if (auto hand_over = notify.take_hand_over()) {
+      if (auto handle = claim_hand_over(context, spec, notify, *hand_over, stop)) return handle;
+    }
     const uint64_t seen = notify.wakes();
     AttemptResult result = attempt_in_slot(context, spec, notify.ticket(), stop);
     if (result.kind == Attempt::kGranted) {
       notify.granted();
       return std::move(result.handle);
+    }
+    if (result.sent_at) {
+      notify.note_attempt(*result.sent_at, result.document ? result.document->get() : nullptr);
+      if (auto hand_over = notify.take_hand_over()) {
+        if (auto handle = claim_hand_over(context, spec, notify, *hand_over, stop)) return handle;
+      }
     }
     if (unchecked != nullptr) *unchecked = std::move(result.unchecked);
     const Clock::time_point now = Clock::now();

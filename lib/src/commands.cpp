@@ -3,6 +3,7 @@
 #include <bson/bson.h>
 
 #include <cassert>
+#include <cstring>
 #include <string>
 
 namespace mongolock::detail {
@@ -178,12 +179,17 @@ Bson live_queue() {
                        BCON_DOCUMENT(live.get()), "}"));
 }
 
-// {w: W, p: P, until: NOW + keep}: the waiter's entry as this attempt leaves it.
+// {w: W, p: P, x: lease, o: owner, until: NOW + keep}: the waiter's entry as this attempt
+// leaves it (x and o are what a hand-over grants it: a release cannot know the waiter's lease).
 Bson queue_entry(const QueueTicket& ticket) {
+  assert(ticket.owner != nullptr && ticket.expiry_ms > 0);
   const std::string waiter(ticket.waiter);
   const std::string provider(ticket.provider);
-  return Bson(BCON_NEW("w", BCON_UTF8(waiter.c_str()), "p", BCON_UTF8(provider.c_str()), "until",
-                       "{", "$add", "[", BCON_UTF8("$$NOW"), BCON_INT64(ticket.keep_ms), "]", "}"));
+  Bson owner = owner_doc(*ticket.owner);
+  return Bson(BCON_NEW("w", BCON_UTF8(waiter.c_str()), "p", BCON_UTF8(provider.c_str()), "x",
+                       BCON_INT64(ticket.expiry_ms), "o", "{", "$literal",
+                       BCON_DOCUMENT(owner.get()), "}", "until", "{", "$add", "[",
+                       BCON_UTF8("$$NOW"), BCON_INT64(ticket.keep_ms), "]", "}"));
 }
 
 // It is this waiter's turn: no live entry, its entry first, or the lock free for grace_ms (the
@@ -215,14 +221,116 @@ Bson queue_after_expr(const QueueTicket& ticket) {
                          BCON_INT64(kQueueEntriesMax), "]", "}", "{", "$concatArrays", "[",
                          BCON_UTF8("$_q"), "[", BCON_DOCUMENT(entry.get()), "]", "]", "}",
                          BCON_UTF8("$_q"), "]"));
-  Bson refused(BCON_NEW("$cond", "[", BCON_DOCUMENT(listed.get()), BCON_DOCUMENT(refreshed.get()),
-                        BCON_DOCUMENT(appended.get()), "]"));
+  Bson queued(BCON_NEW("$cond", "[", BCON_DOCUMENT(listed.get()), BCON_DOCUMENT(refreshed.get()),
+                       BCON_DOCUMENT(appended.get()), "]"));
+  // _s: the queue stays as it is (see stay_expr).
+  Bson refused(
+      BCON_NEW("$cond", "[", BCON_UTF8("$_s"), BCON_UTF8("$_q"), BCON_DOCUMENT(queued.get()), "]"));
   return Bson(BCON_NEW("$cond", "[", BCON_UTF8("$_g"), BCON_DOCUMENT(granted.get()),
                        BCON_DOCUMENT(refused.get()), "]"));
 }
 
+// A refused attempt leaves the queue as it is when its id is tombstoned (it runs late, after its
+// call resolved it: it must not queue the waiter again) or its waiter holds the lock by a
+// hand-over that has not lapsed (it would queue behind itself).
+Bson stay_expr(const HoldRequest& request) {
+  const std::string waiter(request.ticket->waiter);
+  Bson tombstoned(BCON_NEW("$not", "[", BCON_DOCUMENT(not_abandoned_expr(request.id).get()), "]"));
+  Bson holding(BCON_NEW("$and", "[", "{", "$eq", "[", BCON_UTF8("$holder"),
+                        BCON_UTF8(waiter.c_str()), "]", "}", "{", "$not", "[",
+                        BCON_DOCUMENT(free_expr().get()), "]", "}", "]"));
+  return Bson(
+      BCON_NEW("$or", "[", BCON_DOCUMENT(tombstoned.get()), BCON_DOCUMENT(holding.get()), "]"));
+}
+
+void append_statement(bson_t* updates, const char* index, const bson_t& query,
+                      const bson_t& pipeline, bool upsert) {
+  bson_t statement;
+  bson_append_document_begin(updates, index, -1, &statement);
+  bson_append_document(&statement, "q", -1, &query);
+  bson_append_array(&statement, "u", -1, &pipeline);
+  if (upsert) bson_append_bool(&statement, "upsert", -1, true);
+  bson_append_document_end(updates, &statement);
+}
+
+// {$cond: ["$_gh", then, else]} under key: the hand-over's guard (then and else are values).
+void append_hand_over(bson_t* set, const char* key, const bson_value_t& then,
+                      const bson_value_t& otherwise) {
+  bson_t cond;
+  bson_t args;
+  bson_append_document_begin(set, key, -1, &cond);
+  bson_append_array_begin(&cond, "$cond", -1, &args);
+  bson_append_utf8(&args, "0", -1, "$_gh", -1);
+  bson_append_value(&args, "1", -1, &then);
+  bson_append_value(&args, "2", -1, &otherwise);
+  bson_append_array_end(&cond, &args);
+  bson_append_document_end(set, &cond);
+}
+
+bson_value_t utf8_value(const char* text) {
+  bson_value_t value{};
+  value.value_type = BSON_TYPE_UTF8;
+  value.value.v_utf8.str = const_cast<char*>(text);
+  value.value.v_utf8.len = static_cast<uint32_t>(std::strlen(text));
+  return value;
+}
+
+bson_value_t null_value() {
+  bson_value_t value{};
+  value.value_type = BSON_TYPE_NULL;
+  return value;
+}
+
+bson_value_t document_value(const bson_t& doc) {
+  bson_value_t value{};
+  value.value_type = BSON_TYPE_DOCUMENT;
+  value.value.v_doc.data = const_cast<uint8_t*>(bson_get_data(&doc));
+  value.value.v_doc.data_len = doc.len;
+  return value;
+}
+
+// The release of a notify holder: the lock goes to the first live queue entry that is not the
+// current holder's own (a queued waiter is never granted to itself), not tombstoned (a waiter
+// that gave up with an unknown outcome) and carries its lease (x: an entry of an earlier version
+// has none and is woken to attempt instead), as hold id w with a new token, owner o and lease
+// NOW + x; that entry leaves the queue and grantW / grantP name it (its Provider's stream picks
+// the event up by them). With no such entry the lock is freed as the plain release frees it.
+// Five stages: $set _q, _t; $set _h; $set _gh; $set the grant; $unset.
+Bson hand_over_pipeline() {
+  Bson tombstones(BCON_NEW("$ifNull", "[", BCON_UTF8("$tombstones"), "[", "]", "]"));
+  Bson stage0(BCON_NEW("$set", "{", "_q", BCON_DOCUMENT(live_queue().get()), "_t",
+                       BCON_DOCUMENT(tombstone_ids(*tombstones).get()), "}"));
+  Bson stage1(BCON_NEW("$set", "{", "_h", "{", "$arrayElemAt", "[", "{", "$filter", "{", "input",
+                       BCON_UTF8("$_q"), "cond", "{", "$and", "[", "{", "$ne", "[",
+                       BCON_UTF8("$$this.w"), BCON_UTF8("$holder"), "]", "}", "{", "$not", "[", "{",
+                       "$in", "[", BCON_UTF8("$$this.w"), BCON_UTF8("$_t"), "]", "}", "]", "}", "]",
+                       "}", "}", "}", BCON_INT32(0), "]", "}", "}"));
+  Bson stage2(BCON_NEW("$set", "{", "_gh", "{", "$gt", "[", "{", "$ifNull", "[", BCON_UTF8("$_h.x"),
+                       BCON_INT64(0), "]", "}", BCON_INT64(0), "]", "}", "}"));
+  Bson lease_end(BCON_NEW("$add", "[", BCON_UTF8("$$NOW"), BCON_UTF8("$_h.x"), "]"));
+  Bson reap(BCON_NEW("$max", "[", "{", "$ifNull", "[", BCON_UTF8("$reapAt"), BCON_DATE_TIME(0), "]",
+                     "}", BCON_DOCUMENT(lease_end.get()), "]"));
+  Bson rest(BCON_NEW("$filter", "{", "input", BCON_UTF8("$_q"), "cond", "{", "$ne", "[",
+                     BCON_UTF8("$$this.w"), BCON_UTF8("$_h.w"), "]", "}", "}"));
+  Bson set = make_bson();
+  append_hand_over(set.get(), "token", document_value(*next_token_expr()), utf8_value("$token"));
+  append_hand_over(set.get(), "holder", utf8_value("$_h.w"), null_value());
+  append_hand_over(set.get(), "owner", utf8_value("$_h.o"), null_value());
+  append_hand_over(set.get(), "acquiredAt", utf8_value("$$NOW"), utf8_value("$acquiredAt"));
+  append_hand_over(set.get(), "expiresAt", document_value(*lease_end), utf8_value("$$NOW"));
+  append_hand_over(set.get(), "reapAt", document_value(*reap), utf8_value("$reapAt"));
+  append_hand_over(set.get(), "grantW", utf8_value("$_h.w"), null_value());
+  append_hand_over(set.get(), "grantP", utf8_value("$_h.p"), null_value());
+  append_hand_over(set.get(), "queue", document_value(*rest), utf8_value("$_q"));
+  return Bson(BCON_NEW("0", BCON_DOCUMENT(stage0.get()), "1", BCON_DOCUMENT(stage1.get()), "2",
+                       BCON_DOCUMENT(stage2.get()), "3", "{", "$set", BCON_DOCUMENT(set.get()), "}",
+                       "4", "{", "$unset", "[", BCON_UTF8("_q"), BCON_UTF8("_t"), BCON_UTF8("_h"),
+                       BCON_UTF8("_gh"), "]", "}"));
+}
+
 // acquire_command with a ticket: the plain grant of acquire_command, further guarded by the
-// waiter's turn, in four stages ($set _q, _h; $set _g; $set the grant and the queue; $unset).
+// waiter's turn, in five stages ($set _q; $set _h; $set _g, _s; $set the grant and the queue;
+// $unset).
 Bson queued_acquire_command(const HoldRequest& request) {
   const QueueTicket& ticket = *request.ticket;
   Bson head(BCON_NEW("$arrayElemAt", "[", "{", "$map", "{", "input", BCON_UTF8("$_q"), "in",
@@ -231,7 +339,8 @@ Bson queued_acquire_command(const HoldRequest& request) {
   Bson stage1(BCON_NEW("$set", "{", "_h", BCON_DOCUMENT(head.get()), "}"));
   Bson stage2(BCON_NEW("$set", "{", "_g", "{", "$and", "[",
                        BCON_DOCUMENT(plain_grant_expr(request.id).get()),
-                       BCON_DOCUMENT(turn_expr(ticket).get()), "]", "}", "}"));
+                       BCON_DOCUMENT(turn_expr(ticket).get()), "]", "}", "_s",
+                       BCON_DOCUMENT(stay_expr(request).get()), "}"));
   Bson granted(BCON_NEW("$and", "[", BCON_UTF8("$_g"), "]"));
   Bson set = make_bson();
   append_cond_doc(set.get(), "reapAt", *granted, *reap_at_expr(request.expiry_ms));
@@ -240,7 +349,7 @@ Bson queued_acquire_command(const HoldRequest& request) {
   Bson pipeline(BCON_NEW("0", BCON_DOCUMENT(stage0.get()), "1", BCON_DOCUMENT(stage1.get()), "2",
                          BCON_DOCUMENT(stage2.get()), "3", "{", "$set", BCON_DOCUMENT(set.get()),
                          "}", "4", "{", "$unset", "[", BCON_UTF8("_q"), BCON_UTF8("_h"),
-                         BCON_UTF8("_g"), "]", "}"));
+                         BCON_UTF8("_g"), BCON_UTF8("_s"), "]", "}"));
   return find_and_modify(request.collection, request.name, *pipeline, /*upsert=*/true,
                          /*return_new=*/true);
 }
@@ -251,12 +360,20 @@ Bson leave_queue_command(std::string_view collection, std::string_view name,
                          std::string_view waiter) {
   const std::string name_text(name);
   const std::string waiter_text(waiter);
-  Bson query(
+  Bson held = holder_query(name, waiter);
+  Bson queued(
       BCON_NEW("_id", BCON_UTF8(name_text.c_str()), "queue.w", BCON_UTF8(waiter_text.c_str())));
   Bson set(BCON_NEW("queue", "{", "$filter", "{", "input", BCON_UTF8("$queue"), "cond", "{", "$ne",
                     "[", BCON_UTF8("$$this.w"), BCON_UTF8(waiter_text.c_str()), "]", "}", "}",
                     "}"));
-  return update_one(collection, *query, *single_set_pipeline(*set));
+  Bson cmd = make_bson();
+  append_utf8(cmd.get(), "update", collection);
+  bson_t updates;
+  bson_append_array_begin(cmd.get(), "updates", -1, &updates);
+  append_statement(&updates, "0", *held, *hand_over_pipeline(), /*upsert=*/false);
+  append_statement(&updates, "1", *queued, *single_set_pipeline(*set), /*upsert=*/false);
+  bson_append_array_end(cmd.get(), &updates);
+  return cmd;
 }
 
 Bson acquire_command(const HoldRequest& request) {
@@ -289,6 +406,10 @@ Bson extend_command(const HoldRequest& request) {
 }
 
 Bson release_command(const HoldRequest& request) {
+  if (request.hand_over) {
+    return update_one(request.collection, *holder_query(request.name, request.id),
+                      *hand_over_pipeline());
+  }
   return update_one(request.collection, *holder_query(request.name, request.id),
                     *single_set_pipeline(*free_pipeline_set()));
 }
@@ -429,16 +550,6 @@ Bson free_id_set(const HoldRequest& request, bool rw) {
   }
   bson_append_document(set.get(), "reapAt", -1, reap_at_expr(request.expiry_ms).get());
   return set;
-}
-
-void append_statement(bson_t* updates, const char* index, const bson_t& query,
-                      const bson_t& pipeline, bool upsert) {
-  bson_t statement;
-  bson_append_document_begin(updates, index, -1, &statement);
-  bson_append_document(&statement, "q", -1, &query);
-  bson_append_array(&statement, "u", -1, &pipeline);
-  if (upsert) bson_append_bool(&statement, "upsert", -1, true);
-  bson_append_document_end(updates, &statement);
 }
 
 }  // namespace

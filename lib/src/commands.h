@@ -30,12 +30,16 @@ inline constexpr int64_t kTombstonesMax = 1000;
 inline constexpr int64_t kResolveStatements = 2;
 
 // A notify waiter's place in a plain lock's FIFO queue: the document's `queue` array of
-// {w: waiter, p: provider, until: Date} in arrival order (mongolock.h [notify]).
+// {w: waiter, p: provider, x: lease ms, o: owner, until: Date} in arrival order (mongolock.h
+// [notify]). A release by a notify holder grants the lock to the first live entry directly, as
+// hold id w with lease x and owner o, and names it in grantW / grantP.
 struct QueueTicket {
   std::string_view waiter;    // the waiting call's id (32 hex), the same for all its attempts
   std::string_view provider;  // the Provider's id: its change stream wakes the queue's head
   int64_t keep_ms;            // an entry is live until NOW + keep_ms after its last attempt
   int64_t grace_ms;           // a lock free this long (since expiresAt) goes to any queued waiter
+  int64_t expiry_ms = 0;      // the lease a hand-over grants this waiter (> 0)
+  const Owner* owner = nullptr;  // the owner a hand-over records for it
 };
 // Live entries a queue keeps; a waiter that finds it full is not queued (it polls).
 inline constexpr int64_t kQueueEntriesMax = 1000;
@@ -50,17 +54,24 @@ struct HoldRequest {
   int64_t tombstone_keep_ms = 0;
   // Plain acquire only: queue in FIFO order (notify); nullptr: ignore the queue.
   const QueueTicket* ticket = nullptr;
+  // Plain release only: hand the lock over to the queue's first live entry (notify holders).
+  bool hand_over = false;
 };
 
 // Plain locks. With request.ticket the acquire also takes its turn in the FIFO queue: it
 // grants only when the queue has no live entry, its own entry is the first live one, or the
 // lock has been free for ticket->grace_ms; a grant removes its entry and the head's (one that
-// missed its turn), a refusal refreshes its entry or appends it (up to kQueueEntriesMax).
+// missed its turn), a refusal refreshes its entry or appends it (up to kQueueEntriesMax) --
+// except when the attempt's id is tombstoned (a late attempt changes nothing) or the waiter
+// holds the lock by a hand-over (it is not queued again behind itself).
 Bson acquire_command(const HoldRequest& request);
-// Removes the waiter's queue entry (a waiting call that gives up); sent once, idempotent.
+// A waiting call that gives up, two statements sent once: a hold the waiter got by a
+// hand-over is handed on (or freed), and its queue entry is removed. Idempotent.
 Bson leave_queue_command(std::string_view collection, std::string_view name,
                          std::string_view waiter);
 Bson extend_command(const HoldRequest& request);
+// With request.hand_over the release grants the lock to the first live queue entry that is not
+// tombstoned, not the releasing id's, and carries a lease (x); otherwise (or with none) it frees.
 Bson release_command(const HoldRequest& request);
 
 // Reader/writer locks. max_shared 0 = unlimited.

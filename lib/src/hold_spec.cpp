@@ -46,8 +46,12 @@ Bson extend_for(const HoldSpec& spec, const std::string& id, const Options& opti
 }
 
 Bson release_for(const HoldSpec& spec, const std::string& id, const Options& options) {
-  const HoldRequest request = request_for(spec, id, options);
-  if (!spec.rw) return release_command(request);
+  HoldRequest request = request_for(spec, id, options);
+  if (!spec.rw) {
+    // A notify holder hands the lock over to the queue's head (mongolock.h [notify]).
+    request.hand_over = options.backoff == Backoff::kNotify;
+    return release_command(request);
+  }
   return rw_release_command(request, spec.exclusive);
 }
 

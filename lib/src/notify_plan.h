@@ -1,8 +1,8 @@
 // plan_notify_wait: how long a notify waiter may sleep after a refused attempt, read from the
 // lock document that attempt returned (findAndModify new: true), without a wake-up.
 //
-// The change stream wakes a queued waiter when the lock is released and its entry is first
-// (mongolock.h [notify]). What no event announces, it must time itself: a lease that lapses
+// The change stream wakes a queued waiter when a release hands it the lock, or frees the lock
+// with its entry first (mongolock.h [notify]). What no event announces, it must time itself: a lease that lapses
 // (its holder died), a head that does not come for a free lock (the grace period), and its own
 // entry's keep time (it must attempt again to stay queued). The server's clock is read from
 // the waiter's own entry (until = NOW + keep_ms at this attempt); the lease end and the grace

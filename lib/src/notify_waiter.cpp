@@ -1,7 +1,9 @@
 #include "notify_waiter.h"
 
+#include <cassert>
 #include <condition_variable>
 #include <mutex>
+#include <utility>
 
 #include "notify_plan.h"
 
@@ -14,15 +16,23 @@ NotifyWaiter::NotifyWaiter(Context& context, const HoldSpec& spec)
       waiter_id_(active_ ? new_acquisition_id() : std::string()) {
   if (!active_) return;
   const Options& options = context.options();
-  ticket_ = QueueTicket{waiter_id_, context.provider_id(), queue_keep_ms(options),
-                        options.busy_wait_max_ms};
+  ticket_ = QueueTicket{
+      waiter_id_,        context.provider_id(), queue_keep_ms(options), options.busy_wait_max_ms,
+      options.expiry_ms, &options.owner};
   watcher_ = context.release_watcher();
 }
 
 NotifyWaiter::~NotifyWaiter() {
-  if (!queued_) return;
+  if (queued_) leave();
+}
+
+void NotifyWaiter::leave() noexcept {
   try {
-    context_.write(*leave_queue_command(spec_.collection, spec_.name, waiter_id_));
+    Reply reply = context_.write(*leave_queue_command(spec_.collection, spec_.name, waiter_id_));
+    if (reply.outcome != Outcome::kOk && reply.outcome != Outcome::kNotSent) {
+      // The leave may not have run: a release could still hand the lock to this id.
+      context_.write(*resolve_for(spec_, waiter_id_, context_.options()));
+    }
   } catch (...) {
     // Allocation failure: the entry lapses keep_ms after the last attempt.
   }
@@ -32,6 +42,45 @@ uint64_t NotifyWaiter::wakes() {
   if (registration_) return registration_->wakes();
   if (watcher_) before_first_attempt_ = watcher_->state();
   return 0;
+}
+
+void NotifyWaiter::note_attempt(SteadyTime sent_at, const bson_t* lock_document) {
+  if (!active_) return;
+  if (!anchor_) anchor_ = sent_at;
+  if (lock_document == nullptr) return;
+  if (find_utf8(*lock_document, "holder") == waiter_id_) {
+    // Handed over before this attempt ran: the anchor stays where it is.
+    reply_hand_over_ = find_int64(*lock_document, "token");
+    return;
+  }
+  // The lock was not this waiter's when the attempt ran: any hand-over to it comes later.
+  anchor_ = sent_at;
+}
+
+std::optional<NotifyWaiter::HandOver> NotifyWaiter::take_hand_over() {
+  if (!active_) return std::nullopt;
+  std::optional<int64_t> token = std::exchange(reply_hand_over_, std::nullopt);
+  if (registration_) {
+    // Both seen (an event and a reply): the later hand-over has the higher token (tokens of one
+    // lock only grow); an earlier one to this waiter has lapsed.
+    std::optional<int64_t> streamed = registration_->take_grant();
+    if (!token || (streamed && *streamed > *token)) token = streamed;
+  }
+  if (!token) return std::nullopt;
+  // A hand-over needs this call's entry, which only a sent attempt can have made.
+  assert(anchor_.has_value());
+  if (!anchor_) return std::nullopt;
+  return HandOver{waiter_id_, *token, *anchor_};
+}
+
+void NotifyWaiter::renew() {
+  assert(active_);
+  registration_.reset();
+  waiter_id_ = new_acquisition_id();
+  ticket_.waiter = waiter_id_;
+  queued_ = false;
+  anchor_.reset();
+  reply_hand_over_.reset();
 }
 
 std::optional<int64_t> NotifyWaiter::planned_sleep_ms(const bson_t* lock_document) {
@@ -48,8 +97,7 @@ std::optional<int64_t> NotifyWaiter::planned_sleep_ms(const bson_t* lock_documen
   return plan_notify_wait(*lock_document, ticket_, context_.options().busy_wait_min_ms).sleep_ms;
 }
 
-bool NotifyWaiter::wait(uint64_t seen, std::chrono::steady_clock::time_point until,
-                        const std::stop_token& stop) const {
+bool NotifyWaiter::wait(uint64_t seen, SteadyTime until, const std::stop_token& stop) const {
   if (registration_) {
     registration_->wait(seen, until, stop);
   } else {

@@ -1,5 +1,6 @@
 // NotifyWaiter: one waiting acquire's side of the notify strategy (mongolock.h [notify]): its
-// queue ticket, its registration with the Provider's ReleaseWatcher, and its sleeps.
+// queue ticket, its registration with the Provider's ReleaseWatcher, its sleeps, and the
+// hand-overs a release makes to it.
 //
 // Inactive (ticket() nullptr, sleeps as the fallback policy) unless Options::backoff is kNotify
 // and the hold is a plain lock. Active: every attempt carries the ticket. After the first
@@ -7,10 +8,23 @@
 // missed) and attempts again at once unless the stream open before that attempt still is;
 // after a refused one it sleeps until the watcher wakes it or plan_notify_wait's time passes,
 // or, while the stream is not open or the waiter is not queued, for the fallback's sleep (woken
-// early when the stream opens). On leaving without a grant (timeout, cancellation, an error) it
-// removes its entry, one update sent once whose failure is ignored: the entry lapses keep_ms after
-// the waiter's last attempt in any case. Thread rules: one per waiting call, used by that call's
-// thread only.
+// early when the stream opens).
+//
+// Hand-overs. A release may grant the lock to this waiter's entry directly (hold id = the
+// waiter id). The waiter learns it from its stream (take_grant after a wake-up) or from an
+// attempt's reply that names it holder. Its lease clock starts at the ANCHOR: the send time of
+// the latest attempt whose reply showed the lock not held by the waiter (that attempt ran
+// before the hand-over, which runs later and starts the server's lease at its own NOW), or,
+// before any such reply, of the call's first sent attempt (the hand-over needs the entry an
+// attempt of this call made). So the client's lease ends before the server's, under the same
+// assumptions as an acquire's (mongolock.h "Lease timing").
+//
+// On leaving without a grant (timeout, cancellation, an error) it sends the leave (commands.h:
+// a hand-over to it is handed on, its entry removed), once; if that fails, one tombstone of
+// the waiter id (a release then never hands the lock to it), whose failure is ignored: the
+// entry lapses keep_ms after the waiter's last attempt, and a hand-over to a waiter that left
+// ends with its lease. renew() gives the call a new waiter id after its old one was tombstoned.
+// Thread rules: one per waiting call, used by that call's thread only.
 #pragma once
 
 #include <chrono>
@@ -29,6 +43,13 @@ namespace mongolock::detail {
 
 class NotifyWaiter {
  public:
+  using SteadyTime = std::chrono::steady_clock::time_point;
+  struct HandOver {
+    std::string id;  // the hold's id: the waiter id it was handed to
+    int64_t token = 0;
+    SteadyTime anchor;  // the lease clock's start (above)
+  };
+
   NotifyWaiter(Context& context, const HoldSpec& spec);
   ~NotifyWaiter();  // leaves the queue unless granted() was called
   NotifyWaiter(const NotifyWaiter&) = delete;
@@ -37,24 +58,34 @@ class NotifyWaiter {
   const QueueTicket* ticket() const { return active_ ? &ticket_ : nullptr; }
   // Read before each attempt; wait() returns early once it differs.
   uint64_t wakes();
+  // After an attempt that was sent at `sent_at` and refused with `lock_document` (nullptr: its
+  // reply was lost and its outcome resolved): moves the anchor, notes a hand-over it shows.
+  void note_attempt(SteadyTime sent_at, const bson_t* lock_document);
+  // A hand-over seen by the stream or by an attempt's reply, once.
+  std::optional<HandOver> take_hand_over();
   // After a refused attempt that returned `lock_document` (nullptr: none came back): how long
   // to sleep, or nullopt to sleep by the fallback policy.
   std::optional<int64_t> planned_sleep_ms(const bson_t* lock_document);
   // Sleeps until `until`, a wake-up after `seen`, or a stop request; false if stopped.
-  bool wait(uint64_t seen, std::chrono::steady_clock::time_point until,
-            const std::stop_token& stop) const;
+  bool wait(uint64_t seen, SteadyTime until, const std::stop_token& stop) const;
   void granted() { queued_ = false; }
+  // The waiter id was tombstoned: go on as a new waiter (not queued, not registered).
+  void renew();
 
  private:
+  void leave() noexcept;
+
   Context& context_;
   const HoldSpec& spec_;
   const bool active_;
-  const std::string waiter_id_;
+  std::string waiter_id_;
   QueueTicket ticket_{};
   ReleaseWatcher* watcher_ = nullptr;
   ReleaseWatcher::State before_first_attempt_;
   std::unique_ptr<ReleaseWatcher::Registration> registration_;  // after the first refusal
-  bool queued_ = false;  // an attempt may have queued this waiter
+  bool queued_ = false;  // an attempt may have queued this waiter (or it holds a hand-over)
+  std::optional<SteadyTime> anchor_;        // set by the first sent attempt
+  std::optional<int64_t> reply_hand_over_;  // a token an attempt's reply showed
 };
 
 }  // namespace mongolock::detail

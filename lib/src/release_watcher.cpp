@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cassert>
 #include <system_error>
+#include <utility>
 
 #include "bson_ptr.h"
 
@@ -12,15 +13,24 @@ namespace mongolock::detail {
 
 namespace {
 
-// The stream's pipeline: events of a lock document with no holder whose first queue entry is
-// this Provider's, reduced to that entry (docs/mongolock-wire.md, notify).
+// The stream's pipeline (docs/mongolock-wire.md, notify): events of a lock document with no
+// holder whose first queue entry is this Provider's, and events of an update that granted the
+// lock (the token changed) by a hand-over to this Provider's waiter (grantP), reduced to what
+// dispatch() reads.
 Bson stream_pipeline(const std::string& provider_id) {
-  return Bson(BCON_NEW("pipeline", "[", "{", "$match", "{", "fullDocument.holder", BCON_NULL, "}",
-                       "}", "{", "$addFields", "{", "_mlHead", "{", "$arrayElemAt", "[", "{",
-                       "$ifNull", "[", BCON_UTF8("$fullDocument.queue"), "[", "]", "]", "}",
-                       BCON_INT32(0), "]", "}", "}", "}", "{", "$match", "{", "_mlHead.p",
-                       BCON_UTF8(provider_id.c_str()), "}", "}", "{", "$project", "{", "_mlHead",
-                       BCON_INT32(1), "}", "}", "]"));
+  const char* provider = provider_id.c_str();
+  Bson handed_over(BCON_NEW("fullDocument.grantP", BCON_UTF8(provider),
+                            "updateDescription.updatedFields.token", "{", "$exists",
+                            BCON_BOOL(true), "}"));
+  return Bson(BCON_NEW(
+      "pipeline", "[", "{", "$match", "{", "$or", "[", "{", "fullDocument.holder", BCON_NULL, "}",
+      BCON_DOCUMENT(handed_over.get()), "]", "}", "}", "{", "$addFields", "{", "_mlHead", "{",
+      "$arrayElemAt", "[", "{", "$ifNull", "[", BCON_UTF8("$fullDocument.queue"), "[", "]", "]",
+      "}", BCON_INT32(0), "]", "}", "}", "}", "{", "$match", "{", "$or", "[", "{",
+      "fullDocument.holder", BCON_NULL, "_mlHead.p", BCON_UTF8(provider), "}",
+      BCON_DOCUMENT(handed_over.get()), "]", "}", "}", "{", "$project", "{", "_mlHead",
+      BCON_INT32(1), "fullDocument.holder", BCON_INT32(1), "fullDocument.token", BCON_INT32(1),
+      "fullDocument.grantW", BCON_INT32(1), "}", "}", "]"));
 }
 
 Bson stream_options(int64_t await_ms) {
@@ -37,6 +47,11 @@ ReleaseWatcher::Registration::~Registration() {
   std::lock_guard guard(watcher_.mutex_);
   watcher_.wakes_.erase(waiter_);
   if (watcher_.wakes_.empty()) watcher_.last_waiter_left_ = std::chrono::steady_clock::now();
+}
+
+std::optional<int64_t> ReleaseWatcher::Registration::take_grant() {
+  std::lock_guard guard(watcher_.mutex_);
+  return std::exchange(watcher_.wakes_.at(waiter_).grant_token, std::nullopt);
 }
 
 uint64_t ReleaseWatcher::Registration::wakes() const {
@@ -96,7 +111,7 @@ std::unique_ptr<ReleaseWatcher::Registration> ReleaseWatcher::register_waiter(
     }
   }
   std::unique_ptr<Registration> registration(new Registration(*this, waiter));
-  wakes_.emplace(waiter, Waiter{0, &registration->woken_});
+  wakes_.emplace(waiter, Waiter{0, &registration->woken_, std::nullopt});
   changed_.notify_all();  // the thread may be waiting for a first waiter
   return registration;
 }
@@ -210,15 +225,27 @@ void ReleaseWatcher::serve(mongoc_client_t* client) {
 }
 
 void ReleaseWatcher::dispatch(const bson_t& event) {
-  const std::optional<std::string> waiter = find_utf8(event, "_mlHead.w");
+  // A hand-over: the document (as looked up, majority committed) is held by the waiter it was
+  // handed to. Otherwise (that waiter has released already, or the event is a free lock's) the
+  // head named in _mlHead is woken to attempt, if it is this Provider's.
+  const std::optional<std::string> grantee = find_utf8(event, "fullDocument.grantW");
+  const std::optional<int64_t> token = find_int64(event, "fullDocument.token");
+  const bool handed_over = grantee && token && find_utf8(event, "fullDocument.holder") == *grantee;
+  const bool head_woken = !handed_over && !find_utf8(event, "fullDocument.holder") &&
+                          find_utf8(event, "_mlHead.p") == params_.provider_id;
+  const std::optional<std::string> waiter =
+      handed_over ? grantee : (head_woken ? find_utf8(event, "_mlHead.w") : std::nullopt);
   if (!waiter) return;
   std::lock_guard guard(mutex_);
   auto found = wakes_.find(*waiter);
   if (found == wakes_.end()) {
-    // A waiter that gave up (its entry lapses), or one between its attempt and registering.
+    // A waiter that gave up (its entry lapses, its hand-over is handed on by its leave), one
+    // that took its hand-over from an attempt's reply, or one between its attempt and
+    // registering.
     ++events_unclaimed_;
     return;
   }
+  if (handed_over) found->second.grant_token = *token;
   ++found->second.wakes;
   found->second.woken->notify_all();
 }

@@ -5,9 +5,13 @@
 // on the collection with fullDocument "updateLookup" and maxAwaitTimeMS await_ms, resumed by the
 // driver after resumable errors. The server keeps an event when the lock document has no
 // holder and the first entry of its queue is this Provider's, and adds that entry (_mlHead);
-// the waiter with that id is woken. Whenever the stream opens, or an open stream breaks or is
-// closed, every waiter is woken: one registered before the stream opened attempts again under
-// it, one whose stream broke polls (streaming() false) until the stream is back.
+// the waiter with that id is woken. It also keeps an update that changed the token and whose
+// document names this Provider in grantP (a release handed the lock over to its waiter grantW):
+// if the looked-up document is still held by grantW, that waiter is woken with the token
+// (take_grant); the lease clock of such a hold is the waiter's (notify_waiter.h). Whenever the
+// stream opens, or an open stream breaks or is closed, every waiter is woken: one registered before
+// the stream opened attempts again under it, one whose stream broke polls (streaming() false) until
+// the stream is back.
 //
 // Why no release is missed: a waiter registers after its first refused attempt (an acquire
 // that is granted at once opens no stream), having read state() before that attempt; a refused
@@ -75,8 +79,11 @@ class ReleaseWatcher {
     ~Registration();
     Registration(const Registration&) = delete;
     Registration& operator=(const Registration&) = delete;
-    // How often this waiter was woken (by its turn, or the stream opening, breaking or ending).
+    // How often this waiter was woken (by its turn, a hand-over, or the stream opening,
+    // breaking or ending).
     uint64_t wakes() const;
+    // The token of a hand-over the stream saw to this waiter since the last call, once.
+    std::optional<int64_t> take_grant();
     // The stream is open and live (it answered within stale_after()): a release that makes
     // this waiter first will wake it.
     bool streaming() const;
@@ -137,6 +144,7 @@ class ReleaseWatcher {
   struct Waiter {
     uint64_t wakes = 0;
     std::condition_variable_any* woken = nullptr;
+    std::optional<int64_t> grant_token;  // a hand-over not taken yet
   };
   std::map<std::string, Waiter> wakes_;
   bool streaming_ = false;

@@ -1,16 +1,20 @@
 // The notify wait (Backoff::kNotify, mongolock.h [notify]) end to end: real Providers, real
 // threads, libmongoc's change stream against mongosim. A waiter is woken by the release (its own
 // timers are set far beyond the test's timeouts, so an acquire that returns in time was woken),
-// waiters are granted in arrival order, a waiter that gives up leaves the queue, a head that never
-// comes is passed after the grace, a stream the server refuses leaves waiters polling, and on
-// three members a waiter still hears the release after the primary stepped down. A Provider whose
-// URI's socket timeout is shorter than the stream's wait still ends.
+// waiters are granted in arrival order, a release hands the lock to the waiter whose lease clock
+// started before it, a waiter that gives up leaves the queue, a head that never comes holds a
+// hand-over for its lease (or, an entry of an earlier version, is passed after the grace), a stream
+// the server refuses leaves waiters polling, and on three members a waiter still hears the release
+// after the primary stepped down. A Provider whose URI's socket timeout is shorter than the
+// stream's wait still ends.
 //
 // Model: mongosim members on one host; waiters in one process (each its own Provider unless
 // said). Left out: a network partition between a waiter and the set (the stream then breaks
 // and the waiter polls: the polling path is tested by the refused stream), waiters in several
 // processes (bench/lockbench measures those), a crash of a waiter's process while queued (a
-// head that never comes is modelled by an entry nobody refreshes). A release dispatched
+// head that never comes is modelled by an entry nobody refreshes), an unknown outcome of the
+// extension a late hand-over makes (its resolution and the call's new waiter id are not made
+// to happen here). A release dispatched
 // between a waiter's first attempt and its registration, and a stream whose member falls
 // silent without closing it, are made to happen in release_watcher_test.cpp (here they would
 // happen only by chance).
@@ -68,12 +72,26 @@ class WaitingAcquire {
     std::lock_guard guard(mutex_);
     if (handle_) handle_->release();
   }
+  // The granted hold's lease deadline, and whether it was lost, as acquire returned it (call
+  // once granted_by() was true).
+  std::chrono::steady_clock::time_point deadline() {
+    std::lock_guard guard(mutex_);
+    EXPECT_TRUE(handle_.has_value());
+    return deadline_at_grant_;
+  }
+  bool lost_at_grant() {
+    std::lock_guard guard(mutex_);
+    return lost_at_grant_;
+  }
 
  private:
   void run() {
     try {
       Handle handle = lock_.acquire(std::chrono::minutes(10), stop_.get_token());
       std::lock_guard guard(mutex_);
+      // As acquire returned it, before the hold's background work can change it.
+      lost_at_grant_ = handle.lost();
+      deadline_at_grant_ = handle.lease_deadline();
       handle_ = std::move(handle);
       granted_ = true;
     } catch (const Cancelled&) {
@@ -83,9 +101,27 @@ class WaitingAcquire {
   std::stop_source stop_;
   std::mutex mutex_;
   std::optional<Handle> handle_;
+  std::chrono::steady_clock::time_point deadline_at_grant_{};
+  bool lost_at_grant_ = false;
   std::atomic<bool> granted_{false};
   std::thread thread_;
 };
+
+// The lock document, read with a client of its own (an empty document when there is none).
+detail::Bson lock_document(const std::string& uri, const std::string& db,
+                           const std::string& collection, const std::string& name) {
+  mongoc_client_t* client = mongoc_client_new(uri.c_str());
+  detail::Bson filter(BCON_NEW("_id", BCON_UTF8(name.c_str())));
+  mongoc_collection_t* coll = mongoc_client_get_collection(client, db.c_str(), collection.c_str());
+  mongoc_cursor_t* cursor = mongoc_collection_find_with_opts(coll, filter.get(), nullptr, nullptr);
+  detail::Bson found = detail::make_bson();
+  const bson_t* doc = nullptr;
+  if (mongoc_cursor_next(cursor, &doc)) found = detail::Bson(bson_copy(doc));
+  mongoc_cursor_destroy(cursor);
+  mongoc_collection_destroy(coll);
+  mongoc_client_destroy(client);
+  return found;
+}
 
 // The waiters (w) of the lock document's queue, read with a client of its own.
 std::vector<std::string> queued(const std::string& uri, const std::string& db,
@@ -121,21 +157,69 @@ class NotifyTest : public FailPointTest {
   std::string db_ = fresh_database();
 };
 
-TEST_F(NotifyTest, AReleaseWakesTheWaiter) {
+TEST_F(NotifyTest, AReleaseHandsTheLockToTheWaiter) {
   Provider holder(server_->uri(), db_, notify_options("notify-holder"));
   Provider waiter(server_->uri(), db_, notify_options("notify-waiter"));
   Handle held = holder.create_lock("L").acquire(milliseconds(5000));
   const int64_t attempts_before = server_->member(0).command_total("findAndModify");
   WaitingAcquire waiting(waiter.create_lock("L"));
   wait_for_queue("L", 1);
+  const std::string waiter_id = queue_of("L").at(0);
   EXPECT_TRUE(held.release());
-  ASSERT_TRUE(waiting.granted_by(after(kEventually))) << "the waiter was not woken by the release";
-  // Its attempts: the one that queued it, the one the opening stream asked for if the stream
-  // opened after it, and the woken one.
+  ASSERT_TRUE(waiting.granted_by(after(kEventually))) << "the hand-over did not reach the waiter";
+  // The hold is the release's hand-over (its id is the waiter's), not a later attempt's grant.
+  detail::Bson doc = lock_document(server_->uri(), db_, Options().collection, "L");
+  EXPECT_EQ(detail::find_utf8(*doc, "holder"), waiter_id) << detail::to_json(*doc);
+  // Its attempts: the one that queued it, and the one the opening stream asked for if the
+  // stream opened after it; none after the release.
   const int64_t attempts = server_->member(0).command_total("findAndModify") - attempts_before;
-  EXPECT_GE(attempts, 2);
-  EXPECT_LE(attempts, 3);
+  EXPECT_GE(attempts, 1);
+  EXPECT_LE(attempts, 2);
   EXPECT_TRUE(queue_of("L").empty());
+}
+
+// The waiter's lease clock starts before the hand-over: its deadline is no later than the
+// release's return plus the lease (the server's lease starts when the release runs), and no
+// earlier than the waiting call's start plus the lease (its anchor is one of its attempts).
+TEST_F(NotifyTest, AHandedOverLeaseStartsBeforeTheHandOver) {
+  const Options options = notify_options("anchor");
+  const auto lease = milliseconds(options.expiry_ms - options.expiry_ms / 10);
+  Provider holder(server_->uri(), db_, options);
+  Provider waiter(server_->uri(), db_, options);
+  Handle held = holder.create_lock("L").acquire(milliseconds(5000));
+  const auto waiting_from = std::chrono::steady_clock::now();
+  WaitingAcquire waiting(waiter.create_lock("L"));
+  wait_for_queue("L", 1);
+  EXPECT_TRUE(held.release());
+  const auto released = std::chrono::steady_clock::now();
+  ASSERT_TRUE(waiting.granted_by(after(kEventually)));
+  EXPECT_LE(waiting.deadline(), released + lease);
+  EXPECT_GE(waiting.deadline(), waiting_from + lease);
+}
+
+// A hand-over late in the waiter's lease clock (its last attempt was longer ago than the lease
+// less the margin: the holder held that long) is extended before acquire returns it, so the
+// hold does not come back lost. Model: the holder's hold is a length of time the test waits out
+// (an input of the scenario, not a synchronisation); the hold is judged as acquire returned it,
+// before its Lease's own overdue extension can move its deadline.
+TEST_F(NotifyTest, AHandOverLateInTheLeaseIsExtendedBeforeItIsReturned) {
+  Options options = notify_options("late-hand-over");
+  options.expiry_ms = 2000;  // margin 200 ms; the waiter's own timers stay long (40 s)
+  const auto lease = milliseconds(options.expiry_ms - options.expiry_ms / 10);
+  Provider holder(server_->uri(), db_, options);
+  Provider waiter(server_->uri(), db_, options);
+  Handle held = holder.create_lock("L").acquire(milliseconds(5000));
+  WaitingAcquire waiting(waiter.create_lock("L"));
+  wait_for_queue("L", 1);
+  const auto queued_at = std::chrono::steady_clock::now();
+  std::this_thread::sleep_until(queued_at + milliseconds(options.expiry_ms * 5 / 4));
+  ASSERT_FALSE(held.lost()) << "the holder's extensions did not keep it";
+  const auto releasing = std::chrono::steady_clock::now();
+  EXPECT_TRUE(held.release());
+  ASSERT_TRUE(waiting.granted_by(after(kEventually)));
+  EXPECT_FALSE(waiting.lost_at_grant()) << "the hold came back lost";
+  EXPECT_GE(waiting.deadline(), releasing + lease)
+      << "the hold came back with the lease of the waiter's last attempt";
 }
 
 // Waiters queued one after another (each waits until the one before is queued) are granted in
@@ -249,36 +333,86 @@ TEST_F(NotifyTest, AOneClientPoolKeepsItsClientForHoldsAndItsWaitersPoll) {
   EXPECT_TRUE(waiting.granted_by(after(kEventually))) << "the polling waiter never got the lock";
 }
 
-// A head that never comes (an entry nobody refreshes, as a waiter that died leaves it): the
-// next waiter takes the lock once it has been free for the grace, and the grant drops the head.
-TEST_F(NotifyTest, AHeadThatNeverComesIsPassedAfterTheGrace) {
+// A waiter that gives up and whose leave is lost (the connection closes under it) tombstones its
+// id instead: the entry it could not remove stays queued, but the holder's release does not hand
+// the lock to a call that has returned. Model: the lost leave is a failCommand on the waiter's
+// own updates (its attempts are findAndModify, so only the leave is hit; the tombstone that
+// follows is the second update and passes).
+TEST_F(NotifyTest, AWaiterWhoseLeaveIsLostIsNeverHandedTheLock) {
+  Provider holder(server_->uri(), db_, notify_options("lost-leave-holder"));
+  Provider waiter(server_->uri(), db_, notify_options("lost-leave-waiter"));
+  Handle held = holder.create_lock("L").acquire(milliseconds(5000));
+  server_->member(0).command("admin",
+                             R"({"configureFailPoint": "failCommand", "mode": {"times": 1}, "data":
+      {"failCommands": ["update"], "closeConnection": true, "appName": "lost-leave-waiter"}})");
+  EXPECT_FALSE(waiter.create_lock("L").try_acquire(milliseconds(300)).has_value());
+  const std::vector<std::string> left = queue_of("L");
+  ASSERT_EQ(left.size(), 1U) << "the leave was not lost: the failCommand did not hit it";
+  const detail::Bson before = lock_document(server_->uri(), db_, Options().collection, "L");
+  EXPECT_EQ(detail::find_utf8(*before, "tombstones.0.id"), left[0])
+      << "the waiter's id was not tombstoned: " << detail::to_json(*before);
+  EXPECT_TRUE(held.release());
+  const detail::Bson after = lock_document(server_->uri(), db_, Options().collection, "L");
+  EXPECT_EQ(detail::find_utf8(*after, "holder"), std::nullopt)
+      << "the release handed the lock to a call that had returned";
+}
+
+// A head that never comes (an entry nobody refreshes, as a waiter that died leaves it), queued
+// behind a notify holder with a 2 s lease, and a live waiter queued behind the head. `handed`:
+// the head's entry carries its lease, so the holder's release hands it the lock (a hold of
+// 2 s nobody uses) and the waiter gets the lock when that lease has lapsed and the grace has
+// passed; otherwise (an entry of an earlier version, without x) the release frees the lock and
+// the waiter takes it after the grace. Either way the head leaves the queue.
+void head_that_never_comes(ReplicaSet& server, const std::string& db, bool handed) {
   Options short_lease = notify_options("ghost-holder");
   short_lease.expiry_ms = 2000;
-  Provider holder(server_->uri(), db_, short_lease);
+  Provider holder(server.uri(), db, short_lease);
   Handle held = holder.create_lock("L").acquire(milliseconds(5000));
-  // The ghost: queued by a raw attempt of a waiter id no Provider knows, kept for minutes.
-  mongoc_client_t* client = mongoc_client_new(server_->uri().c_str());
-  const Owner owner{"ghost", 1, ""};
-  const detail::QueueTicket ticket{"ghost", "no-provider", 600'000, 600'000};
   const Options defaults;  // the request views its collection name: it must outlive it
-  detail::HoldRequest request{defaults.collection, "L", "ghost-id", &owner, 2000, 62'000};
-  request.ticket = &ticket;
-  detail::BsonReply reply;
-  bson_error_t error;
-  ASSERT_TRUE(mongoc_client_command_simple(
-      client, db_.c_str(), detail::acquire_command(request).get(), nullptr, reply.out(), &error))
-      << error.message;
-  mongoc_client_destroy(client);
+  if (handed) {
+    // The ghost: queued by a raw attempt of a waiter id no Provider knows, kept for minutes.
+    mongoc_client_t* client = mongoc_client_new(server.uri().c_str());
+    const Owner owner{"ghost", 1, ""};
+    const detail::QueueTicket ticket{"ghost", "no-provider", 600'000, 600'000, 2000, &owner};
+    detail::HoldRequest request{defaults.collection, "L", "ghost-id", &owner, 2000, 62'000};
+    request.ticket = &ticket;
+    detail::BsonReply reply;
+    bson_error_t error;
+    ASSERT_TRUE(mongoc_client_command_simple(
+        client, db.c_str(), detail::acquire_command(request).get(), nullptr, reply.out(), &error))
+        << error.message;
+    mongoc_client_destroy(client);
+  } else {
+    server.member(0).command(
+        db, R"({"update": ")" + defaults.collection +
+                R"(", "updates": [{"q": {"_id": "L"}, "u": [{"$set": {"queue": [{"w": "ghost",
+                "p": "no-provider", "until": {"$add": ["$$NOW", 600000]}}]}}]}]})");
+  }
   Options waiter_options = notify_options("ghost-waiter");
   waiter_options.busy_wait_min_ms = 1;
   waiter_options.busy_wait_max_ms = 200;  // its grace
-  Provider waiter(server_->uri(), db_, waiter_options);
+  Provider waiter(server.uri(), db, waiter_options);
   WaitingAcquire waiting(waiter.create_lock("L"));
-  wait_for_queue("L", 2);
+  ASSERT_TRUE(poll_until(after(kEventually), [&] {
+    return queued(server.uri(), db, defaults.collection, "L").size() == 2;
+  }));
   held.release();
+  const detail::Bson released = lock_document(server.uri(), db, defaults.collection, "L");
+  EXPECT_EQ(detail::find_utf8(*released, "holder"),
+            handed ? std::optional<std::string>("ghost") : std::nullopt)
+      << detail::to_json(*released);
   ASSERT_TRUE(waiting.granted_by(after(kEventually)))
       << "the ghost at the head kept the lock from every waiter";
-  EXPECT_TRUE(queue_of("L").empty()) << "the head that missed its turn is still queued";
+  EXPECT_TRUE(queued(server.uri(), db, defaults.collection, "L").empty())
+      << "the head that missed its turn is still queued";
+}
+
+TEST_F(NotifyTest, AHandOverToAHeadThatNeverComesEndsWithItsLease) {
+  head_that_never_comes(*server_, db_, /*handed=*/true);
+}
+
+TEST_F(NotifyTest, AHeadOfAnEarlierVersionIsNotHandedTheLockAndIsPassedAfterTheGrace) {
+  head_that_never_comes(*server_, db_, /*handed=*/false);
 }
 
 // The lock collection dropped while a waiter waits (an operator's cleanup): the server ends the

@@ -1,6 +1,7 @@
 // The FIFO queue of notify waiters on the server: the acquire pipeline with a ticket grants in
 // queue order, lets another waiter take a lock its head left free for the grace time, skips a
-// lapsed entry, and leave_queue_command gives a place up. The commands are sent as built
+// lapsed entry, and leave_queue_command gives a place up; a notify holder's release hands the
+// lock over to the first entry that may have it. The commands are sent as built
 // (commands.h) by the test, one at a time: what the queue decides, not how waiters are woken.
 //
 // Model: one mongosim member, one client, each command at a point the test chooses. Left out:
@@ -53,11 +54,33 @@ class QueueTest : public ServerTest {
   // One queued attempt by waiter `waiter` (acquisition id = waiter + "-id"); true if granted.
   bool attempt(const std::string& waiter, int64_t keep_ms = kLongMs, int64_t grace_ms = kLongMs) {
     const std::string id = waiter + "-id";
-    const QueueTicket ticket{waiter, "provider", keep_ms, grace_ms};
+    const Owner owner{"host-" + waiter, 7, waiter};
+    const std::string provider = "provider-" + waiter;  // the ticket views it
+    const QueueTicket ticket{waiter, provider, keep_ms, grace_ms, kExpiryMs, &owner};
     HoldRequest request{"locks", "L", id, &kOwner, kExpiryMs, kExpiryMs + 60'000};
     request.ticket = &ticket;
     Bson reply = run(detail::acquire_command(request));
     return detail::find_utf8(*reply, "value.holder") == id;
+  }
+  // A notify holder's release of hold `id`: hands the lock over.
+  void hand_over(const std::string& id) {
+    HoldRequest request{"locks", "L", id, &kOwner, kExpiryMs, 0};
+    request.hand_over = true;
+    Bson reply = run(detail::release_command(request));
+    ASSERT_EQ(detail::find_int64(*reply, "n"), 1) << id << " did not hold the lock";
+  }
+  // Tombstones `id` as an unknown outcome's resolution does.
+  void tombstone(const std::string& id) {
+    HoldRequest request{"locks", "L", id, &kOwner, kExpiryMs, kLongMs};
+    Bson reply = run(detail::resolve_command(request, /*rw=*/false));
+    ASSERT_EQ(detail::find_int64(*reply, "n"), detail::kResolveStatements);
+  }
+  Bson document() {
+    Bson reply =
+        run(Bson(BCON_NEW("find", BCON_UTF8("locks"), "filter", "{", "_id", BCON_UTF8("L"), "}")));
+    auto doc = detail::find_document(*reply, "cursor.firstBatch.0");
+    EXPECT_TRUE(doc.has_value()) << "no lock document";
+    return doc ? std::move(*doc) : detail::make_bson();
   }
   // A plain acquire that ignores the queue.
   bool attempt_unqueued(const std::string& id) {
@@ -154,6 +177,86 @@ TEST_F(QueueTest, AnAcquireWithoutATicketIgnoresTheQueue) {
   release("a");
   EXPECT_TRUE(attempt_unqueued("plain")) << "only notify waiters keep the queue's order";
   EXPECT_EQ(queue(), (Waiters{"b"}));
+}
+
+TEST_F(QueueTest, ANotifyReleaseHandsTheLockToTheHeadWithItsOwnLeaseAndOwner) {
+  ASSERT_TRUE(attempt("a"));
+  const int64_t token_a = detail::find_int64(*document(), "token").value_or(0);
+  EXPECT_FALSE(attempt("b"));
+  EXPECT_FALSE(attempt("c"));
+  hand_over("a-id");
+  Bson doc = document();
+  EXPECT_EQ(detail::find_utf8(*doc, "holder"), "b") << detail::to_json(*doc);
+  EXPECT_EQ(detail::find_utf8(*doc, "grantW"), "b");
+  EXPECT_EQ(detail::find_utf8(*doc, "grantP"), "provider-b");
+  EXPECT_EQ(detail::find_utf8(*doc, "owner.host"), "host-b");
+  EXPECT_GT(detail::find_int64(*doc, "token").value_or(0), token_a);
+  const auto acquired = detail::find_date_ms(*doc, "acquiredAt");
+  const auto expires = detail::find_date_ms(*doc, "expiresAt");
+  ASSERT_TRUE(acquired && expires);
+  EXPECT_EQ(*expires - *acquired, kExpiryMs) << "the lease is the entry's own";
+  EXPECT_GE(detail::find_date_ms(*doc, "reapAt").value_or(0), *expires);
+  EXPECT_EQ(queue(), (Waiters{"c"}));
+  hand_over("b");
+  EXPECT_EQ(detail::find_utf8(*document(), "holder"), "c");
+  EXPECT_EQ(queue(), (Waiters{}));
+  hand_over("c");
+  EXPECT_EQ(detail::find_utf8(*document(), "holder"), std::nullopt) << "no queue: freed";
+}
+
+TEST_F(QueueTest, AHandOverPassesATombstonedWaiter) {
+  ASSERT_TRUE(attempt("a"));
+  EXPECT_FALSE(attempt("b"));
+  EXPECT_FALSE(attempt("c"));
+  tombstone("b");
+  hand_over("a-id");
+  EXPECT_EQ(detail::find_utf8(*document(), "holder"), "c");
+}
+
+TEST_F(QueueTest, AHandOverPassesALapsedEntry) {
+  ASSERT_TRUE(attempt("a"));
+  EXPECT_FALSE(attempt("b", /*keep_ms=*/200));
+  EXPECT_FALSE(attempt("c"));
+  // Until the server's NOW passes b's `until`.
+  ASSERT_TRUE(poll_until(after(kEventually), [&] {
+    Bson reply = run(detail::inspect_command("locks", "L"));
+    const auto now = detail::find_date_ms(*reply, "cursor.firstBatch.0._now");
+    const auto until = detail::find_date_ms(*reply, "cursor.firstBatch.0.queue.0.until");
+    return now && until && *now >= *until;
+  }));
+  hand_over("a-id");
+  EXPECT_EQ(detail::find_utf8(*document(), "holder"), "c");
+}
+
+TEST_F(QueueTest, ALeavingWaiterHandsItsHandOverOn) {
+  ASSERT_TRUE(attempt("a"));
+  EXPECT_FALSE(attempt("b"));
+  EXPECT_FALSE(attempt("c"));
+  hand_over("a-id");
+  ASSERT_EQ(detail::find_utf8(*document(), "holder"), "b");
+  leave("b");
+  EXPECT_EQ(detail::find_utf8(*document(), "holder"), "c");
+  EXPECT_EQ(queue(), (Waiters{}));
+  leave("c");
+  EXPECT_EQ(detail::find_utf8(*document(), "holder"), std::nullopt);
+}
+
+TEST_F(QueueTest, AnAttemptOfAWaiterHoldingByHandOverDoesNotQueueIt) {
+  ASSERT_TRUE(attempt("a"));
+  EXPECT_FALSE(attempt("b"));
+  hand_over("a-id");
+  EXPECT_FALSE(attempt("b")) << "a new id of b must not be granted over b's own hold";
+  EXPECT_EQ(detail::find_utf8(*document(), "holder"), "b");
+  EXPECT_EQ(queue(), (Waiters{})) << "b was queued behind itself";
+}
+
+TEST_F(QueueTest, ATombstonedAttemptThatRunsLateDoesNotQueueItsWaiter) {
+  ASSERT_TRUE(attempt("a"));
+  tombstone("late-id");
+  EXPECT_FALSE(attempt("late"));
+  EXPECT_EQ(queue(), (Waiters{}));
+  hand_over("a-id");
+  EXPECT_EQ(detail::find_utf8(*document(), "holder"), std::nullopt);
 }
 
 }  // namespace

@@ -69,6 +69,25 @@ void release_to(ReplicaSet& set, const std::string& db, const std::string& name,
               provider + R"(", "w": ")" + waiter + R"("}]}, "upsert": true}]})");
 }
 
+// An update that changes the token and names `waiter` of `provider` in grantW / grantP, held by
+// `holder`: a hand-over when holder == waiter (the shape a notify release leaves).
+void set_grant(ReplicaSet& set, const std::string& db, const std::string& name,
+               const std::string& provider, const std::string& waiter, const std::string& holder,
+               int64_t token) {
+  set.member(0).command(db, R"({"update": ")" + std::string(kCollection) +
+                                R"(", "updates": [{"q": {"_id": ")" + name +
+                                R"("}, "u": {"$set": {"holder": ")" + holder + R"(", "grantW": ")" +
+                                waiter + R"(", "grantP": ")" + provider + R"(", "token": )" +
+                                std::to_string(token) + R"(}}}]})");
+}
+
+// An update of the document that grants nothing (an attempt refreshing its queue entry).
+void touch(ReplicaSet& set, const std::string& db, const std::string& name, int n) {
+  set.member(0).command(
+      db, R"({"update": ")" + std::string(kCollection) + R"(", "updates": [{"q": {"_id": ")" +
+              name + R"("}, "u": {"$set": {"touched": )" + std::to_string(n) + R"(}}}]})");
+}
+
 bool thread_named(const std::string& name) {
   for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
     std::ifstream comm(task.path() / "comm");
@@ -125,6 +144,40 @@ TEST_F(ReleaseWatcherTest, AReleaseBeforeTheWaiterRegisteredMakesItAttemptAgainA
       << "the release did not wake its waiter";
   EXPECT_EQ(watcher.state().unclaimed, quiet.unclaimed);
   EXPECT_FALSE(watcher.missed_since(quiet));
+}
+
+// Only a hand-over to a waiter of this Provider, still held by it, wakes that waiter, with the
+// token. Each check of "did not wake" is bounded by a later hand-over to another waiter that
+// does wake: one stream delivers events in order.
+TEST_F(ReleaseWatcherTest, AHandOverWakesItsWaiterWithItsTokenAndNothingElseDoes) {
+  ReleaseWatcher watcher(params(pool_.get(), db_));
+  auto w = register_streaming(watcher, "w");
+  auto v = register_streaming(watcher, "v");
+  release_to(*server_, db_, "L", "provider-B", "x");  // the document, no event for here
+  set_grant(*server_, db_, "L", kProvider, "w", "w", 5);
+  ASSERT_TRUE(poll_until(after(kEventually), [&] { return w->wakes() > 0; }))
+      << "the hand-over did not wake its waiter";
+  EXPECT_EQ(w->take_grant(), 5);
+  EXPECT_EQ(w->take_grant(), std::nullopt) << "a hand-over is taken once";
+
+  const uint64_t w_seen = w->wakes();
+  int64_t token = 6;
+  // Not hand-overs to w of this Provider: an update that changes no token, one to w's id in
+  // another Provider, one whose document is held by someone else by the time it is read.
+  const auto expect_no_wake = [&](const char* what) {
+    const uint64_t v_seen = v->wakes();
+    set_grant(*server_, db_, "L", kProvider, "v", "v", ++token);
+    ASSERT_TRUE(poll_until(after(kEventually), [&] { return v->wakes() != v_seen; }));
+    EXPECT_EQ(v->take_grant(), token);
+    EXPECT_EQ(w->wakes(), w_seen) << what;
+    EXPECT_EQ(w->take_grant(), std::nullopt) << what;
+  };
+  touch(*server_, db_, "L", 1);
+  expect_no_wake("an update that granted nothing");
+  set_grant(*server_, db_, "L", "provider-B", "w", "w", ++token);
+  expect_no_wake("a hand-over to another Provider's waiter");
+  set_grant(*server_, db_, "L", kProvider, "w", "someone-else", ++token);
+  expect_no_wake("a hand-over no longer held by its waiter");
 }
 
 TEST_F(ReleaseWatcherTest, AWaiterCountingOnAStreamThatFallsSilentReturnsToPoll) {

@@ -107,45 +107,63 @@
 // ## Waiting: backoff and [notify]
 // A waiting acquire sleeps between attempts per Options::backoff. kRandom and kAdaptive sleep
 // by formula. kNotify waits to be woken instead, for plain locks (an RwLock waits as kRandom):
-//  * Queue. Each waiting call carries a ticket (a random waiter id W, the Provider's id P) in
-//    every attempt. A refused attempt appends {w: W, p: P, until: NOW + KEEP} to the lock
-//    document's `queue` or refreshes its entry in place; an entry whose `until` passed is not
-//    live. A notify attempt is granted only when, besides the lock being free, the queue has no
-//    live entry, W's is the first live one, or the lock has been free for GRACE since its
-//    expiresAt (the head did not come: it died, was paused, or missed its wake-up). A grant
-//    removes W's entry and the head's (a head that missed its turn queues again at the back
-//    on its next attempt). KEEP = 2 * max(expiry_ms, busy_wait_max_ms), GRACE =
+//  * Queue. Each waiting call carries a ticket (a random waiter id W, the Provider's id P, its
+//    lease and owner) in every attempt. A refused attempt appends {w: W, p: P, x: expiry_ms,
+//    o: owner, until: NOW + KEEP} to the lock document's `queue` or refreshes its entry in
+//    place; an entry whose `until` passed is not live. A notify attempt is granted only when,
+//    besides the lock being free, the queue has no live entry, W's is the first live one, or the
+//    lock has been free for GRACE since its expiresAt (the head did not come: it died, was
+//    paused, or missed its wake-up). A grant removes W's entry and the head's (a head that
+//    missed its turn queues again at the back on its next attempt). A refused attempt changes
+//    no entry when its own id is tombstoned (it ran late, after its call resolved it) or when W
+//    holds the lock by a hand-over. KEEP = 2 * max(expiry_ms, busy_wait_max_ms), GRACE =
 //    busy_wait_max_ms; at most 1000 live entries (a waiter that finds the queue full polls).
-//    A call that gives up (timeout, cancellation, error) removes its entry with one update,
-//    sent once; a lost removal leaves an entry that lapses after KEEP.
+//  * Hand-over. The release of a notify Provider's hold grants the lock, in the same update, to
+//    the first live entry that is not tombstoned: hold id W, a new token, owner o, lease NOW + x,
+//    the entry removed, grantW / grantP naming it; with no such entry it frees the lock. The
+//    waiter takes the hold without a round trip when its stream delivers the grant, or from the
+//    reply of its next attempt (which names W holder). Its lease clock starts at the send of its
+//    latest attempt whose reply showed the lock not held by W (that attempt ran before the
+//    hand-over; before any such reply, its call's first attempt), so the client's lease ends
+//    before the server's as for any acquire ("Lease timing"); with less than half a lease left
+//    on that clock the waiter extends the hold before acquire returns. A call that gives up
+//    (timeout, cancellation, error) sends one leave, which hands a hold it was handed on and
+//    removes its entry; if the leave fails, one tombstone of W, so no later release hands it
+//    the lock. A lost leave and tombstone leave an entry that lapses after KEEP and, if a
+//    release hands it the lock first, a hold that ends with its lease.
 //  * Wake-up. Each Provider runs one change stream (fullDocument updateLookup) on its plain
 //    lock collection, while it has waiters and for 10 s after the last, on one thread and one
 //    pooled client that the stream keeps all that time (a URI whose maxPoolSize is below 2 gets
 //    no stream: its only client is for the holds' extensions and the attempts, and its waiters
-//    sleep as kRandom). The server passes on an event when the lock document has no holder and the
-//    first entry of its queue is this Provider's; the waiter named there attempts at once. What
-//    no event announces, the waiter times itself from the document its attempt returned: a
-//    lease lapsing (its end), a head not coming (the end of GRACE), its entry's refresh (KEEP / 2
-//    at the longest). While the stream is not open (opening, broken and being reopened, or not
-//    served: a standalone server, no change streams) waiters sleep as kRandom; the stream's
-//    opening wakes every waiter to attempt again under it. An open stream that has answered
-//    nothing for 3 * maxAwaitTimeMS + 1 s (a member that stopped answering without closing the
+//    sleep as kRandom). The server passes on an event when an update granted the lock (its token
+//    changed) to a waiter of this Provider (grantP), and when the lock document has no holder
+//    and the first entry of its queue is this Provider's (a release by a holder of another
+//    strategy, a resolution, a force-release); the waiter named there takes its hand-over or
+//    attempts at once. What no event announces, the waiter times itself from the document its
+//    attempt returned: a lease lapsing (its end), a head not coming (the end of GRACE), its
+//    entry's refresh (KEEP / 2 at the longest). While the stream is not open (opening, broken
+//    and being reopened, or not served: a standalone server, no change streams) waiters sleep
+//    as kRandom and take hand-overs from their attempts' replies; the stream's opening wakes
+//    every waiter to attempt again under it. An open stream that has answered nothing for
+//    3 * maxAwaitTimeMS + 1 s (a member that stopped answering without closing the
 //    connection) counts as not open: its waiters poll until it answers or breaks.
-//  * What it guarantees. Safety is that of every acquire: the queue only narrows when a grant
-//    happens. Among notify waiters of one lock, grants follow arrival order while heads come in
-//    time; acquires with other strategies ignore the queue and may overtake it. A waiter that
-//    dies first in the queue delays the next grant by at most GRACE after the lock is free (on
-//    the judging primary's clock: "Liveness under a clock that is off") plus
-//    the next waiter's own timer (at most its holder's lease, or KEEP / 2): the release's
-//    event goes to the dead head's Provider, so after an early release the next waiter sleeps
-//    until the released lease would have ended, then GRACE.
-//  * Cost: besides the attempts, one getMore per wake-up and one per maxAwaitTimeMS
-//    (min(expiry_ms / 4, 1 s, socketTimeoutMS / 4)) of a stream without events; destroying a
-//    Provider whose stream is open waits for its getMore in flight.
-//  * Known gap: an attempt that runs late (sent, then held past the call's giving up, as a
-//    blocked connection can hold it) may queue its waiter again after the call left the queue;
-//    that entry lapses after KEEP and until then delays grants as a dead head does (above: up
-//    to the rest of a released lease plus GRACE, each time it comes first).
+//  * What it guarantees. Safety is that of every acquire: a hand-over is a grant made by an
+//    atomic update that mints a token as an acquire does, to one waiter, whose lease clock
+//    starts before it. Among notify waiters of one lock, grants follow arrival order while
+//    heads are alive; acquires with other strategies ignore the queue and may overtake it when
+//    the lock is free. A waiter that dies queued (its process crashed or paused) can be handed
+//    the lock while its entry is live: the lock is then unavailable until that hold's lease
+//    ends, as after a holder's crash; entries lapse KEEP after their waiter's last attempt, so
+//    the holds handed to a crashed process's waiters end at most KEEP + expiry_ms after the
+//    crash (plus the clock bound of "Liveness under a clock that is off").
+//  * Cost: besides the attempts (one per waiting call while the stream delivers its
+//    hand-over), one getMore per wake-up and one per maxAwaitTimeMS (min(expiry_ms / 4, 1 s,
+//    socketTimeoutMS / 4)) of a stream without events; destroying a Provider whose stream is
+//    open waits for its getMore in flight.
+//  * Known gap: an attempt that runs late without having been resolved (sent, then held past a
+//    call that threw UnknownOutcome, as a blocked connection can hold it) may queue its waiter
+//    again after the call left the queue; a release may then hand the lock to that entry, a
+//    hold that ends with its lease.
 //
 // ## Bounds
 //  * Holds: at most 1000 live holds per Provider, counting attempts in flight (each takes its
