@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "lease.h"
 #include "mongolock/errors.h"
+#include "notify_plan.h"
 #include "notify_waiter.h"
 #include "validation.h"
 
@@ -59,13 +60,13 @@ bool sleep_until(Clock::time_point wake, const std::stop_token& stop) {
 // retries (the outcome then stays unknown). A full tombstone list is not retried: entries
 // leave it only when their keep time ends, far beyond this call's retries.
 std::optional<std::string> resolve_by_tombstone(Context& context, const HoldSpec& spec,
-                                                const std::string& id,
-                                                const std::stop_token& stop) {
+                                                const std::string& id, const std::stop_token& stop,
+                                                int64_t keep_at_least_ms = 0) {
   const auto pause = std::chrono::milliseconds(context.options().busy_wait_min_ms);
   std::string cause = "stopped before the resolution was sent";
   for (int attempt = 0; attempt < kResolveAttemptsMax; ++attempt) {
     if (attempt > 0 && !sleep_until(Clock::now() + pause, stop)) return cause;
-    Reply reply = context.write(*resolve_for(spec, id, context.options()));
+    Reply reply = context.write(*resolve_for(spec, id, context.options(), keep_at_least_ms));
     if (reply.outcome == Outcome::kOk) {
       if (find_int64(*reply.doc, "n").value_or(0) == kResolveStatements) return std::nullopt;
       return "the lock document already keeps " + std::to_string(kTombstonesMax) +
@@ -203,10 +204,11 @@ AttemptResult attempt_in_slot(const std::shared_ptr<Context>& context, const Hol
 }
 
 // A notify waiter's hand-over (notify_waiter.h) becomes a Handle in a hold slot of its own. With
-// less than half the lease left on the client's clock (the waiter's last attempt was long
-// before), it is extended first, so the hold is not returned on the edge of its loss; an
-// extension that finds it gone (the lease lapsed) leaves the call waiting, one with an unknown
-// outcome is resolved by a tombstone of the waiter id and the call waits on as a new waiter.
+// less than half the lease (expiry_ms / 2) left on the client's clock (the waiter's last attempt
+// was long before), it is extended first (only the hold with the hand-over's token), so the hold is
+// not returned on the edge of its loss; an extension that finds it gone (the lease lapsed) leaves
+// the call waiting, one with an unknown outcome is resolved by a tombstone of the waiter id and the
+// call waits on as a new waiter.
 std::optional<Handle> claim_hand_over(const std::shared_ptr<Context>& context, const HoldSpec& spec,
                                       NotifyWaiter& notify, const NotifyWaiter::HandOver& hand_over,
                                       const std::stop_token& stop) {
@@ -218,11 +220,16 @@ std::optional<Handle> claim_hand_over(const std::shared_ptr<Context>& context, c
   try {
     const Options& options = context->options();
     Clock::time_point anchor = hand_over.anchor;
-    if (Clock::now() - anchor > std::chrono::milliseconds(options.expiry_ms / 2)) {
+    const auto client_lease =
+        std::chrono::milliseconds(options.expiry_ms - options.lost_safety_margin_ms);
+    if (anchor + client_lease - Clock::now() < std::chrono::milliseconds(options.expiry_ms / 2)) {
       const Clock::time_point sent_at = Clock::now();
-      Reply reply = context->write_once(*extend_for(spec, hand_over.id, options));
+      // Token-checked: the waiter id may have been handed the lock again since (its earlier
+      // hand-over lapsed, it queued again), and this Handle's token must be the hold's.
+      Reply reply = context->write_once(*extend_for(spec, hand_over.id, options, hand_over.token));
       if (reply.outcome != Outcome::kOk) {
-        if (auto unresolved = resolve_by_tombstone(*context, spec, hand_over.id, stop)) {
+        if (auto unresolved =
+                resolve_by_tombstone(*context, spec, hand_over.id, stop, queue_keep_ms(options))) {
           throw_unresolved(spec, options, sent_at, reply.message + "; " + *unresolved);
         }
         notify.renew();
@@ -268,7 +275,7 @@ std::optional<Handle> acquire_loop(const std::shared_ptr<Context>& context, cons
       if (auto handle = claim_hand_over(context, spec, notify, *hand_over, stop)) return handle;
     }
     const uint64_t seen = notify.wakes();
-    AttemptResult result = attempt_in_slot(context, spec, notify.ticket(), stop);
+    AttemptResult result = attempt_in_slot(context, spec, notify.ticket_for_attempt(), stop);
     if (result.kind == Attempt::kGranted) {
       notify.granted();
       return std::move(result.handle);

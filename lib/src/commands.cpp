@@ -329,13 +329,19 @@ Bson hand_over_pipeline() {
 }
 
 // acquire_command with a ticket: the plain grant of acquire_command, further guarded by the
-// waiter's turn, in five stages ($set _q; $set _h; $set _g, _s; $set the grant and the queue;
-// $unset).
+// waiter's turn, in five stages ($set _q, _t; $set _h; $set _g, _s; $set the grant and the
+// queue; $unset).
 Bson queued_acquire_command(const HoldRequest& request) {
   const QueueTicket& ticket = *request.ticket;
-  Bson head(BCON_NEW("$arrayElemAt", "[", "{", "$map", "{", "input", BCON_UTF8("$_q"), "in",
+  // The head: the first live entry whose waiter is not tombstoned (one that gave up with its
+  // leave lost holds no turn).
+  Bson head(BCON_NEW("$arrayElemAt", "[", "{", "$map", "{", "input", "{", "$filter", "{", "input",
+                     BCON_UTF8("$_q"), "cond", "{", "$not", "[", "{", "$in", "[",
+                     BCON_UTF8("$$this.w"), BCON_UTF8("$_t"), "]", "}", "]", "}", "}", "}", "in",
                      BCON_UTF8("$$this.w"), "}", "}", BCON_INT32(0), "]"));
-  Bson stage0(BCON_NEW("$set", "{", "_q", BCON_DOCUMENT(live_queue().get()), "}"));
+  Bson tombstones(BCON_NEW("$ifNull", "[", BCON_UTF8("$tombstones"), "[", "]", "]"));
+  Bson stage0(BCON_NEW("$set", "{", "_q", BCON_DOCUMENT(live_queue().get()), "_t",
+                       BCON_DOCUMENT(tombstone_ids(*tombstones).get()), "}"));
   Bson stage1(BCON_NEW("$set", "{", "_h", BCON_DOCUMENT(head.get()), "}"));
   Bson stage2(BCON_NEW("$set", "{", "_g", "{", "$and", "[",
                        BCON_DOCUMENT(plain_grant_expr(request.id).get()),
@@ -345,11 +351,16 @@ Bson queued_acquire_command(const HoldRequest& request) {
   Bson set = make_bson();
   append_cond_doc(set.get(), "reapAt", *granted, *reap_at_expr(request.expiry_ms));
   append_exclusive_grant(set.get(), *granted, request, *next_token_expr());
+  // A grant here is no hand-over: the last one's names go (its Provider's stream would
+  // otherwise be passed every later grant of this lock).
+  Bson null_value(BCON_NEW("$literal", BCON_NULL));
+  append_cond_doc(set.get(), "grantW", *granted, *null_value);
+  append_cond_doc(set.get(), "grantP", *granted, *null_value);
   bson_append_document(set.get(), "queue", -1, queue_after_expr(ticket).get());
   Bson pipeline(BCON_NEW("0", BCON_DOCUMENT(stage0.get()), "1", BCON_DOCUMENT(stage1.get()), "2",
                          BCON_DOCUMENT(stage2.get()), "3", "{", "$set", BCON_DOCUMENT(set.get()),
-                         "}", "4", "{", "$unset", "[", BCON_UTF8("_q"), BCON_UTF8("_h"),
-                         BCON_UTF8("_g"), BCON_UTF8("_s"), "]", "}"));
+                         "}", "4", "{", "$unset", "[", BCON_UTF8("_q"), BCON_UTF8("_t"),
+                         BCON_UTF8("_h"), BCON_UTF8("_g"), BCON_UTF8("_s"), "]", "}"));
   return find_and_modify(request.collection, request.name, *pipeline, /*upsert=*/true,
                          /*return_new=*/true);
 }
@@ -391,6 +402,7 @@ namespace {
 // Both kinds of document are reaped on reapAt, which must stay >= every expiry ever granted.
 Bson extend_exclusive(const HoldRequest& request) {
   Bson query = holder_query(request.name, request.id);
+  if (request.token > 0) bson_append_int64(query.get(), "token", -1, request.token);
   Bson alive(BCON_NEW("$gt", "[", BCON_UTF8("$expiresAt"), BCON_UTF8("$$NOW"), "]"));
   bson_append_document(query.get(), "$expr", -1, alive.get());
   Bson set = make_bson();

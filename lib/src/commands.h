@@ -56,6 +56,8 @@ struct HoldRequest {
   const QueueTicket* ticket = nullptr;
   // Plain release only: hand the lock over to the queue's first live entry (notify holders).
   bool hand_over = false;
+  // Extend only: > 0 also requires this token (the claim of a hand-over).
+  int64_t token = 0;
 };
 
 // Plain locks. With request.ticket the acquire also takes its turn in the FIFO queue: it

@@ -2,6 +2,7 @@
 
 #include <sys/random.h>
 
+#include <algorithm>
 #include <array>
 #include <random>
 
@@ -39,8 +40,10 @@ Bson acquire_for(const HoldSpec& spec, const std::string& id, const Options& opt
   return rw_acquire_command(request, spec.exclusive, spec.max_shared);
 }
 
-Bson extend_for(const HoldSpec& spec, const std::string& id, const Options& options) {
-  const HoldRequest request = request_for(spec, id, options);
+Bson extend_for(const HoldSpec& spec, const std::string& id, const Options& options,
+                int64_t token) {
+  HoldRequest request = request_for(spec, id, options);
+  request.token = token;
   if (!spec.rw) return extend_command(request);
   return rw_extend_command(request, spec.exclusive);
 }
@@ -55,8 +58,11 @@ Bson release_for(const HoldSpec& spec, const std::string& id, const Options& opt
   return rw_release_command(request, spec.exclusive);
 }
 
-Bson resolve_for(const HoldSpec& spec, const std::string& id, const Options& options) {
-  return resolve_command(request_for(spec, id, options), spec.rw);
+Bson resolve_for(const HoldSpec& spec, const std::string& id, const Options& options,
+                 int64_t keep_at_least_ms) {
+  HoldRequest request = request_for(spec, id, options);
+  request.tombstone_keep_ms = std::max(request.tombstone_keep_ms, keep_at_least_ms);
+  return resolve_command(request, spec.rw);
 }
 
 std::optional<int64_t> granted_token(const HoldSpec& spec, const bson_t& reply,

@@ -26,9 +26,15 @@ struct HoldSpec {
 // `ticket` (plain locks only; ignored for rw) makes the acquire take its turn in the FIFO queue.
 Bson acquire_for(const HoldSpec& spec, const std::string& id, const Options& options,
                  const QueueTicket* ticket = nullptr);
-Bson extend_for(const HoldSpec& spec, const std::string& id, const Options& options);
+// `token` > 0: only the hold of `id` with that token (a hand-over's claim: the waiter id can be
+// handed the lock more than once).
+Bson extend_for(const HoldSpec& spec, const std::string& id, const Options& options,
+                int64_t token = 0);
 Bson release_for(const HoldSpec& spec, const std::string& id, const Options& options);
-Bson resolve_for(const HoldSpec& spec, const std::string& id, const Options& options);
+// The tombstone is kept expiry_ms + reap_after_s, or `keep_at_least_ms` if longer (a notify
+// waiter id's must outlive its queue entry: KEEP).
+Bson resolve_for(const HoldSpec& spec, const std::string& id, const Options& options,
+                 int64_t keep_at_least_ms = 0);
 
 // The fencing token of hold `id` in an acquire reply, if the reply says it was granted.
 std::optional<int64_t> granted_token(const HoldSpec& spec, const bson_t& reply,

@@ -2,12 +2,12 @@
 // lock document that attempt returned (findAndModify new: true), without a wake-up.
 //
 // The change stream wakes a queued waiter when a release hands it the lock, or frees the lock
-// with its entry first (mongolock.h [notify]). What no event announces, it must time itself: a lease that lapses
-// (its holder died), a head that does not come for a free lock (the grace period), and its own
-// entry's keep time (it must attempt again to stay queued). The server's clock is read from
-// the waiter's own entry (until = NOW + keep_ms at this attempt); the lease end and the grace
-// end are differences on that clock, applied to the client's steady clock: a wake-up time,
-// never a safety decision (the attempt's pipeline decides on the server clock alone).
+// with its entry first (mongolock.h [notify]). What no event announces, it must time itself: a
+// lease that lapses (its holder died), a head that does not come for a free lock (the grace
+// period), and its own entry's keep time (it must attempt again to stay queued). The server's clock
+// is read from the waiter's own entry (until = NOW + keep_ms at this attempt); the lease end and
+// the grace end are differences on that clock, applied to the client's steady clock: a wake-up
+// time, never a safety decision (the attempt's pipeline decides on the server clock alone).
 //
 // Invariant: a planned sleep is in [min_ms, keep_ms / 2], so a live waiter refreshes its entry
 // at least twice per keep time.

@@ -1,5 +1,6 @@
 #include "notify_waiter.h"
 
+#include <algorithm>
 #include <cassert>
 #include <condition_variable>
 #include <mutex>
@@ -29,9 +30,12 @@ NotifyWaiter::~NotifyWaiter() {
 void NotifyWaiter::leave() noexcept {
   try {
     Reply reply = context_.write(*leave_queue_command(spec_.collection, spec_.name, waiter_id_));
-    if (reply.outcome != Outcome::kOk && reply.outcome != Outcome::kNotSent) {
-      // The leave may not have run: a release could still hand the lock to this id.
-      context_.write(*resolve_for(spec_, waiter_id_, context_.options()));
+    if (reply.outcome != Outcome::kOk) {
+      // The leave may not have run (not sent: the entry is certainly there): a release could
+      // still hand the lock to this id. The tombstone outlives the entry (KEEP); a full list
+      // records nothing, and then the entry lapses as it would have.
+      context_.write(
+          *resolve_for(spec_, waiter_id_, context_.options(), queue_keep_ms(context_.options())));
     }
   } catch (...) {
     // Allocation failure: the entry lapses keep_ms after the last attempt.
@@ -48,13 +52,16 @@ void NotifyWaiter::note_attempt(SteadyTime sent_at, const bson_t* lock_document)
   if (!active_) return;
   if (!anchor_) anchor_ = sent_at;
   if (lock_document == nullptr) return;
+  const int64_t token = find_int64(*lock_document, "token").value_or(0);
   if (find_utf8(*lock_document, "holder") == waiter_id_) {
     // Handed over before this attempt ran: the anchor stays where it is.
-    reply_hand_over_ = find_int64(*lock_document, "token");
+    reply_hand_over_ = token;
     return;
   }
-  // The lock was not this waiter's when the attempt ran: any hand-over to it comes later.
+  // The lock was not this waiter's when the attempt ran: a hand-over to it after that has a
+  // higher token; one with this token or a lower one (seen by the stream before) has ended.
   anchor_ = sent_at;
+  not_held_token_ = std::max(not_held_token_, token);
 }
 
 std::optional<NotifyWaiter::HandOver> NotifyWaiter::take_hand_over() {
@@ -66,7 +73,9 @@ std::optional<NotifyWaiter::HandOver> NotifyWaiter::take_hand_over() {
     std::optional<int64_t> streamed = registration_->take_grant();
     if (!token || (streamed && *streamed > *token)) token = streamed;
   }
-  if (!token) return std::nullopt;
+  // A hand-over from before the anchor's attempt ran is over (that attempt saw another holder):
+  // the anchor would not be before it.
+  if (!token || *token <= not_held_token_) return std::nullopt;
   // A hand-over needs this call's entry, which only a sent attempt can have made.
   assert(anchor_.has_value());
   if (!anchor_) return std::nullopt;
@@ -81,6 +90,7 @@ void NotifyWaiter::renew() {
   queued_ = false;
   anchor_.reset();
   reply_hand_over_.reset();
+  not_held_token_ = 0;
 }
 
 std::optional<int64_t> NotifyWaiter::planned_sleep_ms(const bson_t* lock_document) {

@@ -2,8 +2,8 @@
 // queue ticket, its registration with the Provider's ReleaseWatcher, its sleeps, and the
 // hand-overs a release makes to it.
 //
-// Inactive (ticket() nullptr, sleeps as the fallback policy) unless Options::backoff is kNotify
-// and the hold is a plain lock. Active: every attempt carries the ticket. After the first
+// Inactive (ticket_for_attempt() nullptr, sleeps as the fallback policy) unless Options::backoff is
+// kNotify and the hold is a plain lock. Active: every attempt carries the ticket. After the first
 // refused one the waiter registers with the watcher (release_watcher.h: why no release is
 // missed) and attempts again at once unless the stream open before that attempt still is;
 // after a refused one it sleeps until the watcher wakes it or plan_notify_wait's time passes,
@@ -17,7 +17,8 @@
 // before the hand-over, which runs later and starts the server's lease at its own NOW), or,
 // before any such reply, of the call's first sent attempt (the hand-over needs the entry an
 // attempt of this call made). So the client's lease ends before the server's, under the same
-// assumptions as an acquire's (mongolock.h "Lease timing").
+// assumptions as an acquire's (mongolock.h "Lease timing"). A hand-over whose token is not above
+// that reply's token ran before it (tokens of a lock only grow) and is over: it is dropped.
 //
 // On leaving without a grant (timeout, cancellation, an error) it sends the leave (commands.h:
 // a hand-over to it is handed on, its entry removed), once; if that fails, one tombstone of
@@ -55,7 +56,13 @@ class NotifyWaiter {
   NotifyWaiter(const NotifyWaiter&) = delete;
   NotifyWaiter& operator=(const NotifyWaiter&) = delete;
 
-  const QueueTicket* ticket() const { return active_ ? &ticket_ : nullptr; }
+  // The ticket an attempt carries (nullptr: inactive). From the moment one is sent the waiter may
+  // be queued, so it leaves on its way out unless granted() (a try_acquire that gives up after
+  // its first attempt leaves too).
+  const QueueTicket* ticket_for_attempt() {
+    queued_ = queued_ || active_;
+    return active_ ? &ticket_ : nullptr;
+  }
   // Read before each attempt; wait() returns early once it differs.
   uint64_t wakes();
   // After an attempt that was sent at `sent_at` and refused with `lock_document` (nullptr: its
@@ -86,6 +93,7 @@ class NotifyWaiter {
   bool queued_ = false;  // an attempt may have queued this waiter (or it holds a hand-over)
   std::optional<SteadyTime> anchor_;        // set by the first sent attempt
   std::optional<int64_t> reply_hand_over_;  // a token an attempt's reply showed
+  int64_t not_held_token_ = 0;              // the token of the latest reply not held by this waiter
 };
 
 }  // namespace mongolock::detail

@@ -14,14 +14,17 @@ namespace mongolock::detail {
 namespace {
 
 // The stream's pipeline (docs/mongolock-wire.md, notify): events of a lock document with no
-// holder whose first queue entry is this Provider's, and events of an update that granted the
-// lock (the token changed) by a hand-over to this Provider's waiter (grantP), reduced to what
-// dispatch() reads.
+// holder whose first queue entry is this Provider's, and events that may be a hand-over to a
+// waiter of this Provider (grantP): an update that changed the token, or a replacement (a
+// pipeline update that rewrote most of the document is logged, and streamed, as one). Reduced to
+// what dispatch() reads.
 Bson stream_pipeline(const std::string& provider_id) {
   const char* provider = provider_id.c_str();
-  Bson handed_over(BCON_NEW("fullDocument.grantP", BCON_UTF8(provider),
+  Bson handed_over(BCON_NEW("$or", "[", "{", "operationType", BCON_UTF8("update"),
+                            "fullDocument.grantP", BCON_UTF8(provider),
                             "updateDescription.updatedFields.token", "{", "$exists",
-                            BCON_BOOL(true), "}"));
+                            BCON_BOOL(true), "}", "}", "{", "operationType", BCON_UTF8("replace"),
+                            "fullDocument.grantP", BCON_UTF8(provider), "}", "]"));
   return Bson(BCON_NEW(
       "pipeline", "[", "{", "$match", "{", "$or", "[", "{", "fullDocument.holder", BCON_NULL, "}",
       BCON_DOCUMENT(handed_over.get()), "]", "}", "}", "{", "$addFields", "{", "_mlHead", "{",
@@ -29,8 +32,8 @@ Bson stream_pipeline(const std::string& provider_id) {
       "}", BCON_INT32(0), "]", "}", "}", "}", "{", "$match", "{", "$or", "[", "{",
       "fullDocument.holder", BCON_NULL, "_mlHead.p", BCON_UTF8(provider), "}",
       BCON_DOCUMENT(handed_over.get()), "]", "}", "}", "{", "$project", "{", "_mlHead",
-      BCON_INT32(1), "fullDocument.holder", BCON_INT32(1), "fullDocument.token", BCON_INT32(1),
-      "fullDocument.grantW", BCON_INT32(1), "}", "}", "]"));
+      BCON_INT32(1), "documentKey", BCON_INT32(1), "fullDocument.holder", BCON_INT32(1),
+      "fullDocument.token", BCON_INT32(1), "fullDocument.grantW", BCON_INT32(1), "}", "}", "]"));
 }
 
 Bson stream_options(int64_t await_ms) {
@@ -237,6 +240,12 @@ void ReleaseWatcher::dispatch(const bson_t& event) {
       handed_over ? grantee : (head_woken ? find_utf8(event, "_mlHead.w") : std::nullopt);
   if (!waiter) return;
   std::lock_guard guard(mutex_);
+  if (handed_over) {
+    // The same hand-over comes again with every later write the stream passes on while it is
+    // held (a replacement, a duplicate after a resume): delivered once.
+    const std::string key = find_utf8(event, "documentKey._id").value_or("") + '/' + *grantee;
+    if (handed_over_seen(key, *token)) return;
+  }
   auto found = wakes_.find(*waiter);
   if (found == wakes_.end()) {
     // A waiter that gave up (its entry lapses, its hand-over is handed on by its leave), one
@@ -248,6 +257,15 @@ void ReleaseWatcher::dispatch(const bson_t& event) {
   if (handed_over) found->second.grant_token = *token;
   ++found->second.wakes;
   found->second.woken->notify_all();
+}
+
+bool ReleaseWatcher::handed_over_seen(const std::string& key, int64_t token) {
+  for (const auto& [seen_key, seen_token] : handed_over_) {
+    if (seen_key == key && seen_token >= token) return true;
+  }
+  handed_over_.emplace_back(key, token);
+  if (handed_over_.size() > kHandOversRemembered) handed_over_.pop_front();
+  return false;
 }
 
 void ReleaseWatcher::set_streaming(bool streaming) {

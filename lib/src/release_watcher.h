@@ -43,6 +43,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -50,6 +51,7 @@
 #include <stop_token>
 #include <string>
 #include <thread>
+#include <utility>
 
 namespace mongolock::detail {
 
@@ -132,6 +134,9 @@ class ReleaseWatcher {
   void give_up_streaming();  // waiters registered now and later poll
   void serve(mongoc_client_t* client);
   void dispatch(const bson_t& event);
+  // Whether hand-over `token` (or a later one) of lock/waiter `key` was dispatched already;
+  // remembers it if not. Under mutex_.
+  bool handed_over_seen(const std::string& key, int64_t token);
   void set_streaming(bool streaming);  // and wakes every waiter
   void pause(std::chrono::milliseconds length);
 
@@ -152,7 +157,11 @@ class ReleaseWatcher {
   bool thread_failed_ = false;
   uint64_t streams_opened_ = 0;
   uint64_t events_unclaimed_ = 0;  // State::unclaimed
-  SteadyTime last_heard_{};        // the open stream's last reply (or its opening)
+  // The latest hand-overs dispatched ("<lock>/<waiter>", token), oldest first; at most
+  // kHandOversRemembered (an older duplicate counts as unclaimed: an extra attempt at worst).
+  static constexpr size_t kHandOversRemembered = 256;
+  std::deque<std::pair<std::string, int64_t>> handed_over_;
+  SteadyTime last_heard_{};  // the open stream's last reply (or its opening)
   // params_.await_ms, lowered by the pool's socketTimeoutMS once known. Written by the watcher
   // thread under mutex_; read by it freely, by any other thread under mutex_.
   int64_t await_ms_;

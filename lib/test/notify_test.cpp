@@ -14,10 +14,11 @@
 // processes (bench/lockbench measures those), a crash of a waiter's process while queued (a
 // head that never comes is modelled by an entry nobody refreshes), an unknown outcome of the
 // extension a late hand-over makes (its resolution and the call's new waiter id are not made
-// to happen here). A release dispatched
-// between a waiter's first attempt and its registration, and a stream whose member falls
-// silent without closing it, are made to happen in release_watcher_test.cpp (here they would
-// happen only by chance).
+// to happen here), a waiter paused past its hand-over's lease and handed the lock again (the
+// stale-token rule of notify_waiter.h is not made to happen). A release dispatched between a
+// waiter's first attempt and its registration, a hand-over logged as a replacement, and a
+// stream whose member falls silent without closing it, are made to happen in
+// release_watcher_test.cpp (here they would happen only by chance).
 #include <gtest/gtest.h>
 #include <mongoc/mongoc.h>
 
@@ -331,6 +332,20 @@ TEST_F(NotifyTest, AOneClientPoolKeepsItsClientForHoldsAndItsWaitersPoll) {
   })) << "the hold was not extended while a waiter waited";
   EXPECT_TRUE(held.release()) << "the hold was lost while a waiter waited";
   EXPECT_TRUE(waiting.granted_by(after(kEventually))) << "the polling waiter never got the lock";
+}
+
+// A try_acquire that gives up after its one attempt (timeout 0) leaves the queue it joined: else
+// the next release would hand the lock to a call that has returned.
+TEST_F(NotifyTest, ATryAcquireThatGivesUpAtOnceLeavesNoEntry) {
+  Provider holder(server_->uri(), db_, notify_options("try-holder"));
+  Provider waiter(server_->uri(), db_, notify_options("try-waiter"));
+  Handle held = holder.create_lock("L").acquire(milliseconds(5000));
+  EXPECT_FALSE(waiter.create_lock("L").try_acquire().has_value());
+  EXPECT_TRUE(queue_of("L").empty()) << "the entry of a call that returned stays queued";
+  EXPECT_TRUE(held.release());
+  const detail::Bson after = lock_document(server_->uri(), db_, Options().collection, "L");
+  EXPECT_EQ(detail::find_utf8(*after, "holder"), std::nullopt)
+      << "the release handed the lock to a call that had returned";
 }
 
 // A waiter that gives up and whose leave is lost (the connection closes under it) tombstones its

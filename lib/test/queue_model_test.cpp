@@ -42,6 +42,13 @@ struct QueueModel {
   std::set<std::string> tombstoned;   // waiter ids
   int attempts = 0;                   // attempt ids are "a0", "a1", ...
 
+  // The head a queued attempt sees: the first entry whose waiter is not tombstoned.
+  std::optional<std::string> head() const {
+    for (const std::string& entry : queue) {
+      if (tombstoned.count(entry) == 0) return entry;
+    }
+    return std::nullopt;
+  }
   void erase(const std::string& waiter) {
     queue.erase(std::remove(queue.begin(), queue.end(), waiter), queue.end());
   }
@@ -121,10 +128,9 @@ struct Attempt : Checked<Attempt> {
   std::string waiter = waiter_name(*rc::gen::inRange(0, kWaiters));
   void apply(QueueModel& model) const override {
     const std::string id = "a" + std::to_string(model.attempts++);
-    const bool turn = model.queue.empty() || model.queue.front() == waiter;
+    const std::optional<std::string> head = model.head();
+    const bool turn = !head || head == waiter;
     if (!model.holder && turn) {
-      const std::optional<std::string> head =
-          model.queue.empty() ? std::nullopt : std::optional(model.queue.front());
       model.holder = id;
       model.erase(waiter);
       if (head) model.erase(*head);

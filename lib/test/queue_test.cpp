@@ -245,7 +245,7 @@ TEST_F(QueueTest, AnAttemptOfAWaiterHoldingByHandOverDoesNotQueueIt) {
   ASSERT_TRUE(attempt("a"));
   EXPECT_FALSE(attempt("b"));
   hand_over("a-id");
-  EXPECT_FALSE(attempt("b")) << "a new id of b must not be granted over b's own hold";
+  EXPECT_FALSE(attempt("b")) << "a later attempt of b must not be granted over b's own hold";
   EXPECT_EQ(detail::find_utf8(*document(), "holder"), "b");
   EXPECT_EQ(queue(), (Waiters{})) << "b was queued behind itself";
 }

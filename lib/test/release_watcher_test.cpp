@@ -81,6 +81,17 @@ void set_grant(ReplicaSet& set, const std::string& db, const std::string& name,
                                 std::to_string(token) + R"(}}}]})");
 }
 
+// The same, as a replacement of the whole document (how a pipeline update that rewrote most of a
+// small document is logged and streamed).
+void replace_with_grant(ReplicaSet& set, const std::string& db, const std::string& name,
+                        const std::string& provider, const std::string& waiter, int64_t token) {
+  set.member(0).command(db, R"({"update": ")" + std::string(kCollection) +
+                                R"(", "updates": [{"q": {"_id": ")" + name +
+                                R"("}, "u": {"_id": ")" + name + R"(", "holder": ")" + waiter +
+                                R"(", "grantW": ")" + waiter + R"(", "grantP": ")" + provider +
+                                R"(", "token": )" + std::to_string(token) + R"(}}]})");
+}
+
 // An update of the document that grants nothing (an attempt refreshing its queue entry).
 void touch(ReplicaSet& set, const std::string& db, const std::string& name, int n) {
   set.member(0).command(
@@ -160,7 +171,7 @@ TEST_F(ReleaseWatcherTest, AHandOverWakesItsWaiterWithItsTokenAndNothingElseDoes
   EXPECT_EQ(w->take_grant(), 5);
   EXPECT_EQ(w->take_grant(), std::nullopt) << "a hand-over is taken once";
 
-  const uint64_t w_seen = w->wakes();
+  uint64_t w_seen = w->wakes();
   int64_t token = 6;
   // Not hand-overs to w of this Provider: an update that changes no token, one to w's id in
   // another Provider, one whose document is held by someone else by the time it is read.
@@ -174,6 +185,20 @@ TEST_F(ReleaseWatcherTest, AHandOverWakesItsWaiterWithItsTokenAndNothingElseDoes
   };
   touch(*server_, db_, "L", 1);
   expect_no_wake("an update that granted nothing");
+  replace_with_grant(*server_, db_, "L", kProvider, "w", ++token);
+  ASSERT_TRUE(poll_until(after(kEventually), [&] { return w->wakes() != w_seen; }))
+      << "a hand-over logged as a replacement did not wake its waiter";
+  EXPECT_EQ(w->take_grant(), token);
+  const uint64_t w_replaced = w->wakes();
+  replace_with_grant(*server_, db_, "L", kProvider, "w", token);  // a write while w holds
+  {
+    const uint64_t v_seen = v->wakes();
+    set_grant(*server_, db_, "L", kProvider, "v", "v", ++token);
+    ASSERT_TRUE(poll_until(after(kEventually), [&] { return v->wakes() != v_seen; }));
+    EXPECT_EQ(w->wakes(), w_replaced) << "the same hand-over woke its waiter twice";
+    EXPECT_EQ(w->take_grant(), std::nullopt);
+  }
+  w_seen = w->wakes();
   set_grant(*server_, db_, "L", "provider-B", "w", "w", ++token);
   expect_no_wake("a hand-over to another Provider's waiter");
   set_grant(*server_, db_, "L", kProvider, "w", "someone-else", ++token);

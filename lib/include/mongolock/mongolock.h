@@ -110,33 +110,42 @@
 //  * Queue. Each waiting call carries a ticket (a random waiter id W, the Provider's id P, its
 //    lease and owner) in every attempt. A refused attempt appends {w: W, p: P, x: expiry_ms,
 //    o: owner, until: NOW + KEEP} to the lock document's `queue` or refreshes its entry in
-//    place; an entry whose `until` passed is not live. A notify attempt is granted only when,
-//    besides the lock being free, the queue has no live entry, W's is the first live one, or the
-//    lock has been free for GRACE since its expiresAt (the head did not come: it died, was
-//    paused, or missed its wake-up). A grant removes W's entry and the head's (a head that
-//    missed its turn queues again at the back on its next attempt). A refused attempt changes
+//    place; an entry whose `until` passed is not live. The HEAD is the first live entry whose
+//    waiter is not tombstoned. A notify attempt is granted only when, besides the lock being
+//    free, there is no head, W is the head, or the lock has been free for GRACE since its
+//    expiresAt (the head did not come: it died, was paused, or missed its wake-up). A grant
+//    removes W's entry and the head's (a head that missed its turn queues again at the back on
+//    its next attempt) and clears grantW / grantP. A refused attempt changes
 //    no entry when its own id is tombstoned (it ran late, after its call resolved it) or when W
 //    holds the lock by a hand-over. KEEP = 2 * max(expiry_ms, busy_wait_max_ms), GRACE =
 //    busy_wait_max_ms; at most 1000 live entries (a waiter that finds the queue full polls).
 //  * Hand-over. The release of a notify Provider's hold grants the lock, in the same update, to
-//    the first live entry that is not tombstoned: hold id W, a new token, owner o, lease NOW + x,
-//    the entry removed, grantW / grantP naming it; with no such entry it frees the lock. The
-//    waiter takes the hold without a round trip when its stream delivers the grant, or from the
-//    reply of its next attempt (which names W holder). Its lease clock starts at the send of its
-//    latest attempt whose reply showed the lock not held by W (that attempt ran before the
+//    the head (other than the releasing id) if its entry carries x: hold id W, a new token, owner
+//    o, lease NOW + x, the entry removed, grantW / grantP naming it; otherwise it frees the lock.
+//    The waiter takes the hold without a round trip when its stream delivers the grant, or from
+//    the reply of its next attempt (which names W holder). Its lease clock starts at the send of
+//    its latest attempt whose reply showed the lock not held by W (that attempt ran before the
 //    hand-over; before any such reply, its call's first attempt), so the client's lease ends
-//    before the server's as for any acquire ("Lease timing"); with less than half a lease left
-//    on that clock the waiter extends the hold before acquire returns. A call that gives up
-//    (timeout, cancellation, error) sends one leave, which hands a hold it was handed on and
-//    removes its entry; if the leave fails, one tombstone of W, so no later release hands it
-//    the lock. A lost leave and tombstone leave an entry that lapses after KEEP and, if a
-//    release hands it the lock first, a hold that ends with its lease.
+//    before the server's as for any acquire ("Lease timing"); a hand-over whose token is not
+//    above that reply's token ran before it and is over, and is dropped. With less than
+//    expiry_ms / 2 left on the client's lease the waiter first extends the hold (only the hold of
+//    W with that token; an extension that finds none leaves the call waiting, one with an
+//    unknown outcome is resolved by a tombstone of W and the call waits on with a new waiter
+//    id). A call that sent an attempt and gives up without a grant (timeout, try_acquire,
+//    cancellation, error) sends one leave, which hands a hold it was handed on and removes its
+//    entry; if the leave fails or is not sent, one tombstone of W kept at least KEEP, so no
+//    later release hands it the lock. A lost leave and tombstone (or a full tombstone list)
+//    leave an entry that lapses after KEEP and, if a release hands it the lock first, a hold
+//    that ends with its lease.
 //  * Wake-up. Each Provider runs one change stream (fullDocument updateLookup) on its plain
 //    lock collection, while it has waiters and for 10 s after the last, on one thread and one
 //    pooled client that the stream keeps all that time (a URI whose maxPoolSize is below 2 gets
 //    no stream: its only client is for the holds' extensions and the attempts, and its waiters
-//    sleep as kRandom). The server passes on an event when an update granted the lock (its token
-//    changed) to a waiter of this Provider (grantP), and when the lock document has no holder
+//    sleep as kRandom). The server passes on an event when an update changed the token of, or a
+//    replacement wrote (a pipeline update that rewrote most of a small document is logged as
+//    one), a document whose grantP is this Provider (each hand-over is delivered once, to
+//    grantW, while the looked-up document is still held by it), and when the lock document has
+//    no holder
 //    and the first entry of its queue is this Provider's (a release by a holder of another
 //    strategy, a resolution, a force-release); the waiter named there takes its hand-over or
 //    attempts at once. What no event announces, the waiter times itself from the document its
@@ -157,7 +166,9 @@
 //    the holds handed to a crashed process's waiters end at most KEEP + expiry_ms after the
 //    crash (plus the clock bound of "Liveness under a clock that is off").
 //  * Cost: besides the attempts (one per waiting call while the stream delivers its
-//    hand-over), one getMore per wake-up and one per maxAwaitTimeMS (min(expiry_ms / 4, 1 s,
+//    hand-over) and the leave of a call that gives up, one getMore per batch of events (a
+//    hand-over; a replacement of a document this Provider was last handed, while no grant has
+//    cleared grantP; a free lock's head) and one per maxAwaitTimeMS (min(expiry_ms / 4, 1 s,
 //    socketTimeoutMS / 4)) of a stream without events; destroying a Provider whose stream is
 //    open waits for its getMore in flight.
 //  * Known gap: an attempt that runs late without having been resolved (sent, then held past a
@@ -182,7 +193,9 @@
 //    last attempt starts before D has passed, and it (1), its resolution (3 tries) and the check
 //    of the collection's indexes (listIndexes, and while the Provider's own index is missing a
 //    createIndexes and a second listIndexes: 3, every attempt until the judgement is final, see
-//    [index]) are W each. timeout 0 is one attempt: 7 * W + 2 * busy_wait_min_ms.
+//    [index]) are W each. timeout 0 is one attempt: 7 * W + 2 * busy_wait_min_ms. kNotify adds
+//    up to 6 * W: a hand-over's extension and its resolution (4), the leave and its tombstone
+//    (2).
 //  * Cancellation (std::stop_token) is checked before every attempt, during every backoff
 //    sleep and between resolution tries; a round trip in flight is not interrupted.
 //
