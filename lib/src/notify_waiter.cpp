@@ -50,36 +50,24 @@ uint64_t NotifyWaiter::wakes() {
 
 void NotifyWaiter::note_attempt(SteadyTime sent_at, const bson_t* lock_document) {
   if (!active_) return;
-  if (!anchor_) anchor_ = sent_at;
+  clock_.sent(sent_at);
   if (lock_document == nullptr) return;
   const int64_t token = find_int64(*lock_document, "token").value_or(0);
   if (find_utf8(*lock_document, "holder") == waiter_id_) {
-    // Handed over before this attempt ran: the anchor stays where it is.
-    reply_hand_over_ = token;
-    return;
+    clock_.reply_held(token);  // handed over before this attempt ran
+  } else {
+    clock_.reply_not_held(sent_at, token);
   }
-  // The lock was not this waiter's when the attempt ran: a hand-over to it after that has a
-  // higher token; one with this token or a lower one (seen by the stream before) has ended.
-  anchor_ = sent_at;
-  not_held_token_ = std::max(not_held_token_, token);
 }
 
 std::optional<NotifyWaiter::HandOver> NotifyWaiter::take_hand_over() {
   if (!active_) return std::nullopt;
-  std::optional<int64_t> token = std::exchange(reply_hand_over_, std::nullopt);
   if (registration_) {
-    // Both seen (an event and a reply): the later hand-over has the higher token (tokens of one
-    // lock only grow); an earlier one to this waiter has lapsed.
-    std::optional<int64_t> streamed = registration_->take_grant();
-    if (!token || (streamed && *streamed > *token)) token = streamed;
+    if (std::optional<int64_t> streamed = registration_->take_grant()) clock_.streamed(*streamed);
   }
-  // A hand-over from before the anchor's attempt ran is over (that attempt saw another holder):
-  // the anchor would not be before it.
-  if (!token || *token <= not_held_token_) return std::nullopt;
-  // A hand-over needs this call's entry, which only a sent attempt can have made.
-  assert(anchor_.has_value());
-  if (!anchor_) return std::nullopt;
-  return HandOver{waiter_id_, *token, *anchor_};
+  std::optional<HandOverClock::Taken> taken = clock_.take();
+  if (!taken) return std::nullopt;
+  return HandOver{waiter_id_, taken->token, taken->anchor};
 }
 
 void NotifyWaiter::renew() {
@@ -88,9 +76,7 @@ void NotifyWaiter::renew() {
   waiter_id_ = new_acquisition_id();
   ticket_.waiter = waiter_id_;
   queued_ = false;
-  anchor_.reset();
-  reply_hand_over_.reset();
-  not_held_token_ = 0;
+  clock_ = HandOverClock{};
 }
 
 std::optional<int64_t> NotifyWaiter::planned_sleep_ms(const bson_t* lock_document) {

@@ -19,6 +19,7 @@
 // attempt of this call made). So the client's lease ends before the server's, under the same
 // assumptions as an acquire's (mongolock.h "Lease timing"). A hand-over whose token is not above
 // that reply's token ran before it (tokens of a lock only grow) and is over: it is dropped.
+// (The rules are HandOverClock's, hand_over_clock.h, a pure class tested on its own.)
 //
 // On leaving without a grant (timeout, cancellation, an error) it sends the leave (commands.h:
 // a hand-over to it is handed on, its entry removed), once; if that fails, one tombstone of
@@ -37,6 +38,7 @@
 
 #include "commands.h"
 #include "context.h"
+#include "hand_over_clock.h"
 #include "hold_spec.h"
 #include "release_watcher.h"
 
@@ -91,9 +93,7 @@ class NotifyWaiter {
   ReleaseWatcher::State before_first_attempt_;
   std::unique_ptr<ReleaseWatcher::Registration> registration_;  // after the first refusal
   bool queued_ = false;  // an attempt may have queued this waiter (or it holds a hand-over)
-  std::optional<SteadyTime> anchor_;        // set by the first sent attempt
-  std::optional<int64_t> reply_hand_over_;  // a token an attempt's reply showed
-  int64_t not_held_token_ = 0;              // the token of the latest reply not held by this waiter
+  HandOverClock clock_;  // the anchor and the hand-overs seen (hand_over_clock.h)
 };
 
 }  // namespace mongolock::detail

@@ -15,10 +15,10 @@
 // head that never comes is modelled by an entry nobody refreshes), an unknown outcome of the
 // extension a late hand-over makes (its resolution and the call's new waiter id are not made
 // to happen here), a waiter paused past its hand-over's lease and handed the lock again (the
-// stale-token rule of notify_waiter.h is not made to happen). A release dispatched between a
-// waiter's first attempt and its registration, a hand-over logged as a replacement, and a
-// stream whose member falls silent without closing it, are made to happen in
-// release_watcher_test.cpp (here they would happen only by chance).
+// stale-token rule is tested on its own in hand_over_clock_test.cpp). A release dispatched between
+// a waiter's first attempt and its registration, a hand-over logged as a replacement, and a stream
+// whose member falls silent without closing it, are made to happen in release_watcher_test.cpp
+// (here they would happen only by chance).
 #include <gtest/gtest.h>
 #include <mongoc/mongoc.h>
 
