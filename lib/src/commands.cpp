@@ -4,6 +4,7 @@
 
 #include <cassert>
 #include <cstring>
+#include <optional>
 #include <string>
 
 namespace mongolock::detail {
@@ -295,18 +296,36 @@ bson_value_t document_value(const bson_t& doc) {
 // has none and is woken to attempt instead), as hold id w with a new token, owner o and lease
 // NOW + x; that entry leaves the queue and grantW / grantP name it (its Provider's stream picks
 // the event up by them). With no such entry the lock is freed as the plain release frees it.
-// Five stages: $set _q, _t; $set _h; $set _gh; $set the grant; $unset.
-Bson hand_over_pipeline() {
+// Five stages: $set _q, _t, _m; $set _h; $set _gh; $set the grant; $unset. `leaving` W: the
+// leave of waiter W, one statement: a first stage drops W's entry, and only a hold of W (_m) is
+// handed over (or freed); a document W does not hold keeps its hold.
+Bson hand_over_pipeline(std::optional<std::string_view> leaving) {
   Bson tombstones(BCON_NEW("$ifNull", "[", BCON_UTF8("$tombstones"), "[", "]", "]"));
+  // _m: the hold is the releasing one's. A release matched its holder; a leave matched the
+  // document by its holder or its entry, and first drops that entry.
+  Bson stage_leave = make_bson();
+  Bson mine = make_bson();
+  if (leaving) {
+    const std::string waiter(*leaving);
+    stage_leave =
+        Bson(BCON_NEW("$set", "{", "queue", "{", "$filter", "{", "input", "{", "$ifNull", "[",
+                      BCON_UTF8("$queue"), "[", "]", "]", "}", "cond", "{", "$ne", "[",
+                      BCON_UTF8("$$this.w"), BCON_UTF8(waiter.c_str()), "]", "}", "}", "}", "}"));
+    mine = Bson(BCON_NEW("$eq", "[", BCON_UTF8("$holder"), BCON_UTF8(waiter.c_str()), "]"));
+  } else {
+    mine = Bson(BCON_NEW("$literal", BCON_BOOL(true)));
+  }
   Bson stage0(BCON_NEW("$set", "{", "_q", BCON_DOCUMENT(live_queue().get()), "_t",
-                       BCON_DOCUMENT(tombstone_ids(*tombstones).get()), "}"));
+                       BCON_DOCUMENT(tombstone_ids(*tombstones).get()), "_m",
+                       BCON_DOCUMENT(mine.get()), "}"));
   Bson stage1(BCON_NEW("$set", "{", "_h", "{", "$arrayElemAt", "[", "{", "$filter", "{", "input",
                        BCON_UTF8("$_q"), "cond", "{", "$and", "[", "{", "$ne", "[",
                        BCON_UTF8("$$this.w"), BCON_UTF8("$holder"), "]", "}", "{", "$not", "[", "{",
                        "$in", "[", BCON_UTF8("$$this.w"), BCON_UTF8("$_t"), "]", "}", "]", "}", "]",
                        "}", "}", "}", BCON_INT32(0), "]", "}", "}"));
-  Bson stage2(BCON_NEW("$set", "{", "_gh", "{", "$gt", "[", "{", "$ifNull", "[", BCON_UTF8("$_h.x"),
-                       BCON_INT64(0), "]", "}", BCON_INT64(0), "]", "}", "}"));
+  Bson stage2(BCON_NEW("$set", "{", "_gh", "{", "$and", "[", BCON_UTF8("$_m"), "{", "$gt", "[", "{",
+                       "$ifNull", "[", BCON_UTF8("$_h.x"), BCON_INT64(0), "]", "}", BCON_INT64(0),
+                       "]", "}", "]", "}", "}"));
   Bson lease_end(BCON_NEW("$add", "[", BCON_UTF8("$$NOW"), BCON_UTF8("$_h.x"), "]"));
   Bson reap(BCON_NEW("$max", "[", "{", "$ifNull", "[", BCON_UTF8("$reapAt"), BCON_DATE_TIME(0), "]",
                      "}", BCON_DOCUMENT(lease_end.get()), "]"));
@@ -314,18 +333,42 @@ Bson hand_over_pipeline() {
                      BCON_UTF8("$$this.w"), BCON_UTF8("$_h.w"), "]", "}", "}"));
   Bson set = make_bson();
   append_hand_over(set.get(), "token", document_value(*next_token_expr()), utf8_value("$token"));
-  append_hand_over(set.get(), "holder", utf8_value("$_h.w"), null_value());
-  append_hand_over(set.get(), "owner", utf8_value("$_h.o"), null_value());
+  // Not handed over: a release frees; a leave that did not hold changes none of these.
+  const auto freed = [](const bson_value_t& value, const char* keep) {
+    Bson cond = make_bson();
+    bson_t args;
+    bson_append_array_begin(cond.get(), "$cond", -1, &args);
+    bson_append_utf8(&args, "0", -1, "$_m", -1);
+    bson_append_value(&args, "1", -1, &value);
+    bson_append_utf8(&args, "2", -1, keep, -1);
+    bson_append_array_end(cond.get(), &args);
+    return cond;
+  };
+  Bson free_holder = freed(null_value(), "$holder");
+  Bson free_owner = freed(null_value(), "$owner");
+  Bson free_expiry = freed(utf8_value("$$NOW"), "$expiresAt");
+  Bson free_grant_w = freed(null_value(), "$grantW");
+  Bson free_grant_p = freed(null_value(), "$grantP");
+  append_hand_over(set.get(), "holder", utf8_value("$_h.w"), document_value(*free_holder));
+  append_hand_over(set.get(), "owner", utf8_value("$_h.o"), document_value(*free_owner));
   append_hand_over(set.get(), "acquiredAt", utf8_value("$$NOW"), utf8_value("$acquiredAt"));
-  append_hand_over(set.get(), "expiresAt", document_value(*lease_end), utf8_value("$$NOW"));
+  append_hand_over(set.get(), "expiresAt", document_value(*lease_end),
+                   document_value(*free_expiry));
   append_hand_over(set.get(), "reapAt", document_value(*reap), utf8_value("$reapAt"));
-  append_hand_over(set.get(), "grantW", utf8_value("$_h.w"), null_value());
-  append_hand_over(set.get(), "grantP", utf8_value("$_h.p"), null_value());
+  append_hand_over(set.get(), "grantW", utf8_value("$_h.w"), document_value(*free_grant_w));
+  append_hand_over(set.get(), "grantP", utf8_value("$_h.p"), document_value(*free_grant_p));
   append_hand_over(set.get(), "queue", document_value(*rest), utf8_value("$_q"));
-  return Bson(BCON_NEW("0", BCON_DOCUMENT(stage0.get()), "1", BCON_DOCUMENT(stage1.get()), "2",
-                       BCON_DOCUMENT(stage2.get()), "3", "{", "$set", BCON_DOCUMENT(set.get()), "}",
-                       "4", "{", "$unset", "[", BCON_UTF8("_q"), BCON_UTF8("_t"), BCON_UTF8("_h"),
-                       BCON_UTF8("_gh"), "]", "}"));
+  Bson stage3(BCON_NEW("$set", BCON_DOCUMENT(set.get())));
+  Bson stage4(BCON_NEW("$unset", "[", BCON_UTF8("_q"), BCON_UTF8("_t"), BCON_UTF8("_m"),
+                       BCON_UTF8("_h"), BCON_UTF8("_gh"), "]"));
+  Bson pipeline = make_bson();
+  int index = 0;
+  for (const Bson* stage : {&stage_leave, &stage0, &stage1, &stage2, &stage3, &stage4}) {
+    if (stage == &stage_leave && !leaving) continue;
+    const std::string key = std::to_string(index++);
+    bson_append_document(pipeline.get(), key.c_str(), -1, stage->get());
+  }
+  return pipeline;
 }
 
 // acquire_command with a ticket: the plain grant of acquire_command, further guarded by the
@@ -371,20 +414,10 @@ Bson leave_queue_command(std::string_view collection, std::string_view name,
                          std::string_view waiter) {
   const std::string name_text(name);
   const std::string waiter_text(waiter);
-  Bson held = holder_query(name, waiter);
-  Bson queued(
-      BCON_NEW("_id", BCON_UTF8(name_text.c_str()), "queue.w", BCON_UTF8(waiter_text.c_str())));
-  Bson set(BCON_NEW("queue", "{", "$filter", "{", "input", BCON_UTF8("$queue"), "cond", "{", "$ne",
-                    "[", BCON_UTF8("$$this.w"), BCON_UTF8(waiter_text.c_str()), "]", "}", "}",
-                    "}"));
-  Bson cmd = make_bson();
-  append_utf8(cmd.get(), "update", collection);
-  bson_t updates;
-  bson_append_array_begin(cmd.get(), "updates", -1, &updates);
-  append_statement(&updates, "0", *held, *hand_over_pipeline(), /*upsert=*/false);
-  append_statement(&updates, "1", *queued, *single_set_pipeline(*set), /*upsert=*/false);
-  bson_append_array_end(cmd.get(), &updates);
-  return cmd;
+  Bson query(BCON_NEW("_id", BCON_UTF8(name_text.c_str()), "$or", "[", "{", "holder",
+                      BCON_UTF8(waiter_text.c_str()), "}", "{", "queue.w",
+                      BCON_UTF8(waiter_text.c_str()), "}", "]"));
+  return update_one(collection, *query, *hand_over_pipeline(waiter));
 }
 
 Bson acquire_command(const HoldRequest& request) {
@@ -420,7 +453,7 @@ Bson extend_command(const HoldRequest& request) {
 Bson release_command(const HoldRequest& request) {
   if (request.hand_over) {
     return update_one(request.collection, *holder_query(request.name, request.id),
-                      *hand_over_pipeline());
+                      *hand_over_pipeline(std::nullopt));
   }
   return update_one(request.collection, *holder_query(request.name, request.id),
                     *single_set_pipeline(*free_pipeline_set()));

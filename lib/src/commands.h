@@ -67,8 +67,8 @@ struct HoldRequest {
 // except when the attempt's id is tombstoned (a late attempt changes nothing) or the waiter
 // holds the lock by a hand-over (it is not queued again behind itself).
 Bson acquire_command(const HoldRequest& request);
-// A waiting call that gives up, two statements sent once: a hold the waiter got by a
-// hand-over is handed on (or freed), and its queue entry is removed. Idempotent.
+// A waiting call that gives up, one update sent once: its queue entry is removed and a hold it
+// was handed is handed on (or freed), in one pipeline. Idempotent.
 Bson leave_queue_command(std::string_view collection, std::string_view name,
                          std::string_view waiter);
 Bson extend_command(const HoldRequest& request);
