@@ -108,7 +108,9 @@ TEST_F(ContentionTest, KilledHolderIsTakenOverAfterItsLeaseWithAHigherToken) {
   const std::string db = fresh_database();
   const locklab::testkit::TempDir dir("contention");
   locklab::Supervisor supervisor;
-  const pid_t child = spawn_contender(supervisor, {"hold", server_->uri(), db, "abandoned", "1000"},
+  // A 4 s lease: the live holder must keep it by its extensions until the test's own attempt
+  // has seen it held, and a 1 s lease lapsed in a slow, sanitized run before that attempt ran.
+  const pid_t child = spawn_contender(supervisor, {"hold", server_->uri(), db, "abandoned", "4000"},
                                       dir.file("holder.log"));
   long long child_token = 0;
   ASSERT_TRUE(locklab::testkit::poll_until(locklab::testkit::after(seconds(60)),
