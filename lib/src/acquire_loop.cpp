@@ -141,9 +141,10 @@ bool collection_usable(Context& context, const HoldSpec& spec, const std::stop_t
   throw Error("mongolock: acquire of " + describe(spec) + " refused: " + detail);
 }
 
+// `sent` becomes true just before the attempt is sent (whatever becomes of it).
 AttemptResult attempt_once(const std::shared_ptr<Context>& context, const HoldSpec& spec,
                            const QueueTicket* ticket, const std::stop_token& stop,
-                           bool& slot_handed_over) {
+                           bool& slot_handed_over, bool& sent) {
   AttemptResult unsent;
   if (!collection_usable(*context, spec, stop, unsent.unchecked)) return unsent;
   // The check can take three round trips: a stop asked meanwhile sends nothing.
@@ -153,6 +154,7 @@ AttemptResult attempt_once(const std::shared_ptr<Context>& context, const HoldSp
   const Clock::time_point sent_at = Clock::now();  // the lease clock starts before sending
   // Sent once: a driver retry answered "busy" while this try is still held on its way would
   // read as a definite "not acquired" and leave the held try free to grant later.
+  sent = true;
   Reply reply = context->write_once(*acquire_for(spec, id, options, ticket));
   const auto lease_end =
       sent_at + std::chrono::milliseconds(options.expiry_ms - options.lost_safety_margin_ms);
@@ -187,14 +189,14 @@ AttemptResult attempt_once(const std::shared_ptr<Context>& context, const HoldSp
 
 // attempt_once within one reserved hold slot (the Lease keeps it when granted).
 AttemptResult attempt_in_slot(const std::shared_ptr<Context>& context, const HoldSpec& spec,
-                              const QueueTicket* ticket, const std::stop_token& stop) {
+                              const QueueTicket* ticket, const std::stop_token& stop, bool& sent) {
   if (!context->try_reserve_hold()) {
     throw Error("mongolock: acquire of " + describe(spec) + " refused: this Provider already has " +
                 std::to_string(kHoldsPerProviderMax) + " holds (the limit)");
   }
   bool slot_handed_over = false;
   try {
-    AttemptResult result = attempt_once(context, spec, ticket, stop, slot_handed_over);
+    AttemptResult result = attempt_once(context, spec, ticket, stop, slot_handed_over, sent);
     if (!slot_handed_over) context->release_hold();
     return result;
   } catch (...) {
@@ -203,12 +205,29 @@ AttemptResult attempt_in_slot(const std::shared_ptr<Context>& context, const Hol
   }
 }
 
+// attempt_in_slot with the call's ticket: the waiter counts as queued once an attempt was sent,
+// whatever became of it (its entry may be there); a call refused before sending (the holds
+// limit, the index check) has no entry and sends no leave.
+AttemptResult ticketed_attempt(const std::shared_ptr<Context>& context, const HoldSpec& spec,
+                               NotifyWaiter& notify, const std::stop_token& stop) {
+  bool sent = false;
+  try {
+    AttemptResult result = attempt_in_slot(context, spec, notify.ticket(), stop, sent);
+    if (sent) notify.attempt_sent();
+    return result;
+  } catch (...) {
+    if (sent) notify.attempt_sent();
+    throw;
+  }
+}
+
 // A notify waiter's hand-over (notify_waiter.h) becomes a Handle in a hold slot of its own. With
 // less than half the lease (expiry_ms / 2) left on the client's clock (the waiter's last attempt
 // was long before), it is extended first (only the hold with the hand-over's token), so the hold is
 // not returned on the edge of its loss; an extension that finds it gone (the lease lapsed) leaves
-// the call waiting, one with an unknown outcome is resolved by a tombstone of the waiter id and the
-// call waits on as a new waiter.
+// the call waiting. One with an unknown outcome, or whose reply came back after the lease it
+// started had ended on the client's clock (a slow pool or primary), is handed back: a tombstone
+// of the waiter id frees the hold, and the call waits on as a new waiter.
 std::optional<Handle> claim_hand_over(const std::shared_ptr<Context>& context, const HoldSpec& spec,
                                       NotifyWaiter& notify, const NotifyWaiter::HandOver& hand_over,
                                       const std::stop_token& stop) {
@@ -227,17 +246,21 @@ std::optional<Handle> claim_hand_over(const std::shared_ptr<Context>& context, c
       // Token-checked: the waiter id may have been handed the lock again since (its earlier
       // hand-over lapsed, it queued again), and this Handle's token must be the hold's.
       Reply reply = context->write_once(*extend_for(spec, hand_over.id, options, hand_over.token));
-      if (reply.outcome != Outcome::kOk) {
+      const bool extended =
+          reply.outcome == Outcome::kOk && find_int64(*reply.doc, "n").value_or(0) == 1;
+      if (reply.outcome == Outcome::kOk && !extended) {
+        context->release_hold();  // lapsed: the call waits on (its entry is gone: it queues again)
+        return std::nullopt;
+      }
+      if (!extended || Clock::now() >= sent_at + client_lease) {
+        const std::string why =
+            extended ? "the extension of a hand-over came back after its lease" : reply.message;
         if (auto unresolved =
                 resolve_by_tombstone(*context, spec, hand_over.id, stop, queue_keep_ms(options))) {
-          throw_unresolved(spec, options, sent_at, reply.message + "; " + *unresolved);
+          throw_unresolved(spec, options, sent_at, why + "; " + *unresolved);
         }
         notify.renew();
         context->release_hold();
-        return std::nullopt;
-      }
-      if (find_int64(*reply.doc, "n").value_or(0) != 1) {
-        context->release_hold();  // lapsed: the call waits on (its entry is gone: it queues again)
         return std::nullopt;
       }
       anchor = sent_at;
@@ -275,7 +298,7 @@ std::optional<Handle> acquire_loop(const std::shared_ptr<Context>& context, cons
       if (auto handle = claim_hand_over(context, spec, notify, *hand_over, stop)) return handle;
     }
     const uint64_t seen = notify.wakes();
-    AttemptResult result = attempt_in_slot(context, spec, notify.ticket_for_attempt(), stop);
+    AttemptResult result = ticketed_attempt(context, spec, notify, stop);
     if (result.kind == Attempt::kGranted) {
       notify.granted();
       return std::move(result.handle);

@@ -5,7 +5,9 @@
 // held by this waiter, or of the first sent attempt before any such reply; a hand-over is taken
 // only with a token above every token such a reply showed (one not above ran before that
 // attempt, so the anchor would not precede it, and it is over: tokens of a lock only grow); of
-// two hand-overs seen, the one with the higher token is taken; each is taken once.
+// two hand-overs seen, the one with the higher token is taken; each is taken once (a later
+// reply or event showing a hand-over already taken, or an older one, is dropped: its claim
+// ended, and a hand-over whose lease lapsed is never taken again).
 // Thread rules: a plain value type, used by its waiter's thread only.
 #pragma once
 
@@ -41,7 +43,10 @@ class HandOverClock {
   // The latest hand-over seen since the last take, if it may be taken.
   std::optional<Taken> take() {
     const std::optional<int64_t> token = std::exchange(pending_, std::nullopt);
-    if (!token || !anchor_ || *token <= not_held_token_) return std::nullopt;
+    if (!token || !anchor_ || *token <= std::max(not_held_token_, taken_token_)) {
+      return std::nullopt;
+    }
+    taken_token_ = *token;
     return Taken{*token, *anchor_};
   }
 
@@ -52,6 +57,7 @@ class HandOverClock {
   std::optional<SteadyTime> anchor_;
   std::optional<int64_t> pending_;
   int64_t not_held_token_ = 0;
+  int64_t taken_token_ = 0;  // the highest token taken
 };
 
 }  // namespace mongolock::detail

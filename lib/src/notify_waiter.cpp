@@ -81,7 +81,6 @@ void NotifyWaiter::renew() {
 
 std::optional<int64_t> NotifyWaiter::planned_sleep_ms(const bson_t* lock_document) {
   if (!active_) return std::nullopt;
-  queued_ = true;  // a refused attempt, even one whose reply was lost, may have queued it
   if (!registration_ && watcher_ != nullptr) {
     registration_ = watcher_->register_waiter(waiter_id_);
     // A release between that attempt and now is on no stream this waiter can count on.

@@ -2,7 +2,7 @@
 // queue ticket, its registration with the Provider's ReleaseWatcher, its sleeps, and the
 // hand-overs a release makes to it.
 //
-// Inactive (ticket_for_attempt() nullptr, sleeps as the fallback policy) unless Options::backoff is
+// Inactive (ticket() nullptr, sleeps as the fallback policy) unless Options::backoff is
 // kNotify and the hold is a plain lock. Active: every attempt carries the ticket. After the first
 // refused one the waiter registers with the watcher (release_watcher.h: why no release is
 // missed) and attempts again at once unless the stream open before that attempt still is;
@@ -21,7 +21,9 @@
 // that reply's token ran before it (tokens of a lock only grow) and is over: it is dropped.
 // (The rules are HandOverClock's, hand_over_clock.h, a pure class tested on its own.)
 //
-// On leaving without a grant (timeout, cancellation, an error) it sends the leave (commands.h:
+// On leaving without a grant (timeout, cancellation, an error) after one of its attempts was sent
+// (a call refused before sending any, by the holds limit or the index check, sends nothing) it
+// sends the leave (commands.h:
 // a hand-over to it is handed on, its entry removed), once; if that fails, one tombstone of
 // the waiter id (a release then never hands the lock to it), whose failure is ignored: the
 // entry lapses keep_ms after the waiter's last attempt, and a hand-over to a waiter that left
@@ -58,13 +60,12 @@ class NotifyWaiter {
   NotifyWaiter(const NotifyWaiter&) = delete;
   NotifyWaiter& operator=(const NotifyWaiter&) = delete;
 
-  // The ticket an attempt carries (nullptr: inactive). From the moment one is sent the waiter may
-  // be queued, so it leaves on its way out unless granted() (a try_acquire that gives up after
-  // its first attempt leaves too).
-  const QueueTicket* ticket_for_attempt() {
-    queued_ = queued_ || active_;
-    return active_ ? &ticket_ : nullptr;
-  }
+  // The ticket an attempt carries (nullptr: inactive).
+  const QueueTicket* ticket() const { return active_ ? &ticket_ : nullptr; }
+  // An attempt with the ticket was sent (whatever became of it): from then on the waiter may be
+  // queued, so it leaves on its way out unless granted() (a try_acquire that gives up after its
+  // first attempt leaves too).
+  void attempt_sent() { queued_ = queued_ || active_; }
   // Read before each attempt; wait() returns early once it differs.
   uint64_t wakes();
   // After an attempt that was sent at `sent_at` and refused with `lock_document` (nullptr: its
@@ -92,7 +93,7 @@ class NotifyWaiter {
   ReleaseWatcher* watcher_ = nullptr;
   ReleaseWatcher::State before_first_attempt_;
   std::unique_ptr<ReleaseWatcher::Registration> registration_;  // after the first refusal
-  bool queued_ = false;  // an attempt may have queued this waiter (or it holds a hand-over)
+  bool queued_ = false;  // a sent attempt may have queued this waiter (or it holds a hand-over)
   HandOverClock clock_;  // the anchor and the hand-overs seen (hand_over_clock.h)
 };
 

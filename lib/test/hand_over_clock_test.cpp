@@ -85,5 +85,28 @@ TEST(HandOverClock, OfTwoHandOversSeenTheLaterIsTaken) {
   EXPECT_EQ(taken->token, 8);
 }
 
+// A hand-over taken once is not taken again when a later reply or delivery shows it (its claim
+// ended: a lapsed hand-over still names the waiter holder until someone takes the lock); a later
+// hand-over to the same waiter, with a higher token, is.
+TEST(HandOverClock, AHandOverAlreadyTakenIsNotTakenAgain) {
+  HandOverClock clock;
+  clock.sent(kT0);
+  clock.reply_not_held(kT0, 5);
+  clock.streamed(7);
+  ASSERT_TRUE(clock.take().has_value());
+  clock.sent(kT1);
+  clock.reply_held(7);
+  EXPECT_EQ(clock.take(), std::nullopt) << "the taken hand-over was taken again";
+  clock.streamed(7);
+  EXPECT_EQ(clock.take(), std::nullopt) << "the taken hand-over was taken again";
+  clock.sent(kT2);
+  clock.reply_not_held(kT2, 7);
+  clock.streamed(9);
+  const auto taken = clock.take();
+  ASSERT_TRUE(taken.has_value());
+  EXPECT_EQ(taken->token, 9);
+  EXPECT_EQ(taken->anchor, kT2);
+}
+
 }  // namespace
 }  // namespace mongolock::test

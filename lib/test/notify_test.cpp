@@ -13,12 +13,13 @@
 // and the waiter polls: the polling path is tested by the refused stream), waiters in several
 // processes (bench/lockbench measures those), a crash of a waiter's process while queued (a
 // head that never comes is modelled by an entry nobody refreshes), an unknown outcome of the
-// extension a late hand-over makes (its resolution and the call's new waiter id are not made
-// to happen here), a waiter paused past its hand-over's lease and handed the lock again (the
-// stale-token rule is tested on its own in hand_over_clock_test.cpp). A release dispatched between
-// a waiter's first attempt and its registration, a hand-over logged as a replacement, and a stream
-// whose member falls silent without closing it, are made to happen in release_watcher_test.cpp
-// (here they would happen only by chance).
+// extension a late hand-over makes (its resolution and the call's new waiter id are made to
+// happen by an extension answered after its lease, which takes the same path), a waiter paused
+// past its hand-over's lease and handed the lock again (the stale-token rule is tested on its own
+// in hand_over_clock_test.cpp). A release dispatched between a waiter's first attempt and its
+// registration, a hand-over logged as a replacement, and a stream whose member falls silent without
+// closing it, are made to happen in release_watcher_test.cpp (here they would happen only by
+// chance).
 #include <gtest/gtest.h>
 #include <mongoc/mongoc.h>
 
@@ -84,12 +85,18 @@ class WaitingAcquire {
     std::lock_guard guard(mutex_);
     return lost_at_grant_;
   }
+  std::chrono::steady_clock::time_point returned_at() {
+    std::lock_guard guard(mutex_);
+    return returned_at_;
+  }
 
  private:
   void run() {
     try {
       Handle handle = lock_.acquire(std::chrono::minutes(10), stop_.get_token());
+      const auto returned = std::chrono::steady_clock::now();
       std::lock_guard guard(mutex_);
+      returned_at_ = returned;
       // As acquire returned it, before the hold's background work can change it.
       lost_at_grant_ = handle.lost();
       deadline_at_grant_ = handle.lease_deadline();
@@ -103,6 +110,7 @@ class WaitingAcquire {
   std::mutex mutex_;
   std::optional<Handle> handle_;
   std::chrono::steady_clock::time_point deadline_at_grant_{};
+  std::chrono::steady_clock::time_point returned_at_{};
   bool lost_at_grant_ = false;
   std::atomic<bool> granted_{false};
   std::thread thread_;
@@ -221,6 +229,58 @@ TEST_F(NotifyTest, AHandOverLateInTheLeaseIsExtendedBeforeItIsReturned) {
   EXPECT_FALSE(waiting.lost_at_grant()) << "the hold came back lost";
   EXPECT_GE(waiting.deadline(), releasing + lease)
       << "the hold came back with the lease of the waiter's last attempt";
+}
+
+// A hand-over whose extension (it came late in the waiter's lease clock) is answered only after
+// the lease that extension started has ended on the client's clock is handed back, not returned
+// lost: the call waits on as a new waiter and gets a hold of its own. Model: the slow answer is a
+// failCommand that holds the waiter's update (the claim's extension: its attempts are
+// findAndModify) for longer than the client's lease, yet less than the server's lease left (the
+// extension runs within it and extends: the waiter is woken within the margin of the hand-over);
+// the holder's hold is a length of time the test waits out. Left out: a slow pool (the same
+// path, reached another way).
+TEST_F(NotifyTest, AHandOverWhoseExtensionIsAnsweredAfterItsLeaseIsHandedBack) {
+  Options options = notify_options("late-extension");
+  options.expiry_ms = 3000;
+  options.lost_safety_margin_ms = 1000;  // client lease 2 s; the server's 3 s
+  Provider holder(server_->uri(), db_, options);
+  options.app_name = "late-extension-waiter";
+  Provider waiter(server_->uri(), db_, options);
+  Handle held = holder.create_lock("L").acquire(milliseconds(5000));
+  WaitingAcquire waiting(waiter.create_lock("L"));
+  wait_for_queue("L", 1);
+  const std::string first_id = queue_of("L").at(0);
+  // Past half the client lease since the waiter's last attempt: its claim extends first.
+  std::this_thread::sleep_until(std::chrono::steady_clock::now() + milliseconds(1200));
+  server_->member(0).command("admin",
+                             R"({"configureFailPoint": "failCommand", "mode": {"times": 1}, "data":
+      {"failCommands": ["update"], "blockConnection": true, "blockTimeMS": 2500,
+       "appName": "late-extension-waiter"}})");
+  ASSERT_FALSE(held.lost());
+  EXPECT_TRUE(held.release());
+  ASSERT_TRUE(waiting.granted_by(after(kEventually)));
+  EXPECT_FALSE(waiting.lost_at_grant()) << "the hold came back lost";
+  EXPECT_GT(waiting.deadline(), waiting.returned_at()) << "the hold came back past its lease";
+  const detail::Bson doc = lock_document(server_->uri(), db_, Options().collection, "L");
+  EXPECT_NE(detail::find_utf8(*doc, "holder"), first_id)
+      << "the call kept the hand-over it should have handed back: " << detail::to_json(*doc);
+}
+
+// A call refused before its first attempt is sent (the collection's reap index is shorter than
+// the Provider's reap: the index check refuses it) was never queued: it sends no leave, nor the
+// tombstone that follows a failed one (mongolock.h: it "throws Error before any round trip").
+TEST_F(NotifyTest, ACallRefusedBeforeItsFirstAttemptSendsNoLeave) {
+  server_->member(0).command(db_, R"({"createIndexes": ")" + Options().collection +
+                                      R"(", "indexes": [{"key": {"reapAt": 1}, "name":
+      "mongolock_reap", "expireAfterSeconds": 0}]})");
+  Provider waiter(server_->uri(), db_, notify_options("refused-waiter"));
+  const int64_t updates_before = server_->member(0).command_total("update");
+  const int64_t attempts_before = server_->member(0).command_total("findAndModify");
+  EXPECT_THROW(waiter.create_lock("L").try_acquire(), Error);
+  EXPECT_EQ(server_->member(0).command_total("findAndModify"), attempts_before)
+      << "the refused call sent an attempt";
+  EXPECT_EQ(server_->member(0).command_total("update"), updates_before)
+      << "the refused call sent a leave (or its tombstone)";
 }
 
 // Waiters queued one after another (each waits until the one before is queued) are granted in

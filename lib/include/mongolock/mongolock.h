@@ -130,8 +130,9 @@
 //    above that reply's token ran before it and is over, and is dropped. With less than
 //    expiry_ms / 2 left on the client's lease the waiter first extends the hold (only the hold of
 //    W with that token; an extension that finds none leaves the call waiting, one with an
-//    unknown outcome is resolved by a tombstone of W and the call waits on with a new waiter
-//    id). A call that sent an attempt and gives up without a grant (timeout, try_acquire,
+//    unknown outcome, or answered only after the lease it started ended on the client's clock,
+//    is resolved by a tombstone of W, which frees the hold, and the call waits on with a new
+//    waiter id). A call that sent an attempt and gives up without a grant (timeout, try_acquire,
 //    cancellation, error) sends one leave, which hands a hold it was handed on and removes its
 //    entry; if the leave fails or is not sent, one tombstone of W kept at least KEEP, so no
 //    later release hands it the lock. A lost leave and tombstone (or a full tombstone list)
@@ -167,8 +168,9 @@
 //    crash (plus the clock bound of "Liveness under a clock that is off").
 //  * Cost: besides the attempts (one per waiting call while the stream delivers its
 //    hand-over) and the leave of a call that gives up, one getMore per batch of events (a
-//    hand-over; a replacement of a document this Provider was last handed, while no grant has
-//    cleared grantP; a free lock's head) and one per maxAwaitTimeMS (min(expiry_ms / 4, 1 s,
+//    hand-over; a replacement of a document this Provider was last handed, while no queued
+//    grant or notify release has cleared grantP, which an acquire of another strategy leaves;
+//    a free lock's head) and one per maxAwaitTimeMS (min(max(expiry_ms / 4, 25 ms), 1 s,
 //    socketTimeoutMS / 4)) of a stream without events; destroying a Provider whose stream is
 //    open waits for its getMore in flight.
 //  * Known gap: an attempt that runs late without having been resolved (sent, then held past a
@@ -194,8 +196,8 @@
 //    of the collection's indexes (listIndexes, and while the Provider's own index is missing a
 //    createIndexes and a second listIndexes: 3, every attempt until the judgement is final, see
 //    [index]) are W each. timeout 0 is one attempt: 7 * W + 2 * busy_wait_min_ms. kNotify adds
-//    up to 6 * W: a hand-over's extension and its resolution (4), the leave and its tombstone
-//    (2).
+//    up to 6 * W + 2 * busy_wait_min_ms: a hand-over's extension and its resolution (4, with
+//    the resolution's pauses), the leave and its tombstone (2).
 //  * Cancellation (std::stop_token) is checked before every attempt, during every backoff
 //    sleep and between resolution tries; a round trip in flight is not interrupted.
 //
