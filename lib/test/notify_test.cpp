@@ -236,13 +236,16 @@ TEST_F(NotifyTest, AHandOverLateInTheLeaseIsExtendedBeforeItIsReturned) {
 // lost: the call waits on as a new waiter and gets a hold of its own. Model: the slow answer is a
 // failCommand that holds the waiter's update (the claim's extension: its attempts are
 // findAndModify) for longer than the client's lease, yet less than the server's lease left (the
-// extension runs within it and extends: the waiter is woken within the margin of the hand-over);
+// extension runs within it and extends, when the waiter claims within 3 s of the hand-over);
 // the holder's hold is a length of time the test waits out. Left out: a slow pool (the same
 // path, reached another way).
 TEST_F(NotifyTest, AHandOverWhoseExtensionIsAnsweredAfterItsLeaseIsHandedBack) {
   Options options = notify_options("late-extension");
-  options.expiry_ms = 3000;
-  options.lost_safety_margin_ms = 1000;  // client lease 2 s; the server's 3 s
+  // Client lease 6 s, the server's 10 s: the extension, held 7 s, is answered a second after the
+  // client's lease ended and runs within the server's if the waiter claims within 3 s of the
+  // hand-over (milliseconds normally; room for a slow, sanitized run).
+  options.expiry_ms = 10'000;
+  options.lost_safety_margin_ms = 4000;
   Provider holder(server_->uri(), db_, options);
   options.app_name = "late-extension-waiter";
   Provider waiter(server_->uri(), db_, options);
@@ -250,11 +253,12 @@ TEST_F(NotifyTest, AHandOverWhoseExtensionIsAnsweredAfterItsLeaseIsHandedBack) {
   WaitingAcquire waiting(waiter.create_lock("L"));
   wait_for_queue("L", 1);
   const std::string first_id = queue_of("L").at(0);
-  // Past half the client lease since the waiter's last attempt: its claim extends first.
-  std::this_thread::sleep_until(std::chrono::steady_clock::now() + milliseconds(1200));
+  // Less than half the lease (5 s) left of the client's 6 s since the waiter's last attempt:
+  // its claim extends first.
+  std::this_thread::sleep_until(std::chrono::steady_clock::now() + milliseconds(1500));
   server_->member(0).command("admin",
                              R"({"configureFailPoint": "failCommand", "mode": {"times": 1}, "data":
-      {"failCommands": ["update"], "blockConnection": true, "blockTimeMS": 2500,
+      {"failCommands": ["update"], "blockConnection": true, "blockTimeMS": 7000,
        "appName": "late-extension-waiter"}})");
   ASSERT_FALSE(held.lost());
   EXPECT_TRUE(held.release());
@@ -376,7 +380,7 @@ TEST_F(NotifyTest, AShortSocketTimeoutStillLetsAProviderOnABorrowedPoolEnd) {
 // gets the lock once it is released.
 TEST_F(NotifyTest, AOneClientPoolKeepsItsClientForHoldsAndItsWaitersPoll) {
   Options options = notify_options("pool-of-one");
-  options.expiry_ms = 1000;
+  options.expiry_ms = 4000;       // a late extension (a slow, sanitized run) does not lapse it
   options.busy_wait_min_ms = 20;  // the polling, and the grace
   options.busy_wait_max_ms = 100;
   Provider provider(server_->uri("maxPoolSize=1"), db_, options);

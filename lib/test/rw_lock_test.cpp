@@ -99,13 +99,14 @@ TEST_F(RwLockTest, ExpiredSharedHoldsDoNotBlockAWriterAndCannotBeExtended) {
 
 TEST_F(RwLockTest, SharedHoldsAreExtendedInTheBackground) {
   Options options = test_options();
-  options.expiry_ms = 400;
+  options.expiry_ms = 4000;  // a late extension (a slow, sanitized run) does not lapse it
   Provider provider(server_->uri(), fresh_database(), options);
   RwLock lock = provider.create_rw_lock("long-reader");
   Handle reader = lock.acquire_shared(seconds(5));
   const auto first = reader.lease_deadline();
-  ASSERT_TRUE(poll_until(after(kEventually),
-                         [&] { return reader.lease_deadline() > first + milliseconds(400); }));
+  ASSERT_TRUE(poll_until(after(kEventually), [&] {
+    return reader.lease_deadline() > first + milliseconds(options.expiry_ms);
+  }));
   EXPECT_FALSE(lock.try_acquire_exclusive().has_value());
   EXPECT_FALSE(reader.lost());
 }

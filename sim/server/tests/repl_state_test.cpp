@@ -32,16 +32,6 @@ const Document kW3{{"w", V(int32_t{3})}, {"wtimeout", V(int32_t{20000})}};
 const Document kW1{{"w", V(int32_t{1})}};
 const Document kMajority{{"w", V("majority")}, {"wtimeout", V(int32_t{5000})}};
 
-// configureFailPoint on member i; returns the fail point's activation count before the call.
-int64_t fail_point(SimSet& set, int i, const std::string& name, bson::Value mode,
-                   Document data = {}) {
-  auto reply = set.command(i, Document{{"configureFailPoint", V(name)},
-                                       {"mode", std::move(mode)},
-                                       {"data", V(std::move(data))}});
-  if (!reply_is_ok(reply)) throw std::runtime_error("configureFailPoint failed: " + show(reply));
-  return static_cast<int64_t>(reply->get("count")->number_as_double());
-}
-
 // Every member refuses replSetFetchOplog from the others (errorCode), so nobody can fetch from it.
 Document refuse_fetches() {
   return Document{{"failCommands", V(bson::Array{V("replSetFetchOplog")})},
@@ -60,14 +50,6 @@ Document refuse_rollback_and_fetches() {
 // Whether member i logged that an operation is held at a pausing fail point.
 bool paused_at_fail_point(SimSet& set, int i) {
   return set.member(i).log_text().find("Fail point enabled: pausing") != std::string::npos;
-}
-
-// Stops member i's fetcher and returns once no fetch it sent earlier can still be in flight: the
-// fetcher is sequential, so one pass through the fail point after it was set proves it.
-void stop_fetcher(SimSet& set, int i) {
-  int64_t before = fail_point(set, i, "stopReplProducer", V("alwaysOn"));
-  poll_until(after(kDurableConvergeTimeout),
-             [&] { return fail_point(set, i, "stopReplProducer", V("alwaysOn")) > before; });
 }
 
 // The host member i fetches from now, per its replSetGetStatus ("" when none or no answer).

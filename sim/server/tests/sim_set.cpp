@@ -88,4 +88,18 @@ int64_t SimSet::term(int i) const {
   return reply_is_ok(status) ? status->get("term")->as_int64() : -1;
 }
 
+int64_t fail_point(SimSet& set, int i, const std::string& name, bson::Value mode, Document data) {
+  auto reply = set.command(i, Document{{"configureFailPoint", V(name)},
+                                       {"mode", std::move(mode)},
+                                       {"data", V(std::move(data))}});
+  if (!reply_is_ok(reply)) throw std::runtime_error("configureFailPoint failed: " + show(reply));
+  return static_cast<int64_t>(reply->get("count")->number_as_double());
+}
+
+void stop_fetcher(SimSet& set, int i) {
+  int64_t before = fail_point(set, i, "stopReplProducer", V("alwaysOn"));
+  poll_until(after(kDurableConvergeTimeout),
+             [&] { return fail_point(set, i, "stopReplProducer", V("alwaysOn")) > before; });
+}
+
 }  // namespace mongosim::testing

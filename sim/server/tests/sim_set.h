@@ -123,4 +123,14 @@ class SimSet : public locklab::testkit::ReplicaSet {
   int64_t term(int i) const;
 };
 
+// configureFailPoint on member i; returns the fail point's activation count before the call
+// (throws when the member does not answer ok).
+int64_t fail_point(SimSet& set, int i, const std::string& name, bson::Value mode,
+                   Document data = {});
+// Stops member i's oplog fetcher (stopReplProducer) and returns once no fetch it sent earlier can
+// still be in flight: the fetcher is sequential, so one pass through the fail point after it was
+// set proves it. The member stays up and keeps heartbeating (a primary keeps its majority), it
+// only stops replicating: unlike a pause, no election timer runs out because of it.
+void stop_fetcher(SimSet& set, int i);
+
 }  // namespace mongosim::testing

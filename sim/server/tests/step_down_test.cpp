@@ -100,13 +100,17 @@ TEST(StepDown, PrimaryThatLosesItsMajorityFailsTheWaitingWriteWith189) {
   SimSet set({.members = 3});
   int primary = set.primary();
   ASSERT_GE(primary, 0);
-  Document majority{{"w", V("majority")}};
+  // One secondary paused: the w:3 insert is applied and waits, the primary still has its
+  // majority. Only once it holds the write is the second paused (with both paused first, a run
+  // slower than the election timeout would have its primary step down before the insert
+  // arrives, and the insert would get 10107).
   set.pause((primary + 1) % set.size());
-  set.pause((primary + 2) % set.size());
   auto waiting = std::async(std::launch::async, [&] {
     RawClient client(set.member(primary).port());
-    return client.command(retryable_insert(1, majority, 'c'), "test");
+    return client.command(retryable_insert(1, Document{{"w", V(int32_t{3})}}, 'c'), "test");
   });
+  ASSERT_TRUE(poll_until(after(kConvergeTimeout), [&] { return holds(set, primary, 1); }));
+  set.pause((primary + 2) % set.size());
   // After electionTimeoutMillis without a majority the primary relinquishes on its own
   // (docs/mongodb-behaviour.md, Losing the majority).
   expect_stepped_down_wce(waiting.get());
