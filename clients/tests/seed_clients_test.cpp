@@ -140,8 +140,10 @@ class SeedClientsTest : public ::testing::Test {
     });
   }
 
-  // w1 (true clock) takes the lock and holds it 4 s of a 30 s lease; once it holds, w2 starts
+  // w1 (true clock) takes the lock and holds it 10 s of a 30 s lease; once it holds, w2 starts
   // with its wall clock 60 s ahead and asks for the same lock. Returns strict exclusion's verdict.
+  // The 10 s hold is the time w2 has to start and steal (a process start, a connection and one
+  // attempt): a slow (sanitizer) build takes a few seconds for what takes 100 ms here.
   Verdict fast_clock_contender(const std::string& program) {
     append_start("mutex");
     if (run_tool({"sh", "-c", "command -v faketime"}).code != 0) {
@@ -151,7 +153,7 @@ class SeedClientsTest : public ::testing::Test {
     const std::vector<std::string> flags = {"--operations",       "1", "--expiry-ms", "30000",
                                             "--busy-wait-max-ms", "50"};
     std::vector<std::string> w1_flags = flags;
-    w1_flags.insert(w1_flags.end(), {"--critical-section-ms", "4000"});
+    w1_flags.insert(w1_flags.end(), {"--critical-section-ms", "10000"});
     const pid_t w1 = start_worker(program, "w1", "mutex", w1_flags);
     EXPECT_TRUE(wait_acquired("w1")) << "w1 never acquired";
     std::vector<std::string> w2_flags = flags;
@@ -355,15 +357,16 @@ std::vector<Event> events_of(const std::vector<Event>& history, const std::strin
   return out;
 }
 
-// DistributedLock's watchdog renews a 900 ms lease every 300 ms through a 2 s hold; when the
+// DistributedLock's watchdog renews a 3 s lease every second through a 6 s hold; when the
 // lock document is deleted under the holder (as the TTL index or an operator would), the next
 // renewal matches nothing, the hold is lost, the worker stops its critical section and records
-// `lost` before its release, which finds nothing to delete.
+// `lost` before its release, which finds nothing to delete. The lease is long enough that a
+// slow (sanitizer) build's late renewal still finds it live.
 TEST_F(SeedClientsTest, DistributedLockRenewsThenLosesDeletedDocument) {
   append_start("mutex");
   const pid_t w1 =
       start_worker("locklab-distributedlock", "w1", "mutex",
-                   {"--operations", "2", "--critical-section-ms", "2000", "--expiry-ms", "900"});
+                   {"--operations", "2", "--critical-section-ms", "6000", "--expiry-ms", "3000"});
   ASSERT_TRUE(wait_acquired("w1"));
   // Renewals must be seen before the document is deleted.
   EXPECT_TRUE(testkit::poll_until(testkit::after(std::chrono::milliseconds(kWorkerExitMs)), [&] {

@@ -81,18 +81,26 @@ TEST(ExploreCase, OutcomeIsReadFromTheRunDirectory) {
   EXPECT_EQ(classify_run(dir.file("never-ran"), 2).verdict, CaseVerdict::kHarnessError);
 }
 
-// A member program that aborts (SIGABRT, as an assertion does) 3 s after it starts: the run
-// fails naming it, and leaves member-died.txt for the explorer.
+// A member program that aborts (SIGABRT, as an assertion does) mid-run, once the history shows
+// a worker's first acquire (so never during the set's start, however slow the build): the run
+// fails naming it, and leaves member-died.txt for the explorer. The wrapper's watcher looks for
+// at most 120 s and stops when the member is gone.
 TEST(ExploreCase, MemberThatAbortsMidRunIsRecordedAsAMemberDeath) {
   if (!testing::programs_built()) GTEST_SKIP() << "needs locklab and mongosim built";
   testkit::TempDir dir;
+  const std::string out = dir.file("run");
   const std::string wrapper = dir.file("aborting-member.sh");
-  write(wrapper, std::string("#!/bin/sh\n( sleep 3; kill -ABRT $$ ) &\nexec ") + LOCKLAB_BIN_DIR +
+  const std::string watcher =
+      "i=0; while [ $i -lt 1200 ] && kill -0 $$ 2>/dev/null; do "
+      "if grep -q '\"f\":\"acquire\"' '" +
+      out +
+      "/history.jsonl' 2>/dev/null; then "
+      "kill -ABRT $$; exit 0; fi; sleep 0.1; i=$((i+1)); done";
+  write(wrapper, "#!/bin/sh\n(" + watcher + ") &\nexec " + std::string(LOCKLAB_BIN_DIR) +
                      "/mongosim \"$@\"\n");
   fs::permissions(wrapper, fs::perms::owner_all);
   write(dir.file("s.toml"),
         "[cluster]\nbackend = \"loopback\"\n[workload]\nworkers = 1\nduration_ms = 20000\n");
-  const std::string out = dir.file("run");
   const ToolResult run =
       run_tool({std::string(LOCKLAB_BIN_DIR) + "/locklab", "run", dir.file("s.toml"), "--mongod",
                 wrapper, "--seed", "1", "--out", out},

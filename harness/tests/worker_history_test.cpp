@@ -166,8 +166,8 @@ std::vector<Event> fenced_operation_lost_midway(WorkerHistoryTest& test, pid_t w
 // honour_lost = false: the notification is `lost-ignored`, the worker writes on with the token,
 // and no `lost` is recorded (a `lost` would end the hold while it still writes).
 TEST_F(WorkerHistoryTest, IgnoredLossIsLostIgnoredAndTheWorkerWritesOn) {
-  const pid_t worker = start_worker({"--kind", "fenced", "--critical-section-ms", "3000",
-                                     "--expiry-ms", "900", "--extension-cadence-ms", "150",
+  const pid_t worker = start_worker({"--kind", "fenced", "--critical-section-ms", "6000",
+                                     "--expiry-ms", "3000", "--extension-cadence-ms", "300",
                                      "--honour-lost", "false", "--operations", "1"});
   const std::vector<Event> events = fenced_operation_lost_midway(
       *this, worker, [this] { return history(); }, supervisor_, *cluster_);
@@ -191,8 +191,8 @@ TEST_F(WorkerHistoryTest, IgnoredLossIsLostIgnoredAndTheWorkerWritesOn) {
 // honour_lost = true: `lost` once the critical section stopped, nothing written after it.
 TEST_F(WorkerHistoryTest, HonouredLossIsLostAndNothingIsWrittenAfterIt) {
   const pid_t worker =
-      start_worker({"--kind", "fenced", "--critical-section-ms", "3000", "--expiry-ms", "900",
-                    "--extension-cadence-ms", "150", "--operations", "1"});
+      start_worker({"--kind", "fenced", "--critical-section-ms", "6000", "--expiry-ms", "3000",
+                    "--extension-cadence-ms", "300", "--operations", "1"});
   const std::vector<Event> events = fenced_operation_lost_midway(
       *this, worker, [this] { return history(); }, supervisor_, *cluster_);
   EXPECT_TRUE(events_of(events, "w1", "lost-ignored").empty());

@@ -410,9 +410,10 @@ TEST(ChangeStream, ARolledBackWriteNeverAppearsWhileAMajorityWriteDoes) {
   ASSERT_TRUE(e);
   seen.push_back(key_of(*e));
 
-  // Only the primary has "lost": the others are paused while it takes the w:1 write.
+  // Only the primary has "lost": the others' fetchers are stopped while it takes the w:1 write
+  // (they keep answering heartbeats, so the primary keeps its majority however slow the reads).
   for (int i = 0; i < set.size(); ++i) {
-    if (i != old_primary) set.pause(i);
+    if (i != old_primary) stop_fetcher(set, i);
   }
   ASSERT_TRUE(write_ok(
       set.insert(old_primary, Document{{"_id", V("lost")}}, Document{{"w", V(int32_t{1})}})))
@@ -424,7 +425,7 @@ TEST(ChangeStream, ARolledBackWriteNeverAppearsWhileAMajorityWriteDoes) {
   }
   set.pause(old_primary);
   for (int i = 0; i < set.size(); ++i) {
-    if (i != old_primary) set.resume(i);
+    if (i != old_primary) fail_point(set, i, "stopReplProducer", V("off"));
   }
   int new_primary = set.wait_for_primary(after(kDurableConvergeTimeout), old_primary);
   ASSERT_GE(new_primary, 0) << set.logs();

@@ -65,6 +65,20 @@ bool is_writable_primary(SimSet& set, int i) {
   return h && h->get("isWritablePrimary")->truthy();
 }
 
+// Asks member i to stand for election until it is PRIMARY (writable or still catching up).
+// One replSetStepUp can lose in a slow run (a vote request that times out, an election another
+// member started first) and mongod answers it so too; the tests need the member elected, not
+// the first request's luck.
+bool step_up(SimSet& set, int i) {
+  auto is_primary = [&] {  // myState is PRIMARY (1) during catch-up too; hello is not writable
+    auto status = set.command(i, Document{{"replSetGetStatus", V(1)}});
+    return reply_is_ok(status) && status->get("myState")->number_as_double() == 1;
+  };
+  return poll_until(after(kDurableConvergeTimeout), [&] {
+    return is_primary() || reply_is_ok(set.command(i, Document{{"replSetStepUp", V(1)}}));
+  });
+}
+
 bool has_id(SimSet& set, int i, const std::string& id_json) {
   auto ids = set.ids(i);
   return ids && std::find(ids->begin(), ids->end(), id_json) != ids->end();
@@ -92,7 +106,7 @@ TEST(ReplState, DeposedPrimarysPausedWriteCannotCountTowardTheNewPrimarysMajorit
     return paused_at_fail_point(set, a);
   })) << set.logs();
 
-  ASSERT_TRUE(reply_is_ok(set.command(b, Document{{"replSetStepUp", V(1)}}))) << set.logs();
+  ASSERT_TRUE(step_up(set, b)) << set.logs();
   ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
     return is_writable_primary(set, b);
   })) << set.logs();
@@ -180,10 +194,7 @@ TEST(ReplState, FetchBatchInFlightAcrossAnElectionIsDroppedNotApplied) {
   set.resume(y);
   // X may already be standing (its clock step can fire its election timer): either way it
   // becomes primary.
-  ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
-    return reply_is_ok(set.command(x, Document{{"replSetStepUp", V(1)}})) ||
-           is_writable_primary(set, x);
-  })) << set.logs();
+  ASSERT_TRUE(step_up(set, x)) << set.logs();
 
   // The held batch comes back to X as primary: X drops it, or (before the fix) dies.
   ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
@@ -229,8 +240,7 @@ TEST(ReplState, MajorityWaiterJudgesAWriteByItsOwnTerm) {
     return paused_at_fail_point(set, a);
   })) << set.logs();
 
-  auto b_up = set.command(b, Document{{"replSetStepUp", V(1)}});
-  ASSERT_TRUE(reply_is_ok(b_up)) << show(b_up) << "\n" << set.logs();
+  ASSERT_TRUE(step_up(set, b)) << set.logs();
   ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
     return is_writable_primary(set, b);
   })) << set.logs();
@@ -240,10 +250,7 @@ TEST(ReplState, MajorityWaiterJudgesAWriteByItsOwnTerm) {
   ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
     return set.state(a) == "SECONDARY" && !has_id(set, a, "\"w\"");
   })) << set.logs();
-  ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
-    return reply_is_ok(set.command(a, Document{{"replSetStepUp", V(1)}})) ||
-           is_writable_primary(set, a);
-  })) << set.logs();
+  ASSERT_TRUE(step_up(set, a)) << set.logs();
   ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
     return is_writable_primary(set, a);
   })) << set.logs();
@@ -344,7 +351,7 @@ TEST(ReplState, PrimaryInCatchUpFetchesFromItsTargetAndBecomesWritable) {
     }
     return false;
   })) << set.logs();
-  ASSERT_TRUE(reply_is_ok(set.command(x, Document{{"replSetStepUp", V(1)}}))) << set.logs();
+  ASSERT_TRUE(step_up(set, x)) << set.logs();
   fail_point(set, p, "failCommand", V("off"));
   ASSERT_TRUE(
       poll_until(after(std::chrono::seconds(15)), [&] { return is_writable_primary(set, x); }))

@@ -42,18 +42,19 @@ struct Divergence {
   Document lost;  // the w:1 write only the old primary has
 };
 
-// Pauses every member but the primary, writes `doc` (w:1, j:true) on the primary, pauses it
-// and lets the others elect a new primary. Returns the new primary, or -1.
+// Stops every member's oplog fetcher but the primary's, writes `doc` (w:1, j:true) on the
+// primary, pauses it and lets the others elect a new primary. Returns the new primary, or -1.
+// The others keep answering heartbeats while the write is taken (their fetchers are stopped,
+// not the processes), so the primary keeps its majority however slowly the write is served.
 int isolate_and_replace_primary(SimSet& set, int old_primary, const Document& doc) {
   for (int i = 0; i < set.size(); ++i) {
-    if (i != old_primary) set.pause(i);
+    if (i != old_primary) stop_fetcher(set, i);
   }
-  // Written at once: the primary steps down electionTimeoutMillis after it last heard a majority.
   auto reply = set.insert(old_primary, doc, kW1Journaled);
   EXPECT_TRUE(write_ok(reply)) << (reply ? bson::to_json(*reply) : "no reply") << set.logs();
   set.pause(old_primary);
   for (int i = 0; i < set.size(); ++i) {
-    if (i != old_primary) set.resume(i);
+    if (i != old_primary) fail_point(set, i, "stopReplProducer", V("off"));
   }
   int new_primary = -1;
   EXPECT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
@@ -64,9 +65,9 @@ int isolate_and_replace_primary(SimSet& set, int old_primary, const Document& do
 }
 
 // Leaves the current primary holding a write no other member has, paused, while the others
-// elect a new primary. A fetch reply already in flight when the secondaries were paused can
-// still carry the write to them; then it is legitimately in the new primary's log, so the old
-// primary is resumed and the attempt repeated with a new _id (at most kAttempts times).
+// elect a new primary. Should the write still reach another member (stop_fetcher returns only
+// once no earlier fetch can deliver, so it should not), it is legitimately in the new primary's
+// log: the old primary is resumed and the attempt repeated with a new _id (at most kAttempts).
 Divergence diverge(SimSet& set, const Document& fields) {
   constexpr int kAttempts = 3;
   Divergence d;
