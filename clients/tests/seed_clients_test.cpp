@@ -267,13 +267,14 @@ TEST_F(SeedClientsTest, RecipeCounterIsValid) {
   expect_acquire_tokens(read_history(history_path()), false);
 }
 
-// The recipe's only expiry is the TTL index: a hold of 3.5 s on a 1 s TTL is deleted under its
+// The recipe's only expiry is the TTL index: a hold of 10 s on a 1 s TTL is deleted under its
 // holder (the TTL pass runs every second), and the waiting worker takes the lock while the first
-// still holds it: strict exclusion must fail.
+// still holds it: strict exclusion must fail. The hold leaves the waiter seconds to see the
+// deletion and insert, however slow the build.
 TEST_F(SeedClientsTest, RecipeHoldLongerThanTtlOverlaps) {
   const auto statuses =
       run_workers("locklab-alistairjevans", 2, "mutex",
-                  {"--operations", "2", "--critical-section-ms", "3500", "--expiry-ms", "1000"});
+                  {"--operations", "2", "--critical-section-ms", "10000", "--expiry-ms", "1000"});
   expect_exit_zero(statuses, 2);
   const Verdict v = check_history({"exclusion.strict"});
   const PropertyResult* strict = v.find(kExclusionStrict);

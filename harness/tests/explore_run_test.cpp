@@ -82,7 +82,7 @@ TEST(ExploreCase, OutcomeIsReadFromTheRunDirectory) {
 }
 
 // A member program that aborts (SIGABRT, as an assertion does) mid-run, once the history shows
-// a worker's first acquire (so never during the set's start, however slow the build): the run
+// a worker's first acquire call (so never during the set's start, however slow the build): the run
 // fails naming it, and leaves member-died.txt for the explorer. The wrapper's watcher looks for
 // at most 120 s and stops when the member is gone.
 TEST(ExploreCase, MemberThatAbortsMidRunIsRecordedAsAMemberDeath) {

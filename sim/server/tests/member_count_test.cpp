@@ -171,9 +171,13 @@ TEST(TwoMemberSet, OneVoterDownLeavesNoPrimary) {
 }
 
 // Elect, replicate to every member, step the primary down, and converge on a new primary that
-// again replicates to every member.
+// again replicates to every member. Five and seven members are the most processes a test here
+// starts: with the kit's 1 s election timeout and 200 ms heartbeats, a run where every process
+// is 10-20 times slower (a sanitizer build, both sets at once on two cores) answered heartbeats
+// later than the timeout and the members kept electing; a 4 s timeout and 500 ms heartbeats hold
+// there and cost a normal run a few seconds.
 void elect_replicate_step_down_converge(int members) {
-  SimSet set({.members = members});
+  SimSet set({.members = members, .election_timeout_ms = 4000, .heartbeat_interval_ms = 500});
   int primary = set.primary();
   ASSERT_GE(primary, 0);
   EXPECT_EQ(status_int(set, primary, "majorityVoteCount"), members / 2 + 1);

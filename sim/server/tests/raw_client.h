@@ -60,12 +60,14 @@ class RawClient {
     return ::recv(fd_, &byte, 1, 0) <= 0;
   }
 
-  // Sends an OP_MSG command and returns the reply body; throws if no reply arrives.
-  bson::Document command(bson::Document body, const std::string& db = "admin") {
+  // Sends an OP_MSG command and returns the reply body; throws if no reply arrives within
+  // timeout_ms.
+  bson::Document command(bson::Document body, const std::string& db = "admin",
+                         int timeout_ms = kReplyTimeoutMs) {
     body.set("$db", bson::V(db));
     int32_t id = next_id_++;
     if (!send(server::encode_op_msg_request(id, 0, body))) throw std::runtime_error("send failed");
-    auto reply = read_message();
+    auto reply = read_message(timeout_ms);
     if (!reply) throw std::runtime_error("no reply to " + body.first_key());
     return op_msg_body(*reply);
   }

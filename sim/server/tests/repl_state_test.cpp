@@ -84,8 +84,8 @@ bool has_id(SimSet& set, int i, const std::string& id_json) {
   return ids && std::find(ids->begin(), ids->end(), id_json) != ids->end();
 }
 
-// Schedule A: the primary A's writer is paused between its check and its append; B wins the
-// next term with C's vote; C then lags (paused) and nobody can fetch from B, so B's write W1 can
+// Schedule A: the primary A's writer is paused between its check and its append; B wins a
+// later term with C's vote; C then lags (paused) and nobody can fetch from B, so B's write W1 can
 // only look majority-committed if A reports an optime of B's term. A's writer is released once
 // the wall clock has passed W1's second, so anything A would append then sorts after W1. Then
 // B dies: if W1 was acknowledged it must survive on the member elected next. While the writer
@@ -213,14 +213,14 @@ TEST(ReplState, FetchBatchInFlightAcrossAnElectionIsDroppedNotApplied) {
 }
 
 // The majority waiter judges a write by the term it was written in. A writes W in term T and
-// pauses before its write-concern wait; B, which never received W, wins term T+1 with C's vote;
-// A rolls W back against B, then wins term T+2 and commits a newer entry. When A's waiter
-// resumes, the commit point (T+2, ...) is past W's optime (T, ts) in optime order although W is
-// gone: a waiter that took the member's term when it began waiting (T+2) acknowledges W at
-// majority, a lost acknowledged write. Judged by W's own term it answers PrimarySteppedDown.
-// Model: real processes and a real rollback; the fail point stands for a connection thread
-// descheduled between its append and its wait (late execution). No catch-up, so B cannot fetch
-// W as a new primary.
+// pauses before its write-concern wait; B, which never received W, wins term T+1 with C's vote
+// (or a later one, should its step-up be retried; T+1 below); A rolls W back against B, then
+// wins term T+2 and commits a newer entry. When A's waiter resumes, the commit point (T+2, ...) is
+// past W's optime (T, ts) in optime order although W is gone: a waiter that took the member's term
+// when it began waiting (T+2) acknowledges W at majority, a lost acknowledged write. Judged by W's
+// own term it answers PrimarySteppedDown. Model: real processes and a real rollback; the fail point
+// stands for a connection thread descheduled between its append and its wait (late execution). No
+// catch-up, so B cannot fetch W as a new primary.
 TEST(ReplState, MajorityWaiterJudgesAWriteByItsOwnTerm) {
   SimSet set(durable_set(3, {{"catchUpTimeoutMillis", 0}}));
   int a = set.primary();

@@ -1,7 +1,8 @@
-// Rollback with real processes (docs/mongodb-behaviour.md, Oplog and rollback): a primary cut off
-// from its secondaries acknowledges a w:1 write, the others elect a new primary without it, and
-// when the old primary comes back it rolls the write back: the document is gone from every member,
-// it is in a rollback file under the old primary's dbpath, the log says so, and the set converges.
+// Rollback with real processes (docs/mongodb-behaviour.md, Oplog and rollback): a primary whose
+// secondaries have stopped replicating acknowledges a w:1 write, the others elect a new primary
+// without it, and when the old primary comes back it rolls the write back: the document is gone
+// from every member, it is in a rollback file under the old primary's dbpath, the log says so,
+// and the set converges.
 #include <gtest/gtest.h>
 
 #include <algorithm>

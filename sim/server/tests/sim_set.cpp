@@ -98,8 +98,12 @@ int64_t fail_point(SimSet& set, int i, const std::string& name, bson::Value mode
 
 void stop_fetcher(SimSet& set, int i) {
   int64_t before = fail_point(set, i, "stopReplProducer", V("alwaysOn"));
-  poll_until(after(kDurableConvergeTimeout),
-             [&] { return fail_point(set, i, "stopReplProducer", V("alwaysOn")) > before; });
+  if (!poll_until(after(kDurableConvergeTimeout),
+                  [&] { return fail_point(set, i, "stopReplProducer", V("alwaysOn")) > before; })) {
+    throw std::runtime_error("member " + std::to_string(i) +
+                             "'s fetcher never reached stopReplProducer: an earlier fetch may "
+                             "still deliver");
+  }
 }
 
 }  // namespace mongosim::testing

@@ -75,7 +75,8 @@ TEST(StepDown, WaitingWriteGets189AndTheStepDownConnectionStaysOpenFor10107) {
   Document w3{{"w", V(int32_t{3})}};
   auto waiting = std::async(std::launch::async, [&] {
     RawClient client(set.member(primary).port());
-    return client.command(retryable_insert(1, w3, 'a'), "test");
+    return client.command(retryable_insert(1, w3, 'a'), "test",
+                          static_cast<int>(kConvergeTimeout.count()));
   });
   ASSERT_TRUE(poll_until(after(kConvergeTimeout), [&] { return holds(set, primary, 1); }));
 
@@ -107,7 +108,9 @@ TEST(StepDown, PrimaryThatLosesItsMajorityFailsTheWaitingWriteWith189) {
   set.pause((primary + 1) % set.size());
   auto waiting = std::async(std::launch::async, [&] {
     RawClient client(set.member(primary).port());
-    return client.command(retryable_insert(1, Document{{"w", V(int32_t{3})}}, 'c'), "test");
+    // The reply comes only with the step-down: wait as long as the set may take to converge.
+    return client.command(retryable_insert(1, Document{{"w", V(int32_t{3})}}, 'c'), "test",
+                          static_cast<int>(kConvergeTimeout.count()));
   });
   ASSERT_TRUE(poll_until(after(kConvergeTimeout), [&] { return holds(set, primary, 1); }));
   set.pause((primary + 2) % set.size());
@@ -134,7 +137,9 @@ TEST(StepDown, PriorityTakeoverFailsTheWaitingWriteWith189) {
   stop_fetcher(set, other);
   auto waiting = std::async(std::launch::async, [&] {
     RawClient client(set.member(primary).port());
-    return client.command(retryable_insert(1, Document{{"w", V(int32_t{3})}}, 'd'), "test");
+    // The reply comes only with the takeover: wait as long as the set may take to converge.
+    return client.command(retryable_insert(1, Document{{"w", V(int32_t{3})}}, 'd'), "test",
+                          static_cast<int>(kConvergeTimeout.count()));
   });
   ASSERT_TRUE(poll_until(after(kConvergeTimeout), [&] { return holds(set, primary, 1); }));
   set.resume(2);
