@@ -85,6 +85,11 @@ def cell_failures(c, mongosim):
         bad.append("a contended handoff with one contender")
     if h["count"] and not ordered([h["p50"], h["p90"], h["p99"], h["max"]]):
         bad.append("handoff percentiles out of order")
+    r = c.get("release_ms")
+    if r is None:
+        bad.append("no release_ms figures")
+    elif r["count"] != acq or (acq and not ordered([0, r["p50"], r["p90"], r["p99"], r["max"]])):
+        bad.append("release round trips: count or order wrong: %s" % r)
     w = c["wait_ms"]
     if w["count"] != acq or not ordered([w["p50"], w["p99"], w["max"]]):
         bad.append("waits: count or order wrong: %s" % w)
@@ -271,16 +276,17 @@ def write_svgs(doc, svg_dir):
 
 
 COLUMNS = ("| strategy | N | acq/s | of bound | handoff p50 / p90 / p99 / max ms | p99 / RTT "
-           "| to self | wait p50 / p99 / max ms | longest / FIFO | Jain | cmds/acq | match "
-           "| server CPU s |")
+           "| to self | release p50 ms | wait p50 / p99 / max ms | longest / FIFO | Jain | cmds/acq "
+           "| match | server CPU s |")
 
 
 def row(c, lead):
     h, w, f, s, t = c["handoff_ms"], c["wait_ms"], c["fairness"], c["server"], c["throughput"]
-    return "| %s | %d | %s | %s | %s / %s / %s / %s | %s | %s | %s / %s / %s | %s | %s | %s | %s | %s |" % (
+    return "| %s | %d | %s | %s | %s / %s / %s / %s | %s | %s | %s | %s / %s / %s | %s | %s | %s | %s | %s |" % (
         lead, c["contenders"], num(t["acquisitions_per_s"]), num(t["ratio_to_hold_bound"], 3),
         num(h["p50"], 2), num(h["p90"], 1), num(h["p99"], 1), num(h["max"], 0),
         num(h["over_rtt"]["p99"], 0), num(h["same_contender_share"], 2),
+        num(c.get("release_ms", {}).get("p50"), 2),  # n/a in a run made before release_ms
         num(w["p50"], 1), num(w["p99"], 0), num(w["max"], 0),
         num(f["longest_over_fifo"], 1), num(f["jain_index"], 2),
         num(s["commands_per_acquisition"], 2), num(s["commands_match"]), num(s["cpu_s"], 2))
@@ -290,7 +296,7 @@ def matrix_section(doc):
     out = []
     for hold in doc["axes"]["holds_ms"]:
         cells = main_cells(doc, hold)
-        out += ["", "### Hold %d ms" % hold, "", COLUMNS, "|" + "---|" * 13]
+        out += ["", "### Hold %d ms" % hold, "", COLUMNS, "|" + "---|" * 14]
         for s in doc["axes"]["strategies"]:
             for c in sorted((c for c in cells if c["strategy"] == s), key=lambda c: c["contenders"]):
                 out.append(row(c, s))
@@ -308,7 +314,7 @@ def slice_section(doc):
     main = {(c["strategy"], c["contenders"], c["hold_ms"]): c for c in doc["cells"] if c["plan"] == "main"}
     for name in sorted({c["plan"] for c in slices}):
         out += ["", "### %s" % name, "", COLUMNS.replace("| strategy |", "| strategy, cell |"),
-                "|" + "---|" * 13]
+                "|" + "---|" * 14]
         for c in sorted((c for c in slices if c["plan"] == name), key=lambda c: (c["strategy"], c["contenders"])):
             lead = "%s, %s, K=%d, %d member%s" % (c["strategy"], c["mode"], c["locks"], c["members"],
                                                    "" if c["members"] == 1 else "s")

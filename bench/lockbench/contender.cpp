@@ -33,6 +33,7 @@ bool one_hold(mongolock::Lock& lock, int32_t lock_index, const ContenderPlan& pl
   ++report.acquisitions;
   hold.token = handle->fencing_token();
   if (plan.hold_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(plan.hold_ms));
+  hold.release_asked_ns = monotonic_now_ns();
   const bool released = handle->release();
   hold.released_ns = monotonic_now_ns();
   if (!released) {

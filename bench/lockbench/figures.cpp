@@ -100,6 +100,18 @@ Json handoff_figures(const CellRaw& raw, double rtt_ms) {
   return out;
 }
 
+// How long release() took (the release's round trip, with a notify hand-over its update): with
+// the handoff it makes up a turn beyond the hold, so the two show where a cycle goes.
+Json release_figures(const CellRaw& raw, double rtt_ms) {
+  std::vector<double> ms;
+  for (const ContenderReport& c : raw.contenders) {
+    for (const Hold& h : c.holds) ms.push_back(ms_between(h.release_asked_ns, h.released_ns));
+  }
+  Json out = summary(ms, {0.50, 0.90, 0.99});
+  out["p50_over_rtt"] = ms.empty() ? Json(nullptr) : ratio(out["p50"].get<double>(), rtt_ms);
+  return out;
+}
+
 Json server_figures(const CellRaw& raw, int64_t acquisitions, double window_s) {
   const ServerCount& s = raw.server;
   const int64_t sent = total(raw.client_commands);
@@ -209,6 +221,7 @@ Json cell_figures(const CellRaw& raw, const FloorResult& floor, double rtt_ms) {
                        {"hold_bound_per_s", bound},
                        {"ratio_to_hold_bound", ratio(rate, bound)}};
   out["handoff_ms"] = handoff_figures(raw, rtt_ms);
+  out["release_ms"] = release_figures(raw, rtt_ms);
   double longest_ms = 0;
   out["wait_ms"] = waits(raw, longest_ms);
   std::vector<int64_t> shares;

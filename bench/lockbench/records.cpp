@@ -9,7 +9,7 @@ std::string to_text(const ContenderReport& report) {
   std::ostringstream out;
   for (const Hold& h : report.holds) {
     out << "H " << h.lock << ' ' << h.token << ' ' << h.asked_ns << ' ' << h.acquired_ns << ' '
-        << h.released_ns << '\n';
+        << h.released_ns << ' ' << h.release_asked_ns << '\n';
   }
   if (report.open_wait) {
     out << "W " << report.open_wait->lock << ' ' << report.open_wait->asked_ns << ' '
@@ -47,7 +47,8 @@ void parse_line(ContenderReport& report, const std::string& line, const std::str
   bool ok = false;
   if (kind == 'H') {
     Hold h;
-    ok = static_cast<bool>(in >> h.lock >> h.token >> h.asked_ns >> h.acquired_ns >> h.released_ns);
+    ok = static_cast<bool>(in >> h.lock >> h.token >> h.asked_ns >> h.acquired_ns >>
+                           h.released_ns >> h.release_asked_ns);
     if (ok) report.holds.push_back(h);
   } else if (kind == 'W') {
     OpenWait w;

@@ -6,7 +6,7 @@
 // Timestamps are CLOCK_MONOTONIC nanoseconds: one clock for every process on the machine, so
 // records from child processes compare with each other and with the parent's.
 // The text form (one record per line) is how a child process hands its report to lockbench:
-//   H <lock> <token> <asked_ns> <acquired_ns> <released_ns>
+//   H <lock> <token> <asked_ns> <acquired_ns> <released_ns> <release_asked_ns>
 //   W <lock> <asked_ns> <given_up_ns>
 //   T <acquisitions> <releases>
 //   C <command name> <count>
@@ -28,6 +28,7 @@ struct Hold {
   int64_t asked_ns = 0;     // acquire() called
   int64_t acquired_ns = 0;  // acquire() returned the handle
   int64_t released_ns = 0;  // release() returned
+  int64_t release_asked_ns = 0;  // release() called (its round trip: released_ns - this)
 };
 
 struct OpenWait {

@@ -13,7 +13,9 @@ constexpr std::array kStrategies = {
     Strategy{"decorrelated", mongolock::Backoff::kDecorrelated,
              "min(max, uniform(min, 3 * previous sleep)), previous = min at first", ""},
     Strategy{"notify", mongolock::Backoff::kNotify,
-             "FIFO queue on the lock document, woken by a change stream at its turn", ""},
+             "FIFO queue on the lock document; a release hands the lock to the head, whose "
+             "change stream delivers the grant",
+             ""},
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <bson/bson.h>
 
 #include <cassert>
+#include <charconv>
 #include <cstring>
 #include <stdexcept>
 
@@ -99,10 +100,20 @@ class Reader {
   Value value(uint8_t type, int depth);
 
  private:
+  // Fields read so far of the document being read at each depth. A document's fields are
+  // collected here and moved into it at once, so its vector is allocated once at its size
+  // instead of grown field by field (the growth was most of what decoding a command allocated).
+  std::vector<Document::Field>& fields_at(int depth) {
+    auto index = static_cast<size_t>(depth);
+    if (scratch_.size() <= index) scratch_.resize(index + 1);
+    return scratch_[index];
+  }
+
   const uint8_t* data_;
   size_t size_;
   size_t pos_ = 0;
   std::string error_;
+  std::vector<std::vector<Document::Field>> scratch_;
 };
 
 Document Reader::document(int depth) {
@@ -119,6 +130,7 @@ Document Reader::document(int depth) {
     return doc;
   }
   size_t end = start + static_cast<size_t>(len);
+  fields_at(depth).clear();
   while (!failed() && pos_ < end - 1) {
     uint8_t type = u8();
     std::string key = cstring();
@@ -127,15 +139,19 @@ Document Reader::document(int depth) {
       fail("field name runs past the end of its document");
       break;
     }
-    Value v = value(type, depth);
+    Value v = value(type, depth);  // may resize scratch_: fields_at() again below
     if (failed()) break;
     if (pos_ > end - 1) {
       fail("field '" + key + "' runs past the end of its document");
       break;
     }
-    doc.append(std::move(key), std::move(v));
+    fields_at(depth).emplace_back(std::move(key), std::move(v));
   }
   if (failed()) return doc;
+  std::vector<Document::Field>& fields = fields_at(depth);
+  doc.reserve(fields.size());
+  for (Document::Field& field : fields) doc.append(std::move(field.first), std::move(field.second));
+  fields.clear();
   if (pos_ != end - 1 || data_[pos_] != 0) {
     fail("document not terminated by a NUL byte");
     return doc;
@@ -238,7 +254,9 @@ void encode_array(const Array& arr, std::string& out) {
   put_i32(out, 0);
   for (size_t i = 0; i < arr.size(); ++i) {
     out.push_back(static_cast<char>(arr[i].type()));
-    out.append(std::to_string(i));
+    char name[24];
+    const auto written = std::to_chars(name, name + sizeof name, i);
+    out.append(name, written.ptr);
     out.push_back('\0');
     encode_value(arr[i], out);
   }
@@ -336,8 +354,70 @@ void encode_document(const Document& doc, std::string& out) {
 
 std::string encode_document(const Document& doc) {
   std::string out;
+  out.reserve(encoded_size(doc));
   encode_document(doc, out);
   return out;
+}
+
+size_t index_name_bytes(size_t index) {
+  size_t digits = 1;
+  for (; index >= 10; index /= 10) ++digits;
+  return digits;
+}
+
+// Mirrors encode_value case by case (a codec test checks the two agree on every type).
+size_t encoded_size(const Value& v) {
+  constexpr size_t kInt32Bytes = 4;
+  constexpr size_t kInt64Bytes = 8;
+  switch (v.type()) {
+    case Type::kDouble:
+    case Type::kDateTime:
+    case Type::kTimestamp:
+    case Type::kInt64:
+      return kInt64Bytes;
+    case Type::kString:
+    case Type::kSymbol:
+    case Type::kJavaScript:
+      return kInt32Bytes + v.as_string().size() + 1;
+    case Type::kDocument:
+      return encoded_size(v.as_document());
+    case Type::kArray: {
+      size_t total = kInt32Bytes + 1;
+      const Array& arr = v.as_array();
+      for (size_t i = 0; i < arr.size(); ++i) {
+        total += 1 + index_name_bytes(i) + 1 + encoded_size(arr[i]);
+      }
+      return total;
+    }
+    case Type::kBinary:
+      return kInt32Bytes + 1 + v.binary_bytes().size();
+    case Type::kObjectId:
+      return sizeof(ObjectId::bytes);
+    case Type::kBool:
+      return 1;
+    case Type::kRegex:
+      return v.regex_pattern().size() + 1 + v.regex_options().size() + 1;
+    case Type::kInt32:
+      return kInt32Bytes;
+    case Type::kDecimal128:
+      return v.decimal128_bytes().size();
+    case Type::kNull:
+    case Type::kUndefined:
+    case Type::kMinKey:
+    case Type::kMaxKey:
+      return 0;
+    case Type::kDbPointer:
+    case Type::kJavaScriptWithScope:
+      assert(false && "never decoded, never built");
+      return 0;
+  }
+  return 0;
+}
+
+size_t encoded_size(const Document& doc) {
+  size_t total = 4 + 1;  // the int32 length and the terminating NUL
+  for (const auto& [key, value] : doc) total += 1 + key.size() + 1 + encoded_size(value);
+  return total;
 }
 
 std::string to_json(const Document& doc) {

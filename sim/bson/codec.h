@@ -35,6 +35,13 @@ int32_t peek_document_length(const uint8_t* data, size_t size);
 void encode_document(const Document& doc, std::string& out);
 std::string encode_document(const Document& doc);
 
+// The byte size encode_document(doc) would produce, and a value's payload size (the bytes after
+// its type and field name in an element), computed without encoding or allocating.
+size_t encoded_size(const Document& doc);
+size_t encoded_size(const Value& value);
+// The length of an array element's field name (its index in decimal), without the NUL.
+size_t index_name_bytes(size_t index);
+
 // Canonical extended JSON is not needed; relaxed extended JSON reads best in logs.
 std::string to_json(const Document& doc);
 std::string to_json(const Value& value);  // wraps in {"v": ...} and strips the wrapper

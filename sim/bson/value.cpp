@@ -1,6 +1,7 @@
 #include "bson/value.h"
 
 #include <atomic>
+#include <bit>
 #include <cassert>
 #include <chrono>
 #include <cmath>
@@ -73,6 +74,9 @@ bool ObjectId::operator==(const ObjectId& other) const {
   return std::memcmp(bytes, other.bytes, sizeof bytes) == 0;
 }
 
+// The layout's point (value.h): a field of a document is a name and one of these.
+static_assert(sizeof(Value) <= 64, "a Value is kept to 64 bytes");
+
 Value::Value() = default;
 
 Value Value::null() { return Value(); }
@@ -119,7 +123,7 @@ Value Value::int64(int64_t x) {
 Value Value::dbl(double x) {
   Value v;
   v.type_ = Type::kDouble;
-  v.dbl_ = x;
+  v.i64_ = std::bit_cast<int64_t>(x);
   return v;
 }
 
@@ -163,7 +167,7 @@ Value Value::regex(std::string pattern, std::string options) {
   Value v;
   v.type_ = Type::kRegex;
   v.str_ = std::move(pattern);
-  v.str2_ = std::move(options);
+  v.shared_ = std::make_shared<std::string>(std::move(options));
   return v;
 }
 
@@ -191,14 +195,14 @@ Value Value::symbol(std::string s) {
 Value Value::document(Document doc) {
   Value v;
   v.type_ = Type::kDocument;
-  v.doc_ = std::make_shared<Document>(std::move(doc));
+  v.shared_ = std::make_shared<Document>(std::move(doc));
   return v;
 }
 
 Value Value::array(Array arr) {
   Value v;
   v.type_ = Type::kArray;
-  v.arr_ = std::make_shared<Array>(std::move(arr));
+  v.shared_ = std::make_shared<Array>(std::move(arr));
   return v;
 }
 
@@ -224,7 +228,7 @@ int64_t Value::as_int64() const {
 
 double Value::as_double() const {
   assert(type_ == Type::kDouble);
-  return dbl_;
+  return std::bit_cast<double>(i64_);
 }
 
 const std::string& Value::as_string() const {
@@ -265,8 +269,8 @@ const std::string& Value::regex_pattern() const {
 }
 
 const std::string& Value::regex_options() const {
-  assert(type_ == Type::kRegex);
-  return str2_;
+  assert(type_ == Type::kRegex && shared_);
+  return *static_cast<const std::string*>(shared_.get());
 }
 
 const std::string& Value::decimal128_bytes() const {
@@ -275,25 +279,25 @@ const std::string& Value::decimal128_bytes() const {
 }
 
 const Document& Value::as_document() const {
-  assert(type_ == Type::kDocument && doc_);
-  return *doc_;
+  assert(type_ == Type::kDocument && shared_);
+  return *static_cast<const Document*>(shared_.get());
 }
 
 const Array& Value::as_array() const {
-  assert(type_ == Type::kArray && arr_);
-  return *arr_;
+  assert(type_ == Type::kArray && shared_);
+  return *static_cast<const Array*>(shared_.get());
 }
 
 Document& Value::mutable_document() {
-  assert(type_ == Type::kDocument && doc_);
-  if (doc_.use_count() > 1) doc_ = std::make_shared<Document>(*doc_);
-  return *doc_;
+  assert(type_ == Type::kDocument && shared_);
+  if (shared_.use_count() > 1) shared_ = std::make_shared<Document>(as_document());
+  return *static_cast<Document*>(shared_.get());
 }
 
 Array& Value::mutable_array() {
-  assert(type_ == Type::kArray && arr_);
-  if (arr_.use_count() > 1) arr_ = std::make_shared<Array>(*arr_);
-  return *arr_;
+  assert(type_ == Type::kArray && shared_);
+  if (shared_.use_count() > 1) shared_ = std::make_shared<Array>(as_array());
+  return *static_cast<Array*>(shared_.get());
 }
 
 namespace {
@@ -328,7 +332,7 @@ double Value::number_as_double() const {
   switch (type_) {
     case Type::kInt32:
     case Type::kInt64: return static_cast<double>(i64_);
-    case Type::kDouble: return dbl_;
+    case Type::kDouble: return as_double();
     case Type::kDecimal128: return decimal128_to_double(str_);
     default: assert(false && "number_as_double on a non-number"); return 0;
   }
@@ -359,7 +363,7 @@ bool Value::truthy() const {
     case Type::kUndefined: return false;
     case Type::kInt32:
     case Type::kInt64: return i64_ != 0;
-    case Type::kDouble: return dbl_ != 0;
+    case Type::kDouble: return as_double() != 0;
     case Type::kDecimal128: return number_as_double() != 0;
     default: return true;
   }
@@ -372,17 +376,23 @@ bool Value::identical(const Value& other) const {
     case Type::kUndefined:
     case Type::kMinKey:
     case Type::kMaxKey: return true;
-    case Type::kDouble: return dbl_ == other.dbl_ || (std::isnan(dbl_) && std::isnan(other.dbl_));
-    case Type::kDocument: return doc_->identical(*other.doc_);
+    case Type::kDouble: {
+      const double a = as_double();
+      const double b = other.as_double();
+      return a == b || (std::isnan(a) && std::isnan(b));
+    }
+    case Type::kDocument: return as_document().identical(other.as_document());
     case Type::kArray: {
-      if (arr_->size() != other.arr_->size()) return false;
-      for (size_t i = 0; i < arr_->size(); ++i) {
-        if (!(*arr_)[i].identical((*other.arr_)[i])) return false;
+      const Array& a = as_array();
+      const Array& b = other.as_array();
+      if (a.size() != b.size()) return false;
+      for (size_t i = 0; i < a.size(); ++i) {
+        if (!a[i].identical(b[i])) return false;
       }
       return true;
     }
     case Type::kBinary: return subtype_ == other.subtype_ && str_ == other.str_;
-    case Type::kRegex: return str_ == other.str_ && str2_ == other.str2_;
+    case Type::kRegex: return str_ == other.str_ && regex_options() == other.regex_options();
     case Type::kString:
     case Type::kSymbol:
     case Type::kJavaScript:

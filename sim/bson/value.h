@@ -129,14 +129,14 @@ class Value {
   bool identical(const Value& other) const;
 
  private:
+  // Compact (64 bytes): every field of a document is one, and copies, moves and destructions of
+  // values are much of what the query engine does.
   Type type_ = Type::kNull;
-  int64_t i64_ = 0;  // int32, int64, bool, date, timestamp (seconds<<32|increment)
-  double dbl_ = 0;
-  std::string str_;   // string, symbol, js code, regex pattern, binary bytes, oid, decimal128
-  std::string str2_;  // regex options
-  uint8_t subtype_ = 0;
-  std::shared_ptr<Document> doc_;
-  std::shared_ptr<Array> arr_;
+  uint8_t subtype_ = 0;  // binary subtype
+  int64_t i64_ = 0;  // int32, int64, bool, date, timestamp (seconds<<32|increment), double bits
+  std::string str_;  // string, symbol, js code, regex pattern, binary bytes, oid, decimal128
+  // The shared child: a Document, an Array, or a regex's options (a std::string).
+  std::shared_ptr<void> shared_;
 };
 
 class Document {
@@ -160,6 +160,7 @@ class Document {
   // Replaces the first field named key in place, or appends it.
   void set(std::string_view key, Value value);
   void append(std::string key, Value value);  // always appends (keeps order as given)
+  void reserve(size_t fields) { fields_.reserve(fields); }
   void prepend(std::string key, Value value);
   bool erase(std::string_view key);  // removes the first field named key
   const std::string& first_key() const;  // asserts non-empty

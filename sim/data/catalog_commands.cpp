@@ -232,7 +232,7 @@ bson::Document cmd_list_databases(Store::Impl& impl, CommandContext& ctx) {
     int64_t bytes = 0;
     for (const auto& [cname, c] : db) {
       for (const auto& [rid, doc] : c->records()) {
-        bytes += static_cast<int64_t>(bson::encode_document(doc).size());
+        bytes += static_cast<int64_t>(bson::encoded_size(doc));
       }
     }
     total += bytes;

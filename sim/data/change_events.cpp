@@ -59,13 +59,14 @@ ChangeEvent crud_event(const OplogEntry& e, const Namespace& ns, const ChangeStr
   std::optional<query::UpdateDescription> description;
   const char* type = e.op == 'i' ? "insert" : e.op == 'd' ? "delete" : "replace";
   if (e.op == 'u' && e.update_kind != UpdateKind::kReplacement) {
-    // Without a pre-image (an update applied to a missing document) only _id is known before.
-    bson::Document pre = e.pre_image ? *e.pre_image : key;
-    if (e.update_kind == UpdateKind::kOperators) {
-      description = query::describe_operator_update(pre, e.o);
-    } else {
-      description = query::describe_pipeline_update(pre, e.o);
+    if (!e.described) {
+      // Without a pre-image (an update applied to a missing document) only _id is known before.
+      const bson::Document& pre = e.pre_image ? *e.pre_image : key;
+      e.described = e.update_kind == UpdateKind::kOperators
+                        ? std::optional(query::describe_operator_update(pre, e.o))
+                        : query::describe_pipeline_update(pre, e.o);
     }
+    description = *e.described;
     if (description) type = "update";
   }
   bson::Document event = event_head(token, type, e);

@@ -54,7 +54,8 @@ ChangeStreamCursor::Emitted ChangeStreamCursor::emit(const ChangeEvent& event, s
                                                      const query::EvalContext& ectx, Batch& batch,
                                                      Progress& progress) {
   if (batch.events.size() >= max_events) return Emitted::kFull;
-  std::vector<bson::Document> out = query::run_pipeline(spec_.stages, {event.doc}, ectx);
+  // spec_.stages were validated when the stream was opened (user_stages in change_stream_spec).
+  std::vector<bson::Document> out = query::run_validated_pipeline(spec_.stages, {event.doc}, ectx);
   if (out.empty()) return Emitted::kFiltered;
   assert(out.size() == 1);  // the allowed stages map one document to at most one
   bson::Document token = event.token.to_document();
@@ -62,7 +63,7 @@ ChangeStreamCursor::Emitted ChangeStreamCursor::emit(const ChangeEvent& event, s
   if (id == nullptr || !id->is_document() || !id->as_document().identical(token)) {
     id_modified(token, out[0]);
   }
-  size_t size = bson::encode_document(out[0]).size();
+  size_t size = bson::encoded_size(out[0]);
   if (size > kMaxBatchBytes) {
     throw CommandError(code::kBSONObjectTooLarge,
                        "BSONObj size: " + std::to_string(size) +

@@ -26,7 +26,7 @@ bson::Array CursorManager::take_batch(std::deque<bson::Document>& docs, int64_t 
   bson::Array batch;
   size_t bytes = 0;
   while (!docs.empty() && (batch_size <= 0 || static_cast<int64_t>(batch.size()) < batch_size)) {
-    size_t doc_bytes = bson::encode_document(docs.front()).size();
+    size_t doc_bytes = bson::encoded_size(docs.front());
     if (!batch.empty() && bytes + doc_bytes > kMaxBatchBytes) break;
     bytes += doc_bytes;
     batch.push_back(bson::V(std::move(docs.front())));

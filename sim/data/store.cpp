@@ -301,7 +301,7 @@ bson::Document with_id_first(bson::Document doc) {
 }
 
 void check_document_size(const bson::Document& doc, int32_t code, const char* what) {
-  size_t bytes = bson::encode_document(doc).size();
+  size_t bytes = bson::encoded_size(doc);
   if (bytes > kMaxDocumentBytes) {
     throw CommandError(code, std::string(what) + " size in bytes: " + std::to_string(bytes) +
                                  ", max size: " + std::to_string(kMaxDocumentBytes));

@@ -20,34 +20,79 @@ constexpr int kExpressionDepthMax = 150;
   throw CommandError(code, message);
 }
 
-std::string type_of(const Maybe& v) {
-  return v ? std::string(bson::type_name(v->type())) : "missing";
+bool is_nullish(const Value* v) {
+  return v == nullptr || v->is_null() || v->type() == bson::Type::kUndefined;
 }
 
 bool is_nullish(const Maybe& v) {
-  return !v || v->is_null() || v->type() == bson::Type::kUndefined;
+  return is_nullish(v ? &*v : nullptr);
 }
 
-std::vector<const Value*> operand_list(const Value& args) {
-  std::vector<const Value*> out;
-  if (args.is_array()) {
-    for (const Value& v : args.as_array()) out.push_back(&v);
-  } else {
-    out.push_back(&args);
+std::string type_of(const Value* v) {
+  return v != nullptr ? std::string(bson::type_name(v->type())) : "missing";
+}
+
+std::string type_of(const Maybe& v) {
+  return type_of(v ? &*v : nullptr);
+}
+
+// An operator's operands: its array's elements, or the one argument that is not an array. A
+// view over args (which outlives it), read as pointers; no allocation, as it is built for every
+// operator evaluated.
+class Operands {
+ public:
+  explicit Operands(const Value& args)
+      : first_(args.is_array() ? args.as_array().data() : &args),
+        size_(args.is_array() ? args.as_array().size() : 1) {}
+  size_t size() const { return size_; }
+  const Value* operator[](size_t i) const {
+    assert(i < size_);
+    return first_ + i;
   }
-  return out;
+  const Value* back() const { return (*this)[size_ - 1]; }
+  struct Iterator {
+    const Value* at;
+    const Value* operator*() const { return at; }
+    Iterator& operator++() {
+      ++at;
+      return *this;
+    }
+    bool operator!=(const Iterator& other) const { return at != other.at; }
+  };
+  Iterator begin() const { return {first_}; }
+  Iterator end() const { return {first_ + size_}; }
+
+ private:
+  const Value* first_;
+  size_t size_;
+};
+
+Operands operand_list(const Value& args) {
+  return Operands(args);
 }
 
 Maybe eval(const Value& e, const Variables& vars, int depth);
 
 // ---- field paths and variables ----
 
-Maybe walk_field_path(const Value& base, const Path& path, size_t i) {
-  if (i == path.size()) return base;
+// The first component of a dotted path and what follows its dot ("" at the last component).
+// Read in place: a field path is evaluated for every element a $filter or $map visits, and a
+// vector of components per read was most of what a read cost.
+std::pair<std::string_view, std::string_view> first_component(std::string_view path) {
+  size_t dot = path.find('.');
+  if (dot == std::string_view::npos) return {path, std::string_view()};
+  return {path.substr(0, dot), path.substr(dot + 1)};
+}
+
+// Walks `rest` (dotted, possibly empty) from base. `done` says rest is used up (an empty rest
+// is also the empty last component of "a." and must still be looked up).
+Maybe walk_field_path(const Value& base, std::string_view rest, bool done) {
+  if (done) return base;
   if (base.is_document()) {
-    const Value* child = base.as_document().get(path[i]);
+    auto [name, after] = first_component(rest);
+    const Value* child = base.as_document().get(name);
     if (child == nullptr) return std::nullopt;
-    return walk_field_path(*child, path, i + 1);
+    return walk_field_path(*child, after, after.data() == nullptr);
   }
   if (base.is_array()) {
     // "$a.b" over an array maps over its elements (docs/mongodb-behaviour.md, Expressions); scalars
@@ -55,7 +100,7 @@ Maybe walk_field_path(const Value& base, const Path& path, size_t i) {
     Array out;
     for (const Value& element : base.as_array()) {
       if (!element.is_document() && !element.is_array()) continue;
-      Maybe r = walk_field_path(element, path, i);
+      Maybe r = walk_field_path(element, rest, false);
       if (r) out.push_back(std::move(*r));
     }
     return Value::array(std::move(out));
@@ -77,25 +122,84 @@ Maybe variable_value(std::string_view name, const Variables& vars) {
 Maybe eval_path_string(const std::string& s, const Variables& vars) {
   assert(!s.empty() && s[0] == '$');
   if (s.size() >= 2 && s[1] == '$') {
-    std::string_view rest(s);
-    rest.remove_prefix(2);
-    size_t dot = rest.find('.');
-    Maybe base = variable_value(rest.substr(0, dot), vars);
-    if (dot == std::string_view::npos || !base) return base;
-    return walk_field_path(*base, split_path(rest.substr(dot + 1)), 0);
+    auto [name, after] = first_component(std::string_view(s).substr(2));
+    Maybe base = variable_value(name, vars);
+    if (after.data() == nullptr || !base) return base;
+    return walk_field_path(*base, after, false);
   }
   // Walk the root directly: wrapping it in a Value would copy it for every field read.
-  Path path = split_path(std::string_view(s).substr(1));
-  const Value* first = vars.root->get(path[0]);
+  auto [name, after] = first_component(std::string_view(s).substr(1));
+  const Value* first = vars.root->get(name);
   if (first == nullptr) return std::nullopt;
-  return walk_field_path(*first, path, 1);
+  return walk_field_path(*first, after, after.data() == nullptr);
+}
+
+// Walks `rest` from base in place; only an array met before the end (which "$a.b" maps over)
+// builds a value, kept in `held`. nullptr: missing.
+const Value* walk_ref(const Value* base, std::string_view rest, bool done, Maybe& held) {
+  while (!done) {
+    if (base->is_array()) {
+      held = walk_field_path(*base, rest, false);
+      return held ? &*held : nullptr;
+    }
+    if (!base->is_document()) return nullptr;
+    auto [name, after] = first_component(rest);
+    base = base->as_document().get(name);
+    if (base == nullptr) return nullptr;
+    rest = after;
+    done = after.data() == nullptr;
+  }
+  return base;
+}
+
+// An operand read in place where it can be: a literal scalar, a field of the root, or a user
+// variable's (sub)value, without copying it. Operators that only look at an operand (compare,
+// test, index) use this: a copied string longer than the small-string buffer is an allocation,
+// and a $filter's condition reads its operands once per element. Anything else is evaluated
+// into `held`. The result points into e, the root, vars or held and lives as long as they do;
+// nullptr: missing.
+const Value* eval_ref(const Value& e, const Variables& vars, int depth, Maybe& held) {
+  if (depth > kExpressionDepthMax) fail(code::kBadValue, "expression nested too deeply");
+  if (e.is_string() && !e.as_string().empty() && e.as_string()[0] == '$') {
+    std::string_view s = e.as_string();
+    if (s.size() >= 2 && s[1] == '$') {
+      auto [name, after] = first_component(s.substr(2));
+      for (auto it = vars.user.rbegin(); it != vars.user.rend(); ++it) {
+        if (it->first == name) return walk_ref(&it->second, after, after.data() == nullptr, held);
+      }
+      // A system variable ($$NOW, $$ROOT, ...) is built: evaluated below.
+    } else {
+      auto [name, after] = first_component(s.substr(1));
+      const Value* first = vars.root->get(name);
+      if (first == nullptr) return nullptr;
+      return walk_ref(first, after, after.data() == nullptr, held);
+    }
+  } else if (!e.is_document() && !e.is_array()) {
+    return &e;  // a literal scalar is its own value
+  }
+  held = eval(e, vars, depth);
+  return held ? &*held : nullptr;
+}
+
+bool truthy_at(const Value& e, const Variables& vars, int depth) {
+  Maybe held;
+  const Value* v = eval_ref(e, vars, depth, held);
+  return v != nullptr && v->truthy();
+}
+
+// MongoDB's comparison order with missing ranking as undefined (as compare_maybe).
+int compare_refs(const Value* a, const Value* b) {
+  static const Value kMissing = Value::undefined();
+  return compare_values(a != nullptr ? *a : kMissing, b != nullptr ? *b : kMissing);
 }
 
 // ---- operator helpers ----
 
 std::vector<Maybe> eval_operands(const Value& args, const Variables& vars, int depth) {
+  const Operands operands(args);
   std::vector<Maybe> out;
-  for (const Value* v : operand_list(args)) out.push_back(eval(*v, vars, depth));
+  out.reserve(operands.size());
+  for (const Value* v : operands) out.push_back(eval(*v, vars, depth));
   return out;
 }
 
@@ -104,8 +208,11 @@ Maybe from_bool(bool b) {
 }
 
 Maybe op_compare(std::string_view name, const Value& args, const Variables& vars, int depth) {
-  auto ops = eval_operands(args, vars, depth);
-  int c = compare_maybe(ops[0], ops[1]);
+  const Operands ops(args);
+  Maybe held_a;
+  Maybe held_b;
+  int c =
+      compare_refs(eval_ref(*ops[0], vars, depth, held_a), eval_ref(*ops[1], vars, depth, held_b));
   if (name == "$eq") return from_bool(c == 0);
   if (name == "$ne") return from_bool(c != 0);
   if (name == "$lt") return from_bool(c < 0);
@@ -337,29 +444,25 @@ Maybe op_cond(const Value& args, const Variables& vars, int depth) {
     then_e = &a[1];
     else_e = &a[2];
   }
-  Maybe test = eval(*if_e, vars, depth);
-  return eval(test && test->truthy() ? *then_e : *else_e, vars, depth);
+  return eval(truthy_at(*if_e, vars, depth) ? *then_e : *else_e, vars, depth);
 }
 
 Maybe op_if_null(const Value& args, const Variables& vars, int depth) {
   auto ops = operand_list(args);
   for (size_t i = 0; i + 1 < ops.size(); ++i) {
-    Maybe v = eval(*ops[i], vars, depth);
-    if (!is_nullish(v)) return v;
+    Maybe held;
+    const Value* v = eval_ref(*ops[i], vars, depth, held);
+    if (!is_nullish(v)) return *v;
   }
   return eval(*ops.back(), vars, depth);
 }
 
 Maybe op_logic(std::string_view name, const Value& args, const Variables& vars, int depth) {
   auto ops = operand_list(args);
-  if (name == "$not") {
-    Maybe v = eval(*ops[0], vars, depth);
-    return from_bool(!(v && v->truthy()));
-  }
+  if (name == "$not") return from_bool(!truthy_at(*ops[0], vars, depth));
   bool is_and = name == "$and";
   for (const Value* op : ops) {
-    Maybe v = eval(*op, vars, depth);
-    bool t = v && v->truthy();
+    bool t = truthy_at(*op, vars, depth);
     if (is_and && !t) return from_bool(false);
     if (!is_and && t) return from_bool(true);
   }
@@ -383,37 +486,44 @@ Maybe op_concat(const Value& args, const Variables& vars, int depth) {
 }
 
 Maybe op_size(const Value& args, const Variables& vars, int depth) {
-  Maybe v = eval(*operand_list(args)[0], vars, depth);
-  if (!v || !v->is_array()) {
+  Maybe held;
+  const Value* v = eval_ref(*operand_list(args)[0], vars, depth, held);
+  if (v == nullptr || !v->is_array()) {
     fail(17124, "The argument to $size must be an array, but was of type: " + type_of(v));
   }
   return Value::int32(static_cast<int32_t>(v->as_array().size()));
 }
 
 Maybe op_in(const Value& args, const Variables& vars, int depth) {
-  auto ops = eval_operands(args, vars, depth);
-  if (!ops[1] || !ops[1]->is_array()) {
-    fail(40081, "$in requires an array as a second argument, found: " + type_of(ops[1]));
+  const Operands ops(args);
+  Maybe held_needle;
+  Maybe held_array;
+  const Value* needle = eval_ref(*ops[0], vars, depth, held_needle);
+  const Value* array = eval_ref(*ops[1], vars, depth, held_array);
+  if (array == nullptr || !array->is_array()) {
+    fail(40081, "$in requires an array as a second argument, found: " + type_of(array));
   }
-  Value needle = ops[0] ? *ops[0] : Value::undefined();
-  for (const Value& v : ops[1]->as_array()) {
-    if (compare_values(needle, v) == 0) return from_bool(true);
+  for (const Value& v : array->as_array()) {
+    if (compare_refs(needle, &v) == 0) return from_bool(true);
   }
   return from_bool(false);
 }
 
 Maybe op_array_elem_at(const Value& args, const Variables& vars, int depth) {
-  auto ops = eval_operands(args, vars, depth);
-  if (is_nullish(ops[0]) || is_nullish(ops[1])) return Value::null();
-  if (!ops[0]->is_array()) {
-    fail(28689, "$arrayElemAt's first argument must be an array, but is " + type_of(ops[0]));
+  const Operands operands(args);
+  Maybe held_array;
+  Maybe held_index;
+  const Value* array = eval_ref(*operands[0], vars, depth, held_array);
+  const Value* at = eval_ref(*operands[1], vars, depth, held_index);
+  if (is_nullish(array) || is_nullish(at)) return Value::null();
+  if (!array->is_array()) {
+    fail(28689, "$arrayElemAt's first argument must be an array, but is " + type_of(array));
   }
-  auto index = ops[1]->is_number() ? ops[1]->number_as_exact_int64() : std::nullopt;
+  auto index = at->is_number() ? at->number_as_exact_int64() : std::nullopt;
   if (!index) {
-    fail(28690,
-         "$arrayElemAt's second argument must be a numeric value, but is " + type_of(ops[1]));
+    fail(28690, "$arrayElemAt's second argument must be a numeric value, but is " + type_of(at));
   }
-  const Array& arr = ops[0]->as_array();
+  const Array& arr = array->as_array();
   int64_t i = *index < 0 ? static_cast<int64_t>(arr.size()) + *index : *index;
   if (i < 0 || i >= static_cast<int64_t>(arr.size())) return std::nullopt;
   return arr[static_cast<size_t>(i)];
@@ -463,6 +573,7 @@ std::optional<Array> for_each_element(std::string_view op, int32_t not_array_cod
   Variables inner = vars;
   inner.user.emplace_back(element_variable(d), Value::null());
   Array out;
+  out.reserve(input->as_array().size());  // $map's size, $filter's bound
   for (const Value& element : input->as_array()) {
     inner.user.back().second = element;
     per_element(element, inner, out);
@@ -475,8 +586,7 @@ Maybe op_filter(const Value& args, const Variables& vars, int depth) {
   const Value& cond = *d.get("cond");
   auto out = for_each_element("$filter", 28651, d, vars, depth,
                               [&](const Value& element, const Variables& inner, Array& acc) {
-                                Maybe keep = eval(cond, inner, depth);
-                                if (keep && keep->truthy()) acc.push_back(element);
+                                if (truthy_at(cond, inner, depth)) acc.push_back(element);
                               });
   if (!out) return Value::null();
   return Value::array(std::move(*out));
@@ -659,6 +769,7 @@ bool is_operator_object(const Document& d) {
 
 Maybe eval_object(const Document& d, const Variables& vars, int depth) {
   Document out;
+  out.reserve(d.size());
   for (const auto& [key, e] : d) {
     Maybe v = eval(e, vars, depth);
     if (v) out.append(key, std::move(*v));
@@ -673,6 +784,7 @@ Maybe eval(const Value& e, const Variables& vars, int depth) {
   }
   if (e.is_array()) {
     Array out;
+    out.reserve(e.as_array().size());
     for (const Value& element : e.as_array()) {
       Maybe v = eval(element, vars, depth + 1);
       out.push_back(v ? std::move(*v) : Value::null());

@@ -231,7 +231,7 @@ std::vector<Document> run_stage(const std::string& name, const Value& spec,
                                 std::vector<Document> docs, const EvalContext& ctx) {
   if (is_document_stage(name)) {
     Document stage{{name, spec}};
-    for (Document& d : docs) d = apply_document_stage(stage, d, ctx);
+    for (Document& d : docs) d = apply_document_stage(stage, std::move(d), ctx);
     return docs;
   }
   if (name == "$match") {
@@ -277,6 +277,11 @@ std::string stage_name_of(const Value& stage) {
 std::vector<Document> run_pipeline(const Array& stages, std::vector<Document> input,
                                    const EvalContext& ctx) {
   validate_pipeline(stages);
+  return run_validated_pipeline(stages, std::move(input), ctx);
+}
+
+std::vector<Document> run_validated_pipeline(const Array& stages, std::vector<Document> input,
+                                             const EvalContext& ctx) {
   for (const Value& stage : stages) {
     const auto& [name, spec] = stage.as_document().at(0);
     input = run_stage(name, spec, std::move(input), ctx);

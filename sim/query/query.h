@@ -119,6 +119,10 @@ std::string stage_name_of(const Value& stage);
 // documents.
 std::vector<Document> run_pipeline(const Array& stages, std::vector<Document> input,
                                    const EvalContext& ctx);
+// run_pipeline without its validation, for stages validate_pipeline accepted when they were
+// given (a change stream's, run once per event: validating them each time was most of the cost).
+std::vector<Document> run_validated_pipeline(const Array& stages, std::vector<Document> input,
+                                             const EvalContext& ctx);
 
 // Values at a dotted path, traversing arrays the way queries do ("a.b" over [{b:1},{b:2}]
 // yields 1 and 2). Used by index key extraction.

@@ -1,5 +1,8 @@
 #include "query/stages.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "base/command_error.h"
 #include "query/expression.h"
 #include "query/path.h"
@@ -29,18 +32,8 @@ void set_in_value(Value& v, const Path& path, size_t i, const Value& spec, const
   set_field_path(v.mutable_document(), path, i, spec, vars);
 }
 
-void set_field_path(Document& doc, const Path& path, size_t i, const Value& spec,
-                    const Variables& vars) {
-  const std::string& key = path[i];
-  if (i + 1 < path.size()) {
-    Value* child = doc.get_mutable(key);
-    if (child == nullptr) {
-      doc.append(key, Value::document({}));
-      child = doc.get_mutable(key);
-    }
-    set_in_value(*child, path, i + 1, spec, vars);
-    return;
-  }
+// Sets the last component of a path: `key` in doc.
+void set_field(Document& doc, const std::string& key, const Value& spec, const Variables& vars) {
   if (is_nested_spec(spec)) {
     // {$addFields: {a: {b: 1}}} merges into an existing sub-document a.
     Value* child = doc.get_mutable(key);
@@ -59,8 +52,60 @@ void set_field_path(Document& doc, const Path& path, size_t i, const Value& spec
   }
 }
 
+void set_field_path(Document& doc, const Path& path, size_t i, const Value& spec,
+                    const Variables& vars) {
+  const std::string& key = path[i];
+  if (i + 1 == path.size()) {
+    set_field(doc, key, spec, vars);
+    return;
+  }
+  Value* child = doc.get_mutable(key);
+  if (child == nullptr) {
+    doc.append(key, Value::document({}));
+    child = doc.get_mutable(key);
+  }
+  set_in_value(*child, path, i + 1, spec, vars);
+}
+
 void add_fields_into(Document& out, const Document& spec, const Variables& vars) {
-  for (const auto& [field, e] : spec) set_field_path(out, split_path(field), 0, e, vars);
+  for (const auto& [field, e] : spec) {
+    // Most fields are not dotted: no split (a vector of components per field was a measurable
+    // part of every pipeline update).
+    if (field.find('.') == std::string::npos) {
+      set_field(out, field, e, vars);
+    } else {
+      set_field_path(out, split_path(field), 0, e, vars);
+    }
+  }
+}
+
+// $addFields / $set: every expression sees the stage's input. When every field is a top-level
+// name with an expression (the common case), the values are computed first and then set into
+// the input itself; otherwise (a dotted path, a nested spec) the stage is applied to a copy.
+// Either way no expression sees a field the stage set.
+Document add_fields(Document doc, const Document& spec, const EvalContext& ctx) {
+  const Variables vars{&doc, &ctx, {}};
+  const bool top_level_only = std::none_of(spec.begin(), spec.end(), [](const auto& field) {
+    return field.first.find('.') != std::string::npos || is_nested_spec(field.second);
+  });
+  if (!top_level_only) {
+    Document out = doc;
+    add_fields_into(out, spec, vars);
+    return out;
+  }
+  std::vector<Maybe> values;
+  values.reserve(spec.size());
+  for (const auto& [field, e] : spec) values.push_back(eval_expression(e, vars));
+  size_t i = 0;
+  for (const auto& [field, e] : spec) {
+    Maybe& v = values[i++];
+    if (v) {
+      doc.set(field, std::move(*v));
+    } else {
+      doc.erase(field);  // $$REMOVE or a missing field
+    }
+  }
+  return doc;
 }
 
 void validate_field_name(const std::string& field) {
@@ -179,14 +224,10 @@ void validate_document_stage(const Document& stage) {
   }
 }
 
-Document apply_document_stage(const Document& stage, const Document& doc, const EvalContext& ctx) {
+Document apply_document_stage(const Document& stage, Document doc, const EvalContext& ctx) {
   const auto& [name, spec] = stage.at(0);
-  if (name == "$addFields" || name == "$set") {
-    Variables vars{&doc, &ctx, {}};
-    Document out = doc;
-    add_fields_into(out, spec.as_document(), vars);
-    return out;
-  }
+  if (name == "$addFields" || name == "$set")
+    return add_fields(std::move(doc), spec.as_document(), ctx);
   if (name == "$project") return Projection::parse(spec.as_document()).apply(doc, ctx);
   if (name == "$unset") return Projection::parse(unset_as_projection(spec)).apply(doc, ctx);
   return replace_root(new_root_expression(name, spec), doc, ctx);

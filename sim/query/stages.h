@@ -15,8 +15,9 @@ bool is_document_stage(std::string_view name);
 // Parse-time checks for such a stage (stage = {$name: spec}); throws CommandError.
 void validate_document_stage(const Document& stage);
 
-// Applies a validated document stage to doc.
-Document apply_document_stage(const Document& stage, const Document& doc, const EvalContext& ctx);
+// Applies a validated document stage to doc (taken by value: a $set of top-level fields
+// changes it in place).
+Document apply_document_stage(const Document& stage, Document doc, const EvalContext& ctx);
 
 // Checks the {$name: spec} shape every stage has and returns the name; throws CommandError.
 const std::string& stage_name(const Value& stage);

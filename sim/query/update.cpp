@@ -81,7 +81,7 @@ Document apply_replacement(const Document& replacement, const Document& doc) {
 Document apply_pipeline(const Array& stages, const Document& doc, const EvalContext& ctx) {
   Document current = doc;
   for (const Value& stage : stages)
-    current = apply_document_stage(stage.as_document(), current, ctx);
+    current = apply_document_stage(stage.as_document(), std::move(current), ctx);
   // A pipeline that drops _id keeps the original one, in front (docs/mongodb-behaviour.md, Update
   // pipelines).
   if (const Value* id = doc.get("_id"); id != nullptr && !current.has("_id")) {

@@ -3,6 +3,7 @@
 #include <bit>
 #include <cassert>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -24,8 +25,7 @@ constexpr size_t kElementFramingBytes = 2;
 
 // The payload size of a value inside a document (what follows its field name).
 size_t value_bytes(const Value& v) {
-  constexpr size_t kWrapperBytes = kDocumentFramingBytes + kElementFramingBytes;
-  return bson::encode_document(Document{{"", v}}).size() - kWrapperBytes;
+  return bson::encoded_size(v);
 }
 
 size_t element_bytes(std::string_view name, const Value& v) {
@@ -79,7 +79,13 @@ struct Node {
 
   // The delta's BSON size in mongod's $v: 2 form: a document level is {d: {f: false}, u: {f: v},
   // i: {f: v}, s<f>: <child>}, an array level {a: true, l: n, u<i>: v, s<i>: <child>}.
+  // Computed once: each level asks it of its children while it is built, and a node is never
+  // changed once its parent (or describe_pipeline_update) has asked.
   size_t bytes() const;
+
+ private:
+  size_t compute_bytes() const;
+  mutable std::optional<size_t> bytes_;
 };
 
 size_t section_bytes(const std::vector<std::pair<std::string, Value>>& fields) {
@@ -90,6 +96,11 @@ size_t section_bytes(const std::vector<std::pair<std::string, Value>>& fields) {
 }
 
 size_t Node::bytes() const {
+  if (!bytes_) bytes_ = compute_bytes();
+  return *bytes_;
+}
+
+size_t Node::compute_bytes() const {
   constexpr size_t kBoolBytes = 1;
   constexpr size_t kInt32Bytes = 4;
   size_t total = kDocumentFramingBytes + padding;
@@ -97,11 +108,11 @@ size_t Node::bytes() const {
     total += kElementFramingBytes + 1 + kBoolBytes;  // a: true
     if (new_size) total += kElementFramingBytes + 1 + kInt32Bytes;
     for (const auto& [index, entry] : elements) {
-      std::string name = std::to_string(index);
+      const size_t name_bytes = 1 + bson::index_name_bytes(index);  // "u<i>" or "s<i>"
       if (const Value* v = std::get_if<Value>(&entry)) {
-        total += element_bytes("u" + name, *v);
+        total += kElementFramingBytes + name_bytes + value_bytes(*v);
       } else {
-        total += kElementFramingBytes + 1 + name.size() + std::get<Child>(entry)->bytes();
+        total += kElementFramingBytes + name_bytes + std::get<Child>(entry)->bytes();
       }
     }
     return total;
@@ -237,7 +248,7 @@ UpdateDescription describe_operator_update(const Document& pre, const Document& 
 std::optional<UpdateDescription> describe_pipeline_update(const Document& pre,
                                                           const Document& post) {
   Child delta = diff_documents(pre, post, true, kDeltaEntryOverheadBytes);
-  if (delta->bytes() >= bson::encode_document(post).size()) return std::nullopt;
+  if (delta->bytes() >= bson::encoded_size(post)) return std::nullopt;
   UpdateDescription out;
   render(*delta, "", out);
   return out;

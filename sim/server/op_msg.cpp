@@ -179,6 +179,7 @@ OpMsgParse parse_op_msg(const uint8_t* message, size_t size) {
 
 std::string encode_op_msg(int32_t request_id, int32_t response_to, const bson::Document& body) {
   std::string payload;
+  payload.reserve(4 + 1 + bson::encoded_size(body));  // flags, kind, body: no regrowth
   append_u32_le(payload, 0);
   payload.push_back(static_cast<char>(kKindBody));
   bson::encode_document(body, payload);

@@ -31,8 +31,14 @@
 namespace lockbench {
 namespace {
 
+// A hold whose release() was called at its release time (a round trip of 0).
 Hold hold(int32_t lock, int64_t token, int64_t acquired_ms, int64_t released_ms) {
-  return {lock, token, acquired_ms * kNsPerMs, acquired_ms * kNsPerMs, released_ms * kNsPerMs};
+  return {lock,
+          token,
+          acquired_ms * kNsPerMs,
+          acquired_ms * kNsPerMs,
+          released_ms * kNsPerMs,
+          released_ms * kNsPerMs};
 }
 
 TEST(Stats, NearestRankQuantilesAndJain) {
@@ -67,13 +73,14 @@ TEST(Figures, OnlyHandoffsWithSomeoneWaitingAreContended) {
   ContenderReport b;
   // a holds [0, 10] and [30, 40]; b asks at 5 and gets the lock at 12 (waiting at a's release at
   // 10); a asks again at 25, after b released at 20: nobody waited at 20.
-  a.holds = {hold(0, 1, 0, 10), Hold{0, 3, 25 * kNsPerMs, 30 * kNsPerMs, 40 * kNsPerMs}};
-  b.holds = {Hold{0, 2, 5 * kNsPerMs, 12 * kNsPerMs, 20 * kNsPerMs}};
+  a.holds = {hold(0, 1, 0, 10),
+             Hold{0, 3, 25 * kNsPerMs, 30 * kNsPerMs, 40 * kNsPerMs, 40 * kNsPerMs}};
+  b.holds = {Hold{0, 2, 5 * kNsPerMs, 12 * kNsPerMs, 20 * kNsPerMs, 20 * kNsPerMs}};
   // c waits for lock 0 from 35 until the cell ends at 50 (an open wait): a's release at 40.
   ContenderReport c;
   c.open_wait = OpenWait{0, 35 * kNsPerMs, 50 * kNsPerMs};
   ContenderReport d;  // a second hold by a, then d: nobody waits for lock 0 at 40 but c
-  d.holds = {Hold{0, 4, 41 * kNsPerMs, 45 * kNsPerMs, 46 * kNsPerMs}};
+  d.holds = {Hold{0, 4, 41 * kNsPerMs, 45 * kNsPerMs, 46 * kNsPerMs, 46 * kNsPerMs}};
   const std::vector<Handoff> h = handoffs({a, b, c, d});
   ASSERT_EQ(h.size(), 3U);
   EXPECT_TRUE(h[0].contended);   // a -> b, b waiting since 5
@@ -118,9 +125,32 @@ TEST(Figures, CountersAddUpOnlyWhenEveryAcquisitionWasReleased) {
   EXPECT_DOUBLE_EQ(good["throughput"]["hold_bound_per_s"].get<double>(), 1000.0 / 11.0);
   EXPECT_DOUBLE_EQ(good["fairness"]["jain_index"].get<double>(), 9.0 / 10.0);
   EXPECT_DOUBLE_EQ(good["fairness"]["fifo_bound_ms"].get<double>(), 11.0);
+  EXPECT_EQ(good["release_ms"]["count"].get<int64_t>(), 3);
+  EXPECT_DOUBLE_EQ(good["release_ms"]["max"].get<double>(), 0.0);
   b.releases = 0;  // an acquisition never released
   const auto bad = cell_figures(raw_of({a, b}), floor, 1.0);
   EXPECT_FALSE(bad["counters"]["add_up"].get<bool>());
+}
+
+// release_ms is release() called to returned, per hold, in ms and (p50) in floor round trips.
+TEST(Figures, ReleaseFiguresAreEachReleaseCallsDuration) {
+  ContenderReport a;
+  a.holds = {hold(0, 1, 0, 10), hold(0, 3, 30, 40)};
+  a.holds[0].release_asked_ns = 9 * kNsPerMs;   // 1 ms
+  a.holds[1].release_asked_ns = 37 * kNsPerMs;  // 3 ms
+  a.acquisitions = a.releases = 2;
+  ContenderReport b;
+  b.holds = {hold(0, 2, 15, 25)};
+  b.holds[0].release_asked_ns = 23 * kNsPerMs;  // 2 ms
+  b.acquisitions = b.releases = 1;
+  FloorResult floor;
+  floor.target = "test";
+  const auto figures = cell_figures(raw_of({a, b}), floor, 0.5);
+  const auto& release = figures["release_ms"];
+  EXPECT_EQ(release["count"].get<int64_t>(), 3);
+  EXPECT_DOUBLE_EQ(release["p50"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(release["max"].get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(release["p50_over_rtt"].get<double>(), 4.0);
 }
 
 TEST(Figures, OpenWaitsCountInTheLongestWait) {
@@ -159,6 +189,7 @@ TEST(ServerCount, SubtractsOwnStatusMonitoringAndMemberTraffic) {
 TEST(Records, TextRoundTripsAndBadLinesNameTheirPlace) {
   ContenderReport r;
   r.holds = {hold(2, 9, 1, 2)};
+  r.holds[0].release_asked_ns = 2 * kNsPerMs - 7;
   r.open_wait = OpenWait{2, 5, 6};
   r.acquisitions = r.releases = 1;
   r.commands_sent = {{"findAndModify", 3}, {"update", 1}};
@@ -166,6 +197,7 @@ TEST(Records, TextRoundTripsAndBadLinesNameTheirPlace) {
   ASSERT_EQ(back.holds.size(), 1U);
   EXPECT_EQ(back.holds[0].token, 9);
   EXPECT_EQ(back.holds[0].released_ns, 2 * kNsPerMs);
+  EXPECT_EQ(back.holds[0].release_asked_ns, 2 * kNsPerMs - 7);
   EXPECT_EQ(back.open_wait->given_up_ns, 6);
   EXPECT_EQ(back.commands_sent, r.commands_sent);
   try {
@@ -174,7 +206,8 @@ TEST(Records, TextRoundTripsAndBadLinesNameTheirPlace) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("child-3:2"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(from_text("H 0 1 1 1 1\n", "cut"), std::runtime_error);  // no T line
+  EXPECT_THROW(from_text("H 0 1 1 1 1 1\n", "cut"), std::runtime_error);       // no T line
+  EXPECT_THROW(from_text("H 0 1 1 1 1\nT 1 1\n", "old"), std::runtime_error);  // 5 fields
 }
 
 TEST(Strategies, UnknownAndRepeatedNamesAreRefusedAndEveryStrategyIsAvailable) {

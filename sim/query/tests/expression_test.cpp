@@ -172,6 +172,74 @@ TEST(ExpressionArrays, FilterMapConcat) {
   EXPECT_EQ(eval_error(R"("$$this")"), 17276);
 }
 
+// Operators that only look at an operand read it in place (a literal, a field of the root, a
+// variable's field): the same answers as evaluating it, through every kind of operand. The
+// strings are longer than a small-string buffer; "$h.id" through an array builds its value.
+TEST(ExpressionArrays, OperandsReadInPlaceAnswerAsEvaluatedOnes) {
+  const char* doc = R"({"w": "0123456789abcdef0123456789abcdef", "flag": true, "off": 0,
+      "h": [{"id": "0123456789abcdef0123456789abcdef", "n": 1}, {"id": "other-id-longer-than-15", "n": 2}],
+      "i": 1, "m": {"k": null}})";
+  expect_value(E(R"({"$filter": {"input": "$h", "cond": {"$eq": ["$$this.id", "$w"]}}})", doc),
+               R"([{"id": "0123456789abcdef0123456789abcdef", "n": 1}])");
+  expect_value(E(R"({"$filter": {"input": "$h", "as": "x",
+                     "cond": {"$ne": ["$$x.id", "0123456789abcdef0123456789abcdef"]}}})",
+                 doc),
+               R"([{"id": "other-id-longer-than-15", "n": 2}])");
+  expect_value(E(R"({"$in": ["$w", "$h.id"]})", doc), "true");
+  expect_value(E(R"({"$in": ["$missing", [null]]})", doc), "false");
+  expect_value(E(R"({"$in": ["$m.k", [null]]})", doc), "true");
+  expect_value(E(R"({"$eq": ["$h.n", [1, 2]]})", doc), "true");
+  expect_value(E(R"({"$eq": ["$$ROOT.w", "$w"]})", doc), "true");
+  expect_value(E(R"({"$arrayElemAt": ["$h.id", "$i"]})", doc), R"("other-id-longer-than-15")");
+  expect_value(E(R"({"$arrayElemAt": ["$missing", 0]})", doc), "null");
+  expect_value(E(R"({"$arrayElemAt": ["$h", 5]})", doc), "null");  // missing, shown as null
+  expect_value(E(R"({"$ifNull": ["$m.k", "$w"]})", doc), R"("0123456789abcdef0123456789abcdef")");
+  expect_value(E(R"({"$size": "$h"})", doc), "2");
+  expect_value(E(R"({"$and": ["$flag", {"$not": ["$off"]}, "$w"]})", doc), "true");
+  expect_value(E(R"({"$or": ["$off", "$missing", "$m.k"]})", doc), "false");
+  expect_value(E(R"({"$cond": ["$w", "$w", 0]})", doc), R"("0123456789abcdef0123456789abcdef")");
+  expect_value(E(R"({"$map": {"input": "$h", "in": {"$gt": ["$$this.n", "$i"]}}})", doc),
+               "[false, true]");
+}
+
+// Variables read in place: the innermost binding of a name wins ($let in $let, $filter in
+// $filter, both "this"); a variable's path through nested arrays; $$REMOVE as an operand is
+// missing.
+TEST(ExpressionArrays, VariablesAndPathEdgesReadInPlace) {
+  expect_value(E(R"({"$let": {"vars": {"x": 1}, "in": {"$let": {"vars": {"x": 2},
+                     "in": {"$eq": ["$$x", 2]}}}}})"),
+               "true");
+  expect_value(E(R"({"$let": {"vars": {"x": 1}, "in": {"$and": [{"$eq": ["$$x", 1]},
+                     {"$let": {"vars": {"y": 3}, "in": {"$lt": ["$$x", "$$y"]}}}]}}})"),
+               "true");
+  const char* doc = R"({"outer": [{"inner": [1, 5]}, {"inner": [7]}],
+      "v": [[{"x": {"y": 1}}], {"x": [{"y": 2}]}], "a": {"b": 9}})";
+  expect_value(E(R"({"$filter": {"input": "$outer", "cond": {"$gt": [{"$size": {"$filter": {
+                     "input": "$$this.inner", "cond": {"$gt": ["$$this", 4]}}}}, 0]}}})",
+                 doc),
+               R"([{"inner": [1, 5]}, {"inner": [7]}])");
+  expect_value(E(R"({"$filter": {"input": "$outer", "cond": {"$in": [7, "$$this.inner"]}}})", doc),
+               R"([{"inner": [7]}])");
+  expect_value(E(R"({"$let": {"vars": {"v": "$v"}, "in": {"$eq": ["$$v.x.y", [[1], [2]]]}}})",
+                 doc),
+               "true");
+  expect_value(E(R"({"$eq": ["$$REMOVE", "$missing"]})", doc), "true");
+  expect_value(E(R"({"$in": ["$$REMOVE", [null]]})", doc), "false");
+  expect_value(E(R"({"$ifNull": ["$$REMOVE", "$a.b"]})", doc), "9");
+}
+
+TEST(ExpressionArrays, OperandsReadInPlaceKeepTheirErrors) {
+  std::string message;
+  EXPECT_EQ(eval_error(R"({"$in": [1, "$s"]})", R"({"s": "text"})", &message), 40081);
+  EXPECT_NE(message.find("found: string"), std::string::npos) << message;
+  EXPECT_EQ(eval_error(R"({"$arrayElemAt": ["$s", 0]})", R"({"s": "text"})", &message), 28689);
+  EXPECT_NE(message.find("but is string"), std::string::npos) << message;
+  EXPECT_EQ(eval_error(R"({"$arrayElemAt": [[1], "$s"]})", R"({"s": "text"})", &message), 28690);
+  EXPECT_NE(message.find("but is string"), std::string::npos) << message;
+  EXPECT_EQ(eval_error(R"({"$size": "$s"})", R"({"s": 1})", &message), 17124);
+  EXPECT_NE(message.find("type: int"), std::string::npos) << message;
+}
+
 TEST(ExpressionArrays, FilterMapConcatErrors) {
   EXPECT_EQ(eval_error(R"({"$filter": {"input": 5, "cond": true}})"), 28651);
   EXPECT_EQ(eval_error(R"({"$map": {"input": "s", "in": 1}})"), 16883);

@@ -220,5 +220,24 @@ TEST(Update, PipelineStages) {
                 R"({"a": {"b": 1, "c": 1}})");
 }
 
+// Every expression of one $set reads the stage's input, never a field the same stage set: on the
+// path that sets top-level fields in place (values first, then the sets) and on the one that
+// copies (a dotted or nested field in the stage). The next stage sees them all.
+TEST(Update, ASetStageReadsItsInputNotItsOwnFields) {
+  auto P = [&](std::string_view u, std::string_view doc) {
+    return Update::parse(JV(u)).apply(J(doc), false, ctx_at(1000));
+  };
+  EXPECT_DOC_EQ(P(R"([{"$set": {"a": 2, "b": "$a", "c": {"$add": ["$a", "$b"]}}}])",
+                  R"({"_id": 1, "a": 1, "b": 10})"),
+                R"({"_id": 1, "a": 2, "b": 1, "c": 11})");
+  EXPECT_DOC_EQ(P(R"([{"$set": {"a": 2, "d.e": "$a", "b": "$a"}}])", R"({"_id": 1, "a": 1})"),
+                R"({"_id": 1, "a": 2, "d": {"e": 1}, "b": 1})");
+  EXPECT_DOC_EQ(P(R"([{"$set": {"a": "$$REMOVE", "b": "$a"}}, {"$set": {"c": "$b"}}])",
+                  R"({"_id": 1, "a": 1})"),
+                R"({"_id": 1, "b": 1, "c": 1})");
+  EXPECT_DOC_EQ(P(R"([{"$set": {"a": 5}}, {"$set": {"b": "$a"}}])", R"({"_id": 1, "a": 1})"),
+                R"({"_id": 1, "a": 5, "b": 5})");
+}
+
 }  // namespace
 }  // namespace mongosim::query
