@@ -98,6 +98,12 @@ def cell_failures(c, mongosim):
         bad.append("Jain's index %s outside [1/n, 1]" % f["jain_index"])
     if f["longest_wait_ms"] + 1e-9 < w["max"]:
         bad.append("longest wait below the longest completed wait")
+    if "longest_first" in w and not (0 <= w["longest_first"] <= w["longest_including_open"] + 1e-9):
+        bad.append("longest first wait %s outside [0, longest wait]" % w["longest_first"])
+    held = c.get("held_ms")
+    if held is not None and (held["count"] != acq or (acq and not ordered(
+            [c["hold_ms"] - 1e-6, held["p50"], held["p99"], held["max"]]))):
+        bad.append("holds: count, order or a hold shorter than hold_ms: %s" % held)
     bad += server_failures(c["server"], acq, mongosim)
     if c["errors"]:
         bad.append("errors: %s" % c["errors"])
@@ -276,18 +282,19 @@ def write_svgs(doc, svg_dir):
 
 
 COLUMNS = ("| strategy | N | acq/s | of bound | handoff p50 / p90 / p99 / max ms | p99 / RTT "
-           "| to self | release p50 ms | wait p50 / p99 / max ms | longest / FIFO | Jain | cmds/acq "
+           "| to self | release p50 ms | wait p50 / p99 / max (first) ms | longest / FIFO | Jain | cmds/acq "
            "| match | server CPU s |")
 
 
 def row(c, lead):
     h, w, f, s, t = c["handoff_ms"], c["wait_ms"], c["fairness"], c["server"], c["throughput"]
-    return "| %s | %d | %s | %s | %s / %s / %s / %s | %s | %s | %s | %s / %s / %s | %s | %s | %s | %s | %s |" % (
+    first = w.get("longest_first")  # n/a in a run made before it was recorded
+    return "| %s | %d | %s | %s | %s / %s / %s / %s | %s | %s | %s | %s / %s / %s (%s) | %s | %s | %s | %s | %s |" % (
         lead, c["contenders"], num(t["acquisitions_per_s"]), num(t["ratio_to_hold_bound"], 3),
         num(h["p50"], 2), num(h["p90"], 1), num(h["p99"], 1), num(h["max"], 0),
         num(h["over_rtt"]["p99"], 0), num(h["same_contender_share"], 2),
         num(c.get("release_ms", {}).get("p50"), 2),  # n/a in a run made before release_ms
-        num(w["p50"], 1), num(w["p99"], 0), num(w["max"], 0),
+        num(w["p50"], 1), num(w["p99"], 0), num(w["max"], 0), num(first, 0),
         num(f["longest_over_fifo"], 1), num(f["jain_index"], 2),
         num(s["commands_per_acquisition"], 2), num(s["commands_match"]), num(s["cpu_s"], 2))
 
@@ -367,7 +374,8 @@ overtook the release's), counted only when another contender was waiting for tha
 the release returned (so none at N = 1: otherwise the lock was idle because nobody wanted it);
 p99 / RTT = handoff p99 over the floor's median; to self = share of
 those handoffs back to the contender that released; wait = acquire() call to return (longest / FIFO:
-the longest wait, counting waits the cell's end cut off, over (ceil(N/K) - 1) x (hold + RTT));
+the longest wait, counting waits the cell's end cut off, over (ceil(N/K) - 1) x (hold + RTT);
+first = the longest of the contenders' first waits, when all N ask at once on a cold Provider);
 Jain = Jain's index over per-contender acquisitions; cmds/acq = commands the server counted
 (opcounters, less lockbench's serverStatus, driver monitoring and member-to-member commands) per
 acquisition; match = that count equals the commands the clients' pools sent (APM); server CPU s

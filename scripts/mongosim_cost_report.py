@@ -12,8 +12,11 @@ import sys
 # Inclusive-cost rows: what a contended notify acquisition makes the server do.
 FUNCTIONS = [
     ("parse_op_msg(", "decoding a command", None),
-    ("cmd_find_and_modify(", "findAndModify (the attempt)", "findAndModify"),
-    ("cmd_update(", "update (the release)", "update"),
+    # The notify release is a findAndModify too (before it was an update): this row holds both
+    # the attempts and the releases of a mongolock that hands over from the release's reply.
+    ("cmd_find_and_modify(", "findAndModify (attempts; releases too since they return the grantee)",
+     "findAndModify"),
+    ("cmd_update(", "update (releases of earlier versions)", "update"),
     ("change_stream_get_more(", "getMore (the stream)", "getMore"),
     ("describe_pipeline_update(", "an event's updateDescription", None),
 ]

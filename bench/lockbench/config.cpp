@@ -109,6 +109,7 @@ bool parse_config(int argc, char** argv, Config& c) {
   app.add_option("--uri", c.uri, "any MongoDB instead of a mongosim lockbench starts");
   app.add_option("--database", c.settings.database, "database of the lock collection");
   app.add_option("--out", c.out, "directory for lockbench.json");
+  app.add_flag("--holds", c.holds, "also write each cell's raw records to OUT/holds/");
   app.add_flag("--quick", quick, "a tiny grid in seconds (the smoke test)");
   try {
     app.parse(argc, argv);

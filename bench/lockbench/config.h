@@ -3,7 +3,7 @@
 //   lockbench [--strategies a,b] [--contention 1,2,..] [--holds-ms 0,1,10] [--members 1,3]
 //             [--mode threads,processes] [--locks K,..] [--slices processes,locks,members|none]
 //             [--seconds-per-cell S] [--gap-ms G] [--min-ms A] [--max-ms B] [--uri URI]
-//             [--database D] [--out DIR] [--quick]
+//             [--database D] [--out DIR] [--holds] [--quick]
 // Lists are comma-separated. Bad input throws std::invalid_argument naming the flag and value.
 // Thread rules: plain values.
 #pragma once
@@ -28,6 +28,7 @@ struct Config {
   RunSettings settings;
   std::string uri;  // empty: mongosim
   std::string out = "lockbench-out";
+  bool holds = false;  // also write every cell's raw records (holds_file.h)
   std::string command_line;
 };
 

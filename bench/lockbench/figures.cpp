@@ -62,8 +62,18 @@ Json waits(const CellRaw& raw, double& longest_ms) {
   std::vector<double> done;
   int64_t open = 0;
   longest_ms = 0;
+  // Each contender's first wait (all ask at once, on a Provider whose stream is not open yet),
+  // counting one the cell's end cut off.
+  double longest_first_ms = 0;
   for (const ContenderReport& c : raw.contenders) {
     for (const Hold& h : c.holds) done.push_back(ms_between(h.asked_ns, h.acquired_ns));
+    if (!c.holds.empty()) {
+      longest_first_ms = std::max(
+          longest_first_ms, ms_between(c.holds.front().asked_ns, c.holds.front().acquired_ns));
+    } else if (c.open_wait) {
+      longest_first_ms =
+          std::max(longest_first_ms, ms_between(c.open_wait->asked_ns, c.open_wait->given_up_ns));
+    }
     if (c.open_wait) {
       ++open;
       longest_ms =
@@ -74,7 +84,18 @@ Json waits(const CellRaw& raw, double& longest_ms) {
   longest_ms = std::max(longest_ms, out["max"].get<double>());
   out["open_at_end"] = open;
   out["longest_including_open"] = longest_ms;
+  out["longest_first"] = longest_first_ms;
   return out;
+}
+
+// How long each hold lasted (acquire returned to release called): the cell's hold_ms, as the
+// contenders' sleeps kept it.
+Json held_figures(const CellRaw& raw) {
+  std::vector<double> ms;
+  for (const ContenderReport& c : raw.contenders) {
+    for (const Hold& h : c.holds) ms.push_back(ms_between(h.acquired_ns, h.release_asked_ns));
+  }
+  return summary(ms, {0.50, 0.99});
 }
 
 Json handoff_figures(const CellRaw& raw, double rtt_ms) {
@@ -222,6 +243,7 @@ Json cell_figures(const CellRaw& raw, const FloorResult& floor, double rtt_ms) {
                        {"ratio_to_hold_bound", ratio(rate, bound)}};
   out["handoff_ms"] = handoff_figures(raw, rtt_ms);
   out["release_ms"] = release_figures(raw, rtt_ms);
+  out["held_ms"] = held_figures(raw);
   double longest_ms = 0;
   out["wait_ms"] = waits(raw, longest_ms);
   std::vector<int64_t> shares;

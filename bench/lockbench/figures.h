@@ -10,7 +10,10 @@
 //     nobody wanted it (at N = 1 there are none). Also: the share of those handoffs that went
 //     back to the releasing contender (it came back and won while another waited);
 //   acquire wait (acquire() call to return) p50/p99/max; the longest wait also counts the
-//     waits the cell's end cut off;
+//     waits the cell's end cut off; the longest of each contender's first wait (longest_first:
+//     all contenders ask at once, on a cold Provider), also counting a cut-off one;
+//   release round trip (release() call to return) p50/p90/p99/max; held_ms: how long holds
+//     lasted (acquire() return to release() call) p50/p99/max;
 //   fairness: Jain's index over per-contender acquisitions; the longest wait against the FIFO
 //     bound (ceil(N/K) - 1) * (hold + RTT);
 //   server commands per acquisition (ServerCount::lock_commands / acquisitions), the commands

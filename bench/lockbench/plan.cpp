@@ -24,9 +24,11 @@ void add_main(const Axes& a, std::vector<CellSpec>& cells) {
   for (int members : a.members) {
     for (Mode mode : a.modes) {
       for (int locks : a.locks) {
-        for (const Strategy* s : a.strategies) {
-          for (int64_t hold : a.holds_ms) {
-            for (int n : a.contention) add(cells, {0, "main", s, mode, n, locks, hold, members});
+        for (int64_t hold : a.holds_ms) {
+          for (int n : a.contention) {
+            for (const Strategy* s : a.strategies) {
+              add(cells, {0, "main", s, mode, n, locks, hold, members});
+            }
           }
         }
       }
@@ -38,24 +40,25 @@ void add_slice(const Axes& a, const std::string& slice, std::vector<CellSpec>& c
   const Mode mode = a.modes.front();
   const int locks = a.locks.front();
   const int members = a.members.front();
-  for (const Strategy* s : a.strategies) {
-    if (slice == "processes") {
-      for (int n : a.quick ? std::vector<int>{2} : std::vector<int>{2, 8, 32}) {
+  if (slice != "processes" && slice != "locks" && slice != "members") {
+    throw std::invalid_argument("--slices: unknown slice '" + slice +
+                                "' (known: processes, locks, members, none)");
+  }
+  if (slice == "members" && !a.mongosim) return;  // --uri: the server is what it is
+  std::vector<int> contention;
+  if (slice == "processes") contention = a.quick ? std::vector<int>{2} : std::vector<int>{2, 8, 32};
+  if (slice == "locks") contention = a.quick ? std::vector<int>{3} : std::vector<int>{8, 32};
+  if (slice == "members") contention = a.quick ? std::vector<int>{1} : std::vector<int>{1, 8, 32};
+  for (int n : contention) {
+    for (const Strategy* s : a.strategies) {
+      if (slice == "processes") {
         add(cells, {0, slice, s, Mode::kProcesses, n, locks, kSliceHoldMs, members});
-      }
-    } else if (slice == "locks") {
-      const int k = a.quick ? kQuickSliceLocks : kSliceLocks;
-      for (int n : a.quick ? std::vector<int>{3} : std::vector<int>{8, 32}) {
-        add(cells, {0, slice, s, mode, n, k, kSliceHoldMs, members});
-      }
-    } else if (slice == "members") {
-      if (!a.mongosim) continue;  // --uri: the server is what it is
-      for (int n : a.quick ? std::vector<int>{1} : std::vector<int>{1, 8, 32}) {
+      } else if (slice == "locks") {
+        add(cells, {0, slice, s, mode, n, a.quick ? kQuickSliceLocks : kSliceLocks, kSliceHoldMs,
+                    members});
+      } else {
         add(cells, {0, slice, s, mode, n, locks, kSliceHoldMs, 3});
       }
-    } else {
-      throw std::invalid_argument("--slices: unknown slice '" + slice +
-                                  "' (known: processes, locks, members, none)");
     }
   }
 }

@@ -14,6 +14,9 @@
 // 87 cells = 348 s of measurement (116 cells = 464 s with a fourth strategy), which with
 // each cell's set-up and the servers' start leaves room within 10 minutes on 2 cores.
 // --quick: threads {1,3} x hold 1 ms, slices processes {2} and locks K=2 {3}, 0.5 s cells.
+// Order: the strategies are the innermost axis (each cell's strategies run one after another),
+// so the strategies of one cell meet the server in the same state: a long run's mongosim keeps
+// every write in its oplog (up to 200,000 entries, with their images) and grows meanwhile.
 // Thread rules: plain values.
 #pragma once
 

@@ -13,6 +13,7 @@
 #include "clock.h"
 #include "figures.h"
 #include "floor.h"
+#include "holds_file.h"
 #include "machine.h"
 #include "server.h"
 
@@ -122,6 +123,7 @@ int run(const Config& config) {
   settings.self_exe = std::filesystem::read_symlink("/proc/self/exe");
   std::filesystem::create_directories(config.out);
   settings.work_dir = config.out + "/contenders";
+  if (config.holds) std::filesystem::remove_all(config.out + "/holds");  // no earlier run's files
   std::filesystem::create_directories(settings.work_dir);
   Json doc = header(config, plan);
   std::fprintf(stderr, "lockbench: %zu cells of %.1f s (about %s of measurement)\n", plan.size(),
@@ -146,6 +148,10 @@ int run(const Config& config) {
     for (; next < plan.size() && plan[next].members == members; ++next) {
       const CellRaw raw = run_cell(*target, settings, plan[next]);
       Json cell = cell_figures(raw, floor, floor.p50_ms);
+      if (config.holds) {
+        const std::string failed = write_holds_file(config.out + "/holds", settings.run_id, raw);
+        if (!failed.empty()) cell["errors"].push_back("--holds: " + failed);
+      }
       if (!cell["errors"].empty() || !cell["counters"]["add_up"].get<bool>()) exit_code = 1;
       doc["cells"].push_back(cell);
       progress(next + 1, plan.size(),

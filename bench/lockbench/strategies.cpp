@@ -13,8 +13,9 @@ constexpr std::array kStrategies = {
     Strategy{"decorrelated", mongolock::Backoff::kDecorrelated,
              "min(max, uniform(min, 3 * previous sleep)), previous = min at first", ""},
     Strategy{"notify", mongolock::Backoff::kNotify,
-             "FIFO queue on the lock document; a release hands the lock to the head, whose "
-             "change stream delivers the grant",
+             "FIFO queue on the lock document; a release hands the lock to the head, woken by "
+             "the release's reply when it shares the releaser's Provider, else by its change "
+             "stream",
              ""},
 };
 

@@ -305,9 +305,11 @@ std::optional<Handle> acquire_loop(const std::shared_ptr<Context>& context, cons
     }
     if (result.sent_at) {
       notify.note_attempt(*result.sent_at, result.document ? result.document->get() : nullptr);
-      if (auto hand_over = notify.take_hand_over()) {
-        if (auto handle = claim_hand_over(context, spec, notify, *hand_over, stop)) return handle;
-      }
+    }
+    // Also after an attempt that was not sent: a hand-over that arrived after the loop's first
+    // look, and whose wake-up `seen` already counts, would otherwise wait out the sleep.
+    if (auto hand_over = notify.take_hand_over()) {
+      if (auto handle = claim_hand_over(context, spec, notify, *hand_over, stop)) return handle;
     }
     if (unchecked != nullptr) *unchecked = std::move(result.unchecked);
     const Clock::time_point now = Clock::now();

@@ -452,11 +452,37 @@ Bson extend_command(const HoldRequest& request) {
 
 Bson release_command(const HoldRequest& request) {
   if (request.hand_over) {
-    return update_one(request.collection, *holder_query(request.name, request.id),
-                      *hand_over_pipeline(std::nullopt));
+    Bson cmd = make_bson();
+    append_utf8(cmd.get(), "findAndModify", request.collection);
+    bson_append_document(cmd.get(), "query", -1, holder_query(request.name, request.id).get());
+    bson_append_array(cmd.get(), "update", -1, hand_over_pipeline(std::nullopt).get());
+    bson_append_bool(cmd.get(), "new", -1, true);
+    // What the releaser needs to see whom it handed the lock to; the queue stays on the server.
+    Bson fields(BCON_NEW("_id", BCON_INT32(0), "holder", BCON_INT32(1), "token", BCON_INT32(1),
+                         "grantW", BCON_INT32(1), "grantP", BCON_INT32(1)));
+    bson_append_document(cmd.get(), "fields", -1, fields.get());
+    return cmd;
   }
   return update_one(request.collection, *holder_query(request.name, request.id),
                     *single_set_pipeline(*free_pipeline_set()));
+}
+
+bool release_removed_hold(const bson_t& reply) {
+  if (bson_has_field(&reply, "value")) return !find_is_null_or_missing(reply, "value");
+  return find_int64(reply, "n").value_or(0) == 1;
+}
+
+std::optional<HandOverSeen> hand_over_in_release(const bson_t& reply,
+                                                 std::string_view provider_id) {
+  std::optional<Bson> value = find_document(reply, "value");
+  if (!value) return std::nullopt;
+  std::optional<std::string> grantee = find_utf8(**value, "grantW");
+  std::optional<int64_t> token = find_int64(**value, "token");
+  if (!grantee || !token || find_utf8(**value, "holder") != grantee ||
+      find_utf8(**value, "grantP") != provider_id) {
+    return std::nullopt;
+  }
+  return HandOverSeen{std::move(*grantee), *token};
 }
 
 Bson rw_acquire_command(const HoldRequest& request, bool exclusive, int32_t max_shared) {

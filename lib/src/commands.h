@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "bson_ptr.h"
@@ -74,7 +76,19 @@ Bson leave_queue_command(std::string_view collection, std::string_view name,
 Bson extend_command(const HoldRequest& request);
 // With request.hand_over the release grants the lock to the first live queue entry that is not
 // tombstoned, not the releasing id's, and carries a lease (x); otherwise (or with none) it frees.
+// The hand-over release is a findAndModify that returns (new: true) the document's holder, token,
+// grantW and grantP, so the releaser learns whom it handed the lock to (hand_over_in_release);
+// the plain release is an update.
 Bson release_command(const HoldRequest& request);
+// Whether a release's acknowledged reply, of either form, says it removed the hold.
+bool release_removed_hold(const bson_t& reply);
+struct HandOverSeen {
+  std::string waiter;  // the waiter id the lock was handed to (the hold's id)
+  int64_t token = 0;
+};
+// The hand-over an acknowledged hand-over release's reply shows to a waiter of Provider
+// `provider_id`, if it made one: the document it left is held by its grantW, for that Provider.
+std::optional<HandOverSeen> hand_over_in_release(const bson_t& reply, std::string_view provider_id);
 
 // Reader/writer locks. max_shared 0 = unlimited.
 Bson rw_acquire_command(const HoldRequest& request, bool exclusive, int32_t max_shared);

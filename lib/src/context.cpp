@@ -248,6 +248,12 @@ ReleaseWatcher* Context::release_watcher() {
   return watcher_.get();
 }
 
+ReleaseWatcher* Context::release_watcher_if_made() {
+  if (in_forked_child()) return nullptr;
+  std::lock_guard guard(watcher_mutex_);
+  return watcher_.get();
+}
+
 bool Context::try_reserve_hold() {
   if (holds_.fetch_add(1) < kHoldsPerProviderMax) return true;
   holds_.fetch_sub(1);

@@ -23,6 +23,7 @@
 // txnNumber and is sent exactly once: a socket timeout is returned as it is. So, per command:
 //   acquire (findAndModify)        write_once(): sent once, never retried (see there)
 //   resolve, extend, release       write(), `update`: sent once
+//   notify release (findAndModify) write_once(): sent once, like the plain release
 //   force_release (findAndModify)  write(): retried once (it is idempotent)
 //   createIndexes                  write(): sent once (the index thread retries, 3 tries)
 //   inspect (aggregate)            read(): a retryable read, retried once on a network error
@@ -129,6 +130,8 @@ class Context {
   // The Provider's change stream for notify waiters, made on first use; nullptr in a forked
   // child.
   ReleaseWatcher* release_watcher();
+  // The same, if a waiter has made it (nullptr otherwise: nobody of this Provider waits on it).
+  ReleaseWatcher* release_watcher_if_made();
 
   // Holds (Leases) alive on this Provider, at most kHoldsPerProviderMax. try_reserve_hold()
   // takes a slot before an acquire attempt; the Lease that the attempt creates owns it and

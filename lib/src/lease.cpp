@@ -75,20 +75,38 @@ ReleaseResult Lease::release() noexcept {
   changed_.notify_all();  // wait_lost() returns
   stop_background();
   try {
-    Reply reply = context_->write(*release_for(spec_, id_, context_->options()));
-    // Only an acknowledged reply tells whether the hold was there: n = 1 removed it, n = 0
-    // found no hold with this id. Anything else leaves the hold as it was or may have removed
-    // it: a refusal can come before the update ran (not primary) or after it (interrupted
-    // while waiting for the write concern), a request never sent changed nothing, and a
-    // timeout may hide either. None of them proves "not held": the hold, if it stays, lapses
-    // at its lease end, extended by nobody.
-    if (reply.outcome == Outcome::kOk) {
-      return find_int64(*reply.doc, "n").value_or(0) == 1 ? ReleaseResult::kReleased
-                                                          : ReleaseResult::kNotHeld;
-    }
-    return ReleaseResult::kUnknown;
+    // Sent once (write_once): a notify release is a findAndModify, which libmongoc's write helper
+    // would send again after a network error; every release keeps one round-trip bound.
+    Reply reply = context_->write_once(*release_for(spec_, id_, context_->options()));
+    // Only an acknowledged reply tells whether the hold was there: n = 1 (or a document
+    // returned) removed it, n = 0 found no hold with this id. Anything else leaves the hold as
+    // it was or may have removed it: a refusal can come before the update ran (not primary) or
+    // after it (interrupted while waiting for the write concern), a request never sent changed
+    // nothing, and a timeout may hide either. None of them proves "not held": the hold, if it
+    // stays, lapses at its lease end, extended by nobody.
+    if (reply.outcome != Outcome::kOk) return ReleaseResult::kUnknown;
+    const bool removed = release_removed_hold(*reply.doc);
+    wake_local_grantee(*reply.doc);
+    return removed ? ReleaseResult::kReleased : ReleaseResult::kNotHeld;
   } catch (...) {
     return ReleaseResult::kUnknown;  // allocation failure: the hold lapses at its deadline
+  }
+}
+
+// A notify release that handed the lock to a waiter of this Provider wakes it from the reply
+// (release_watcher.h handed_over_by_release): the waiter need not wait for the stream's event.
+// The reply is acknowledged with the write concern, as the stream's events are majority
+// committed.
+// Never throws: a wake-up that fails (allocation) leaves the waiter to its stream.
+void Lease::wake_local_grantee(const bson_t& reply) noexcept {
+  if (spec_.rw || context_->options().backoff != Backoff::kNotify) return;
+  try {
+    std::optional<HandOverSeen> seen = hand_over_in_release(reply, context_->provider_id());
+    if (!seen) return;
+    if (ReleaseWatcher* watcher = context_->release_watcher_if_made()) {
+      watcher->handed_over_by_release(spec_.name, seen->waiter, seen->token);
+    }
+  } catch (...) {
   }
 }
 

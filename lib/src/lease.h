@@ -75,6 +75,7 @@ class Lease : public std::enable_shared_from_this<Lease>, public HoldScheduler::
 
  private:
   enum class ExtendResult { kExtended, kRefused, kUnknown };
+  void wake_local_grantee(const bson_t& release_reply) noexcept;
   // Where a loss found by this thread is notified: here (extend()) or on a notifier.
   enum class Notify { kHere, kOnNotifier };
 

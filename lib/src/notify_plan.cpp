@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <set>
 #include <string>
 
 #include "bson_ptr.h"
@@ -12,10 +13,22 @@ namespace {
 
 struct QueueView {
   std::optional<int64_t> own_until_ms;
-  std::optional<std::string> live_head;  // the first entry live at the server's NOW
+  std::optional<std::string> live_head;  // the HEAD: the first live entry not tombstoned
 };
 
-// The waiter's own `until`, then (with NOW = that until - keep) the first live entry's waiter.
+// The ids the document's tombstones name (whatever their `until`: the acquire's head skips
+// every listed id too).
+std::set<std::string> tombstoned_ids(const bson_t& document) {
+  std::set<std::string> ids;
+  for_each_document(document, "tombstones", [&](const bson_t& entry) {
+    if (std::optional<std::string> id = find_utf8(entry, "id")) ids.insert(std::move(*id));
+    return ids.size() < static_cast<size_t>(kTombstonesMax);  // a bound on the read
+  });
+  return ids;
+}
+
+// The waiter's own `until`, then (with NOW = that until - keep) the HEAD's waiter, as the
+// acquire's pipeline finds it (mongolock.h [notify]: a tombstoned waiter is passed over).
 QueueView read_queue(const bson_t& document, const QueueTicket& ticket) {
   QueueView view;
   for_each_document(document, "queue", [&](const bson_t& entry) {
@@ -27,9 +40,12 @@ QueueView read_queue(const bson_t& document, const QueueTicket& ticket) {
   });
   if (!view.own_until_ms) return view;
   const int64_t now_ms = *view.own_until_ms - ticket.keep_ms;
+  const std::set<std::string> tombstoned = tombstoned_ids(document);
   for_each_document(document, "queue", [&](const bson_t& entry) {
     if (find_date_ms(entry, "until").value_or(0) <= now_ms) return true;
-    view.live_head = find_utf8(entry, "w");
+    std::optional<std::string> waiter = find_utf8(entry, "w");
+    if (waiter && tombstoned.count(*waiter) != 0) return true;
+    view.live_head = std::move(waiter);
     return false;
   });
   return view;

@@ -4,7 +4,8 @@
 // The change stream wakes a queued waiter when a release hands it the lock, or frees the lock
 // with its entry first (mongolock.h [notify]). What no event announces, it must time itself: a
 // lease that lapses (its holder died), a head that does not come for a free lock (the grace
-// period), and its own entry's keep time (it must attempt again to stay queued). The server's clock
+// period; the head is the first live entry not tombstoned, as the acquire's pipeline finds it),
+// and its own entry's keep time (it must attempt again to stay queued). The server's clock
 // is read from the waiter's own entry (until = NOW + keep_ms at this attempt); the lease end and
 // the grace end are differences on that clock, applied to the client's steady clock: a wake-up
 // time, never a safety decision (the attempt's pipeline decides on the server clock alone).

@@ -126,8 +126,9 @@ ReleaseWatcher::State ReleaseWatcher::state() const {
 
 bool ReleaseWatcher::missed_since(const State& before) const {
   std::lock_guard guard(mutex_);
-  return streaming_ && !(before.streaming && streams_opened_ == before.opened &&
-                         events_unclaimed_ == before.unclaimed);
+  // An unclaimed hand-over from a release's reply needs no stream to have been missed.
+  if (events_unclaimed_ != before.unclaimed) return true;
+  return streaming_ && !(before.streaming && streams_opened_ == before.opened);
 }
 
 void ReleaseWatcher::run() {
@@ -242,11 +243,23 @@ void ReleaseWatcher::dispatch(const bson_t& event) {
   std::lock_guard guard(mutex_);
   if (handed_over) {
     // The same hand-over comes again with every later write the stream passes on while it is
-    // held (a replacement, a duplicate after a resume): delivered once.
+    // held (a replacement, a duplicate after a resume), and its release's reply may have
+    // delivered it already (handed_over_by_release): delivered once.
     const std::string key = find_utf8(event, "documentKey._id").value_or("") + '/' + *grantee;
     if (handed_over_seen(key, *token)) return;
   }
-  auto found = wakes_.find(*waiter);
+  wake_locked(*waiter, handed_over ? token : std::nullopt);
+}
+
+void ReleaseWatcher::handed_over_by_release(const std::string& lock, const std::string& waiter,
+                                            int64_t token) {
+  std::lock_guard guard(mutex_);
+  if (handed_over_seen(lock + '/' + waiter, token)) return;
+  wake_locked(waiter, token);
+}
+
+void ReleaseWatcher::wake_locked(const std::string& waiter, std::optional<int64_t> grant_token) {
+  auto found = wakes_.find(waiter);
   if (found == wakes_.end()) {
     // A waiter that gave up (its entry lapses, its hand-over is handed on by its leave), one
     // that took its hand-over from an attempt's reply, or one between its attempt and
@@ -254,7 +267,7 @@ void ReleaseWatcher::dispatch(const bson_t& event) {
     ++events_unclaimed_;
     return;
   }
-  if (handed_over) found->second.grant_token = *token;
+  if (grant_token) found->second.grant_token = *grant_token;
   ++found->second.wakes;
   found->second.woken->notify_all();
 }

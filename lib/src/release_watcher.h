@@ -11,7 +11,9 @@
 // (take_grant); the lease clock of such a hold is the waiter's (notify_waiter.h). Whenever the
 // stream opens, or an open stream breaks or is closed, every waiter is woken: one registered before
 // the stream opened attempts again under it, one whose stream broke polls (streaming() false) until
-// the stream is back.
+// the stream is back. A release by a hold of this same Provider wakes its grantee directly
+// (handed_over_by_release, from the release's reply), open stream or not; the stream's event for
+// that hand-over then finds it delivered.
 //
 // Why no release is missed: a waiter registers after its first refused attempt (an acquire
 // that is granted at once opens no stream), having read state() before that attempt; a refused
@@ -19,8 +21,9 @@
 // same stream was open before the attempt and still is, it saw everything after it; if none is
 // open now, its opening will wake the waiter to attempt under it; otherwise (missed_since) the
 // waiter attempts again at once, now registered. The same holds when the open stream delivered
-// an event for a head not (yet) registered here since the attempt: the release may have been
-// this waiter's, dispatched in the gap before it registered. Before each later attempt the
+// an event for a head not (yet) registered here since the attempt, or a release of this Provider
+// handed the lock to a waiter not (yet) registered (open stream or not): the release may have
+// been this waiter's, dispatched in the gap before it registered. Before each later attempt the
 // waiter reads wakes(); a wake between an attempt and the wait is not lost: wait() compares
 // with that value. The stream reads majority-committed events only.
 //
@@ -81,10 +84,11 @@ class ReleaseWatcher {
     ~Registration();
     Registration(const Registration&) = delete;
     Registration& operator=(const Registration&) = delete;
-    // How often this waiter was woken (by its turn, a hand-over, or the stream opening,
-    // breaking or ending).
+    // How often this waiter was woken (by its turn, a hand-over from the stream or from a
+    // release's reply, or the stream opening, breaking or ending).
     uint64_t wakes() const;
-    // The token of a hand-over the stream saw to this waiter since the last call, once.
+    // The token of a hand-over to this waiter the stream or a release's reply delivered since
+    // the last call, once.
     std::optional<int64_t> take_grant();
     // The stream is open and live (it answered within stale_after()): a release that makes
     // this waiter first will wake it.
@@ -106,7 +110,7 @@ class ReleaseWatcher {
   struct State {
     bool streaming = false;
     uint64_t opened = 0;
-    uint64_t unclaimed = 0;  // events whose head was registered with no waiter here, so far
+    uint64_t unclaimed = 0;  // events and release replies naming no waiter registered here
   };
 
   explicit ReleaseWatcher(Params params);
@@ -118,12 +122,19 @@ class ReleaseWatcher {
   // registered. Starts the watcher thread on first use.
   std::unique_ptr<Registration> register_waiter(const std::string& waiter);
 
+  // A hand-over to `waiter` (lock `lock`, token `token`) that this Provider's own release made,
+  // seen in that release's acknowledged reply (commands.h hand_over_in_release): the waiter is
+  // woken with the token as the stream would wake it, without waiting for the stream (which
+  // delivers the same hand-over later, once: the two are one hand-over, taken once). Needs no
+  // open stream: a registered waiter that polls is woken too.
+  void handed_over_by_release(const std::string& lock, const std::string& waiter, int64_t token);
+
   State state() const;
   // Whether a waiter registered after an attempt made at `before` must attempt again at once:
   // a stream is open now that was not open then (it opened in between, and its opening woke
-  // everyone registered before it), or the stream delivered an event for a head that had not
-  // registered yet (it may have been this waiter's, in the gap between its attempt and its
-  // registration). No stream open now: its opening will wake the waiter.
+  // everyone registered before it), or an event or a release's reply named a waiter that had
+  // not registered yet (it may have been this waiter's, in the gap between its attempt and its
+  // registration). Otherwise, with no stream open now, its opening will wake the waiter.
   bool missed_since(const State& before) const;
 
  private:
@@ -134,6 +145,9 @@ class ReleaseWatcher {
   void give_up_streaming();  // waiters registered now and later poll
   void serve(mongoc_client_t* client);
   void dispatch(const bson_t& event);
+  // Wakes registered waiter `waiter` (with a hand-over's token), or counts an unclaimed event.
+  // Under mutex_.
+  void wake_locked(const std::string& waiter, std::optional<int64_t> grant_token);
   // Whether hand-over `token` (or a later one) of lock/waiter `key` was dispatched already;
   // remembers it if not. Under mutex_.
   bool handed_over_seen(const std::string& key, int64_t token);

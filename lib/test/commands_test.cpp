@@ -57,6 +57,58 @@ TEST(Commands, ReleaseIsOwnerCheckedAndKeepsTheDocument) {
   EXPECT_TRUE(find_document(*cmd, "updates.0.u.0.$set").has_value());
 }
 
+// A notify holder's release: the same owner check, as a findAndModify that returns only what
+// names the hand-over (never an upsert: a release of nothing writes nothing).
+TEST(Commands, AHandOverReleaseIsOwnerCheckedAndReturnsWhomItHandedTo) {
+  HoldRequest req = request("id5");
+  req.hand_over = true;
+  Bson cmd = release_command(req);
+  EXPECT_EQ(find_utf8(*cmd, "findAndModify"), "locks");
+  EXPECT_EQ(find_utf8(*cmd, "query._id"), "a.b$c");
+  EXPECT_EQ(find_utf8(*cmd, "query.holder"), "id5");
+  const std::string json = to_json(*cmd);
+  EXPECT_FALSE(has_path(*cmd, "upsert")) << json;
+  EXPECT_NE(json.find("\"new\" : true"), std::string::npos) << json;
+  for (const char* field : {"fields.holder", "fields.token", "fields.grantW", "fields.grantP"}) {
+    EXPECT_EQ(find_int64(*cmd, field), 1) << field;
+  }
+  EXPECT_EQ(find_int64(*cmd, "fields._id"), 0);
+  EXPECT_TRUE(find_document(*cmd, "update.0.$set").has_value());
+}
+
+// Reading a release's reply. Must pass: a returned document, n = 1. Must fail: value null,
+// n = 0, nothing.
+TEST(Commands, AReleaseReplyOfEitherFormSaysWhetherItRemovedTheHold) {
+  EXPECT_TRUE(release_removed_hold(*Bson(BCON_NEW("value", "{", "holder", BCON_NULL, "}"))));
+  EXPECT_TRUE(release_removed_hold(*Bson(BCON_NEW("n", BCON_INT32(1)))));
+  EXPECT_FALSE(release_removed_hold(*Bson(BCON_NEW("value", BCON_NULL))));
+  EXPECT_FALSE(release_removed_hold(*Bson(BCON_NEW("n", BCON_INT32(0)))));
+  EXPECT_FALSE(release_removed_hold(*make_bson()));
+}
+
+// The hand-over a release's reply shows to its own Provider: only a document held by its
+// grantW, for this Provider, with a token. Each must-fail case differs from the passing one in
+// one field.
+TEST(Commands, AReleaseReplyShowsAHandOverOnlyToItsGranteesProvider) {
+  const auto reply = [](const char* holder, const char* provider, bool with_token) {
+    Bson value(BCON_NEW("holder", BCON_UTF8(holder), "grantW", BCON_UTF8("w1"), "grantP",
+                        BCON_UTF8(provider)));
+    if (with_token) bson_append_int64(value.get(), "token", -1, 77);
+    Bson out = make_bson();
+    bson_append_document(out.get(), "value", -1, value.get());
+    return out;
+  };
+  std::optional<HandOverSeen> seen = hand_over_in_release(*reply("w1", "P", true), "P");
+  ASSERT_TRUE(seen.has_value());
+  EXPECT_EQ(seen->waiter, "w1");
+  EXPECT_EQ(seen->token, 77);
+  EXPECT_FALSE(hand_over_in_release(*reply("w1", "Q", true), "P")) << "another Provider's";
+  EXPECT_FALSE(hand_over_in_release(*reply("w2", "P", true), "P")) << "held by another";
+  EXPECT_FALSE(hand_over_in_release(*reply("w1", "P", false), "P")) << "no token";
+  EXPECT_FALSE(hand_over_in_release(*Bson(BCON_NEW("value", BCON_NULL)), "P")) << "no document";
+  EXPECT_FALSE(hand_over_in_release(*Bson(BCON_NEW("n", BCON_INT32(1))), "P")) << "an update's";
+}
+
 TEST(Commands, SharedExtendAndReleaseAreOwnerChecked) {
   Bson extend = rw_extend_command(request("id3"), /*exclusive=*/false);
   const std::string json = to_json(*extend);

@@ -25,9 +25,9 @@ struct Entry {
   int64_t until_ms;
 };
 
-// {holder, expiresAt, queue: [{w, p, until}]}; holder empty = null.
-Bson lock_document(const std::string& holder, int64_t expires_ms,
-                   const std::vector<Entry>& entries) {
+// {holder, expiresAt, queue: [{w, p, until}], tombstones: [{id}]}; holder empty = null.
+Bson lock_document(const std::string& holder, int64_t expires_ms, const std::vector<Entry>& entries,
+                   const std::vector<std::string>& tombstoned = {}) {
   Bson doc = make_bson();
   if (holder.empty()) {
     bson_append_null(doc.get(), "holder", -1);
@@ -47,6 +47,17 @@ Bson lock_document(const std::string& holder, int64_t expires_ms,
     bson_append_document_end(&queue, &entry);
   }
   bson_append_array_end(doc.get(), &queue);
+  bson_t tombstones;
+  bson_append_array_begin(doc.get(), "tombstones", -1, &tombstones);
+  for (size_t i = 0; i < tombstoned.size(); ++i) {
+    bson_t entry;
+    const std::string key = std::to_string(i);
+    bson_append_document_begin(&tombstones, key.c_str(), -1, &entry);
+    bson_append_utf8(&entry, "id", -1, tombstoned[i].c_str(), -1);
+    bson_append_date_time(&entry, "until", -1, kNowMs + kKeepMs);
+    bson_append_document_end(&tombstones, &entry);
+  }
+  bson_append_array_end(doc.get(), &tombstones);
   return doc;
 }
 
@@ -80,6 +91,18 @@ TEST(NotifyPlan, ALapsedHeadDoesNotCount) {
   // The other entry's until passed at this attempt (a dead waiter): "me" is first.
   Bson doc = lock_document("holder", kNowMs + 2000, {{"other", kNowMs - 1}, own("me")});
   EXPECT_EQ(plan_notify_wait(*doc, ticket("me"), kMinMs).sleep_ms, 2000);
+}
+
+// A live entry whose waiter is tombstoned (its leave was lost and its id resolved) is not the
+// head, as in the acquire's pipeline: "me" is first and is not made to wait out a grace for it.
+// (ALaterWaiterGivesTheFirstItsGraceAfterTheLeaseEnds is the same document without the
+// tombstone.)
+TEST(NotifyPlan, ATombstonedHeadDoesNotCount) {
+  Bson doc =
+      lock_document("holder", kNowMs + 3000, {{"other", kNowMs + 5000}, own("me")}, {"other"});
+  EXPECT_EQ(plan_notify_wait(*doc, ticket("me"), kMinMs).sleep_ms, 3000);
+  Bson free = lock_document("", kNowMs - 100, {{"other", kNowMs + 5000}, own("me")}, {"other"});
+  EXPECT_EQ(plan_notify_wait(*free, ticket("me"), kMinMs).sleep_ms, kMinMs);
 }
 
 TEST(NotifyPlan, AnExpiredLeaseIsAFreeLock) {

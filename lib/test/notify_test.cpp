@@ -180,8 +180,8 @@ TEST_F(NotifyTest, AReleaseHandsTheLockToTheWaiter) {
   detail::Bson doc = lock_document(server_->uri(), db_, Options().collection, "L");
   EXPECT_EQ(detail::find_utf8(*doc, "holder"), waiter_id) << detail::to_json(*doc);
   // Its attempts: the one that queued it, and the one the opening stream asked for if the
-  // stream opened after it; none after the release.
-  const int64_t attempts = server_->member(0).command_total("findAndModify") - attempts_before;
+  // stream opened after it; none after the release (itself a findAndModify, not counted).
+  const int64_t attempts = server_->member(0).command_total("findAndModify") - attempts_before - 1;
   EXPECT_GE(attempts, 1);
   EXPECT_LE(attempts, 2);
   EXPECT_TRUE(queue_of("L").empty());
@@ -534,6 +534,44 @@ TEST_F(NotifyTest, WithoutAStreamWaitersPoll) {
   ASSERT_TRUE(waiting.granted_by(after(kEventually)));
   EXPECT_EQ(server_->member(0).command_total("getMore"), get_mores)
       << "a refused stream read events";
+}
+
+// A release that hands the lock to a waiter of its own Provider wakes that waiter from its
+// reply, without the stream: here the server refuses the Provider's stream (failCommand on its
+// aggregate), and the waiter's polling sleeps are far longer than kEventually, so a waiter granted
+// in time was woken by the release's reply. (Checked to fail with Lease::wake_local_grantee
+// returning at once: the waiter then sleeps its 40 s.) Left out: a waiter of another Provider
+// (its process hears of the hand-over from its own stream only: NotifyTest.AReleaseHands...).
+TEST_F(NotifyTest, AReleaseWakesAWaiterOfItsOwnProviderFromItsReply) {
+  server_->member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": "alwaysOn",
+      "data": {"failCommands": ["aggregate"], "errorCode": 40573, "appName": "local-shared"}})");
+  Provider shared(server_->uri(), db_, notify_options("local-shared"));
+  Handle held = shared.create_lock("L").acquire(milliseconds(5000));
+  WaitingAcquire waiting(shared.create_lock("L"));
+  wait_for_queue("L", 1);
+  const std::string waiter_id = queue_of("L").at(0);
+  const int64_t get_mores = server_->member(0).command_total("getMore");
+  EXPECT_TRUE(held.release());
+  ASSERT_TRUE(waiting.granted_by(after(kEventually))) << "the release's reply woke nobody";
+  detail::Bson doc = lock_document(server_->uri(), db_, Options().collection, "L");
+  EXPECT_EQ(detail::find_utf8(*doc, "holder"), waiter_id) << detail::to_json(*doc);
+  EXPECT_EQ(server_->member(0).command_total("getMore"), get_mores)
+      << "a refused stream read events";
+}
+
+// A notify release is a findAndModify, which libmongoc's write helper would send a second time
+// after a network error; mongolock sends it once, like every release (mongolock.h "Bounds": one
+// round trip is P + S + T). Model: the connection closes under the release (failCommand
+// closeConnection, once, on the holder's own app: its next findAndModify is the release).
+TEST_F(NotifyTest, ANotifyReleaseIsSentOnce) {
+  Provider holder(server_->uri(), db_, notify_options("once-holder"));
+  Handle held = holder.create_lock("L").acquire(milliseconds(5000));
+  server_->member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
+      "data": {"failCommands": ["findAndModify"], "closeConnection": true, "appName": "once-holder"}})");
+  const int64_t sent_before = server_->member(0).command_total("findAndModify");
+  EXPECT_FALSE(held.release()) << "a release whose connection closed reported a removed hold";
+  EXPECT_EQ(server_->member(0).command_total("findAndModify") - sent_before, 1)
+      << "the release was sent again";
 }
 
 // Three members: the primary steps down while a waiter waits; the release, sent to the new

@@ -178,7 +178,14 @@ struct Release : Checked<Release> {
     HoldRequest request{"locks", "L", *model.holder, &kOwner, kExpiryMs, 0};
     request.hand_over = hand_over;
     Bson reply = system.run(detail::release_command(request));
-    RC_ASSERT(detail::find_int64(*reply, "n") == 1);
+    RC_ASSERT(detail::release_removed_hold(*reply));
+    // A hand-over release's reply names the waiter it handed the lock to (every waiter here is
+    // of Provider "p"); a release that freed the lock, or a plain one, names nobody.
+    QueueModel after = model;
+    apply(after);
+    const std::optional<detail::HandOverSeen> seen = detail::hand_over_in_release(*reply, "p");
+    RC_ASSERT((seen ? std::optional<std::string>(seen->waiter) : std::nullopt) ==
+              (hand_over ? after.holder : std::nullopt));
   }
   void show(std::ostream& os) const override { os << "Release(hand_over=" << hand_over << ")"; }
 };

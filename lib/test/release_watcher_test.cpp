@@ -207,6 +207,55 @@ TEST_F(ReleaseWatcherTest, AHandOverWakesItsWaiterWithItsTokenAndNothingElseDoes
   expect_no_wake("a hand-over no longer held by its waiter");
 }
 
+// A hand-over seen in a release's reply (handed_over_by_release) wakes its waiter at once, with
+// the token, and the stream's event for the same hand-over does not wake it again; nor does a
+// reply that comes after the stream delivered it. "Did not wake" is bounded as above, by a later
+// hand-over to another waiter that does wake.
+TEST_F(ReleaseWatcherTest, AHandOverFromAReleaseReplyAndTheStreamWakesItsWaiterOnce) {
+  ReleaseWatcher watcher(params(pool_.get(), db_));
+  auto w = register_streaming(watcher, "w");
+  auto v = register_streaming(watcher, "v");
+  release_to(*server_, db_, "L", "provider-B", "x");  // the document, no event for here
+  int64_t token = 10;
+  const auto bounded_by_v = [&] {
+    const uint64_t v_seen = v->wakes();
+    set_grant(*server_, db_, "L", kProvider, "v", "v", ++token);
+    ASSERT_TRUE(poll_until(after(kEventually), [&] { return v->wakes() != v_seen; }));
+    EXPECT_EQ(v->take_grant(), token);
+  };
+  // The reply first, then the stream.
+  uint64_t w_seen = w->wakes();
+  watcher.handed_over_by_release("L", "w", ++token);
+  EXPECT_EQ(w->wakes(), w_seen + 1) << "the reply did not wake its waiter";
+  EXPECT_EQ(w->take_grant(), token);
+  w_seen = w->wakes();
+  set_grant(*server_, db_, "L", kProvider, "w", "w", token);
+  bounded_by_v();
+  EXPECT_EQ(w->wakes(), w_seen) << "the stream woke the waiter for a hand-over it had";
+  EXPECT_EQ(w->take_grant(), std::nullopt);
+  // The stream first, then the reply.
+  set_grant(*server_, db_, "L", kProvider, "w", "w", ++token);
+  ASSERT_TRUE(poll_until(after(kEventually), [&] { return w->wakes() != w_seen; }));
+  EXPECT_EQ(w->take_grant(), token);
+  w_seen = w->wakes();
+  watcher.handed_over_by_release("L", "w", token);
+  EXPECT_EQ(w->wakes(), w_seen) << "the reply woke the waiter for a hand-over it had";
+  EXPECT_EQ(w->take_grant(), std::nullopt);
+}
+
+// A reply's hand-over to a waiter not registered yet is a missed event for a waiter that
+// registers next, whether or not a stream is open (here none ever opened: nobody registered).
+TEST_F(ReleaseWatcherTest, AReplyHandOverBeforeTheWaiterRegisteredMakesItAttemptAgain) {
+  ReleaseWatcher watcher(params(pool_.get(), db_));
+  const ReleaseWatcher::State before = watcher.state();
+  ASSERT_FALSE(before.streaming);
+  watcher.handed_over_by_release("L", "late", 3);
+  EXPECT_GT(watcher.state().unclaimed, before.unclaimed);
+  EXPECT_TRUE(watcher.missed_since(before)) << "the waiter would sleep out its hand-over";
+  const ReleaseWatcher::State after_it = watcher.state();
+  EXPECT_FALSE(watcher.missed_since(after_it));
+}
+
 TEST_F(ReleaseWatcherTest, AWaiterCountingOnAStreamThatFallsSilentReturnsToPoll) {
   ReleaseWatcher watcher(params(pool_.get(), db_));
   auto waiter = register_streaming(watcher, "w");

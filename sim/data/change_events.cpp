@@ -50,23 +50,29 @@ void add_pre_image(const ChangeStreamSpec& spec, bson::Document& event) {
   event.append("fullDocumentBeforeChange", bson::Value::null());
 }
 
+// An update entry's updateDescription field, or nullopt when mongod logs it as a replacement.
+std::optional<bson::Value> describe(const OplogEntry& e, const bson::Document& key) {
+  // Without a pre-image (an update applied to a missing document) only _id is known before.
+  const bson::Document& pre = e.pre_image ? *e.pre_image : key;
+  std::optional<query::UpdateDescription> d =
+      e.update_kind == UpdateKind::kOperators
+          ? std::optional(query::describe_operator_update(pre, e.o))
+          : query::describe_pipeline_update(pre, e.o);
+  if (!d) return std::nullopt;
+  return bson::V(d->to_document());
+}
+
 ChangeEvent crud_event(const OplogEntry& e, const Namespace& ns, const ChangeStreamSpec& spec,
                        const DocumentLookup& lookup) {
   ResumeToken token{e.optime.ts, ResumeToken::Kind::kEvent};
   const bson::Value* id =
       (e.op == 'u' && e.o2 ? *e.o2 : e.o).get("_id");  // asserted present by the write path
   bson::Document key{{"_id", id != nullptr ? *id : bson::Value::null()}};
-  std::optional<query::UpdateDescription> description;
+  const bson::Value* description = nullptr;  // the updateDescription field, if an update
   const char* type = e.op == 'i' ? "insert" : e.op == 'd' ? "delete" : "replace";
   if (e.op == 'u' && e.update_kind != UpdateKind::kReplacement) {
-    if (!e.described) {
-      // Without a pre-image (an update applied to a missing document) only _id is known before.
-      const bson::Document& pre = e.pre_image ? *e.pre_image : key;
-      e.described = e.update_kind == UpdateKind::kOperators
-                        ? std::optional(query::describe_operator_update(pre, e.o))
-                        : query::describe_pipeline_update(pre, e.o);
-    }
-    description = *e.described;
+    if (!e.described) e.described = describe(e, key);
+    if (*e.described) description = &**e.described;
     if (description) type = "update";
   }
   bson::Document event = event_head(token, type, e);
@@ -83,7 +89,7 @@ ChangeEvent crud_event(const OplogEntry& e, const Namespace& ns, const ChangeStr
   }
   event.append("ns", bson::V(ns_document(ns)));
   event.append("documentKey", bson::V(std::move(key)));
-  if (description) event.append("updateDescription", bson::V(description->to_document()));
+  if (description) event.append("updateDescription", *description);
   if (e.op != 'i') add_pre_image(spec, event);
   return ChangeEvent{token, std::move(event), false};
 }

@@ -54,11 +54,13 @@ struct OplogEntry {
   // Kept for rollback and findAndModify retries; not part of the wire shape.
   std::optional<bson::Document> pre_image;
   std::optional<bson::Document> post_image;
-  // A u entry's change-stream updateDescription (nullopt inside: reported as a replacement),
-  // computed by the first change stream that reads the entry and kept for the others: it
-  // depends on the entry alone, and with a stream per process every stream read every entry
-  // and diffed it again. Under the Store's data mutex, like the entry.
-  mutable std::optional<std::optional<query::UpdateDescription>> described;
+  // A u entry's change-stream updateDescription as the event's field (nullopt inside: reported
+  // as a replacement), computed by the first change stream that reads the entry and kept for
+  // the others: it depends on the entry alone, and with a stream per process every stream read
+  // every entry and diffed it again. A Value shares its document, so an event takes it without
+  // a copy (a stage that changes it clones it first). Under the Store's data mutex, like the
+  // entry.
+  mutable std::optional<std::optional<bson::Value>> described;
 
   // {ts, t, v: 2, op, ns, ui?, o, o2?, updateKind?, wall, lsid?, txnNumber?, stmtId?}
   // (docs/mongodb-behaviour.md, Oplog and rollback); updateKind only on u entries.

@@ -122,8 +122,13 @@
 //  * Hand-over. The release of a notify Provider's hold grants the lock, in the same update, to
 //    the head (other than the releasing id) if its entry carries x: hold id W, a new token, owner
 //    o, lease NOW + x, the entry removed, grantW / grantP naming it; otherwise it frees the lock.
-//    The waiter takes the hold without a round trip when its stream delivers the grant, or from
-//    the reply of its next attempt (which names W holder). Its lease clock starts at the send of
+//    The waiter takes the hold without a round trip when the grant reaches it: from the
+//    release's own reply when the releasing hold and W belong to one Provider and W is
+//    registered with its change stream's watcher (below; the release is a findAndModify, sent
+//    once, returning the document's holder, token, grantW and grantP; its thread wakes W at
+//    once, with no wait for the stream), from its stream otherwise (each hand-over is taken
+//    once, whichever path brought it first), or from the reply of its next attempt (which names
+//    W holder). Its lease clock starts at the send of
 //    its latest attempt whose reply showed the lock not held by W (that attempt ran before the
 //    hand-over; before any such reply, its call's first attempt), so the client's lease ends
 //    before the server's as for any acquire ("Lease timing"); a hand-over whose token is not
@@ -153,8 +158,9 @@
 //    attempt returned: a lease lapsing (its end), a head not coming (the end of GRACE), its
 //    entry's refresh (KEEP / 2 at the longest). While the stream is not open (opening, broken
 //    and being reopened, or not served: a standalone server, no change streams) waiters sleep
-//    as kRandom and take hand-overs from their attempts' replies; the stream's opening wakes
-//    every waiter to attempt again under it. An open stream that has answered nothing for
+//    as kRandom and take hand-overs from their attempts' replies (and, registered ones, from
+//    their own Provider's releases); the stream's opening wakes every waiter to attempt again
+//    under it. An open stream that has answered nothing for
 //    3 * maxAwaitTimeMS + 1 s (a member that stopped answering without closing the
 //    connection) counts as not open: its waiters poll until it answers or breaks.
 //  * What it guarantees. Safety is that of every acquire: a hand-over is a grant made by an
