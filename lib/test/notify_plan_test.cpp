@@ -25,7 +25,22 @@ struct Entry {
   int64_t until_ms;
 };
 
-// {holder, expiresAt, queue: [{w, p, until}], tombstones: [{id}]}; holder empty = null.
+// Appends array `key` of `count` documents to `doc`, each filled by fill(entry, i).
+template <typename Fill>
+void append_documents(bson_t* doc, const char* key, size_t count, Fill&& fill) {
+  bson_t array;
+  bson_append_array_begin(doc, key, -1, &array);
+  for (size_t i = 0; i < count; ++i) {
+    bson_t entry;
+    const std::string index = std::to_string(i);
+    bson_append_document_begin(&array, index.c_str(), -1, &entry);
+    fill(&entry, i);
+    bson_append_document_end(&array, &entry);
+  }
+  bson_append_array_end(doc, &array);
+}
+
+// {holder, expiresAt, queue: [{w, p, until}], tombstones: [{id, until}]}; holder empty = null.
 Bson lock_document(const std::string& holder, int64_t expires_ms, const std::vector<Entry>& entries,
                    const std::vector<std::string>& tombstoned = {}) {
   Bson doc = make_bson();
@@ -35,29 +50,15 @@ Bson lock_document(const std::string& holder, int64_t expires_ms, const std::vec
     bson_append_utf8(doc.get(), "holder", -1, holder.c_str(), -1);
   }
   bson_append_date_time(doc.get(), "expiresAt", -1, expires_ms);
-  bson_t queue;
-  bson_append_array_begin(doc.get(), "queue", -1, &queue);
-  for (size_t i = 0; i < entries.size(); ++i) {
-    bson_t entry;
-    const std::string key = std::to_string(i);
-    bson_append_document_begin(&queue, key.c_str(), -1, &entry);
-    bson_append_utf8(&entry, "w", -1, entries[i].waiter.c_str(), -1);
-    bson_append_utf8(&entry, "p", -1, "provider", -1);
-    bson_append_date_time(&entry, "until", -1, entries[i].until_ms);
-    bson_append_document_end(&queue, &entry);
-  }
-  bson_append_array_end(doc.get(), &queue);
-  bson_t tombstones;
-  bson_append_array_begin(doc.get(), "tombstones", -1, &tombstones);
-  for (size_t i = 0; i < tombstoned.size(); ++i) {
-    bson_t entry;
-    const std::string key = std::to_string(i);
-    bson_append_document_begin(&tombstones, key.c_str(), -1, &entry);
-    bson_append_utf8(&entry, "id", -1, tombstoned[i].c_str(), -1);
-    bson_append_date_time(&entry, "until", -1, kNowMs + kKeepMs);
-    bson_append_document_end(&tombstones, &entry);
-  }
-  bson_append_array_end(doc.get(), &tombstones);
+  append_documents(doc.get(), "queue", entries.size(), [&](bson_t* entry, size_t i) {
+    bson_append_utf8(entry, "w", -1, entries[i].waiter.c_str(), -1);
+    bson_append_utf8(entry, "p", -1, "provider", -1);
+    bson_append_date_time(entry, "until", -1, entries[i].until_ms);
+  });
+  append_documents(doc.get(), "tombstones", tombstoned.size(), [&](bson_t* entry, size_t i) {
+    bson_append_utf8(entry, "id", -1, tombstoned[i].c_str(), -1);
+    bson_append_date_time(entry, "until", -1, kNowMs + kKeepMs);
+  });
   return doc;
 }
 
