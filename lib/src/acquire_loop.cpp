@@ -28,6 +28,7 @@ struct AttemptResult {
   std::string unchecked;         // why nothing was sent: the indexes could not be checked
   std::optional<Bson> document;  // the lock document a refused attempt returned
   std::optional<Clock::time_point> sent_at;  // when the attempt was sent, if it was
+  ClusterTime operation_time = 0;            // a refused attempt's Reply::operation_time
 };
 
 std::string describe(const HoldSpec& spec) {
@@ -161,7 +162,8 @@ AttemptResult attempt_once(const std::shared_ptr<Context>& context, const HoldSp
   if (reply.outcome == Outcome::kOk) {
     std::optional<int64_t> token = granted_token(spec, *reply.doc, id);
     if (!token) {
-      return {Attempt::kBusy, std::nullopt, {}, find_document(*reply.doc, "value"), sent_at};
+      return {Attempt::kBusy, std::nullopt,        {}, find_document(*reply.doc, "value"),
+              sent_at,        reply.operation_time};
     }
     if (Clock::now() < lease_end) {
       return {Attempt::kGranted,
@@ -297,14 +299,15 @@ std::optional<Handle> acquire_loop(const std::shared_ptr<Context>& context, cons
     if (auto hand_over = notify.take_hand_over()) {
       if (auto handle = claim_hand_over(context, spec, notify, *hand_over, stop)) return handle;
     }
-    const uint64_t seen = notify.wakes();
+    const uint64_t seen = notify.before_attempt();
     AttemptResult result = ticketed_attempt(context, spec, notify, stop);
     if (result.kind == Attempt::kGranted) {
       notify.granted();
       return std::move(result.handle);
     }
     if (result.sent_at) {
-      notify.note_attempt(*result.sent_at, result.document ? result.document->get() : nullptr);
+      notify.note_attempt(*result.sent_at, result.document ? result.document->get() : nullptr,
+                          result.operation_time);
     }
     // Also after an attempt that was not sent: a hand-over that arrived after the loop's first
     // look, and whose wake-up `seen` already counts, would otherwise wait out the sleep.

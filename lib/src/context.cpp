@@ -427,6 +427,7 @@ Reply Context::run(const bson_t& command, SendMode mode) {
   if (ok) {
     reply.outcome = Outcome::kOk;
     if (is_write) check_write_reply(reply);
+    if (is_write && options_.write_concern.is_majority()) note_operation_time(reply);
     return reply;
   }
   reply.outcome = classify_error(error);
@@ -435,6 +436,19 @@ Reply Context::run(const bson_t& command, SendMode mode) {
   reply.message = error.message;
   reply.transient = reply.outcome == Outcome::kRefused && is_transient_code(reply.code);
   return reply;
+}
+
+void Context::note_operation_time(Reply& reply) {
+  bson_iter_t iter;
+  if (reply.outcome != Outcome::kOk ||
+      !bson_iter_init_find(&iter, reply.doc.get(), "operationTime") ||
+      !BSON_ITER_HOLDS_TIMESTAMP(&iter)) {
+    return;  // not acknowledged (a write concern error), or no cluster time (a standalone)
+  }
+  uint32_t seconds = 0;
+  uint32_t increment = 0;
+  bson_iter_timestamp(&iter, &seconds, &increment);
+  reply.operation_time = (ClusterTime{seconds} << 32) | increment;
 }
 
 void Context::start_index_creation(const std::string& cluster_key) {

@@ -69,6 +69,11 @@ struct Reply {
   int code = 0;
   bool transient = false;
   std::string message;
+  // A write acknowledged with a majority write concern: its reply's operationTime (0 otherwise,
+  // or when the reply has none). For a write that changed the data that is its own oplog
+  // entry's timestamp, majority committed: no failover rolls it back, so every later write of
+  // any primary is at a later timestamp (release_watcher.h).
+  ClusterTime operation_time = 0;
 };
 
 // One TTL index the Context creates: on reapAt in `collection`, named `name`.
@@ -144,6 +149,7 @@ class Context {
 
  private:
   Reply run(const bson_t& command, SendMode mode);
+  static void note_operation_time(Reply& reply);
   void start_index_creation(const std::string& cluster_key);
   void create_index(const std::string& key, const IndexTarget& target, std::stop_token stop);
   IndexTarget index_target(bool rw) const;

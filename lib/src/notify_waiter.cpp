@@ -42,14 +42,16 @@ void NotifyWaiter::leave() noexcept {
   }
 }
 
-uint64_t NotifyWaiter::wakes() {
+uint64_t NotifyWaiter::before_attempt() {
   if (registration_) return registration_->wakes();
   if (watcher_) before_first_attempt_ = watcher_->state();
   return 0;
 }
 
-void NotifyWaiter::note_attempt(SteadyTime sent_at, const bson_t* lock_document) {
+void NotifyWaiter::note_attempt(SteadyTime sent_at, const bson_t* lock_document,
+                                ClusterTime operation_time) {
   if (!active_) return;
+  if (!registration_) first_attempt_time_ = operation_time;
   clock_.sent(sent_at);
   if (lock_document == nullptr) return;
   const int64_t token = find_int64(*lock_document, "token").value_or(0);
@@ -76,15 +78,22 @@ void NotifyWaiter::renew() {
   waiter_id_ = new_acquisition_id();
   ticket_.waiter = waiter_id_;
   queued_ = false;
+  first_attempt_time_ = 0;
   clock_ = HandOverClock{};
 }
 
 std::optional<int64_t> NotifyWaiter::planned_sleep_ms(const bson_t* lock_document) {
   if (!active_) return std::nullopt;
   if (!registration_ && watcher_ != nullptr) {
-    registration_ = watcher_->register_waiter(waiter_id_);
+    // The attempt's cluster time counts only when its reply lists the waiter: then that attempt
+    // wrote its entry, and its operationTime is that write's (release_watcher.h).
+    const bool entered =
+        lock_document != nullptr &&
+        plan_notify_wait(*lock_document, ticket_, context_.options().busy_wait_min_ms).queued;
+    const ClusterTime known = entered ? first_attempt_time_ : 0;
+    registration_ = watcher_->register_waiter(waiter_id_, known);
     // A release between that attempt and now is on no stream this waiter can count on.
-    if (registration_ && watcher_->missed_since(before_first_attempt_)) return 0;
+    if (registration_ && watcher_->missed_since(before_first_attempt_, known)) return 0;
   }
   if (lock_document == nullptr || !registration_ || !registration_->streaming()) {
     return std::nullopt;

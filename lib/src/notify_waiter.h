@@ -5,10 +5,10 @@
 // Inactive (ticket() nullptr, sleeps as the fallback policy) unless Options::backoff is
 // kNotify and the hold is a plain lock. Active: every attempt carries the ticket. After the first
 // refused one the waiter registers with the watcher (release_watcher.h: why no release is
-// missed) and attempts again at once unless the stream open before that attempt still is;
-// after a refused one it sleeps until the watcher wakes it or plan_notify_wait's time passes,
-// or, while the stream is not open or the waiter is not queued, for the fallback's sleep (woken
-// early when the stream opens).
+// missed) with that attempt's cluster time, and attempts again at once unless a stream covers
+// it (missed_since); after a refused one it sleeps until the watcher wakes it or
+// plan_notify_wait's time passes, or, while the stream is not open or the waiter is not queued,
+// for the fallback's sleep (woken early when a stream opens that does not cover it).
 //
 // Hand-overs. A release may grant the lock to this waiter's entry directly (hold id = the
 // waiter id). The waiter learns it from its stream (take_grant after a wake-up) or from an
@@ -66,11 +66,13 @@ class NotifyWaiter {
   // queued, so it leaves on its way out unless granted() (a try_acquire that gives up after its
   // first attempt leaves too).
   void attempt_sent() { queued_ = queued_ || active_; }
-  // Read before each attempt; wait() returns early once it differs.
-  uint64_t wakes();
+  // Called just before each attempt: the wake count wait() compares with (it returns early once
+  // the count differs); before the first, the watcher's state (release_watcher.h).
+  uint64_t before_attempt();
   // After an attempt that was sent at `sent_at` and refused with `lock_document` (nullptr: its
-  // reply was lost and its outcome resolved): moves the anchor, notes a hand-over it shows.
-  void note_attempt(SteadyTime sent_at, const bson_t* lock_document);
+  // reply was lost and its outcome resolved) and its Reply::operation_time (0: none): moves the
+  // anchor, notes a hand-over it shows, and the cluster time the waiter registers with.
+  void note_attempt(SteadyTime sent_at, const bson_t* lock_document, ClusterTime operation_time);
   // A hand-over seen by the stream or by an attempt's reply, once.
   std::optional<HandOver> take_hand_over();
   // After a refused attempt that returned `lock_document` (nullptr: none came back): how long
@@ -92,6 +94,8 @@ class NotifyWaiter {
   QueueTicket ticket_{};
   ReleaseWatcher* watcher_ = nullptr;
   ReleaseWatcher::State before_first_attempt_;
+  // Until registered: the first refused attempt's operation time (its queue entry's write).
+  ClusterTime first_attempt_time_ = 0;
   std::unique_ptr<ReleaseWatcher::Registration> registration_;  // after the first refusal
   bool queued_ = false;  // a sent attempt may have queued this waiter (or it holds a hand-over)
   HandOverClock clock_;  // the anchor and the hand-overs seen (hand_over_clock.h)

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <limits>
 #include <system_error>
 #include <utility>
 
@@ -36,9 +37,14 @@ Bson stream_pipeline(const std::string& provider_id) {
       "fullDocument.token", BCON_INT32(1), "fullDocument.grantW", BCON_INT32(1), "}", "}", "]"));
 }
 
-Bson stream_options(int64_t await_ms) {
-  return Bson(
+Bson stream_options(int64_t await_ms, std::optional<ClusterTime> start) {
+  Bson options(
       BCON_NEW("fullDocument", BCON_UTF8("updateLookup"), "maxAwaitTimeMS", BCON_INT64(await_ms)));
+  if (start) {
+    BSON_APPEND_TIMESTAMP(options.get(), "startAtOperationTime",
+                          static_cast<uint32_t>(*start >> 32), static_cast<uint32_t>(*start));
+  }
+  return options;
 }
 
 }  // namespace
@@ -102,7 +108,7 @@ ReleaseWatcher::~ReleaseWatcher() {
 }
 
 std::unique_ptr<ReleaseWatcher::Registration> ReleaseWatcher::register_waiter(
-    const std::string& waiter) {
+    const std::string& waiter, ClusterTime known) {
   std::lock_guard guard(mutex_);
   if (stopping_ || thread_failed_ || wakes_.size() >= kWaitersMax) return nullptr;
   if (!thread_.joinable()) {
@@ -114,7 +120,7 @@ std::unique_ptr<ReleaseWatcher::Registration> ReleaseWatcher::register_waiter(
     }
   }
   std::unique_ptr<Registration> registration(new Registration(*this, waiter));
-  wakes_.emplace(waiter, Waiter{0, &registration->woken_, std::nullopt});
+  wakes_.emplace(waiter, Waiter{0, &registration->woken_, std::nullopt, known});
   changed_.notify_all();  // the thread may be waiting for a first waiter
   return registration;
 }
@@ -124,11 +130,13 @@ ReleaseWatcher::State ReleaseWatcher::state() const {
   return {streaming_, streams_opened_, events_unclaimed_};
 }
 
-bool ReleaseWatcher::missed_since(const State& before) const {
+bool ReleaseWatcher::missed_since(const State& before, ClusterTime known) const {
   std::lock_guard guard(mutex_);
   // An unclaimed hand-over from a release's reply needs no stream to have been missed.
   if (events_unclaimed_ != before.unclaimed) return true;
-  return streaming_ && !(before.streaming && streams_opened_ == before.opened);
+  if (!streaming_) return false;  // its opening covers the waiter (registered now) or wakes it
+  if (before.streaming && streams_opened_ == before.opened) return false;  // open throughout
+  return !(stream_start_ && known != 0 && *stream_start_ <= known);
 }
 
 void ReleaseWatcher::run() {
@@ -149,9 +157,27 @@ void ReleaseWatcher::run() {
       std::lock_guard guard(mutex_);
       await_ms_ = *await_ms;
     }
-    serve(client);
+    const Ended ended = serve(client);
     mongoc_client_pool_push(params_.pool, client);
+    {
+      std::lock_guard guard(mutex_);
+      last_stream_broke_ = ended != Ended::kIdle;
+    }
+    // After an open with a start failed (a start the oplog no longer reaches, or any other
+    // failure), the next opens at once at the newest entry: the waiters are polling.
+    if (ended == Ended::kBroken) pause(std::chrono::milliseconds(params_.reopen_pause_ms));
   }
+}
+
+std::optional<ClusterTime> ReleaseWatcher::next_start_locked() const {
+  if (last_stream_broke_) return std::nullopt;
+  // A waiter with no cluster time is woken by the opening (set_streaming) whatever the start.
+  ClusterTime start = std::numeric_limits<ClusterTime>::max();
+  for (const auto& [id, waiter] : wakes_) {
+    if (waiter.covered_from != 0) start = std::min(start, waiter.covered_from);
+  }
+  if (start == std::numeric_limits<ClusterTime>::max()) return std::nullopt;
+  return start;
 }
 
 std::optional<int64_t> ReleaseWatcher::await_ms_for(const mongoc_client_t& client) const {
@@ -181,18 +207,25 @@ bool ReleaseWatcher::wait_for_waiters() {
   return !stopping_;
 }
 
-// Opens the stream, wakes every waiter, and reads events until it breaks, the watcher stops, or
-// no waiter has waited for linger_ms.
-void ReleaseWatcher::serve(mongoc_client_t* client) {
+// Opens the stream, wakes the waiters it does not cover, and reads events until it breaks, the
+// watcher stops, or no waiter has waited for linger_ms.
+ReleaseWatcher::Ended ReleaseWatcher::serve(mongoc_client_t* client) {
+  std::optional<ClusterTime> start;
+  {
+    std::lock_guard guard(mutex_);
+    start = next_start_locked();
+  }
   mongoc_collection_t* collection =
       mongoc_client_get_collection(client, params_.database.c_str(), params_.collection.c_str());
-  mongoc_change_stream_t* stream = mongoc_collection_watch(
-      collection, stream_pipeline(params_.provider_id).get(), stream_options(await_ms_).get());
+  mongoc_change_stream_t* stream =
+      mongoc_collection_watch(collection, stream_pipeline(params_.provider_id).get(),
+                              stream_options(await_ms_, start).get());
   bson_error_t error;
   const bson_t* error_reply = nullptr;
   bool broken = mongoc_change_stream_error_document(stream, &error, &error_reply);
+  const bool start_failed = broken && start;
   if (!broken) {
-    set_streaming(true);
+    set_streaming(true, start);
     while (true) {
       {
         std::lock_guard guard(mutex_);
@@ -225,7 +258,8 @@ void ReleaseWatcher::serve(mongoc_client_t* client) {
   mongoc_change_stream_destroy(stream);
   mongoc_collection_destroy(collection);
   set_streaming(false);
-  if (broken) pause(std::chrono::milliseconds(params_.reopen_pause_ms));
+  if (start_failed) return Ended::kStartFailed;
+  return broken ? Ended::kBroken : Ended::kIdle;
 }
 
 void ReleaseWatcher::dispatch(const bson_t& event) {
@@ -281,18 +315,22 @@ bool ReleaseWatcher::handed_over_seen(const std::string& key, int64_t token) {
   return false;
 }
 
-void ReleaseWatcher::set_streaming(bool streaming) {
+void ReleaseWatcher::set_streaming(bool streaming, std::optional<ClusterTime> start) {
   std::lock_guard guard(mutex_);
-  // Only a change matters to waiters: an opened stream must cover them (they attempt again
-  // under it), a broken one leaves them to poll. A stream that fails to open again changes
-  // nothing: they are polling already.
+  // Only a change matters to waiters: an opened stream must cover them (those it does not
+  // attempt again under it), a broken one leaves them to poll. A stream that fails to open
+  // again changes nothing: they are polling already.
   if (streaming_ == streaming) return;
   streaming_ = streaming;
+  stream_start_ = streaming ? start : std::nullopt;
   if (streaming) {
     ++streams_opened_;
     last_heard_ = std::chrono::steady_clock::now();
   }
   for (auto& [id, waiter] : wakes_) {
+    const bool covered =
+        streaming && start && waiter.covered_from != 0 && *start <= waiter.covered_from;
+    if (covered) continue;
     ++waiter.wakes;
     waiter.woken->notify_all();
   }

@@ -24,6 +24,8 @@
 #include <string>
 #include <thread>
 
+#include "bson_ptr.h"
+#include "context.h"
 #include "test_server.h"
 
 namespace mongolock::test {
@@ -99,6 +101,13 @@ void touch(ReplicaSet& set, const std::string& db, const std::string& name, int 
               name + R"("}, "u": {"$set": {"touched": )" + std::to_string(n) + R"(}}}]})");
 }
 
+// The member's operationTime now, as a ClusterTime: what a Provider knows after a reply.
+detail::ClusterTime cluster_time_now(ReplicaSet& set) {
+  const nlohmann::json reply = set.member(0).command("admin", R"({"ping": 1})");
+  const nlohmann::json& time = reply.at("operationTime").at("$timestamp");
+  return (time.at("t").get<detail::ClusterTime>() << 32) | time.at("i").get<detail::ClusterTime>();
+}
+
 bool thread_named(const std::string& name) {
   for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
     std::ifstream comm(task.path() / "comm");
@@ -155,6 +164,87 @@ TEST_F(ReleaseWatcherTest, AReleaseBeforeTheWaiterRegisteredMakesItAttemptAgainA
       << "the release did not wake its waiter";
   EXPECT_EQ(watcher.state().unclaimed, quiet.unclaimed);
   EXPECT_FALSE(watcher.missed_since(quiet));
+}
+
+// A stream opens at its waiters' cluster time: it delivers a release made after that time but
+// before it opened, and its opening wakes none of the waiters it covers; a waiter that
+// registers afterwards is covered when its cluster time is at or above the stream's start, not
+// when it is below it or unknown. "Did not wake" is bounded by a later event that does wake:
+// one stream delivers events in order, after its opening.
+// Model: the waiters' attempts are not made (a member's operationTime stands for the one an
+// attempt's reply carries); one member, so no failover moves the stream and no write rolls
+// back.
+TEST_F(ReleaseWatcherTest, AStreamStartsAtItsWaitersClusterTimeAndWakesNoneOfThemForOpening) {
+  ReleaseWatcher watcher(params(pool_.get(), db_));
+  const ReleaseWatcher::State before = watcher.state();
+  const detail::ClusterTime earlier = cluster_time_now(*server_);
+  release_to(*server_, db_, "K", "provider-B", "x");  // a write: the member's time moves on
+  const detail::ClusterTime known = cluster_time_now(*server_);
+  ASSERT_LT(earlier, known);
+  release_to(*server_, db_, "L", kProvider, "w");  // after both times, before any stream
+  // The stream starts at the smaller: v is covered only by that. v registers first (it starts
+  // the watcher's thread), so the start is v's whether or not w registered before the opening.
+  auto v = watcher.register_waiter("v", earlier);
+  auto w = watcher.register_waiter("w", known);
+  ASSERT_TRUE(v && w);
+  ASSERT_TRUE(poll_until(after(kEventually), [&] { return w->wakes() != 0; }))
+      << "the release made before the stream opened, after the waiters' time, was missed";
+  EXPECT_TRUE(w->streaming());
+  EXPECT_EQ(w->wakes(), 1U) << "the opening woke a waiter it covers";
+  release_to(*server_, db_, "M", kProvider, "w");
+  ASSERT_TRUE(poll_until(after(kEventually), [&] { return w->wakes() == 2; }));
+  EXPECT_EQ(v->wakes(), 0U) << "the opening woke a waiter it covers";
+
+  // Registering now, after attempts made before the stream opened (`before`).
+  EXPECT_FALSE(watcher.missed_since(before, earlier));
+  EXPECT_FALSE(watcher.missed_since(before, known));
+  EXPECT_TRUE(watcher.missed_since(before, earlier - 1)) << "the stream starts after its attempt";
+  EXPECT_TRUE(watcher.missed_since(before, 0)) << "a waiter with no cluster time is not covered";
+}
+
+// A reply's operation time is that of a write acknowledged by a majority: the write's own
+// timestamp, after what the member had applied before it, at most what it has applied after it.
+// Reads and writes at w: 1 carry none (a w: 1 write can roll back).
+TEST_F(ReleaseWatcherTest, AMajorityWritesReplyCarriesItsOperationTime) {
+  Options options;
+  options.create_index = false;  // no background writes of its own
+  detail::Context context(server_->uri(), db_, options);
+  const auto update = [] {
+    return detail::Bson(BCON_NEW("update", BCON_UTF8(kCollection), "updates", "[", "{", "q", "{",
+                                 "_id", BCON_UTF8("T"), "}", "u", "{", "$inc", "{", "n",
+                                 BCON_INT32(1), "}", "}", "upsert", BCON_BOOL(true), "}", "]"));
+  };
+  const detail::Reply read = context.read(*detail::Bson(BCON_NEW("find", BCON_UTF8(kCollection))));
+  ASSERT_EQ(read.outcome, detail::Outcome::kOk) << read.message;
+  EXPECT_EQ(read.operation_time, 0U) << "a read's operationTime counted";
+  const detail::ClusterTime before = cluster_time_now(*server_);
+  const detail::Reply reply = context.write(*update());
+  ASSERT_EQ(reply.outcome, detail::Outcome::kOk) << reply.message;
+  EXPECT_GT(reply.operation_time, before) << "the write's operationTime was not taken";
+  EXPECT_LE(reply.operation_time, cluster_time_now(*server_));
+
+  options.write_concern = WriteConcern::members(1);
+  detail::Context w1(server_->uri(), db_, options);
+  const detail::Reply w1_reply = w1.write(*update());
+  ASSERT_EQ(w1_reply.outcome, detail::Outcome::kOk) << w1_reply.message;
+  EXPECT_EQ(w1_reply.operation_time, 0U) << "a w: 1 write's operationTime counted";
+}
+
+// A stream whose start is refused (here: the fail point answers ChangeStreamHistoryLost, as a
+// start the oplog no longer reaches is answered) opens at once at the member's newest entry, and
+// that opening wakes every waiter to attempt again under it.
+TEST_F(ReleaseWatcherTest, AStreamWhoseStartIsRefusedOpensAtTheNewestEntryAndWakesEveryWaiter) {
+  server_->member(0).command("admin", R"({"configureFailPoint": "failCommand",
+      "mode": {"times": 1}, "data": {"failCommands": ["aggregate"], "errorCode": 286}})");
+  ReleaseWatcher watcher(params(pool_.get(), db_));
+  auto w = watcher.register_waiter("w", cluster_time_now(*server_));
+  ASSERT_NE(w, nullptr);
+  ASSERT_TRUE(poll_until(after(kEventually), [&] { return w->streaming(); }))
+      << "no stream opened after the refused start";
+  EXPECT_EQ(w->wakes(), 1U) << "a waiter the new stream does not cover was not woken";
+  const nlohmann::json fail_point = server_->member(0).command(
+      "admin", R"({"configureFailPoint": "failCommand", "mode": "off"})");
+  EXPECT_EQ(fail_point.value("count", -1), 1) << "the start was never refused";
 }
 
 // Only a hand-over to a waiter of this Provider, still held by it, wakes that waiter, with the

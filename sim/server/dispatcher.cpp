@@ -237,9 +237,13 @@ DispatchOutcome Dispatcher::execute(ConnectionState& connection, Prepared& p) {
                  ctx.write_concern.w == 0)) {
       // A write that changed nothing (no match, identical document) waits for this member's newest
       // optime, as mongod waits for the client's last op set to the system's: else a deposed
-      // primary could answer "no match" at majority from data that is rolled back.
+      // primary could answer "no match" at majority from data that is rolled back. That optime
+      // is then its operationTime, as the last op is mongod's: what the write concern covered.
       std::optional<OpTime> wait_optime = ctx.last_write_optime;
-      if (!wait_optime && replica.config) wait_optime = server_.effective_last_applied();
+      if (!wait_optime && replica.config) {
+        wait_optime = server_.effective_last_applied();
+        ctx.last_write_optime = wait_optime;
+      }
       server_.failpoints.pause_while_set("hangBeforeWaitingForWriteConcern",
                                          [this] { return server_.shutting_down(); });
       wce = server_.write_concern_waiter->wait(ctx.write_concern, wait_optime);

@@ -159,8 +159,13 @@
 //    entry's refresh (KEEP / 2 at the longest). While the stream is not open (opening, broken
 //    and being reopened, or not served: a standalone server, no change streams) waiters sleep
 //    as kRandom and take hand-overs from their attempts' replies (and, registered ones, from
-//    their own Provider's releases); the stream's opening wakes every waiter to attempt again
-//    under it. An open stream that has answered nothing for
+//    their own Provider's releases). A stream opens at the smallest of its waiters' cluster
+//    times (startAtOperationTime; a waiter's cluster time is the operationTime of its first
+//    refused attempt when that attempt queued it, a write acknowledged by a majority), so it
+//    delivers every release after those attempts, and its opening wakes only waiters it does
+//    not cover (with no cluster time, or one below its start); after a broken stream, or an
+//    open with a start that failed, the next opens at the member's newest entry and wakes every
+//    waiter to attempt again under it. An open stream that has answered nothing for
 //    3 * maxAwaitTimeMS + 1 s (a member that stopped answering without closing the
 //    connection) counts as not open: its waiters poll until it answers or breaks.
 //  * What it guarantees. Safety is that of every acquire: a hand-over is a grant made by an

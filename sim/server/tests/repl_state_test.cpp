@@ -324,6 +324,45 @@ TEST(ReplState, WritesThatChangeNothingWaitForTheNewestOptimeUnderMajority) {
   }
 }
 
+// A write that changed nothing reports as its operationTime the optime its write concern waited
+// for (mongod's last op, set to the system's), not a newer one appended while it waited: a
+// client takes a majority-acknowledged write's operationTime as majority committed. Here B is
+// written (w: 0, which waits for nothing) while the no-op update is held before its wait.
+TEST(ReplState, AWriteThatChangedNothingReportsTheOptimeItWaitedFor) {
+  SimSet set(durable_set(1));
+  const int p = set.primary();
+  ASSERT_GE(p, 0);
+  auto a = set.insert(p, Document{{"_id", V("a")}}, kW1);
+  ASSERT_TRUE(write_ok(a)) << show(a);
+  const bson::Value* a_time = a->get("operationTime");
+  ASSERT_NE(a_time, nullptr) << show(a);
+  fail_point(set, p, "hangBeforeWaitingForWriteConcern", V("alwaysOn"));
+  std::optional<Document> no_match;
+  std::jthread writer([&] {
+    no_match = set.command(
+        p,
+        Document{
+            {"update", V("c")},
+            {"updates",
+             V(bson::Array{V(Document{{"q", V(Document{{"_id", V("none")}})},
+                                      {"u", V(Document{{"$set", V(Document{{"v", V(2)}})}})}})})},
+            {"writeConcern", V(Document{{"w", V("majority")}})}},
+        "db");
+  });
+  ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
+    return paused_at_fail_point(set, p);
+  })) << set.logs();
+  auto b = set.insert(p, Document{{"_id", V("b")}}, Document{{"w", V(int32_t{0})}});
+  ASSERT_TRUE(write_ok(b)) << show(b);
+  fail_point(set, p, "hangBeforeWaitingForWriteConcern", V("off"));
+  writer.join();
+  ASSERT_TRUE(write_ok(no_match)) << show(no_match);
+  const bson::Value* waited = no_match->get("operationTime");
+  ASSERT_NE(waited, nullptr) << show(no_match);
+  EXPECT_EQ(waited->as_timestamp(), a_time->as_timestamp())
+      << "reported a newer optime than its write concern covered: " << show(no_match);
+}
+
 // E: X wins an election while the old primary P holds an entry nobody else has (fetches from
 // every member are refused until then). With the default catch-up timeout (-1, no limit) X must
 // fetch that entry from P, finish catch-up and become writable; it used to stay an unwritable
