@@ -3,9 +3,14 @@
 #include <mongolock/mongolock.h>
 
 #include <chrono>
+#include <future>
+#include <latch>
+#include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #include "apm_pool.h"
 #include "child.h"
@@ -17,7 +22,8 @@ namespace {
 
 constexpr std::chrono::milliseconds kQuietTimeout{10'000};
 constexpr std::chrono::milliseconds kWarmUpTimeout{10'000};
-// From the start signal to the first acquire: time for every thread to be waiting on the clock.
+// From the published window to its start: time for every warmed-up thread to be waiting on the
+// clock.
 constexpr int64_t kThreadsStartDelayNs = 50 * kNsPerMs;
 
 void quiet_or_throw(const ApmPool& pool, const char* when) {
@@ -25,6 +31,35 @@ void quiet_or_throw(const ApmPool& pool, const char* when) {
     throw std::runtime_error(std::string("commands still in flight ") + when + " after " +
                              std::to_string(kQuietTimeout.count()) + " ms");
   }
+}
+
+// What the contender threads of a cell share before the window: each warms up on its own thread,
+// counts down `ready`, then waits for the window main publishes (or for none, when a warm-up
+// failed).
+struct ThreadsStart {
+  explicit ThreadsStart(int contenders) : ready(contenders) {}
+  std::latch ready;
+  std::promise<std::optional<std::pair<int64_t, int64_t>>> window;  // start_ns, stop_ns
+};
+
+// One contender thread: its warm-up (the same first round trips a contender process makes
+// before its "ready": a fresh thread's first acquire also pays for its allocator arena and
+// first touches, which would otherwise land in the measured window), then its loop.
+void run_thread(mongolock::Provider& provider, const std::vector<mongolock::Lock>& locks,
+                ContenderPlan plan, const std::string& warm_name, ThreadsStart& start,
+                std::shared_future<std::optional<std::pair<int64_t, int64_t>>> window,
+                ContenderReport& report) {
+  try {
+    warm_up(provider, warm_name);
+  } catch (const std::exception& e) {
+    report.error = "contender " + std::to_string(plan.index) + " warm-up: " + e.what();
+  }
+  start.ready.count_down();
+  const std::optional<std::pair<int64_t, int64_t>> w = window.get();
+  if (!w || !report.error.empty()) return;
+  plan.start_ns = w->first;
+  plan.stop_ns = w->second;
+  report = run_contender(locks, plan);
 }
 
 CellRaw run_threads(Target& target, const RunSettings& settings, const CellSpec& spec) {
@@ -35,27 +70,49 @@ CellRaw run_threads(Target& target, const RunSettings& settings, const CellSpec&
   auto provider = std::make_unique<mongolock::Provider>(apm.pool(), settings.database,
                                                         cell_options(settings, *spec.strategy));
   apm.open_connections(spec.contenders);  // after the Provider set the pool's error API
-  warm_up(*provider, lock_name(settings, spec.index, -1));
   std::vector<mongolock::Lock> locks;
   for (int k = 0; k < spec.locks; ++k) {
     locks.push_back(provider->create_lock(lock_name(settings, spec.index, k)));
   }
-  quiet_or_throw(apm, "before the cell");
-  const std::map<std::string, int64_t> sent_before = apm.started();
-  const ServerSnapshot before = target.snapshot();
-  const std::optional<double> cpu_before = target.cpu_seconds();
-  raw.start_ns = monotonic_now_ns() + kThreadsStartDelayNs;
-  raw.stop_ns = raw.start_ns + static_cast<int64_t>(settings.seconds_per_cell * kNsPerS);
   raw.contenders.resize(static_cast<size_t>(spec.contenders));
+  ThreadsStart start(spec.contenders);
+  const std::shared_future window = start.window.get_future().share();
+  std::string failure;
+  std::map<std::string, int64_t> sent_before;
+  ServerSnapshot before;
+  std::optional<double> cpu_before;
   {
     std::vector<std::jthread> threads;
     for (int c = 0; c < spec.contenders; ++c) {
-      const ContenderPlan plan{c, spec.hold_ms, settings.gap_ms, raw.start_ns, raw.stop_ns};
-      threads.emplace_back([&raw, &locks, plan] {
-        raw.contenders[static_cast<size_t>(plan.index)] = run_contender(locks, plan);
+      const ContenderPlan plan{c, spec.hold_ms, settings.gap_ms, 0, 0};
+      const std::string warm = lock_name(settings, spec.index, -1) + "-" + std::to_string(c);
+      threads.emplace_back([&, plan, warm] {
+        run_thread(*provider, locks, plan, warm, start, window,
+                   raw.contenders[static_cast<size_t>(plan.index)]);
       });
     }
+    start.ready.wait();
+    // Every thread now waits for the window: whatever happens here, it gets one (or none).
+    try {
+      for (const ContenderReport& r : raw.contenders) {
+        if (!r.error.empty()) throw std::runtime_error(r.error);
+      }
+      quiet_or_throw(apm, "before the cell");
+      sent_before = apm.started();
+      before = target.snapshot();
+      cpu_before = target.cpu_seconds();
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+    if (!failure.empty()) {
+      start.window.set_value(std::nullopt);
+    } else {
+      raw.start_ns = monotonic_now_ns() + kThreadsStartDelayNs;
+      raw.stop_ns = raw.start_ns + static_cast<int64_t>(settings.seconds_per_cell * kNsPerS);
+      start.window.set_value(std::pair{raw.start_ns, raw.stop_ns});
+    }
   }
+  if (!failure.empty()) throw std::runtime_error(failure);
   // The Provider's background work ends with it (a notify stream's getMore waits on the server
   // until its maxAwaitTimeMS): counted on both sides, and nothing stays in flight.
   locks.clear();

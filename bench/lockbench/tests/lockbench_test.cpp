@@ -9,6 +9,7 @@
 // mid-hold (a crashed child fails the cell), --uri servers (other clients' commands would make
 // the server's count differ), and the three-member set (the same counting, more members).
 #include <gtest/gtest.h>
+#include <mongoc/mongoc.h>
 
 #include <cmath>
 #include <filesystem>
@@ -357,6 +358,39 @@ TEST_F(Cells, AProcessThatEndsBeforeReadyIsNamedWithItsStderr) {
     ASSERT_NE(stderr_at, std::string::npos) << message;
     EXPECT_GT(message.size(), stderr_at + 12) << "the child's stderr is not quoted: " << message;
   }
+}
+
+// A contender thread whose warm-up fails is named, and the cell ends with its error instead of
+// waiting for it: mongosim's failCommand fail point refuses the first findAndModify lockbench's
+// pool sends (a warm-up's: nothing else sends one before the window). The other threads, already
+// warmed up and waiting for the window, must end too (a hang here is the test's timeout).
+// The model omits a warm-up that hangs rather than fails (try_acquire's own timeout bounds it).
+TEST_F(Cells, AThreadWhoseWarmUpFailsIsNamedAndTheCellEnds) {
+  const auto fail_point = [](const char* json) {
+    mongoc_client_t* client =
+        mongoc_client_new(target_->client_uri("lockbench-fail-point").c_str());
+    ASSERT_NE(client, nullptr);
+    bson_error_t error;
+    bson_t* command = bson_new_from_json(reinterpret_cast<const uint8_t*>(json), -1, &error);
+    ASSERT_NE(command, nullptr) << error.message;
+    const bool ok =
+        mongoc_client_command_simple(client, "admin", command, nullptr, nullptr, &error);
+    bson_destroy(command);
+    mongoc_client_destroy(client);
+    ASSERT_TRUE(ok) << error.message;
+  };
+  fail_point(R"({"configureFailPoint": "failCommand", "mode": {"times": 1}, "data":
+      {"failCommands": ["findAndModify"], "errorCode": 2, "appName": "lockbench"}})");
+  try {
+    run_cell(*target_, settings_,
+             {4, "main", &strategy_named("random"), Mode::kThreads, 3, 1, 1, 1});
+    ADD_FAILURE() << "the cell ran although a contender's warm-up failed";
+  } catch (const std::runtime_error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("warm-up"), std::string::npos) << message;
+    EXPECT_NE(message.find("contender "), std::string::npos) << message;
+  }
+  fail_point(R"({"configureFailPoint": "failCommand", "mode": "off"})");
 }
 
 // Snapshots further apart than libmongoc's idle-connection check (socketCheckIntervalMS, 5 s
