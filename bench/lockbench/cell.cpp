@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -42,6 +43,27 @@ struct ThreadsStart {
   std::promise<std::optional<std::pair<int64_t, int64_t>>> window;  // start_ns, stop_ns
 };
 
+// Publishes "no window" when it goes out of scope before publish() was called: declared after
+// the threads' vector, it runs before their joins on every path out of the block (a thread that
+// could not start, a failed snapshot, any exception), so no started thread waits forever.
+class WindowOrNone {
+ public:
+  explicit WindowOrNone(ThreadsStart& start) : start_(start) {}
+  WindowOrNone(const WindowOrNone&) = delete;
+  WindowOrNone& operator=(const WindowOrNone&) = delete;
+  ~WindowOrNone() {
+    if (!published_) start_.window.set_value(std::nullopt);
+  }
+  void publish(int64_t start_ns, int64_t stop_ns) {
+    start_.window.set_value(std::pair{start_ns, stop_ns});
+    published_ = true;
+  }
+
+ private:
+  ThreadsStart& start_;
+  bool published_ = false;
+};
+
 // One contender thread: its warm-up (the same first round trips a contender process makes
 // before its "ready": a fresh thread's first acquire also pays for its allocator arena and
 // first touches, which would otherwise land in the measured window), then its loop.
@@ -53,6 +75,8 @@ void run_thread(mongolock::Provider& provider, const std::vector<mongolock::Lock
     warm_up(provider, warm_name);
   } catch (const std::exception& e) {
     report.error = "contender " + std::to_string(plan.index) + " warm-up: " + e.what();
+  } catch (...) {
+    report.error = "contender " + std::to_string(plan.index) + " warm-up: a non-standard exception";
   }
   start.ready.count_down();
   const std::optional<std::pair<int64_t, int64_t>> w = window.get();
@@ -83,16 +107,22 @@ CellRaw run_threads(Target& target, const RunSettings& settings, const CellSpec&
   std::optional<double> cpu_before;
   {
     std::vector<std::jthread> threads;
+    WindowOrNone window_or_none(start);
     for (int c = 0; c < spec.contenders; ++c) {
       const ContenderPlan plan{c, spec.hold_ms, settings.gap_ms, 0, 0};
       const std::string warm = lock_name(settings, spec.index, -1) + "-" + std::to_string(c);
-      threads.emplace_back([&, plan, warm] {
-        run_thread(*provider, locks, plan, warm, start, window,
-                   raw.contenders[static_cast<size_t>(plan.index)]);
-      });
+      try {
+        threads.emplace_back([&, plan, warm] {
+          run_thread(*provider, locks, plan, warm, start, window,
+                     raw.contenders[static_cast<size_t>(plan.index)]);
+        });
+      } catch (const std::system_error& e) {
+        throw std::runtime_error("contender thread " + std::to_string(c) +
+                                 " could not start: " + e.what());
+      }
     }
     start.ready.wait();
-    // Every thread now waits for the window: whatever happens here, it gets one (or none).
+    // Every thread now waits for the window: it gets one, or none from window_or_none.
     try {
       for (const ContenderReport& r : raw.contenders) {
         if (!r.error.empty()) throw std::runtime_error(r.error);
@@ -104,12 +134,10 @@ CellRaw run_threads(Target& target, const RunSettings& settings, const CellSpec&
     } catch (const std::exception& e) {
       failure = e.what();
     }
-    if (!failure.empty()) {
-      start.window.set_value(std::nullopt);
-    } else {
+    if (failure.empty()) {
       raw.start_ns = monotonic_now_ns() + kThreadsStartDelayNs;
       raw.stop_ns = raw.start_ns + static_cast<int64_t>(settings.seconds_per_cell * kNsPerS);
-      start.window.set_value(std::pair{raw.start_ns, raw.stop_ns});
+      window_or_none.publish(raw.start_ns, raw.stop_ns);
     }
   }
   if (!failure.empty()) throw std::runtime_error(failure);

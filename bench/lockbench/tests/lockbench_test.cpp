@@ -361,10 +361,13 @@ TEST_F(Cells, AProcessThatEndsBeforeReadyIsNamedWithItsStderr) {
 }
 
 // A contender thread whose warm-up fails is named, and the cell ends with its error instead of
-// waiting for it: mongosim's failCommand fail point refuses the first findAndModify lockbench's
-// pool sends (a warm-up's: nothing else sends one before the window). The other threads, already
-// warmed up and waiting for the window, must end too (a hang here is the test's timeout).
-// The model omits a warm-up that hangs rather than fails (try_acquire's own timeout bounds it).
+// running: mongosim's failCommand fail point refuses the first findAndModify lockbench's pool
+// sends (a warm-up's: nothing else sends one before the window). The other threads, already
+// warmed up and waiting for the window, get none and end (a hang here is the test's timeout);
+// the server counts no lock command beyond the warm-ups' (at most an acquire and a release
+// each), where a cell that ran would count hundreds. The model omits a warm-up that hangs rather
+// than fails (try_acquire's own timeout bounds it) and a thread that cannot be started (the
+// same "no window" path, by WindowOrNone; not injected here).
 TEST_F(Cells, AThreadWhoseWarmUpFailsIsNamedAndTheCellEnds) {
   const auto fail_point = [](const char* json) {
     mongoc_client_t* client =
@@ -381,16 +384,25 @@ TEST_F(Cells, AThreadWhoseWarmUpFailsIsNamedAndTheCellEnds) {
   };
   fail_point(R"({"configureFailPoint": "failCommand", "mode": {"times": 1}, "data":
       {"failCommands": ["findAndModify"], "errorCode": 2, "appName": "lockbench"}})");
+  const int contenders = 3;
+  const ServerSnapshot before = target_->snapshot();
   try {
     run_cell(*target_, settings_,
-             {4, "main", &strategy_named("random"), Mode::kThreads, 3, 1, 1, 1});
+             {4, "main", &strategy_named("random"), Mode::kThreads, contenders, 1, 1, 1});
     ADD_FAILURE() << "the cell ran although a contender's warm-up failed";
   } catch (const std::runtime_error& e) {
     const std::string message = e.what();
     EXPECT_NE(message.find("warm-up"), std::string::npos) << message;
     EXPECT_NE(message.find("contender "), std::string::npos) << message;
   }
+  const ServerCount c = count_between(before, target_->snapshot());
   fail_point(R"({"configureFailPoint": "failCommand", "mode": "off"})");
+  const auto count = [&](const char* name) {
+    const auto it = c.per_command.find(name);
+    return it == c.per_command.end() ? int64_t{0} : it->second;
+  };
+  EXPECT_LE(count("findAndModify") + count("update"), 2 * contenders)
+      << nlohmann::json(c.per_command).dump();
 }
 
 // Snapshots further apart than libmongoc's idle-connection check (socketCheckIntervalMS, 5 s
