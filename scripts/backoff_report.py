@@ -43,12 +43,35 @@ def fail_list(doc):
             bad.append("no floor for %d member(s)" % m)
         elif not (f["samples"] > 0 and 0 < f["p50_ms"] <= f["p90_ms"] <= f["p99_ms"] <= f["max_ms"]):
             bad.append("floor for %d member(s) is not ordered: %s" % (m, f))
+    bad += hand_over_floor_failures(doc, cells)
     for s in doc["axes"]["strategies"]:
         if not any(c["strategy"] == s for c in cells):
             bad.append("strategy %s has no cell" % s)
     mongosim = doc["settings"]["target"] == "mongosim"
     for c in cells:
         bad += ["cell %d: %s" % (c["index"], b) for b in cell_failures(c, mongosim)]
+    return bad
+
+
+def hand_over_floor_failures(doc, cells):
+    """The hand-over floor: one per member count and hold of the main grid, each adding up."""
+    bad = []
+    have = {(h["members"], h["hold_ms"]): h for h in doc.get("hand_over_floors", [])}
+    for key in sorted({(c["members"], c["hold_ms"]) for c in cells if c["plan"] == "main"}):
+        h = have.get(key)
+        if h is None:
+            bad.append("no hand-over floor for %d member(s) at hold %d ms" % key)
+            continue
+        where = "hand-over floor, %d member(s), hold %d ms" % key
+        if not (h["add_up"] and h["token_counted"] == h["writes_sent"]):
+            bad.append("%s: token %d, writes sent %d" % (where, h["token_counted"], h["writes_sent"]))
+        if not h["fifo"]:
+            bad.append("%s: a grant passed an earlier ask" % where)
+        if h["acquisitions"] < 1 or h["writes_sent"] != h["acquisitions"] + h["contenders"]:
+            bad.append("%s: %d acquisitions, %d writes" % (where, h["acquisitions"], h["writes_sent"]))
+        t, w = h["turn_ms"], h["wait_ms"]
+        if not (ordered([t["p50"], t["p90"], t["p99"], t["max"]]) and ordered([w["p50"], w["p99"], w["max"]])):
+            bad.append("%s: quantiles not ordered" % where)
     return bad
 
 
@@ -363,6 +386,34 @@ def header_section(doc, note):
     for f in floors:
         out.append("| %s | %d | %.3f | %.3f | %.3f | %.3f |" % (
             f["target"], f["samples"], f["p50_ms"], f["p90_ms"], f["p99_ms"], f["max_ms"]))
+    return out + hand_over_floor_section(doc)
+
+
+def hand_over_floor_section(doc):
+    """The best a FIFO lock could do here, beside the notify cell of the same N and hold."""
+    floors = doc.get("hand_over_floors", [])
+    if not floors:
+        return []
+    out = ["", "## The hand-over floor", "",
+           "N threads pass an in-process FIFO baton; each hand-over is one majority findAndModify "
+           "(token + 1, holder), the least a server-recorded hand-over with a fencing token costs; "
+           "each thread holds, writes, hands over, does the same other work as a contender and "
+           "asks again (bench/lockbench/hand_over_floor.h). It leaves out everything a lock adds, so "
+           "a lock that records each hand-over with a majority write is not expected to beat it: "
+           "its longest wait over the FIFO bound (the matrix's bound) is what this machine, in this "
+           "run, lets that figure be. Beside it, the notify cell of the main grid with the same N "
+           "and hold.", "",
+           "| members | N | hold ms | acquisitions | turn p50 / p90 / p99 / max ms | wait p50 / p99 / max ms "
+           "| longest / FIFO | notify: longest / FIFO |", "|---|---|---|---|---|---|---|---|"]
+    for h in floors:
+        notify = [c for c in doc["cells"] if c["plan"] == "main" and c["strategy"] == "notify"
+                  and c["members"] == h["members"] and c["contenders"] == h["contenders"]
+                  and c["hold_ms"] == h["hold_ms"] and c["locks"] == 1]
+        t, w = h["turn_ms"], h["wait_ms"]
+        out.append("| %d | %d | %d | %d | %.3f / %.3f / %.3f / %.2f | %.1f / %.1f / %.1f | %s | %s |" % (
+            h["members"], h["contenders"], h["hold_ms"], h["acquisitions"], t["p50"], t["p90"],
+            t["p99"], t["max"], w["p50"], w["p99"], w["max"], num(h["longest_over_fifo"], 2),
+            num(notify[0]["fairness"]["longest_over_fifo"], 2) if notify else "n/a"))
     return out
 
 

@@ -2,20 +2,24 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "apm_pool.h"
 #include "clock.h"
 #include "figures.h"
 #include "floor.h"
+#include "hand_over_floor.h"
 #include "holds_file.h"
 #include "machine.h"
 #include "server.h"
+#include "stats.h"
 
 namespace lockbench {
 namespace {
@@ -76,6 +80,7 @@ Json header(const Config& c, const std::vector<CellSpec>& plan) {
             {"quick", c.axes.quick}}},
           {"strategies", strategies},
           {"floors", Json::array()},
+          {"hand_over_floors", Json::array()},
           {"cells", Json::array()}};
 }
 
@@ -94,6 +99,71 @@ Json floor_json(const FloorResult& f, int members) {
   return {{"target", f.target}, {"members", members},  {"samples", f.samples},
           {"p50_ms", f.p50_ms}, {"p90_ms", f.p90_ms},  {"p99_ms", f.p99_ms},
           {"max_ms", f.max_ms}, {"mean_ms", f.mean_ms}};
+}
+
+Json quantiles_json(std::vector<double> samples, bool p90) {
+  std::sort(samples.begin(), samples.end());
+  Json j = {{"p50", quantile(samples, 0.50)}};
+  if (p90) j["p90"] = quantile(samples, 0.90);
+  j["p99"] = quantile(samples, 0.99);
+  j["max"] = samples.empty() ? 0.0 : samples.back();
+  return j;
+}
+
+Json hand_over_floor_json(const HandOverFloor& h, double rtt_ms) {
+  const double bound_ms =
+      static_cast<double>(h.spec.contenders - 1) * (static_cast<double>(h.spec.hold_ms) + rtt_ms);
+  const double longest_ms =
+      h.waits_ms.empty() ? 0.0 : *std::max_element(h.waits_ms.begin(), h.waits_ms.end());
+  return {{"members", h.spec.members},
+          {"contenders", h.spec.contenders},
+          {"hold_ms", h.spec.hold_ms},
+          {"gap_ms", h.spec.gap_ms},
+          {"seconds", h.spec.seconds},
+          {"acquisitions", h.acquisitions},
+          {"writes_sent", h.writes_sent},
+          {"token_counted", h.token_counted},
+          {"add_up", h.add_up},
+          {"fifo", h.fifo},
+          {"turn_ms", quantiles_json(h.turns_ms, true)},
+          {"wait_ms", quantiles_json(h.waits_ms, false)},
+          {"fifo_bound_ms", bound_ms},
+          {"longest_over_fifo", bound_ms > 0 ? Json(longest_ms / bound_ms) : Json(nullptr)}};
+}
+
+// The hand-over floor (hand_over_floor.h) at every hold of this target's main-grid cells, with
+// as many contenders as the targets name (fewer when the grid's largest is smaller).
+// Returns false when one did not add up.
+bool hand_over_floors(Json& doc, const std::string& uri, const RunSettings& settings,
+                      const std::vector<CellSpec>& group, const FloorResult& floor) {
+  std::set<int64_t> holds;
+  int contenders = 1;
+  for (const CellSpec& cell : group) {
+    if (cell.plan != "main") continue;
+    holds.insert(cell.hold_ms);
+    contenders = std::max(contenders, cell.contenders);
+  }
+  bool ok = true;
+  for (const int64_t hold_ms : holds) {
+    HandOverFloorSpec spec{std::min(contenders, kHandOverFloorContenders), hold_ms, settings.gap_ms,
+                           settings.seconds_per_cell, group.front().members};
+    const HandOverFloor h =
+        measure_hand_over_floor(uri, settings.database,
+                                "lb-" + settings.run_id + "-hand-over-" +
+                                    std::to_string(spec.members) + "-" + std::to_string(hold_ms),
+                                spec);
+    Json j = hand_over_floor_json(h, floor.p50_ms);
+    ok = ok && h.add_up && h.fifo;
+    std::fprintf(stderr,
+                 "lockbench: hand-over floor N=%d hold=%lldms: turn p50 %.3f ms, longest wait "
+                 "%.1f ms = %.2f x FIFO%s\n",
+                 spec.contenders, static_cast<long long>(hold_ms),
+                 j["turn_ms"]["p50"].get<double>(), j["wait_ms"]["max"].get<double>(),
+                 j["longest_over_fifo"].is_null() ? 0.0 : j["longest_over_fifo"].get<double>(),
+                 h.add_up && h.fifo ? "" : " (DOES NOT ADD UP)");
+    doc["hand_over_floors"].push_back(std::move(j));
+  }
+  return ok;
 }
 
 void progress(size_t done, size_t total_cells, double elapsed_s, const Json& cell) {
@@ -145,6 +215,11 @@ int run(const Config& config) {
                  floor.target.c_str(), floor.p50_ms, floor.p99_ms,
                  static_cast<long long>(floor.samples));
     prepare_server(uri, settings);
+    const std::vector<CellSpec> group(
+        plan.begin() + static_cast<std::ptrdiff_t>(next),
+        std::find_if(plan.begin() + static_cast<std::ptrdiff_t>(next), plan.end(),
+                     [members](const CellSpec& c) { return c.members != members; }));
+    if (!hand_over_floors(doc, uri, settings, group, floor)) exit_code = 1;
     for (; next < plan.size() && plan[next].members == members; ++next) {
       const CellRaw raw = run_cell(*target, settings, plan[next]);
       Json cell = cell_figures(raw, floor, floor.p50_ms);

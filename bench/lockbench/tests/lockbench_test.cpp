@@ -22,6 +22,7 @@
 #include "clock.h"
 #include "config.h"
 #include "figures.h"
+#include "hand_over_floor.h"
 #include "plan.h"
 #include "records.h"
 #include "server.h"
@@ -321,6 +322,20 @@ class Cells : public ::testing::Test {
     EXPECT_EQ(raw.server.per_command.at("update"), acquisitions);
     return f;
   }
+  // Sets mongosim's failCommand fail point (configureFailPoint's JSON).
+  static void fail_point(const char* json) {
+    mongoc_client_t* client =
+        mongoc_client_new(target_->client_uri("lockbench-fail-point").c_str());
+    ASSERT_NE(client, nullptr);
+    bson_error_t error;
+    bson_t* command = bson_new_from_json(reinterpret_cast<const uint8_t*>(json), -1, &error);
+    ASSERT_NE(command, nullptr) << error.message;
+    const bool ok =
+        mongoc_client_command_simple(client, "admin", command, nullptr, nullptr, &error);
+    bson_destroy(command);
+    mongoc_client_destroy(client);
+    ASSERT_TRUE(ok) << error.message;
+  }
   static inline Target* target_ = nullptr;
   static inline RunSettings settings_;
   static inline locklab::testkit::TempDir* work_ = nullptr;
@@ -369,19 +384,6 @@ TEST_F(Cells, AProcessThatEndsBeforeReadyIsNamedWithItsStderr) {
 // than fails (try_acquire's own timeout bounds it) and a thread that cannot be started (the
 // same "no window" path, by WindowOrNone; not injected here).
 TEST_F(Cells, AThreadWhoseWarmUpFailsIsNamedAndTheCellEnds) {
-  const auto fail_point = [](const char* json) {
-    mongoc_client_t* client =
-        mongoc_client_new(target_->client_uri("lockbench-fail-point").c_str());
-    ASSERT_NE(client, nullptr);
-    bson_error_t error;
-    bson_t* command = bson_new_from_json(reinterpret_cast<const uint8_t*>(json), -1, &error);
-    ASSERT_NE(command, nullptr) << error.message;
-    const bool ok =
-        mongoc_client_command_simple(client, "admin", command, nullptr, nullptr, &error);
-    bson_destroy(command);
-    mongoc_client_destroy(client);
-    ASSERT_TRUE(ok) << error.message;
-  };
   fail_point(R"({"configureFailPoint": "failCommand", "mode": {"times": 1}, "data":
       {"failCommands": ["findAndModify"], "errorCode": 2, "appName": "lockbench"}})");
   const int contenders = 3;
@@ -403,6 +405,46 @@ TEST_F(Cells, AThreadWhoseWarmUpFailsIsNamedAndTheCellEnds) {
   };
   EXPECT_LE(count("findAndModify") + count("update"), 2 * contenders)
       << nlohmann::json(c.per_command).dump();
+}
+
+// The hand-over floor on a real mongosim: every hand-over write is on the server (the token it
+// kept, and its own findAndModify count, equal the writes sent) and grants follow the asks.
+// What the model omits: a second process and a lock's own server-side logic (by design).
+TEST_F(Cells, HandOverFloorAddsUpOnTheServerAndIsFifo) {
+  const int contenders = 4;
+  const ServerSnapshot before = target_->snapshot();
+  const HandOverFloor h =
+      measure_hand_over_floor(target_->client_uri("lockbench-hof"), settings_.database,
+                              "lb-" + settings_.run_id + "-hof", {contenders, 1, 1, 0.5, 1});
+  const ServerCount c = count_between(before, target_->snapshot());
+  EXPECT_GT(h.acquisitions, contenders);
+  EXPECT_EQ(h.writes_sent, h.acquisitions + contenders);  // a warm-up each, a release each
+  EXPECT_EQ(h.token_counted, h.writes_sent);
+  EXPECT_TRUE(h.add_up);
+  EXPECT_TRUE(h.fifo);
+  EXPECT_EQ(c.per_command.at("findAndModify"), h.writes_sent);
+  EXPECT_EQ(h.waits_ms.size(), static_cast<size_t>(h.acquisitions));
+  EXPECT_EQ(h.turns_ms.size() + 1, static_cast<size_t>(h.acquisitions));
+  for (const double t : h.turns_ms) EXPECT_GE(t, 1.0);  // each turn holds at least 1 ms
+}
+
+// A failed hand-over write ends the floor with the command named, every thread joined: it does
+// not hang waiting for a baton the failed thread would have passed.
+TEST_F(Cells, HandOverFloorEndsOnAFailedWriteAndNamesIt) {
+  fail_point(R"({"configureFailPoint": "failCommand", "mode": {"skip": 6}, "data":
+      {"failCommands": ["findAndModify"], "errorCode": 2, "appName": "lockbench-hof-fail"}})");
+  try {
+    measure_hand_over_floor(target_->client_uri("lockbench-hof-fail"), settings_.database,
+                            "lb-" + settings_.run_id + "-hof-fail", {3, 0, 0, 2.0, 1});
+    ADD_FAILURE() << "the floor ran through a failed write";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("hand-over floor: findAndModify failed"),
+              std::string::npos)
+        << e.what();
+  }
+  fail_point(R"({"configureFailPoint": "failCommand", "mode": "off"})");
+  EXPECT_THROW(measure_hand_over_floor(target_->client_uri("x"), "lockbench", "x", {0, 0, 0, 1, 1}),
+               std::invalid_argument);
 }
 
 // Snapshots further apart than libmongoc's idle-connection check (socketCheckIntervalMS, 5 s
