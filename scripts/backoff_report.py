@@ -54,24 +54,51 @@ def fail_list(doc):
 
 
 def hand_over_floor_failures(doc, cells):
-    """The hand-over floor: one per member count and hold of the main grid, each adding up."""
+    """The hand-over floor: one per member count and hold of the main grid, each adding up.
+    A document from before lockbench measured it (no hand_over_floors key) has none to check."""
+    if "hand_over_floors" not in doc:
+        return []
     bad = []
-    have = {(h["members"], h["hold_ms"]): h for h in doc.get("hand_over_floors", [])}
-    for key in sorted({(c["members"], c["hold_ms"]) for c in cells if c["plan"] == "main"}):
+    have = {}
+    for h in doc["hand_over_floors"]:
+        key = (h.get("members"), h.get("hold_ms"))
+        if key in have:
+            bad.append("two hand-over floors for %s member(s) at hold %s ms" % key)
+        have[key] = h
+    main = [c for c in cells if c["plan"] == "main"]
+    for key in sorted({(c["members"], c["hold_ms"]) for c in main}):
         h = have.get(key)
         if h is None:
             bad.append("no hand-over floor for %d member(s) at hold %d ms" % key)
             continue
         where = "hand-over floor, %d member(s), hold %d ms" % key
-        if not (h["add_up"] and h["token_counted"] == h["writes_sent"]):
-            bad.append("%s: token %d, writes sent %d" % (where, h["token_counted"], h["writes_sent"]))
-        if not h["fifo"]:
-            bad.append("%s: a grant passed an earlier ask" % where)
-        if h["acquisitions"] < 1 or h["writes_sent"] != h["acquisitions"] + h["contenders"]:
-            bad.append("%s: %d acquisitions, %d writes" % (where, h["acquisitions"], h["writes_sent"]))
-        t, w = h["turn_ms"], h["wait_ms"]
-        if not (ordered([t["p50"], t["p90"], t["p99"], t["max"]]) and ordered([w["p50"], w["p99"], w["max"]])):
-            bad.append("%s: quantiles not ordered" % where)
+        if "error" in h:
+            bad.append("%s: %s" % (where, h["error"]))
+            continue
+        want = min(32, max(c["contenders"] for c in main if c["members"] == key[0]))
+        try:
+            bad += ["%s: %s" % (where, b) for b in one_floor_failures(h, want)]
+        except (KeyError, TypeError) as e:
+            bad.append("%s: a figure is missing or not a number (%s)" % (where, e))
+    return bad
+
+
+def one_floor_failures(h, want_contenders):
+    bad = []
+    if h["contenders"] != want_contenders:
+        bad.append("%d contenders, the grid's share is %d" % (h["contenders"], want_contenders))
+    if not (h["add_up"] and h["token_counted"] == h["writes_sent"]):
+        bad.append("token %d, writes sent %d" % (h["token_counted"], h["writes_sent"]))
+    if not h["fifo"]:
+        bad.append("a grant passed an earlier ask")
+    if h["acquisitions"] < 1 or h["writes_sent"] != h["acquisitions"] + h["contenders"]:
+        bad.append("%d acquisitions, %d writes" % (h["acquisitions"], h["writes_sent"]))
+    t, w = h["turn_ms"], h["wait_ms"]
+    if not (ordered([t["p50"], t["p90"], t["p99"], t["max"]]) and ordered([w["p50"], w["p99"], w["max"]])):
+        bad.append("quantiles not ordered")
+    ratio, bound = h["longest_over_fifo"], h["fifo_bound_ms"]
+    if (ratio is None) != (bound <= 0) or (ratio is not None and abs(ratio * bound - w["max"]) > 1e-6 * max(1.0, w["max"])):
+        bad.append("longest / FIFO %s does not match the longest wait %s over the bound %s" % (ratio, w["max"], bound))
     return bad
 
 
@@ -409,6 +436,10 @@ def hand_over_floor_section(doc):
         notify = [c for c in doc["cells"] if c["plan"] == "main" and c["strategy"] == "notify"
                   and c["members"] == h["members"] and c["contenders"] == h["contenders"]
                   and c["hold_ms"] == h["hold_ms"] and c["locks"] == 1]
+        if "error" in h:
+            out.append("| %d | %d | %d | not measured: %s | | | | |" % (
+                h["members"], h["contenders"], h["hold_ms"], esc(h["error"])))
+            continue
         t, w = h["turn_ms"], h["wait_ms"]
         out.append("| %d | %d | %d | %d | %.3f / %.3f / %.3f / %.2f | %.1f / %.1f / %.1f | %s | %s |" % (
             h["members"], h["contenders"], h["hold_ms"], h["acquisitions"], t["p50"], t["p90"],

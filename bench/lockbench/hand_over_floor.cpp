@@ -25,10 +25,12 @@ struct PoolDeleter {
   void operator()(mongoc_client_pool_t* p) const { mongoc_client_pool_destroy(p); }
 };
 
-// The baton and everything recorded under its mutex.
+// The baton and everything recorded under its mutex. Each thread waits on its own condition
+// variable, so a hand-over wakes the grantee alone (one shared variable woke all N - 1 waiters
+// on every hand-over: at hold 0 that herd, not the server, made the turn).
 struct Baton {
   std::mutex mutex;
-  std::condition_variable handed;
+  std::vector<std::unique_ptr<std::condition_variable>> handed;  // per thread
   std::deque<int> waiting;  // thread indexes, earliest ask first
   bool held = false;
   std::string error;                // the first failure; non-empty stops every thread
@@ -70,7 +72,8 @@ int64_t take(Baton& b, int self) {
     got_ns = monotonic_now_ns();
   } else {
     b.waiting.push_back(self);
-    b.handed.wait(lock, [&] { return b.granted_ns[self] >= 0 || !b.error.empty(); });
+    b.handed[static_cast<size_t>(self)]->wait(
+        lock, [&] { return b.granted_ns[self] >= 0 || !b.error.empty(); });
     if (b.granted_ns[self] < 0) return -1;
     got_ns = b.granted_ns[self];
     b.granted_ns[self] = -1;
@@ -83,6 +86,7 @@ int64_t take(Baton& b, int self) {
 
 // Hands the baton to the earliest waiter, or frees it.
 void give(Baton& b) {
+  int next = -1;
   {
     std::lock_guard lock(b.mutex);
     ++b.writes;
@@ -90,19 +94,20 @@ void give(Baton& b) {
       b.held = false;
       return;
     }
-    const int next = b.waiting.front();
+    next = b.waiting.front();
     b.waiting.pop_front();
     b.granted_ns[next] = monotonic_now_ns();
   }
-  b.handed.notify_all();
+  b.handed[static_cast<size_t>(next)]->notify_one();
 }
 
+// Records the first failure and wakes every waiter: each sees it and leaves.
 void fail(Baton& b, const std::string& why) {
   {
     std::lock_guard lock(b.mutex);
     if (b.error.empty()) b.error = why;
   }
-  b.handed.notify_all();
+  for (const auto& handed : b.handed) handed->notify_one();
 }
 
 bool failed(Baton& b) {
@@ -228,6 +233,9 @@ HandOverFloor measure_hand_over_floor(const std::string& uri, const std::string&
   mongoc_client_pool_max_size(pool.get(), static_cast<uint32_t>(spec.contenders + 1));
   Shared s{database, lock_name, spec, pool.get(), {}, 0};
   s.baton.granted_ns.assign(static_cast<size_t>(spec.contenders), -1);
+  for (int i = 0; i < spec.contenders; ++i) {
+    s.baton.handed.push_back(std::make_unique<std::condition_variable>());
+  }
   const auto open_window = [&s]() noexcept {
     s.stop_ns = monotonic_now_ns() + static_cast<int64_t>(s.spec.seconds * kNsPerS);
   };

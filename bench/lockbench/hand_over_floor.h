@@ -9,8 +9,10 @@
 // Its longest wait over the cells' FIFO bound is what this machine, in this run, lets that figure
 // be: a lock well above the bound where this floor is below it has overhead of its own; where
 // this floor is above it too, the machine is the limit.
+// The window closes asks, not turns: the asks queued when it ends are still served (at most
+// N - 1 more turns) and counted, as a cell counts the waits its end cut off.
 // Invariants: the server's token at the end equals the writes sent (add_up); grants follow the
-// order of asks (FIFO by construction, checked: fifo).
+// order of asks (FIFO by construction, checked: fifo); a hand-over wakes the grantee alone.
 // Thread rules: call from one thread with no cell running; it starts and joins its own threads.
 #pragma once
 

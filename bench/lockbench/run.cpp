@@ -147,21 +147,33 @@ bool hand_over_floors(Json& doc, const std::string& uri, const RunSettings& sett
   for (const int64_t hold_ms : holds) {
     HandOverFloorSpec spec{std::min(contenders, kHandOverFloorContenders), hold_ms, settings.gap_ms,
                            settings.seconds_per_cell, group.front().members};
-    const HandOverFloor h =
-        measure_hand_over_floor(uri, settings.database,
-                                "lb-" + settings.run_id + "-hand-over-" +
-                                    std::to_string(spec.members) + "-" + std::to_string(hold_ms),
-                                spec);
-    Json j = hand_over_floor_json(h, floor.p50_ms);
-    ok = ok && h.add_up && h.fifo;
-    std::fprintf(stderr,
-                 "lockbench: hand-over floor N=%d hold=%lldms: turn p50 %.3f ms, longest wait "
-                 "%.1f ms = %.2f x FIFO%s\n",
-                 spec.contenders, static_cast<long long>(hold_ms),
-                 j["turn_ms"]["p50"].get<double>(), j["wait_ms"]["max"].get<double>(),
-                 j["longest_over_fifo"].is_null() ? 0.0 : j["longest_over_fifo"].get<double>(),
-                 h.add_up && h.fifo ? "" : " (DOES NOT ADD UP)");
-    doc["hand_over_floors"].push_back(std::move(j));
+    const std::string name = "lb-" + settings.run_id + "-hand-over-" +
+                             std::to_string(spec.members) + "-" + std::to_string(hold_ms);
+    try {
+      const HandOverFloor h = measure_hand_over_floor(uri, settings.database, name, spec);
+      Json j = hand_over_floor_json(h, floor.p50_ms);
+      ok = ok && h.add_up && h.fifo;
+      char ratio[32] = "n/a";
+      if (!j["longest_over_fifo"].is_null()) {
+        std::snprintf(ratio, sizeof ratio, "%.2f", j["longest_over_fifo"].get<double>());
+      }
+      std::fprintf(stderr,
+                   "lockbench: hand-over floor N=%d hold=%lldms: turn p50 %.3f ms, longest wait "
+                   "%.1f ms = %s x FIFO%s\n",
+                   spec.contenders, static_cast<long long>(hold_ms),
+                   j["turn_ms"]["p50"].get<double>(), j["wait_ms"]["max"].get<double>(), ratio,
+                   h.add_up && h.fifo ? "" : " (DOES NOT ADD UP)");
+      doc["hand_over_floors"].push_back(std::move(j));
+    } catch (const std::exception& e) {
+      // The cells still run: a floor that could not be measured is reported, not fatal.
+      ok = false;
+      std::fprintf(stderr, "lockbench: hand-over floor N=%d hold=%lldms: %s\n", spec.contenders,
+                   static_cast<long long>(hold_ms), e.what());
+      doc["hand_over_floors"].push_back({{"members", spec.members},
+                                         {"contenders", spec.contenders},
+                                         {"hold_ms", hold_ms},
+                                         {"error", e.what()}});
+    }
   }
   return ok;
 }

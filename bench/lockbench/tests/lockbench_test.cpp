@@ -336,6 +336,26 @@ class Cells : public ::testing::Test {
     mongoc_client_destroy(client);
     ASSERT_TRUE(ok) << error.message;
   }
+  // The hand-over floor document's token, read from the server.
+  static int64_t token_of(const std::string& lock_name) {
+    mongoc_client_t* client = mongoc_client_new(target_->client_uri("lockbench-read").c_str());
+    mongoc_collection_t* collection =
+        mongoc_client_get_collection(client, settings_.database.c_str(), "lockbench_hand_over");
+    bson_t* filter = BCON_NEW("_id", BCON_UTF8(lock_name.c_str()));
+    mongoc_cursor_t* cursor =
+        mongoc_collection_find_with_opts(collection, filter, nullptr, nullptr);
+    const bson_t* doc = nullptr;
+    bson_iter_t it;
+    int64_t token = -1;
+    if (mongoc_cursor_next(cursor, &doc) && bson_iter_init_find(&it, doc, "token")) {
+      token = bson_iter_as_int64(&it);
+    }
+    mongoc_cursor_destroy(cursor);
+    bson_destroy(filter);
+    mongoc_collection_destroy(collection);
+    mongoc_client_destroy(client);
+    return token;
+  }
   static inline Target* target_ = nullptr;
   static inline RunSettings settings_;
   static inline locklab::testkit::TempDir* work_ = nullptr;
@@ -420,6 +440,7 @@ TEST_F(Cells, HandOverFloorAddsUpOnTheServerAndIsFifo) {
   EXPECT_GT(h.acquisitions, contenders);
   EXPECT_EQ(h.writes_sent, h.acquisitions + contenders);  // a warm-up each, a release each
   EXPECT_EQ(h.token_counted, h.writes_sent);
+  EXPECT_EQ(h.token_counted, token_of("lb-" + settings_.run_id + "-hof"));  // read, not assumed
   EXPECT_TRUE(h.add_up);
   EXPECT_TRUE(h.fifo);
   EXPECT_EQ(c.per_command.at("findAndModify"), h.writes_sent);
@@ -442,6 +463,14 @@ TEST_F(Cells, HandOverFloorEndsOnAFailedWriteAndNamesIt) {
               std::string::npos)
         << e.what();
   }
+  // The first warm-up fails: its thread leaves the start barrier, so the others do not wait
+  // for it.
+  fail_point(R"({"configureFailPoint": "failCommand", "mode": {"times": 1}, "data":
+      {"failCommands": ["findAndModify"], "errorCode": 2, "appName": "lockbench-hof-warm"}})");
+  EXPECT_THROW(
+      measure_hand_over_floor(target_->client_uri("lockbench-hof-warm"), settings_.database,
+                              "lb-" + settings_.run_id + "-hof-warm", {3, 0, 0, 2.0, 1}),
+      std::runtime_error);
   fail_point(R"({"configureFailPoint": "failCommand", "mode": "off"})");
   EXPECT_THROW(measure_hand_over_floor(target_->client_uri("x"), "lockbench", "x", {0, 0, 0, 1, 1}),
                std::invalid_argument);
