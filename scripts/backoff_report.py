@@ -428,7 +428,8 @@ def hand_over_floor_section(doc):
            "asks again (bench/lockbench/hand_over_floor.h). It leaves out everything a lock adds, so "
            "a lock that records each hand-over with a majority write is not expected to beat it: "
            "its longest wait over the FIFO bound (the matrix's bound) is what this machine, in this "
-           "run, lets that figure be. Beside it, the notify cell of the main grid with the same N "
+           "run, lets that figure be (one worst wait, so it varies between runs; the turn's median is the "
+           "steady figure). Beside it, the notify cell of the main grid with the same N "
            "and hold.", "",
            "| members | N | hold ms | acquisitions | turn p50 / p90 / p99 / max ms | wait p50 / p99 / max ms "
            "| longest / FIFO | notify: longest / FIFO |", "|---|---|---|---|---|---|---|---|"]

@@ -8,7 +8,9 @@
 // process; a lock that records each hand-over with a majority write is not expected to beat it.
 // Its longest wait over the cells' FIFO bound is what this machine, in this run, lets that figure
 // be: a lock well above the bound where this floor is below it has overhead of its own; where
-// this floor is above it too, the machine is the limit.
+// this floor is above it too, the machine is the limit. It is one worst wait, not a bound: at
+// hold 0 it varies several-fold between runs (and can exceed a lock's); its turns' median is
+// the steady figure.
 // The window closes asks, not turns: the asks queued when it ends are still served (at most
 // N - 1 more turns) and counted, as a cell counts the waits its end cut off.
 // Invariants: the server's token at the end equals the writes sent (add_up); grants follow the
