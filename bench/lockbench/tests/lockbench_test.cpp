@@ -336,8 +336,9 @@ class Cells : public ::testing::Test {
     mongoc_client_destroy(client);
     ASSERT_TRUE(ok) << error.message;
   }
-  // The hand-over floor document's token, read from the server.
-  static int64_t token_of(const std::string& lock_name) {
+  // A number field of the hand-over floor's document, read from the server; -1 when the field
+  // (or the document) is missing.
+  static int64_t floor_field(const std::string& lock_name, const char* field) {
     mongoc_client_t* client = mongoc_client_new(target_->client_uri("lockbench-read").c_str());
     mongoc_collection_t* collection =
         mongoc_client_get_collection(client, settings_.database.c_str(), "lockbench_hand_over");
@@ -346,15 +347,15 @@ class Cells : public ::testing::Test {
         mongoc_collection_find_with_opts(collection, filter, nullptr, nullptr);
     const bson_t* doc = nullptr;
     bson_iter_t it;
-    int64_t token = -1;
-    if (mongoc_cursor_next(cursor, &doc) && bson_iter_init_find(&it, doc, "token")) {
-      token = bson_iter_as_int64(&it);
+    int64_t value = -1;
+    if (mongoc_cursor_next(cursor, &doc) && bson_iter_init_find(&it, doc, field)) {
+      value = bson_iter_as_int64(&it);
     }
     mongoc_cursor_destroy(cursor);
     bson_destroy(filter);
     mongoc_collection_destroy(collection);
     mongoc_client_destroy(client);
-    return token;
+    return value;
   }
   static inline Target* target_ = nullptr;
   static inline RunSettings settings_;
@@ -440,13 +441,36 @@ TEST_F(Cells, HandOverFloorAddsUpOnTheServerAndIsFifo) {
   EXPECT_GT(h.acquisitions, contenders);
   EXPECT_EQ(h.writes_sent, h.acquisitions + contenders);  // a warm-up each, a release each
   EXPECT_EQ(h.token_counted, h.writes_sent);
-  EXPECT_EQ(h.token_counted, token_of("lb-" + settings_.run_id + "-hof"));  // read, not assumed
+  EXPECT_EQ(h.token_counted, floor_field("lb-" + settings_.run_id + "-hof", "token"));  // read
+  // Each write names its writer: the last one's index is on the server.
+  const int64_t holder = floor_field("lb-" + settings_.run_id + "-hof", "holder");
+  EXPECT_GE(holder, 0);
+  EXPECT_LT(holder, contenders);
   EXPECT_TRUE(h.add_up);
   EXPECT_TRUE(h.fifo);
   EXPECT_EQ(c.per_command.at("findAndModify"), h.writes_sent);
   EXPECT_EQ(h.waits_ms.size(), static_cast<size_t>(h.acquisitions));
   EXPECT_EQ(h.turns_ms.size() + 1, static_cast<size_t>(h.acquisitions));
   for (const double t : h.turns_ms) EXPECT_GE(t, 1.0);  // each turn holds at least 1 ms
+}
+
+// A thread does gap_ms of other work between a hand-over and its next ask, as a cell's contender
+// does: each of its rounds takes at least the gap (sleep_until never returns early) and a round
+// starts only inside the window, so a thread has at most window / gap + 1 rounds. A floor that
+// skipped the gap would hand over thousands of times. An upper bound that holds on any machine,
+// however slow. What it omits: a gap that is too long (a cell's own gap is not checked here
+// either), and the write concern (one member acknowledges w: 1 and majority alike).
+TEST_F(Cells, HandOverFloorKeepsEachThreadsGap) {
+  const int contenders = 2;
+  const int64_t gap_ms = 50;
+  const double seconds = 0.5;
+  const HandOverFloor h = measure_hand_over_floor(
+      target_->client_uri("lockbench-hof-gap"), settings_.database,
+      "lb-" + settings_.run_id + "-hof-gap", {contenders, 0, gap_ms, seconds, 1});
+  const auto rounds_max = static_cast<int64_t>(seconds * 1000 / gap_ms) + 1;
+  EXPECT_GE(h.acquisitions, contenders);
+  EXPECT_LE(h.acquisitions, contenders * rounds_max);
+  EXPECT_TRUE(h.add_up);
 }
 
 // A failed hand-over write ends the floor with the command named, every thread joined: it does
