@@ -339,6 +339,75 @@ TEST(OneMemberSet, StepDownAndFreezeAreRefusedAsMongodRefusesThem) {
   EXPECT_TRUE(h->get("isWritablePrimary")->truthy());
 }
 
+// replSetFetchOplog with maxAwaitMs, as a secondary's fetcher sends it: on a source with nothing
+// after `after`, the fetch waits (the server counts it in oplogFetchesWaiting) and answers with
+// the next write once it is made, instead of answering empty at once and leaving the fetcher to
+// poll. With nothing written it answers empty when the wait runs out; a bad maxAwaitMs is refused
+// naming it. The secondaries' own fetchers are stopped (stopReplProducer) so the only fetch
+// waiting on the primary is the test's, and the test writes only once it is known to be waiting.
+// What it omits: a source that steps down or rolls back while a fetch waits (the fetcher
+// re-validates every batch; ReplState tests), and the secondary's loop itself (every replica-set
+// test runs it).
+TEST_F(ThreeMemberSet, OplogFetchWaitsForTheNextWrite) {
+  const int p = set_.wait_for_majority_write();
+  ASSERT_GE(p, 0) << logs();
+  for (int i = 0; i < kMembers; ++i) {
+    if (i != p) fail_point(set_, i, "stopReplProducer", V("alwaysOn"));
+  }
+  const auto fetches_waiting = [&] {
+    const std::optional<Document> status = set_.command(p, Document{{"serverStatus", V(1)}});
+    if (!status) return int64_t{-1};
+    return status->get("mongosim")->as_document().get("oplogFetchesWaiting")->as_int64();
+  };
+  // The secondaries' last fetches end within their wait.
+  ASSERT_TRUE(poll_until(after(std::chrono::seconds(10)), [&] { return fetches_waiting() == 0; }));
+  const Document w1{{"w", V(int32_t{1})}};
+  const std::optional<Document> first = set_.insert(p, Document{{"_id", V("first")}}, w1);
+  ASSERT_TRUE(write_ok(first)) << show(first);
+  ASSERT_NE(first->get("opTime"), nullptr) << show(first);
+  const auto fetch = [&](const bson::Value& from, bson::Value max_await_ms) {
+    return set_.command(p, Document{{"replSetFetchOplog", V(int32_t{1})},
+                                    {"after", from},
+                                    {"limit", V(int64_t{10})},
+                                    {"maxAwaitMs", std::move(max_await_ms)}});
+  };
+
+  std::optional<Document> waited;
+  std::thread fetcher([&] { waited = fetch(*first->get("opTime"), V(int64_t{8'000})); });
+  const bool seen_waiting =
+      poll_until(after(std::chrono::seconds(8)), [&] { return fetches_waiting() == 1; });
+  const std::optional<Document> second = set_.insert(p, Document{{"_id", V("second")}}, w1);
+  fetcher.join();
+  ASSERT_TRUE(seen_waiting) << "the fetch never waited: " << show(waited);
+  ASSERT_TRUE(write_ok(second)) << show(second);
+  ASSERT_TRUE(reply_is_ok(waited)) << show(waited);
+  EXPECT_TRUE(waited->get("found")->truthy());
+  const bson::Array& entries = waited->get("entries")->as_array();
+  ASSERT_EQ(entries.size(), 1u) << show(waited);
+  const Document& entry = entries[0].as_document();
+  EXPECT_EQ(entry.get("op")->as_string(), "i") << show(waited);
+  EXPECT_EQ(entry.get("o")->as_document().get("_id")->as_string(), "second") << show(waited);
+  EXPECT_EQ(fetches_waiting(), 0);
+
+  // From "second" there is nothing new: the wait runs out and the answer is empty.
+  const std::optional<Document> idle = fetch(*second->get("opTime"), V(int32_t{1}));
+  ASSERT_TRUE(reply_is_ok(idle)) << show(idle);
+  EXPECT_TRUE(idle->get("found")->truthy());
+  EXPECT_TRUE(idle->get("entries")->as_array().empty()) << show(idle);
+
+  for (const bson::Value& bad : {V(int64_t{-1}), V("soon")}) {
+    const std::optional<Document> refused = fetch(*second->get("opTime"), bad);
+    ASSERT_TRUE(refused) << bson::to_json(Document{{"maxAwaitMs", bad}});
+    EXPECT_FALSE(is_ok(*refused)) << show(refused);
+    EXPECT_EQ(refused->get("code")->number_as_double(), code::kBadValue) << show(refused);
+    EXPECT_NE(refused->get("errmsg")->as_string().find("maxAwaitMs"), std::string::npos)
+        << show(refused);
+  }
+  for (int i = 0; i < kMembers; ++i) {
+    if (i != p) fail_point(set_, i, "stopReplProducer", V("off"));
+  }
+}
+
 TEST(StandaloneMember, ReplicaSetAdminCommandsNeedReplication) {
   MongosimNode server;
   auto step_down = try_command(server.port(), Document{{"replSetStepDown", V(int32_t{10})}});
