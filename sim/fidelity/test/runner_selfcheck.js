@@ -23,9 +23,17 @@ function main() {
     return 1;
   }
   const here = path.resolve(__dirname, '..');
-  const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'locklab-selfcheck-')), 'r.json');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'locklab-selfcheck-'));
+  try {
+    return check(here, args[1], path.join(dir, 'r.json'));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });  // pass or fail, nothing is left behind
+  }
+}
+
+function check(here, mongosim, out) {
   const run = spawnSync(process.execPath, [path.join(here, 'unified_runner.js'),
-    '--mongosim', args[1], '--specs', path.join(__dirname, 'specs'), '--suite', 'selfcheck',
+    '--mongosim', mongosim, '--specs', path.join(__dirname, 'specs'), '--suite', 'selfcheck',
     '--results', out], { encoding: 'utf8', timeout: RUN_DEADLINE_MS });
   process.stdout.write(run.stdout || '');
   assert.strictEqual(run.status, 1, 'the runner must exit 1 when tests fail');
