@@ -83,7 +83,6 @@ ReplicationCoordinator::FetchRound ReplicationCoordinator::fetch_once() {
   size_t applied_count = 0;
   std::string stale;
   const bool diverged = !bool_field(b, "found");
-  bool commit_point_behind = false;
   {
     ReplStateLock::Shared hold(repl_state_lock_);
     stale = stale_batch_reason(hold, term, source, after);
@@ -121,11 +120,8 @@ ReplicationCoordinator::FetchRound ReplicationCoordinator::fetch_once() {
       reported_durable_ = std::max(reported_durable_, now_durable);
       topology_->on_my_optimes(now_ms(), now_applied, now_durable);
     }
-    const OpTime source_committed = optime_field(b, "lastCommittedOpTime");
-    topology_->on_sync_source_progress(now_ms(), int_field(b, "term", 0), source_committed);
-    // A commit point this member may not adopt (a primary catching up adopts none) would be
-    // news to the source on every fetch: it would answer at once, every time.
-    commit_point_behind = topology_->last_committed() < source_committed;
+    topology_->on_sync_source_progress(now_ms(), int_field(b, "term", 0),
+                                       optime_field(b, "lastCommittedOpTime"));
     actions = drain_locked();
   }
   perform(std::move(actions));
@@ -133,7 +129,7 @@ ReplicationCoordinator::FetchRound ReplicationCoordinator::fetch_once() {
     report_position();
     return FetchRound::kApplied;
   }
-  return diverged || commit_point_behind ? FetchRound::kIdle : FetchRound::kNothingNew;
+  return diverged ? FetchRound::kIdle : FetchRound::kNothingNew;
 }
 
 bool ReplicationCoordinator::fetching_allowed_locked() const {
