@@ -8,10 +8,9 @@
 // - A fetcher thread pulls oplog entries from the topology's sync source (replSetFetchOplog, a
 //   mongosim-internal command), applies them through the data layer and reports its position to
 //   the primary (replSetUpdatePosition). The source holds a fetch that finds nothing new until an
-//   entry shows, its commit point passes the one the fetcher sent, or kFetchAwaitMs pass (as
-//   mongod's fetcher tails with an awaitData cursor), so a write, and the commit point after it,
-//   reach the secondaries about a round trip after they are made; the holding thread is a
-//   connection thread of the source and takes no lock while it waits.
+//   entry or a new commit point shows, or kFetchAwaitMs pass (as mongod's fetcher tails with an
+//   awaitData cursor), so a write reaches the secondaries about a round trip after it is made;
+//   the holding thread is a connection thread of the source and takes no lock while it waits.
 // - The topology's state is mirrored into ServerContext::replica (hello, not-primary checks):
 //   PRIMARY there means writable; a primary still catching up shows as SECONDARY.
 // - Every touch of the data (fetch answers, applying, no-ops, durability, rollback) goes through
@@ -158,10 +157,9 @@ class ReplicationCoordinator final : public ReplicationView {
   void fetch_loop();
   FetchRound fetch_once();
   // The source side's wait (handle_fetch_oplog): re-reads after each change until an entry after
-  // `after` shows or the commit point passes `known_committed` (the fetcher's; nullopt: the one
-  // of the fetch's arrival), `await_ms` pass, or the server shuts down (11600).
-  std::optional<std::vector<bson::Document>> await_oplog_after(
-      OpTime after, size_t limit, int64_t await_ms, std::optional<OpTime> known_committed);
+  // `after` or a new commit point shows, `await_ms` pass, or the server shuts down.
+  std::optional<std::vector<bson::Document>> await_oplog_after(OpTime after, size_t limit,
+                                                               int64_t await_ms);
   void report_position();
 
   // Persistence (replication_persistence.cpp): writes the topology's term, vote and config to

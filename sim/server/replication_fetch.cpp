@@ -48,7 +48,6 @@ ReplicationCoordinator::FetchRound ReplicationCoordinator::fetch_once() {
   int source = -1;
   int rollback_source = -1;
   int64_t term = 0;
-  OpTime known_committed;
   std::string host;
   {
     std::lock_guard lock(mutex_);
@@ -58,7 +57,6 @@ ReplicationCoordinator::FetchRound ReplicationCoordinator::fetch_once() {
     source = topology_->sync_source();
     if (rollback_source < 0 && source < 0) return FetchRound::kIdle;
     term = topology_->term();
-    known_committed = topology_->last_committed();
     if (source >= 0) host = topology_->config().members[static_cast<size_t>(source)].host;
   }
   if (rollback_source >= 0) {
@@ -71,8 +69,7 @@ ReplicationCoordinator::FetchRound ReplicationCoordinator::fetch_once() {
   bson::Document cmd{{"replSetFetchOplog", bson::V(int32_t{1})},
                      {"after", bson::V(after.to_document())},
                      {"limit", bson::V(static_cast<int64_t>(kFetchBatchEntries))},
-                     {"maxAwaitMs", bson::V(kFetchAwaitMs)},
-                     {"lastKnownCommittedOpTime", bson::V(known_committed.to_document())}};
+                     {"maxAwaitMs", bson::V(kFetchAwaitMs)}};
   MemberReply reply = run_member_command(host, "admin", cmd, kFetchTimeoutMs);
   if (!reply_ok(reply)) {
     sleep_ms(kFetchErrorBackoffMs);
@@ -173,20 +170,17 @@ void ReplicationCoordinator::report_position() {
 }
 
 std::optional<std::vector<bson::Document>> ReplicationCoordinator::await_oplog_after(
-    OpTime after, size_t limit, int64_t await_ms, std::optional<OpTime> known_committed) {
+    OpTime after, size_t limit, int64_t await_ms) {
   ChangeSignal& signal = server_.change_signal;
   // Read before the look: a change between the look and the wait is not lost.
   uint64_t seen = signal.generation();
   std::optional<std::vector<bson::Document>> read = storage_.oplog_continuing(after, limit);
   if (!read || !read->empty() || await_ms <= 0) return read;
-  // The fetcher learns the commit point from the answer: one newer than it knows is news. A
-  // fetcher that did not say what it knows is compared with the commit point of now.
-  const auto news = [&] {
+  OpTime committed;
+  {
     std::lock_guard lock(mutex_);
-    if (!known_committed) known_committed = topology_->last_committed();
-    return *known_committed < topology_->last_committed();
-  };
-  if (news()) return read;
+    committed = topology_->last_committed();
+  }
   const auto deadline = ChangeSignal::Clock::now() + std::chrono::milliseconds(await_ms);
   while (signal.wait_for_change(seen, deadline, ChangeSignal::Waiter::kOplogFetch)) {
     // An empty answer now would send the fetcher straight back: it backs off from an error.
@@ -194,7 +188,10 @@ std::optional<std::vector<bson::Document>> ReplicationCoordinator::await_oplog_a
       throw CommandError(code::kInterruptedAtShutdown, "interrupted at shutdown");
     seen = signal.generation();
     read = storage_.oplog_continuing(after, limit);
-    if (!read || !read->empty() || news()) return read;
+    if (!read || !read->empty()) return read;
+    std::lock_guard lock(mutex_);
+    // The fetcher learns the commit point from the reply: a new one is news too.
+    if (topology_->last_committed() != committed) return read;
   }
   return read;
 }
@@ -216,22 +213,10 @@ bson::Document ReplicationCoordinator::handle_fetch_oplog(const bson::Document& 
     await_ms = static_cast<int64_t>(
         std::min(v->number_as_double(), static_cast<double>(kFetchAwaitMaxMs)));
   }
-  std::optional<OpTime> known_committed;
-  if (const bson::Value* v = body.get("lastKnownCommittedOpTime")) {
-    const bson::Value* ts = v->is_document() ? v->as_document().get("ts") : nullptr;
-    const bson::Value* t = v->is_document() ? v->as_document().get("t") : nullptr;
-    if (ts == nullptr || ts->type() != bson::Type::kTimestamp || t == nullptr || !t->is_number()) {
-      throw CommandError(code::kBadValue,
-                         "replSetFetchOplog: lastKnownCommittedOpTime must be {ts: <timestamp>, "
-                         "t: <term>}, not " +
-                             bson::to_json(bson::Document{{"lastKnownCommittedOpTime", *v}}));
-    }
-    known_committed = optime_field(body, "lastKnownCommittedOpTime");
-  }
   // "found" and the entries come from one read of the oplog: a rollback or an apply between
   // two reads could answer "found" with entries of a history `after` is not part of.
   std::optional<std::vector<bson::Document>> read =
-      await_oplog_after(after, static_cast<size_t>(limit), await_ms, known_committed);
+      await_oplog_after(after, static_cast<size_t>(limit), await_ms);
   const bool found = read.has_value();
   bson::Array entries;
   if (found) {

@@ -6,7 +6,6 @@
 #include <signal.h>
 #include <sys/wait.h>
 
-#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -396,36 +395,6 @@ TEST_F(ThreeMemberSet, OplogFetchWaitsForTheNextWrite) {
   EXPECT_TRUE(idle->get("found")->truthy());
   EXPECT_TRUE(idle->get("entries")->as_array().empty()) << show(idle);
 
-  // A fetcher that knows an older commit point than the source's is answered at once (empty,
-  // with the newer lastCommittedOpTime): the fetch is never counted as waiting. The source's
-  // commit point is at least "first"'s majority write; the fetcher claims term 0.
-  std::optional<Document> told;
-  std::atomic<bool> behind_done = false;  // set after `told`: the thread's only handoff
-  std::thread behind([&] {
-    told = set_.command(
-        p, Document{{"replSetFetchOplog", V(int32_t{1})},
-                    {"after", *second->get("opTime")},
-                    {"maxAwaitMs", V(int64_t{8'000})},
-                    {"lastKnownCommittedOpTime",
-                     V(Document{{"ts", bson::Value::timestamp({1, 1})}, {"t", V(int64_t{0})}})}});
-    behind_done = true;
-  });
-  bool held = false;
-  poll_until(after(std::chrono::seconds(8)), [&] {
-    held = held || fetches_waiting() == 1;
-    return held || behind_done.load();
-  });
-  if (held) set_.insert(p, Document{{"_id", V("release")}}, w1);  // lets the held fetch end
-  behind.join();
-  EXPECT_FALSE(held) << "the fetch waited although its commit point was behind the source's";
-  ASSERT_TRUE(reply_is_ok(told)) << show(told);
-  if (!held) {
-    EXPECT_TRUE(told->get("entries")->as_array().empty()) << show(told);
-  }
-  const bson::Value* committed = told->get("lastCommittedOpTime");
-  ASSERT_NE(committed, nullptr) << show(told);
-  EXPECT_GE(committed->as_document().get("t")->number_as_double(), 1) << show(told);
-
   for (const bson::Value& bad : {V(int64_t{-1}), V("soon")}) {
     const std::optional<Document> refused = fetch(*second->get("opTime"), bad);
     ASSERT_TRUE(refused) << bson::to_json(Document{{"maxAwaitMs", bad}});
@@ -434,15 +403,6 @@ TEST_F(ThreeMemberSet, OplogFetchWaitsForTheNextWrite) {
     EXPECT_NE(refused->get("errmsg")->as_string().find("maxAwaitMs"), std::string::npos)
         << show(refused);
   }
-  const std::optional<Document> bad_known =
-      set_.command(p, Document{{"replSetFetchOplog", V(int32_t{1})},
-                               {"after", *second->get("opTime")},
-                               {"lastKnownCommittedOpTime", V("yesterday")}});
-  ASSERT_TRUE(bad_known);
-  EXPECT_EQ(bad_known->get("code")->number_as_double(), code::kBadValue) << show(bad_known);
-  EXPECT_NE(bad_known->get("errmsg")->as_string().find("lastKnownCommittedOpTime"),
-            std::string::npos)
-      << show(bad_known);
   for (int i = 0; i < kMembers; ++i) {
     if (i != p) fail_point(set_, i, "stopReplProducer", V("off"));
   }
