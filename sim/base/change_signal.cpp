@@ -29,19 +29,18 @@ bool ChangeSignal::shutting_down() const {
   return shutting_down_;
 }
 
-bool ChangeSignal::wait_for_change(uint64_t seen, Clock::time_point deadline, Waiter who) const {
+bool ChangeSignal::wait_for_change(uint64_t seen, Clock::time_point deadline) const {
   std::unique_lock lock(mu_);
-  int64_t& count = who == Waiter::kOplogFetch ? fetch_waiters_ : stream_waiters_;
-  ++count;
+  ++waiters_;
   bool changed =
       cv_.wait_until(lock, deadline, [&] { return generation_ != seen || shutting_down_; });
-  --count;
+  --waiters_;
   return changed;
 }
 
-int64_t ChangeSignal::waiters(Waiter who) const {
+int64_t ChangeSignal::waiters() const {
   std::lock_guard lock(mu_);
-  return who == Waiter::kOplogFetch ? fetch_waiters_ : stream_waiters_;
+  return waiters_;
 }
 
 }  // namespace mongosim

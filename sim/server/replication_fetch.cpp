@@ -5,7 +5,6 @@
 
 #include "base/error_codes.h"
 #include "base/log.h"
-#include "bson/codec.h"
 #include "server/member_client.h"
 #include "server/replication.h"
 #include "server/replication_fields.h"
@@ -16,9 +15,6 @@ using namespace replication_fields;
 
 namespace {
 
-// A fetcher that could not ask (no sync source, not a secondary, a stale batch, a diverged
-// history) tries again after this. One that asked and found nothing asks again at once: its
-// source already held the fetch up to kFetchAwaitMs for a new entry.
 constexpr int64_t kFetchIdleMs = 20;
 constexpr int64_t kFetchErrorBackoffMs = 200;
 
@@ -30,60 +26,58 @@ void ReplicationCoordinator::fetch_loop() {
       std::lock_guard lock(mutex_);
       if (stopping_) return;
     }
-    FetchRound round = FetchRound::kIdle;
+    bool fetched = false;
     try {
-      round = fetch_once();
+      fetched = fetch_once();
     } catch (const std::exception& e) {  // a bad entry or reply: retry from the source
       log_event(Severity::kWarning, "REPL", 21110, "replication", "Cannot apply oplog entry",
                 bson::Document{{"error", bson::V(std::string(e.what()))}});
       if (!sleep_ms(kFetchErrorBackoffMs)) return;
     }
-    if (round == FetchRound::kIdle && !sleep_ms(kFetchIdleMs)) return;
+    if (!fetched && !sleep_ms(kFetchIdleMs)) return;
   }
 }
 
-// One round: fetch a batch after our newest entry (the source holds the fetch until there is
-// one, or kFetchAwaitMs), re-validate it under the ReplStateLock, apply it, report.
-ReplicationCoordinator::FetchRound ReplicationCoordinator::fetch_once() {
+// One round: fetch a batch after our newest entry, re-validate it under the ReplStateLock, apply
+// it, report. Returns whether anything was applied (then the next round starts at once).
+bool ReplicationCoordinator::fetch_once() {
   int source = -1;
   int rollback_source = -1;
   int64_t term = 0;
   std::string host;
   {
     std::lock_guard lock(mutex_);
-    if (!topology_ || needs_resync_) return FetchRound::kIdle;
+    if (!topology_ || needs_resync_) return false;
     std::swap(rollback_source, rollback_source_);
-    if (rollback_source < 0 && !fetching_allowed_locked()) return FetchRound::kIdle;
+    if (rollback_source < 0 && !fetching_allowed_locked()) return false;
     source = topology_->sync_source();
-    if (rollback_source < 0 && source < 0) return FetchRound::kIdle;
+    if (rollback_source < 0 && source < 0) return false;
     term = topology_->term();
     if (source >= 0) host = topology_->config().members[static_cast<size_t>(source)].host;
   }
   if (rollback_source >= 0) {
     run_rollback(rollback_source);
-    return FetchRound::kApplied;
+    return true;
   }
   // Counted only when a fetch would be sent (a rollback round is not one).
-  if (server_.failpoints.fires("stopReplProducer")) return FetchRound::kIdle;
+  if (server_.failpoints.fires("stopReplProducer")) return false;
   OpTime after = storage_.last_applied();
   bson::Document cmd{{"replSetFetchOplog", bson::V(int32_t{1})},
                      {"after", bson::V(after.to_document())},
-                     {"limit", bson::V(static_cast<int64_t>(kFetchBatchEntries))},
-                     {"maxAwaitMs", bson::V(kFetchAwaitMs)}};
+                     {"limit", bson::V(static_cast<int64_t>(kFetchBatchEntries))}};
   MemberReply reply = run_member_command(host, "admin", cmd, kFetchTimeoutMs);
   if (!reply_ok(reply)) {
     sleep_ms(kFetchErrorBackoffMs);
-    return FetchRound::kIdle;
+    return false;
   }
   const bson::Document& b = *reply.body;
   Actions actions;
   size_t applied_count = 0;
   std::string stale;
-  const bool diverged = !bool_field(b, "found");
   {
     ReplStateLock::Shared hold(repl_state_lock_);
     stale = stale_batch_reason(hold, term, source, after);
-    if (stale.empty() && diverged) {
+    if (stale.empty() && !bool_field(b, "found")) {
       std::lock_guard lock(mutex_);
       topology_->on_oplog_diverged(now_ms(), source);
       actions = drain_locked();
@@ -102,7 +96,7 @@ ReplicationCoordinator::FetchRound ReplicationCoordinator::fetch_once() {
     log_event(Severity::kInfo, "REPL", 21302, "BackgroundSync",
               "Dropped a fetched oplog batch that no longer applies",
               bson::Document{{"reason", bson::V(stale)}, {"syncSource", bson::V(host)}});
-    return FetchRound::kIdle;
+    return false;
   }
   if (actions.empty()) {
     OpTime now_applied = storage_.last_applied();
@@ -122,11 +116,8 @@ ReplicationCoordinator::FetchRound ReplicationCoordinator::fetch_once() {
     actions = drain_locked();
   }
   perform(std::move(actions));
-  if (applied_count > 0) {
-    report_position();
-    return FetchRound::kApplied;
-  }
-  return diverged ? FetchRound::kIdle : FetchRound::kNothingNew;
+  if (applied_count > 0) report_position();
+  return applied_count > 0;
 }
 
 bool ReplicationCoordinator::fetching_allowed_locked() const {
@@ -169,33 +160,6 @@ void ReplicationCoordinator::report_position() {
   run_member_command(host, "admin", cmd, kMemberCommandTimeoutMs);
 }
 
-std::optional<std::vector<bson::Document>> ReplicationCoordinator::await_oplog_after(
-    OpTime after, size_t limit, int64_t await_ms) {
-  ChangeSignal& signal = server_.change_signal;
-  // Read before the look: a change between the look and the wait is not lost.
-  uint64_t seen = signal.generation();
-  std::optional<std::vector<bson::Document>> read = storage_.oplog_continuing(after, limit);
-  if (!read || !read->empty() || await_ms <= 0) return read;
-  OpTime committed;
-  {
-    std::lock_guard lock(mutex_);
-    committed = topology_->last_committed();
-  }
-  const auto deadline = ChangeSignal::Clock::now() + std::chrono::milliseconds(await_ms);
-  while (signal.wait_for_change(seen, deadline, ChangeSignal::Waiter::kOplogFetch)) {
-    // An empty answer now would send the fetcher straight back: it backs off from an error.
-    if (signal.shutting_down())
-      throw CommandError(code::kInterruptedAtShutdown, "interrupted at shutdown");
-    seen = signal.generation();
-    read = storage_.oplog_continuing(after, limit);
-    if (!read || !read->empty()) return read;
-    std::lock_guard lock(mutex_);
-    // The fetcher learns the commit point from the reply: a new one is news too.
-    if (topology_->last_committed() != committed) return read;
-  }
-  return read;
-}
-
 bson::Document ReplicationCoordinator::handle_fetch_oplog(const bson::Document& body) {
   if (!ensure_topology()) {
     throw CommandError(code::kNotYetInitialized, "no replset config has been received");
@@ -203,20 +167,10 @@ bson::Document ReplicationCoordinator::handle_fetch_oplog(const bson::Document& 
   OpTime after = optime_field(body, "after");
   int64_t limit =
       std::clamp<int64_t>(int_field(body, "limit", 1), 1, static_cast<int64_t>(kFetchBatchEntries));
-  int64_t await_ms = 0;
-  if (const bson::Value* v = body.get("maxAwaitMs")) {
-    if (!v->is_number() || !(v->number_as_double() >= 0)) {
-      throw CommandError(code::kBadValue,
-                         "replSetFetchOplog: maxAwaitMs must be a non-negative number, not " +
-                             bson::to_json(bson::Document{{"maxAwaitMs", *v}}));
-    }
-    await_ms = static_cast<int64_t>(
-        std::min(v->number_as_double(), static_cast<double>(kFetchAwaitMaxMs)));
-  }
   // "found" and the entries come from one read of the oplog: a rollback or an apply between
   // two reads could answer "found" with entries of a history `after` is not part of.
   std::optional<std::vector<bson::Document>> read =
-      await_oplog_after(after, static_cast<size_t>(limit), await_ms);
+      storage_.oplog_continuing(after, static_cast<size_t>(limit));
   const bool found = read.has_value();
   bson::Array entries;
   if (found) {
