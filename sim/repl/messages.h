@@ -6,9 +6,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "base/optime.h"
+#include "bson/value.h"
 #include "repl/member_state.h"
 
 namespace mongosim::repl {
@@ -31,6 +33,8 @@ struct HeartbeatResponse {
   int primary_index = -1;  // who the sender believes is primary, -1 if nobody
   int sync_source_index = -1;
   double priority = 0;  // the sender's configured priority, for priority takeover
+  // The sender's settings.replicaSetId (none: a config that has none): the set it answers for.
+  std::optional<bson::ObjectId> replica_set_id;
 };
 
 struct VoteRequest {

@@ -236,12 +236,18 @@ HeartbeatResponse Topology::on_heartbeat_request(int64_t now_ms, const Heartbeat
                            .config_version = config_.version,
                            .primary_index = primary_,
                            .sync_source_index = sync_source_,
-                           .priority = config_.members[static_cast<size_t>(self_)].priority};
+                           .priority = config_.members[static_cast<size_t>(self_)].priority,
+                           .replica_set_id = config_.settings.replica_set_id};
+}
+
+bool Topology::is_other_set(const std::optional<bson::ObjectId>& replica_set_id) const {
+  const std::optional<bson::ObjectId>& ours = config_.settings.replica_set_id;
+  return ours && replica_set_id && !(*ours == *replica_set_id);
 }
 
 void Topology::on_heartbeat_response(int64_t now_ms, int from, const HeartbeatResponse& response) {
   if (from < 0 || from >= config_.member_count() || from == self_) return;
-  if (response.set_name != config_.set_name) return;
+  if (response.set_name != config_.set_name || is_other_set(response.replica_set_id)) return;
   MemberView& m = members_[static_cast<size_t>(from)];
   m.ever_heard = true;
   m.last_heartbeat_ms = now_ms;

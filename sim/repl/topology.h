@@ -130,7 +130,12 @@ class Topology {
 
   HeartbeatRequest make_heartbeat_request() const;
   HeartbeatResponse on_heartbeat_request(int64_t now_ms, const HeartbeatRequest& request);
+  // A response from a member of another set (another replicaSetId under the same name, e.g. on a
+  // port a dead member of ours left free) is ignored, as silence: it says nothing about ours.
   void on_heartbeat_response(int64_t now_ms, int from, const HeartbeatResponse& response);
+  // Whether a message naming this replicaSetId comes from another set than this member's: both
+  // configs have an id and they differ (an id missing on either side proves nothing).
+  bool is_other_set(const std::optional<bson::ObjectId>& replica_set_id) const;
 
   VoteResponse on_vote_request(int64_t now_ms, const VoteRequest& request);
   void on_vote_response(int64_t now_ms, int from, const VoteRequest& sent,

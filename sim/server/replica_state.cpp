@@ -37,6 +37,13 @@ repl::ReplSetConfig parse_initiate_config(const bson::Document& doc,
                                           std::string_view expected_set_name,
                                           std::string_view self_host) {
   repl::ReplSetConfig config = repl::parse_repl_set_config(doc);
+  // The set's identity is the initiate's to give (below), never the caller's: two sets given one
+  // id could not tell each other's members apart.
+  if (config.settings.replica_set_id) {
+    bad_config(
+        "replica set configuration cannot contain 'replicaSetId' field when called from "
+        "replSetInitiate");
+  }
   if (config.set_name != expected_set_name) {
     bad_config("Attempting to initiate a replica set with name " + config.set_name +
                ", but command line reports " + std::string(expected_set_name) + "; rejecting");
@@ -97,6 +104,10 @@ bson::Document ReplicaState::initiate(const bson::Value& config_arg, int64_t now
                  bson::V("no configuration specified. Using a default configuration for the set"));
     reply.append("me", bson::V(self_host_));
   }
+  // Members of two sets of one name (a port reused by another set, a host moved between sets)
+  // tell each other apart by this id: a member answering for another set is not counted
+  // (docs/mongodb-behaviour.md, Member states and configuration).
+  config.settings.replica_set_id = bson::ObjectId::generate();
   std::lock_guard<std::mutex> lock(mutex_);
   if (config_) {
     throw CommandError(code::kAlreadyInitialized, "already initialized");

@@ -284,9 +284,8 @@ void ReplicationCoordinator::send_step_up(int target) {
     host = topology_->config().members[static_cast<size_t>(target)].host;
   }
   // The outcome shows up in heartbeats; a lost handoff just leaves the election timer to act.
-  run_member_command(
-      host, "admin",
-      bson::Document{{"replSetStepUp", bson::V(int32_t{1})}, {"skipDryRun", bson::V(true)}},
+  member_command(
+      host, bson::Document{{"replSetStepUp", bson::V(int32_t{1})}, {"skipDryRun", bson::V(true)}},
       kMemberCommandTimeoutMs);
 }
 
@@ -483,7 +482,10 @@ void ReplicationCoordinator::register_commands() {
     CommandSpec spec;
     spec.name = std::move(name);
     spec.admin_only = true;
-    spec.handler = std::move(handler);
+    spec.handler = [this, handler = std::move(handler)](CommandContext& ctx) {
+      refuse_other_set(ctx.body);
+      return handler(ctx);
+    };
     spec.any_member_state = true;
     server_.registry.add(std::move(spec));
   };

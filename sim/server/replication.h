@@ -60,6 +60,7 @@
 #include "repl/rollback_plan.h"
 #include "repl/topology.h"
 #include "server/durability.h"
+#include "server/member_client.h"
 #include "server/replication_view.h"
 #include "server/server_context.h"
 
@@ -135,6 +136,13 @@ class ReplicationCoordinator final : public ReplicationView {
   void perform(Actions actions);
   void note_local_optimes();
 
+  // Every member-to-member command goes out through here: on `host`'s admin database, carrying
+  // this member's replicaSetId so that a member of another set of the same name refuses it.
+  MemberReply member_command(const std::string& host, bson::Document command, int64_t timeout_ms);
+  // Throws 93 InvalidReplicaSetConfig when `body` names another set's replicaSetId than ours (a
+  // member of another set reached us on a host of its config), 2 BadValue when it is not an
+  // ObjectId. A body without one (a user's command) passes.
+  void refuse_other_set(const bson::Document& body) const;
   void spawn_send(std::function<void()> send);
   void send_heartbeat(int target);
   void send_vote_request(int target, const repl::VoteRequest& request);

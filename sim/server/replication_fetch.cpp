@@ -65,7 +65,7 @@ bool ReplicationCoordinator::fetch_once() {
   bson::Document cmd{{"replSetFetchOplog", bson::V(int32_t{1})},
                      {"after", bson::V(after.to_document())},
                      {"limit", bson::V(static_cast<int64_t>(kFetchBatchEntries))}};
-  MemberReply reply = run_member_command(host, "admin", cmd, kFetchTimeoutMs);
+  MemberReply reply = member_command(host, std::move(cmd), kFetchTimeoutMs);
   if (!reply_ok(reply)) {
     sleep_ms(kFetchErrorBackoffMs);
     return false;
@@ -157,7 +157,7 @@ void ReplicationCoordinator::report_position() {
                          {"appliedOpTime", bson::V(topology_->applied().to_document())},
                          {"durableOpTime", bson::V(topology_->durable().to_document())}};
   }
-  run_member_command(host, "admin", cmd, kMemberCommandTimeoutMs);
+  member_command(host, std::move(cmd), kMemberCommandTimeoutMs);
 }
 
 bson::Document ReplicationCoordinator::handle_fetch_oplog(const bson::Document& body) {

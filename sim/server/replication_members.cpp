@@ -1,6 +1,8 @@
 // Member-to-member protocol messages (docs/mongodb-behaviour.md, Elections): heartbeats and vote
 // requests this member sends, and the heartbeats, vote requests and position updates it answers.
 #include "base/error_codes.h"
+#include "base/log.h"
+#include "bson/codec.h"
 #include "server/member_client.h"
 #include "server/replication.h"
 #include "server/replication_fields.h"
@@ -8,6 +10,35 @@
 namespace mongosim::server {
 
 using namespace replication_fields;
+
+MemberReply ReplicationCoordinator::member_command(const std::string& host, bson::Document command,
+                                                   int64_t timeout_ms) {
+  {
+    std::lock_guard lock(mutex_);
+    if (topology_) {
+      if (const auto& id = topology_->config().settings.replica_set_id) {
+        command.append("replicaSetId", bson::Value::object_id(*id));
+      }
+    }
+  }
+  return run_member_command(host, "admin", command, timeout_ms);
+}
+
+void ReplicationCoordinator::refuse_other_set(const bson::Document& body) const {
+  const bson::Value* v = body.get("replicaSetId");
+  if (v == nullptr) return;
+  if (v->type() != bson::Type::kObjectId) {
+    throw CommandError(code::kBadValue, "replicaSetId must be an ObjectId, not " +
+                                            bson::to_json(bson::Document{{"replicaSetId", *v}}));
+  }
+  std::lock_guard lock(mutex_);
+  if (topology_ && topology_->is_other_set(v->as_object_id())) {
+    throw CommandError(code::kInvalidReplicaSetConfig,
+                       "replica set IDs do not match, ours: " +
+                           topology_->config().settings.replica_set_id->hex() +
+                           "; remote node's: " + v->as_object_id().hex());
+  }
+}
 
 void ReplicationCoordinator::send_heartbeat(int target) {
   bson::Document cmd;
@@ -22,7 +53,7 @@ void ReplicationCoordinator::send_heartbeat(int target) {
                          {"configVersion", bson::V(req.config_version)},
                          {"config", bson::V(topology_->config().to_document())}};
   }
-  MemberReply reply = run_member_command(host, "admin", cmd, kMemberCommandTimeoutMs);
+  MemberReply reply = member_command(host, std::move(cmd), kMemberCommandTimeoutMs);
   if (!reply_ok(reply)) return;
   const bson::Document& b = *reply.body;
   repl::HeartbeatResponse resp;
@@ -37,10 +68,23 @@ void ReplicationCoordinator::send_heartbeat(int target) {
   resp.sync_source_index = static_cast<int>(int_field(b, "syncSourceIndex", -1));
   const bson::Value* priority = b.get("priority");
   resp.priority = priority != nullptr && priority->is_number() ? priority->number_as_double() : 0;
+  if (const bson::Value* id = b.get("replicaSetId");
+      id != nullptr && id->type() == bson::Type::kObjectId) {
+    resp.replica_set_id = id->as_object_id();
+  }
   Actions actions;
   {
     std::lock_guard lock(mutex_);
     if (stopping_) return;
+    if (topology_->is_other_set(resp.replica_set_id)) {
+      // The topology ignores it (silence): mongod marks such a member down with this message.
+      log_event(
+          Severity::kWarning, "REPL", 4615620, "ReplCoord-heartbeat",
+          "replica set IDs do not match",
+          bson::Document{{"target", bson::V(host)},
+                         {"ours", bson::V(topology_->config().settings.replica_set_id->hex())},
+                         {"remote", bson::V(resp.replica_set_id->hex())}});
+    }
     topology_->on_heartbeat_response(now_ms(), target, resp);
     actions = drain_locked();
   }
@@ -61,7 +105,7 @@ void ReplicationCoordinator::send_vote_request(int target, const repl::VoteReque
                      {"configVersion", bson::V(request.config_version)},
                      {"configTerm", bson::V(request.config_term)},
                      {"lastWrittenOpTime", bson::V(request.last_written.to_document())}};
-  MemberReply reply = run_member_command(host, "admin", cmd, kMemberCommandTimeoutMs);
+  MemberReply reply = member_command(host, std::move(cmd), kMemberCommandTimeoutMs);
   if (!reply_ok(reply)) return;
   repl::VoteResponse resp;
   resp.term = int_field(*reply.body, "term", 0);
@@ -110,16 +154,21 @@ bson::Document ReplicationCoordinator::handle_heartbeat(const bson::Document& bo
     actions = drain_locked();
   }
   perform(std::move(actions));
-  return bson::Document{{"setName", bson::V(resp.set_name)},
-                        {"term", bson::V(resp.term)},
-                        {"state", bson::V(static_cast<int32_t>(resp.state))},
-                        {"appliedOpTime", bson::V(resp.applied.to_document())},
-                        {"durableOpTime", bson::V(resp.durable.to_document())},
-                        {"lastCommittedOpTime", bson::V(resp.last_committed.to_document())},
-                        {"configVersion", bson::V(resp.config_version)},
-                        {"primaryIndex", bson::V(int32_t{resp.primary_index})},
-                        {"syncSourceIndex", bson::V(int32_t{resp.sync_source_index})},
-                        {"priority", bson::V(priority)}};
+  bson::Document reply{{"setName", bson::V(resp.set_name)},
+                       {"term", bson::V(resp.term)},
+                       {"state", bson::V(static_cast<int32_t>(resp.state))},
+                       {"appliedOpTime", bson::V(resp.applied.to_document())},
+                       {"durableOpTime", bson::V(resp.durable.to_document())},
+                       {"lastCommittedOpTime", bson::V(resp.last_committed.to_document())},
+                       {"configVersion", bson::V(resp.config_version)},
+                       {"primaryIndex", bson::V(int32_t{resp.primary_index})},
+                       {"syncSourceIndex", bson::V(int32_t{resp.sync_source_index})},
+                       {"priority", bson::V(priority)}};
+  // mongod sends it in the reply's $replData; the sender ignores an answer for another set.
+  if (resp.replica_set_id) {
+    reply.append("replicaSetId", bson::Value::object_id(*resp.replica_set_id));
+  }
+  return reply;
 }
 
 bson::Document ReplicationCoordinator::handle_request_votes(const bson::Document& body) {

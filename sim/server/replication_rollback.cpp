@@ -92,7 +92,7 @@ std::optional<repl::RollbackPlan> ReplicationCoordinator::plan_against(const std
                        {"from", bson::V(from.to_document())},
                        {"upTo", bson::V(local.last.to_document())},
                        {"limit", bson::V(static_cast<int64_t>(kOptimesPerPage))}};
-    MemberReply reply = run_member_command(host, "admin", cmd, kRollbackCommandTimeoutMs);
+    MemberReply reply = member_command(host, std::move(cmd), kRollbackCommandTimeoutMs);
     if (!reply_ok(reply)) return std::nullopt;
     const bson::Value* optimes = reply.body->get("optimes");
     if (optimes == nullptr || !optimes->is_array()) return std::nullopt;
@@ -153,7 +153,7 @@ std::optional<data::RollbackRequest> ReplicationCoordinator::build_request(
     bson::Document cmd{{"replSetRollbackFetch", bson::V(int32_t{1})},
                        {"documents", bson::V(std::move(keys))},
                        {"namespaces", bson::V(std::move(namespaces))}};
-    MemberReply reply = run_member_command(host, "admin", cmd, kRollbackCommandTimeoutMs);
+    MemberReply reply = member_command(host, std::move(cmd), kRollbackCommandTimeoutMs);
     if (!reply_ok(reply)) return std::nullopt;
     // minValid: the source's newest entry once it answered (its documents are at least that new).
     refetch_top_ = std::max(refetch_top_, optime_field(*reply.body, "lastApplied"));

@@ -43,7 +43,8 @@ class Member {
                                                   .now_ms = kT0}) {}
 
   // A heartbeat reply from `from`, as a healthy member in `state` would send it.
-  void hear(int from, MemberState state, int64_t term, OpTime applied) {
+  void hear(int from, MemberState state, int64_t term, OpTime applied,
+            std::optional<bson::ObjectId> replica_set_id = std::nullopt) {
     HeartbeatResponse r{.set_name = "rs0",
                         .term = term,
                         .state = state,
@@ -53,7 +54,8 @@ class Member {
                         .config_version = 1,
                         .primary_index = state == MemberState::kPrimary ? from : -1,
                         .sync_source_index = -1,
-                        .priority = 1};
+                        .priority = 1,
+                        .replica_set_id = replica_set_id};
     topo.on_heartbeat_response(now, from, r);
     collect();
   }
@@ -282,6 +284,34 @@ TEST(ReplTopology, PositionReportFromTheSameOrAnOlderTermCounts) {
   m.topo.on_position_update(m.now, 2, 1, ot(1, 3), ot(1, 3));
   EXPECT_EQ(m.topo.last_committed(), ot(1, 3));
   EXPECT_TRUE(m.topo.is_writable_primary());
+}
+
+// Two sets of one name: a heartbeat answered by a member of another set (another replicaSetId,
+// e.g. on a port our dead member left free) counts for nothing, neither its optimes toward w:N
+// and the commit point nor its state; an id missing on either side proves nothing.
+TEST(ReplTopology, HeartbeatFromAnotherSetOfTheSameNameIsIgnored) {
+  ReplSetConfig config = config_of(3);
+  const bson::ObjectId ours = bson::ObjectId::generate();
+  const bson::ObjectId theirs = bson::ObjectId::generate();
+  ASSERT_FALSE(ours == theirs);
+  config.settings.replica_set_id = ours;
+  Member m(0, config);
+  m.win_election();
+  m.topo.on_new_primary_noop_written(m.now, ot(1, 2));
+  m.topo.on_my_optimes(m.now, ot(1, 5), ot(1, 5));
+  const OpTime before = m.topo.member(2).applied;
+  m.hear(2, MemberState::kPrimary, m.topo.term(), ot(1, 9), theirs);
+  EXPECT_EQ(m.topo.member(2).applied, before);
+  EXPECT_TRUE(m.topo.is_writable_primary());  // another set's primary is not a rival
+  EXPECT_TRUE(m.topo.is_other_set(theirs));
+  EXPECT_FALSE(m.topo.is_other_set(ours));
+  EXPECT_FALSE(m.topo.is_other_set(std::nullopt));
+  m.hear(2, MemberState::kSecondary, m.topo.term(), ot(1, 4), ours);
+  EXPECT_EQ(m.topo.member(2).applied, ot(1, 4));
+  m.hear(2, MemberState::kSecondary, m.topo.term(), ot(1, 5));  // no id: an older peer
+  EXPECT_EQ(m.topo.member(2).applied, ot(1, 5));
+  Member without_id(0);
+  EXPECT_FALSE(without_id.topo.is_other_set(theirs));
 }
 
 TEST(ReplTopology, SecondaryLearnsCommitPointOnlyWithinItsOwnBranch) {

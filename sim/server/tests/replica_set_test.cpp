@@ -339,6 +339,127 @@ TEST(OneMemberSet, StepDownAndFreezeAreRefusedAsMongodRefusesThem) {
   EXPECT_TRUE(h->get("isWritablePrimary")->truthy());
 }
 
+// Two sets of one name on one host: a member of set A is killed and a one-member set B of the
+// same name starts on its port (as any test, or any deployment, may pick a port just freed).
+// A's primary must not count B's answers as its lost member's: a w:3 write on A with one of its
+// three members dead can only time out. mongod tells the sets apart by the replicaSetId that
+// replSetInitiate puts in the config and every heartbeat answer carries.
+// What it omits: B starting uninitialised (it would take A's config from A's heartbeat, as a
+// member being added does) and the other member-to-member commands (votes, fetches, position
+// reports), which go to hosts of A's config the same way.
+TEST_F(ThreeMemberSet, AMemberOfAnotherSetOfTheSameNameIsNotCountedAsOurs) {
+  const int p = primary_index();
+  ASSERT_GE(p, 0);
+  const int lost = (p + 1) % kMembers;
+  const int lost_port = set_.member(lost).port();
+  kill_member(lost);
+  MongosimNode other({.args = {"--replSet", "rs0"}, .port = lost_port});
+  // Three members like A's, so it answers heartbeats from any of A's member indexes; the two it
+  // never reaches have no vote, so it elects itself.
+  bson::Array members{V(Document{{"_id", V(int32_t{0})}, {"host", V(other.host())}})};
+  for (int32_t i = 1; i < kMembers; ++i) {
+    members.push_back(V(Document{{"_id", V(i)},
+                                 {"host", V("127.0.0.1:" + std::to_string(i))},
+                                 {"votes", V(int32_t{0})},
+                                 {"priority", V(int32_t{0})}}));
+  }
+  auto init = try_command(
+      other.port(), Document{{"replSetInitiate",
+                              V(Document{{"_id", V("rs0")}, {"members", V(std::move(members))}})}});
+  ASSERT_TRUE(init && is_ok(*init)) << (init ? bson::to_json(*init) : "no reply");
+  // B's newest optime is after A's write: B's heartbeat answers would satisfy w:3 if counted.
+  std::atomic<bool> writing{true};
+  std::thread b_writes([&] {
+    for (int32_t i = 0; writing.load(); ++i) {
+      try_command(
+          other.port(),
+          Document{{"insert", V("c")}, {"documents", V(bson::Array{V(Document{{"_id", V(i)}})})}},
+          "test");
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // pacing, not a sync
+    }
+  });
+  auto reply = try_command(
+      set_.member(p).port(),
+      Document{{"insert", V("c")},
+               {"documents", V(bson::Array{V(Document{{"_id", V("a")}})})},
+               {"writeConcern", V(Document{{"w", V(int32_t{3})}, {"wtimeout", V(int32_t{4000})}})}},
+      "test");
+  writing = false;
+  b_writes.join();
+  ASSERT_TRUE(reply);
+  ASSERT_TRUE(is_ok(*reply)) << bson::to_json(*reply);
+  const bson::Value* wce = reply->get("writeConcernError");
+  ASSERT_NE(wce, nullptr) << "acknowledged at w:3 with a member dead: " << bson::to_json(*reply)
+                          << "\n"
+                          << logs();
+  EXPECT_EQ(wce->as_document().get("code")->number_as_double(), code::kWriteConcernFailed);
+
+  // The two sets' ids, and B refusing what a member of A sends it.
+  auto set_id = [](int port) -> std::optional<bson::ObjectId> {
+    auto c = try_command(port, Document{{"replSetGetConfig", V(int32_t{1})}});
+    const bson::Value* config = c ? c->get("config") : nullptr;
+    const bson::Value* settings =
+        config != nullptr ? config->as_document().get("settings") : nullptr;
+    const bson::Value* id =
+        settings != nullptr ? settings->as_document().get("replicaSetId") : nullptr;
+    if (id == nullptr || id->type() != bson::Type::kObjectId) return std::nullopt;
+    return id->as_object_id();
+  };
+  const std::optional<bson::ObjectId> a_id = set_id(set_.member(p).port());
+  const std::optional<bson::ObjectId> b_id = set_id(other.port());
+  ASSERT_TRUE(a_id && b_id) << "replSetGetConfig shows no settings.replicaSetId";
+  EXPECT_FALSE(*a_id == *b_id);
+  auto report =
+      try_command(other.port(), Document{{"replSetUpdatePosition", V(int32_t{1})},
+                                         {"fromIndex", V(int32_t{1})},
+                                         {"term", V(int64_t{1})},
+                                         {"appliedOpTime", V(Document{})},
+                                         {"durableOpTime", V(Document{})},
+                                         {"replicaSetId", bson::Value::object_id(*a_id)}});
+  ASSERT_TRUE(report);
+  EXPECT_EQ(report->get("code")->number_as_double(), code::kInvalidReplicaSetConfig)
+      << bson::to_json(*report);
+  EXPECT_NE(report->get("errmsg")->as_string().find("ours: " + b_id->hex() +
+                                                    "; remote node's: " + a_id->hex()),
+            std::string::npos)
+      << bson::to_json(*report);
+  auto garbled = try_command(other.port(), Document{{"replSetHeartbeat", V("rs0")},
+                                                    {"fromIndex", V(int32_t{1})},
+                                                    {"replicaSetId", V("not an id")}});
+  ASSERT_TRUE(garbled);
+  EXPECT_EQ(garbled->get("code")->number_as_double(), code::kBadValue) << bson::to_json(*garbled);
+}
+
+TEST(OneMemberSet, InitiateGivesTheSetAnIdAndRefusesOneGivenToIt) {
+  MongosimNode server({.args = {"--replSet", "rs0"}});
+  Document member{{"_id", V(int32_t{0})}, {"host", V(server.host())}};
+  auto given = try_command(
+      server.port(),
+      Document{{"replSetInitiate",
+                V(Document{{"_id", V("rs0")},
+                           {"members", V(bson::Array{V(member)})},
+                           {"settings",
+                            V(Document{{"replicaSetId",
+                                        bson::Value::object_id(bson::ObjectId::generate())}})}})}});
+  ASSERT_TRUE(given);
+  EXPECT_EQ(given->get("code")->number_as_double(), code::kInvalidReplicaSetConfig)
+      << bson::to_json(*given);
+  EXPECT_NE(given->get("errmsg")->as_string().find("cannot contain 'replicaSetId'"),
+            std::string::npos);
+  auto init = try_command(
+      server.port(),
+      Document{{"replSetInitiate",
+                V(Document{{"_id", V("rs0")}, {"members", V(bson::Array{V(member)})}})}});
+  ASSERT_TRUE(init && is_ok(*init)) << (init ? bson::to_json(*init) : "no reply");
+  auto config = try_command(server.port(), Document{{"replSetGetConfig", V(int32_t{1})}});
+  ASSERT_TRUE(config && is_ok(*config));
+  const bson::Value* settings = config->get("config")->as_document().get("settings");
+  ASSERT_NE(settings, nullptr) << bson::to_json(*config);
+  const bson::Value* id = settings->as_document().get("replicaSetId");
+  ASSERT_NE(id, nullptr) << bson::to_json(*config);
+  EXPECT_EQ(id->type(), bson::Type::kObjectId);
+}
+
 TEST(StandaloneMember, ReplicaSetAdminCommandsNeedReplication) {
   MongosimNode server;
   auto step_down = try_command(server.port(), Document{{"replSetStepDown", V(int32_t{10})}});
