@@ -33,7 +33,7 @@ bool ok(const nlohmann::json& reply) {
 class ReadinessDb final : public Db {
  public:
   ReadinessDb(ReplicaSet& set, const SetOptions& options)
-      : Db(config(set.size(), options)), set_(set) {}
+      : Db(config(set.size(), set.set_name(), options)), set_(set) {}
 
   void initiate_set() const { initiate(); }
   void wait(int64_t deadline_ms) const { wait_ready(deadline_ms); }
@@ -60,9 +60,10 @@ class ReadinessDb final : public Db {
   std::string log_tail(int) const override { return set_.logs(); }
 
  private:
-  static DbConfig config(int members, const SetOptions& options) {
+  static DbConfig config(int members, const std::string& set_name, const SetOptions& options) {
     DbConfig c;
     c.members = members;
+    c.set_name = set_name;
     c.ready_timeout_ms = options.ready_timeout.count();
     c.election_timeout_ms = options.election_timeout_ms;
     c.heartbeat_interval_ms = options.heartbeat_interval_ms;
@@ -76,7 +77,8 @@ class ReadinessDb final : public Db {
   const ReplicaSet& set_;
 };
 
-ReplicaSet::ReplicaSet(SetOptions options) : options_(std::move(options)) {
+ReplicaSet::ReplicaSet(SetOptions options)
+    : options_(std::move(options)), set_name_(unique_set_name()) {
   if (options_.members < 1 || options_.members > kMaxMembers) {
     throw std::invalid_argument("a test set has 1.." + std::to_string(kMaxMembers) +
                                 " members, not " + std::to_string(options_.members));
@@ -89,7 +91,7 @@ ReplicaSet::ReplicaSet(SetOptions options) : options_(std::move(options)) {
   for (int i = 0; i < options_.members; ++i) {
     NodeOptions node;
     node.program = options_.program;
-    node.args = {"--replSet", "rs0"};
+    node.args = {"--replSet", set_name_};
     node.args.insert(node.args.end(), options_.args.begin(), options_.args.end());
     node.start_timeout = options_.start_timeout;
     if (dir_) {
@@ -112,7 +114,7 @@ ReplicaSet::~ReplicaSet() {
 std::string ReplicaSet::uri(const std::string& options) const {
   std::string out = "mongodb://";
   for (int i = 0; i < size(); ++i) out += (i ? "," : "") + member(i).host();
-  return out + "/?replicaSet=rs0" + (options.empty() ? "" : "&" + options);
+  return out + "/?replicaSet=" + set_name_ + (options.empty() ? "" : "&" + options);
 }
 
 void ReplicaSet::initiate() {

@@ -1,4 +1,4 @@
-// A replica set "rs0" of real mongosim processes on 127.0.0.1 for tests: started (each member a
+// A replica set of real mongosim processes on 127.0.0.1 for tests: started (each member a
 // MongosimNode, optionally on its own --dbpath under the set's TempDir), initiated by the
 // harness's own Db::initiate with the test's timers, priorities and settings, and waited for
 // until it is ready as the harness defines ready (db/db.h Db::start: a writable primary that
@@ -10,7 +10,8 @@
 //   int p = set.primary();  set.pause(p);  set.wait_for_primary(after(30s), p);  set.kill(p);
 //
 // Invariants: member indexes are 0..size()-1 (std::out_of_range otherwise); the set's name is
-// rs0; member i's host is in the config as _id i.
+// its own (set_name(), db/admin.h unique_set_name(): tests run in parallel on one loopback);
+// member i's host is in the config as _id i.
 // Thread rules: one owner thread (the nodes' rule); primary() and member(i).command() open
 // connections of their own and may be called from any thread while no other thread kills,
 // pauses or restarts members. The destructor kills every member and removes the dbpaths.
@@ -35,7 +36,7 @@ class ReadinessDb;
 struct SetOptions {
   int members = 3;
   std::string program = {};            // "" = mongosim_program()
-  std::vector<std::string> args = {};  // given to every member after --replSet rs0
+  std::vector<std::string> args = {};  // given to every member after --replSet <set name>
   bool dbpaths = false;                // each member on its own --dbpath (kill + restart keep data)
   // Short timers keep elections within a second or two (db/db.h DbConfig: election timeout 0
   // leaves both timers to the server, 10 s and 2 s; heartbeat 0 with an election timeout is a
@@ -63,8 +64,9 @@ class ReplicaSet {
   int size() const { return static_cast<int>(members_.size()); }
   MongosimNode& member(int i) { return *members_.at(static_cast<size_t>(i)); }
   const MongosimNode& member(int i) const { return *members_.at(static_cast<size_t>(i)); }
-  // mongodb://h0,h1,.../?replicaSet=rs0 plus "&<options>" when given.
+  // mongodb://h0,h1,.../?replicaSet=<set name> plus "&<options>" when given.
   std::string uri(const std::string& options = "") const;
+  const std::string& set_name() const { return set_name_; }
 
   // The harness's primary (db/db.h Db::primary: the writable primary of the latest election)
   // when every running, unpaused member names it as primary; else -1.
@@ -94,6 +96,7 @@ class ReplicaSet {
   bool reachable(int i) const;
 
   SetOptions options_;
+  std::string set_name_;
   std::unique_ptr<TempDir> dir_;
   std::vector<std::unique_ptr<MongosimNode>> members_;
   std::unique_ptr<ReadinessDb> db_;  // the harness's Db over the members

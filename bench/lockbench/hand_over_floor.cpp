@@ -40,6 +40,7 @@ struct Baton {
   std::vector<int64_t> grants_ns;    // every grant time, in order
   std::vector<double> waits_ms;
   int64_t writes = 0;
+  int last_writer = -1;  // the thread of the last hand-over write
 };
 
 // One hand-over write: the token goes up by one and names the writer, majority write concern.
@@ -84,12 +85,13 @@ int64_t take(Baton& b, int self) {
   return got_ns;
 }
 
-// Hands the baton to the earliest waiter, or frees it.
-void give(Baton& b) {
+// Hands the baton of `self`, who just wrote, to the earliest waiter, or frees it.
+void give(Baton& b, int self) {
   int next = -1;
   {
     std::lock_guard lock(b.mutex);
     ++b.writes;
+    b.last_writer = self;
     if (b.waiting.empty()) {
       b.held = false;
       return;
@@ -130,7 +132,7 @@ void contend(Shared& s, mongoc_client_t* client, int self) {
     if (got_ns < 0) return;
     if (s.spec.hold_ms > 0) sleep_until_ns(got_ns + s.spec.hold_ms * kNsPerMs);
     write_hand_over(client, s.database, s.lock_name, self);
-    give(s.baton);
+    give(s.baton, self);
     if (s.spec.gap_ms > 0) sleep_until_ns(monotonic_now_ns() + s.spec.gap_ms * kNsPerMs);
   }
 }
@@ -249,6 +251,7 @@ HandOverFloor measure_hand_over_floor(const std::string& uri, const std::string&
   r.spec = spec;
   r.acquisitions = static_cast<int64_t>(s.baton.grants_ns.size());
   r.writes_sent = s.baton.writes;
+  r.last_writer = s.baton.last_writer;
   r.token_counted = read_token(pool.get(), database, lock_name);
   r.add_up = r.token_counted == r.writes_sent;
   r.fifo = std::is_sorted(s.baton.grant_order.begin(), s.baton.grant_order.end());

@@ -41,6 +41,7 @@ struct HandOverFloor {
   int64_t writes_sent = 0;       // warm-ups + one per acquisition
   int64_t token_counted = 0;     // the document's token at the end, as the server has it
   bool add_up = false;           // token_counted == writes_sent
+  int last_writer = -1;          // the thread (0..N-1) of the last hand-over write
   bool fifo = false;             // every grant went to the earliest ask still waiting
   std::vector<double> turns_ms;  // grant to next grant, in order
   std::vector<double> waits_ms;  // ask to grant, every acquisition

@@ -8,11 +8,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <stdexcept>
 #include <string_view>
 #include <thread>
@@ -214,6 +216,13 @@ void run_in_netns(const std::string& netns, const std::function<void()>& body) {
   });
   helper.join();
   if (failure) std::rethrow_exception(failure);
+}
+
+std::string unique_set_name() {
+  std::random_device entropy;
+  char suffix[9];
+  std::snprintf(suffix, sizeof suffix, "%08x", static_cast<unsigned>(entropy()));
+  return "rs0-" + std::to_string(getpid()) + "-" + suffix;
 }
 
 int pick_free_port() {

@@ -95,7 +95,7 @@ void Db::initiate() const {
     settings["heartbeatIntervalMillis"] = config_.heartbeat_interval_ms;
   }
   if (config_.settings.is_object()) settings.update(config_.settings);
-  nlohmann::json config = {{"_id", "rs0"}, {"members", members}};
+  nlohmann::json config = {{"_id", config_.set_name}, {"members", members}};
   if (!settings.empty()) config["settings"] = settings;
   const nlohmann::json initiated = try_command(0, "admin", {{"replSetInitiate", config}});
   // 23 AlreadyInitialized: a restarted harness may find the set initiated; that is fine.

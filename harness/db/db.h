@@ -1,5 +1,5 @@
-// The database under test, as an interface: one replica set "rs0" of N members ("m0".."m<N-1>"),
-// however it is run. One implementation per way to run a set:
+// The database under test, as an interface: one replica set (DbConfig::set_name) of N members
+// ("m0".."m<N-1>"), however it is run. One implementation per way to run a set:
 //   MongosimDb  (db/process_db.h)  mongosim processes the harness spawns, each in a network
 //               namespace of the run (placement netns: partitions possible) or on 127.0.0.1
 //               (placement loopback);
@@ -54,6 +54,9 @@ struct DbConfig {
   std::vector<double> priorities;  // the config's member priorities; empty: every member 1
   nlohmann::json settings = nlohmann::json::object();  // more config settings (catchUp...)
   int64_t ready_timeout_ms = 30'000;  // start(): up, initiated, primary, majority write, in total
+  // The set's name. Members on the host's loopback get unique_set_name() (db/admin.h) instead:
+  // ProcessDb's loopback placement sets it.
+  std::string set_name = "rs0";
   std::string run_prefix;             // "ll-<pid>": every name the run creates starts with it
   std::string data_dir;               // the run's temporary directory (dbpaths, clock files)
   std::string log_dir;                // member logs: <log_dir>/m<i>.log
@@ -126,7 +129,7 @@ class Db {
 
   // "address:port" of a member as workers and admin commands reach it.
   virtual std::string host(int member) const = 0;
-  // A connection string for a worker: every member, replicaSet=rs0, appname=<app_name>.
+  // A connection string for a worker: every member, replicaSet=<set name>, appname=<app_name>.
   virtual std::string uri(const std::string& app_name) const = 0;
   // The network namespace a worker process is spawned in: "" (the harness's own), a name under
   // /var/run/netns, or an absolute path (a container's /proc/<pid>/ns/net). Its address must be

@@ -140,7 +140,7 @@ std::string DockerDb::host(int member) const {
 std::string DockerDb::uri(const std::string& app_name) const {
   std::string hosts;
   for (int i = 0; i < size(); ++i) hosts += (i ? "," : "") + host(i);
-  return "mongodb://" + hosts + "/?replicaSet=rs0&appname=" + app_name;
+  return "mongodb://" + hosts + "/?replicaSet=" + config().set_name + "&appname=" + app_name;
 }
 
 pid_t DockerDb::container_pid(const std::string& role) const {
@@ -217,8 +217,8 @@ void DockerDb::start_member(int member) {
   for (const std::string& l : labels()) args.push_back(l);
   args.insert(args.end(),
               {"-v", dbpath + ":/data/db", image_, mongosim_ ? "mongosim" : "mongod", "--replSet",
-               "rs0", "--bind_ip", address(role), "--port", std::to_string(kMemberPort), "--dbpath",
-               "/data/db", "--setParameter", "ttlMonitorSleepSecs=1"});
+               config().set_name, "--bind_ip", address(role), "--port", std::to_string(kMemberPort),
+               "--dbpath", "/data/db", "--setParameter", "ttlMonitorSleepSecs=1"});
   // mongod accepts failCommand only with test commands on; mongosim always does.
   if (!mongosim_) args.insert(args.end(), {"--setParameter", "enableTestCommands=1"});
   if (faketime()) {

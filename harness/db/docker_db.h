@@ -1,4 +1,5 @@
-// The database as a replica set "rs0" in Docker containers (`--cluster docker [--image IMAGE]`).
+// The database as a replica set (DbConfig::set_name, "rs0") in Docker containers (`--cluster docker
+// [--image IMAGE]`).
 //
 // Layout: one internal network per run (`--internal`: no route out), a subnet of its own
 // (10.89.<n>.0/24, one the host does not use yet: db/docker_subnet.h) and fixed addresses:
@@ -14,7 +15,7 @@
 // namespace, and needs each side to have its own); the worker process stays the harness's
 // child (signals, faketime, exit status) and writes its history file on the host.
 //
-// Members: `<program> --replSet rs0 --bind_ip <address> --port 27017 --dbpath /data/db`, the
+// Members: `<program> --replSet <set name> --bind_ip <address> --port 27017 --dbpath /data/db`, the
 // dbpath bind-mounted from <data_dir>/m<i>, so kill + start recovers the data. The image is
 // built from the local programs (db/docker_image.h: mongosim, with the clock lever
 // mongosimSetClockOffset) unless one is given with its kind (--image mongo:7.0 --image-kind

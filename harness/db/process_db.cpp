@@ -45,9 +45,20 @@ std::string find_on_path(const std::string& name) {
   return "";
 }
 
+namespace {
+
+// Members on the host's loopback share its ports with every other set there (other runs, tests
+// in parallel): the set gets a name of its own.
+DbConfig placed(DbConfig config, Placement placement) {
+  if (placement == Placement::kLoopback) config.set_name = unique_set_name();
+  return config;
+}
+
+}  // namespace
+
 ProcessDb::ProcessDb(DbConfig config, Supervisor& supervisor, std::string program,
                      Placement placement, std::string netns_refusal)
-    : Db(std::move(config)),
+    : Db(placed(std::move(config), placement)),
       clock_offsets_ms_(static_cast<size_t>(size()), 0),
       supervisor_(supervisor),
       program_(std::move(program)),
@@ -125,9 +136,9 @@ void ProcessDb::start_member(int member) {
   fs::create_directories(dbpath);
   SpawnOptions spawn;
   spawn.argv = wrapper(member);
-  spawn.argv.insert(spawn.argv.end(), {program_, "--replSet", "rs0", "--bind_ip", m.address,
-                                       "--port", std::to_string(m.port), "--dbpath", dbpath,
-                                       "--setParameter", "ttlMonitorSleepSecs=1"});
+  spawn.argv.insert(spawn.argv.end(), {program_, "--replSet", config().set_name, "--bind_ip",
+                                       m.address, "--port", std::to_string(m.port), "--dbpath",
+                                       dbpath, "--setParameter", "ttlMonitorSleepSecs=1"});
   spawn.netns = m.netns;
   spawn.log_path = config().log_dir + "/" + member_name(member) + ".log";
   pids_.at(member) = supervisor_.spawn(spawn);
@@ -161,7 +172,7 @@ std::string ProcessDb::host(int member) const {
 std::string ProcessDb::uri(const std::string& app_name) const {
   std::string hosts;
   for (int i = 0; i < size(); ++i) hosts += (i ? "," : "") + host(i);
-  return "mongodb://" + hosts + "/?replicaSet=rs0&appname=" + app_name;
+  return "mongodb://" + hosts + "/?replicaSet=" + config().set_name + "&appname=" + app_name;
 }
 
 std::string ProcessDb::worker_netns(const std::string& worker) const {

@@ -30,7 +30,7 @@ namespace {
 
 constexpr int kMembers = 3;
 
-// Three mongosim members initiated as rs0 with short election timers (the kit's: 1 s election
+// Three mongosim members initiated as one set with short election timers (the kit's: 1 s election
 // timeout, 200 ms heartbeats).
 class FailoverTest : public ::testing::Test {
  protected:

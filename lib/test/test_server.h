@@ -1,5 +1,5 @@
 // Shared helpers for mongolock's integration tests: one mongosim per test binary (a one-member
-// replica set rs0 from the test kit, started on first use), fresh database names, and Options
+// replica set from the test kit, started on first use), fresh database names, and Options
 // suited to tests.
 // Thread rules: shared_server() is safe from any thread (function-local static); the server
 // belongs to the thread that first asked for it (the test runner's main thread).
@@ -24,9 +24,9 @@ using locklab::testkit::ReplicaSet;
 // How long a test waits for something the library does in the background.
 inline constexpr std::chrono::milliseconds kEventually{15'000};
 
-// A one-member set rs0 on 127.0.0.1 with the TTL monitor waking every second; nullptr when the
-// build has no mongosim (MONGOSIM_PATH empty): callers skip. Throws std::runtime_error when the
-// server does not come up.
+// A one-member set (the kit's, its own name) on 127.0.0.1 with the TTL monitor waking every second;
+// nullptr when the build has no mongosim (MONGOSIM_PATH empty): callers skip. Throws
+// std::runtime_error when the server does not come up.
 std::unique_ptr<ReplicaSet> start_server();
 
 // The binary's shared server (start_server() on first use); nullptr as start_server().

@@ -29,18 +29,19 @@ bool ChangeSignal::shutting_down() const {
   return shutting_down_;
 }
 
-bool ChangeSignal::wait_for_change(uint64_t seen, Clock::time_point deadline) const {
+bool ChangeSignal::wait_for_change(uint64_t seen, Clock::time_point deadline, Waiter who) const {
   std::unique_lock lock(mu_);
-  ++waiters_;
+  int64_t& count = who == Waiter::kOplogFetch ? fetch_waiters_ : stream_waiters_;
+  ++count;
   bool changed =
       cv_.wait_until(lock, deadline, [&] { return generation_ != seen || shutting_down_; });
-  --waiters_;
+  --count;
   return changed;
 }
 
-int64_t ChangeSignal::waiters() const {
+int64_t ChangeSignal::waiters(Waiter who) const {
   std::lock_guard lock(mu_);
-  return waiters_;
+  return who == Waiter::kOplogFetch ? fetch_waiters_ : stream_waiters_;
 }
 
 }  // namespace mongosim

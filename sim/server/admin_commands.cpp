@@ -87,11 +87,14 @@ bson::Document server_status(ServerContext& server) {
        bson::V(bson::Document{{"commands", bson::V(server.metrics.command_metrics())}})}};
   ReplicaSnapshot replica = server.replica.snapshot();
   if (replica.replication_enabled) reply.append("repl", bson::V(repl_section(server, replica)));
-  // Not mongod's: lets a test write while a change stream's getMore or an afterClusterTime read
-  // is known to be waiting (docs/mongodb-behaviour.md, Change streams and Read concern).
+  // Not mongod's: lets a test write while a change stream's getMore, a sync source's oplog fetch
+  // or an afterClusterTime read is known to be waiting (docs/mongodb-behaviour.md, Change
+  // streams, Oplog and rollback, Read concern).
   reply.append("mongosim",
                bson::V(bson::Document{
                    {"changeStreamGetMoresWaiting", bson::V(server.change_signal.waiters())},
+                   {"oplogFetchesWaiting",
+                    bson::V(server.change_signal.waiters(ChangeSignal::Waiter::kOplogFetch))},
                    {"readConcernWaiters", bson::V(server.read_concern_waiters.load())}}));
   return reply;
 }

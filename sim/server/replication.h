@@ -7,7 +7,11 @@
 //   bounded by kMemberCommandTimeoutMs; a member that does not answer is simply silent.
 // - A fetcher thread pulls oplog entries from the topology's sync source (replSetFetchOplog, a
 //   mongosim-internal command), applies them through the data layer and reports its position to
-//   the primary (replSetUpdatePosition).
+//   the primary (replSetUpdatePosition). The source holds a fetch that finds nothing new until an
+//   entry shows, its commit point passes the one the fetcher sent, or kFetchAwaitMs pass (as
+//   mongod's fetcher tails with an awaitData cursor), so a write, and the commit point after it,
+//   reach the secondaries about a round trip after they are made; the holding thread is a
+//   connection thread of the source and takes no lock while it waits.
 // - The topology's state is mirrored into ServerContext::replica (hello, not-primary checks):
 //   PRIMARY there means writable; a primary still catching up shows as SECONDARY.
 // - Every touch of the data (fetch answers, applying, no-ops, durability, rollback) goes through
@@ -72,6 +76,12 @@ class ReplicationCoordinator final : public ReplicationView {
   static constexpr int64_t kMemberCommandTimeoutMs = 1000;
   static constexpr int64_t kFetchTimeoutMs = 2000;
   static constexpr size_t kFetchBatchEntries = 500;
+  // How long a sync source holds a fetch that finds nothing new (replSetFetchOplog's
+  // maxAwaitMs): well inside kFetchTimeoutMs, and short enough that a fetcher whose member
+  // changed role or sync source meanwhile re-validates soon.
+  static constexpr int64_t kFetchAwaitMs = 200;
+  // The longest maxAwaitMs a sync source honours.
+  static constexpr int64_t kFetchAwaitMaxMs = 10'000;
   static constexpr int kMaxSendsInFlight = 64;
   // The longest a replSetStepDown / replSetStepUp command waits for its outcome.
   static constexpr int64_t kMaxCommandWaitMs = 120'000;
@@ -150,8 +160,16 @@ class ReplicationCoordinator final : public ReplicationView {
   void write_new_primary_noop();
 
   void tick_loop();
+  // What one fetch round did: applied entries, asked and found nothing new (the source already
+  // waited for it: ask again now), or could not ask (sleep before the next round).
+  enum class FetchRound { kApplied, kNothingNew, kIdle };
   void fetch_loop();
-  bool fetch_once();
+  FetchRound fetch_once();
+  // The source side's wait (handle_fetch_oplog): re-reads after each change until an entry after
+  // `after` shows or the commit point passes `known_committed` (the fetcher's; nullopt: the one
+  // of the fetch's arrival), `await_ms` pass, or the server shuts down (11600).
+  std::optional<std::vector<bson::Document>> await_oplog_after(
+      OpTime after, size_t limit, int64_t await_ms, std::optional<OpTime> known_committed);
   void report_position();
 
   // Persistence (replication_persistence.cpp): writes the topology's term, vote and config to

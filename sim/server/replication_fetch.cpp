@@ -5,6 +5,7 @@
 
 #include "base/error_codes.h"
 #include "base/log.h"
+#include "bson/codec.h"
 #include "server/member_client.h"
 #include "server/replication.h"
 #include "server/replication_fields.h"
@@ -15,6 +16,9 @@ using namespace replication_fields;
 
 namespace {
 
+// A fetcher that could not ask (no sync source, not a secondary, a stale batch, a diverged
+// history) tries again after this. One that asked and found nothing asks again at once: its
+// source already held the fetch up to kFetchAwaitMs for a new entry.
 constexpr int64_t kFetchIdleMs = 20;
 constexpr int64_t kFetchErrorBackoffMs = 200;
 
@@ -26,58 +30,64 @@ void ReplicationCoordinator::fetch_loop() {
       std::lock_guard lock(mutex_);
       if (stopping_) return;
     }
-    bool fetched = false;
+    FetchRound round = FetchRound::kIdle;
     try {
-      fetched = fetch_once();
+      round = fetch_once();
     } catch (const std::exception& e) {  // a bad entry or reply: retry from the source
       log_event(Severity::kWarning, "REPL", 21110, "replication", "Cannot apply oplog entry",
                 bson::Document{{"error", bson::V(std::string(e.what()))}});
       if (!sleep_ms(kFetchErrorBackoffMs)) return;
     }
-    if (!fetched && !sleep_ms(kFetchIdleMs)) return;
+    if (round == FetchRound::kIdle && !sleep_ms(kFetchIdleMs)) return;
   }
 }
 
-// One round: fetch a batch after our newest entry, re-validate it under the ReplStateLock, apply
-// it, report. Returns whether anything was applied (then the next round starts at once).
-bool ReplicationCoordinator::fetch_once() {
+// One round: fetch a batch after our newest entry (the source holds the fetch until there is
+// one, or kFetchAwaitMs), re-validate it under the ReplStateLock, apply it, report.
+ReplicationCoordinator::FetchRound ReplicationCoordinator::fetch_once() {
   int source = -1;
   int rollback_source = -1;
   int64_t term = 0;
+  OpTime known_committed;
   std::string host;
   {
     std::lock_guard lock(mutex_);
-    if (!topology_ || needs_resync_) return false;
+    if (!topology_ || needs_resync_) return FetchRound::kIdle;
     std::swap(rollback_source, rollback_source_);
-    if (rollback_source < 0 && !fetching_allowed_locked()) return false;
+    if (rollback_source < 0 && !fetching_allowed_locked()) return FetchRound::kIdle;
     source = topology_->sync_source();
-    if (rollback_source < 0 && source < 0) return false;
+    if (rollback_source < 0 && source < 0) return FetchRound::kIdle;
     term = topology_->term();
+    known_committed = topology_->last_committed();
     if (source >= 0) host = topology_->config().members[static_cast<size_t>(source)].host;
   }
   if (rollback_source >= 0) {
     run_rollback(rollback_source);
-    return true;
+    return FetchRound::kApplied;
   }
   // Counted only when a fetch would be sent (a rollback round is not one).
-  if (server_.failpoints.fires("stopReplProducer")) return false;
+  if (server_.failpoints.fires("stopReplProducer")) return FetchRound::kIdle;
   OpTime after = storage_.last_applied();
   bson::Document cmd{{"replSetFetchOplog", bson::V(int32_t{1})},
                      {"after", bson::V(after.to_document())},
-                     {"limit", bson::V(static_cast<int64_t>(kFetchBatchEntries))}};
+                     {"limit", bson::V(static_cast<int64_t>(kFetchBatchEntries))},
+                     {"maxAwaitMs", bson::V(kFetchAwaitMs)},
+                     {"lastKnownCommittedOpTime", bson::V(known_committed.to_document())}};
   MemberReply reply = member_command(host, std::move(cmd), kFetchTimeoutMs);
   if (!reply_ok(reply)) {
     sleep_ms(kFetchErrorBackoffMs);
-    return false;
+    return FetchRound::kIdle;
   }
   const bson::Document& b = *reply.body;
   Actions actions;
   size_t applied_count = 0;
   std::string stale;
+  const bool diverged = !bool_field(b, "found");
+  bool commit_point_behind = false;
   {
     ReplStateLock::Shared hold(repl_state_lock_);
     stale = stale_batch_reason(hold, term, source, after);
-    if (stale.empty() && !bool_field(b, "found")) {
+    if (stale.empty() && diverged) {
       std::lock_guard lock(mutex_);
       topology_->on_oplog_diverged(now_ms(), source);
       actions = drain_locked();
@@ -96,7 +106,7 @@ bool ReplicationCoordinator::fetch_once() {
     log_event(Severity::kInfo, "REPL", 21302, "BackgroundSync",
               "Dropped a fetched oplog batch that no longer applies",
               bson::Document{{"reason", bson::V(stale)}, {"syncSource", bson::V(host)}});
-    return false;
+    return FetchRound::kIdle;
   }
   if (actions.empty()) {
     OpTime now_applied = storage_.last_applied();
@@ -111,13 +121,19 @@ bool ReplicationCoordinator::fetch_once() {
       reported_durable_ = std::max(reported_durable_, now_durable);
       topology_->on_my_optimes(now_ms(), now_applied, now_durable);
     }
-    topology_->on_sync_source_progress(now_ms(), int_field(b, "term", 0),
-                                       optime_field(b, "lastCommittedOpTime"));
+    const OpTime source_committed = optime_field(b, "lastCommittedOpTime");
+    topology_->on_sync_source_progress(now_ms(), int_field(b, "term", 0), source_committed);
+    // A commit point this member may not adopt (a primary catching up adopts none) would be
+    // news to the source on every fetch: it would answer at once, every time.
+    commit_point_behind = topology_->last_committed() < source_committed;
     actions = drain_locked();
   }
   perform(std::move(actions));
-  if (applied_count > 0) report_position();
-  return applied_count > 0;
+  if (applied_count > 0) {
+    report_position();
+    return FetchRound::kApplied;
+  }
+  return diverged || commit_point_behind ? FetchRound::kIdle : FetchRound::kNothingNew;
 }
 
 bool ReplicationCoordinator::fetching_allowed_locked() const {
@@ -160,6 +176,33 @@ void ReplicationCoordinator::report_position() {
   member_command(host, std::move(cmd), kMemberCommandTimeoutMs);
 }
 
+std::optional<std::vector<bson::Document>> ReplicationCoordinator::await_oplog_after(
+    OpTime after, size_t limit, int64_t await_ms, std::optional<OpTime> known_committed) {
+  ChangeSignal& signal = server_.change_signal;
+  // Read before the look: a change between the look and the wait is not lost.
+  uint64_t seen = signal.generation();
+  std::optional<std::vector<bson::Document>> read = storage_.oplog_continuing(after, limit);
+  if (!read || !read->empty() || await_ms <= 0) return read;
+  // The fetcher learns the commit point from the answer: one newer than it knows is news. A
+  // fetcher that did not say what it knows is compared with the commit point of now.
+  const auto news = [&] {
+    std::lock_guard lock(mutex_);
+    if (!known_committed) known_committed = topology_->last_committed();
+    return *known_committed < topology_->last_committed();
+  };
+  if (news()) return read;
+  const auto deadline = ChangeSignal::Clock::now() + std::chrono::milliseconds(await_ms);
+  while (signal.wait_for_change(seen, deadline, ChangeSignal::Waiter::kOplogFetch)) {
+    // An empty answer now would send the fetcher straight back: it backs off from an error.
+    if (signal.shutting_down())
+      throw CommandError(code::kInterruptedAtShutdown, "interrupted at shutdown");
+    seen = signal.generation();
+    read = storage_.oplog_continuing(after, limit);
+    if (!read || !read->empty() || news()) return read;
+  }
+  return read;
+}
+
 bson::Document ReplicationCoordinator::handle_fetch_oplog(const bson::Document& body) {
   if (!ensure_topology()) {
     throw CommandError(code::kNotYetInitialized, "no replset config has been received");
@@ -167,10 +210,32 @@ bson::Document ReplicationCoordinator::handle_fetch_oplog(const bson::Document& 
   OpTime after = optime_field(body, "after");
   int64_t limit =
       std::clamp<int64_t>(int_field(body, "limit", 1), 1, static_cast<int64_t>(kFetchBatchEntries));
+  int64_t await_ms = 0;
+  if (const bson::Value* v = body.get("maxAwaitMs")) {
+    if (!v->is_number() || !(v->number_as_double() >= 0)) {
+      throw CommandError(code::kBadValue,
+                         "replSetFetchOplog: maxAwaitMs must be a non-negative number, not " +
+                             bson::to_json(bson::Document{{"maxAwaitMs", *v}}));
+    }
+    await_ms = static_cast<int64_t>(
+        std::min(v->number_as_double(), static_cast<double>(kFetchAwaitMaxMs)));
+  }
+  std::optional<OpTime> known_committed;
+  if (const bson::Value* v = body.get("lastKnownCommittedOpTime")) {
+    const bson::Value* ts = v->is_document() ? v->as_document().get("ts") : nullptr;
+    const bson::Value* t = v->is_document() ? v->as_document().get("t") : nullptr;
+    if (ts == nullptr || ts->type() != bson::Type::kTimestamp || t == nullptr || !t->is_number()) {
+      throw CommandError(code::kBadValue,
+                         "replSetFetchOplog: lastKnownCommittedOpTime must be {ts: <timestamp>, "
+                         "t: <term>}, not " +
+                             bson::to_json(bson::Document{{"lastKnownCommittedOpTime", *v}}));
+    }
+    known_committed = optime_field(body, "lastKnownCommittedOpTime");
+  }
   // "found" and the entries come from one read of the oplog: a rollback or an apply between
   // two reads could answer "found" with entries of a history `after` is not part of.
   std::optional<std::vector<bson::Document>> read =
-      storage_.oplog_continuing(after, static_cast<size_t>(limit));
+      await_oplog_after(after, static_cast<size_t>(limit), await_ms, known_committed);
   const bool found = read.has_value();
   bson::Array entries;
   if (found) {

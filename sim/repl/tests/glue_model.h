@@ -14,7 +14,11 @@
 //   or a writer/fetcher forces it.
 // - a fetcher thread: checks its role and sync source, sends one fetch, blocks until the reply
 //   or kFetchTimeoutMs, then applies the batch, forces durability, reports the position to the
-//   primary; rollback (plan_rollback against the source's log) also runs on it.
+//   primary; rollback (plan_rollback against the source's log) also runs on it. The real source
+//   holds a fetch that finds nothing new until an entry or a new commit point shows (up to
+//   maxAwaitMs, replication_fetch.cpp) and its fetcher then asks again at once; here the source
+//   answers at delivery and an idle fetcher asks again after kFetchIdleMs: a held answer is an
+//   answer delivered later, which the scheduler's message delays already produce.
 // - message handlers (heartbeat, votes, update position, fetch, step-up), each atomic, as the
 //   real ones run under the coordinator's mutex.
 // - faults: partitions, SIGSTOP of a whole member (messages wait for it, replies the senders

@@ -1,7 +1,7 @@
 // libmongoc (the C driver mongolock uses) across a step-down of a three-member set, the scenario
-// of sim/fidelity/failover_node.js: the driver writes through ?replicaSet=rs0; with one secondary
-// paused an insert with w:3 is applied on the primary and waits; replSetStepDown on an admin
-// connection fails that wait with writeConcernError 189 + RetryableWriteError
+// of sim/fidelity/failover_node.js: the driver writes through ?replicaSet=<the set>; with one
+// secondary paused an insert with w:3 is applied on the primary and waits; replSetStepDown on an
+// admin connection fails that wait with writeConcernError 189 + RetryableWriteError
 // (docs/mongodb-behaviour.md, Step-down commands); after the secondary resumes the driver retries
 // the insert exactly once, on the new primary, which has it already (same lsid/txnNumber) and does
 // not insert it twice. Shown by command monitoring, each member's serverStatus insert counter and a

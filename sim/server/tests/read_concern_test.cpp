@@ -88,7 +88,7 @@ TEST_F(StandaloneReadConcern, MalformedReadConcernsAreRefusedWithMongodCodes) {
   EXPECT_EQ(count.get("n")->number_as_double(), 0);
 }
 
-// A one-member set rs0, initiated and ready (the kit's wait).
+// A one-member set of the kit's, initiated and ready (the kit's wait).
 class OneMemberSetReadConcern : public ::testing::Test {
  protected:
   bson::Timestamp insert_one(int id) {

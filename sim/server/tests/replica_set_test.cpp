@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -69,7 +70,7 @@ TEST_F(ThreeMemberSet, ElectsExactlyOnePrimaryAndHelloDescribesTheSet) {
   for (int i = 0; i < kMembers; ++i) {
     auto h = hello(i);
     ASSERT_TRUE(h);
-    EXPECT_EQ(h->get("setName")->as_string(), "rs0");
+    EXPECT_EQ(h->get("setName")->as_string(), set_.set_name());
     EXPECT_EQ(h->get("hosts")->as_array().size(), static_cast<size_t>(kMembers));
     EXPECT_EQ(h->get("me")->as_string(), set_.member(i).host());
     bool writable = h->get("isWritablePrimary")->truthy();
@@ -339,21 +340,130 @@ TEST(OneMemberSet, StepDownAndFreezeAreRefusedAsMongodRefusesThem) {
   EXPECT_TRUE(h->get("isWritablePrimary")->truthy());
 }
 
-// Two sets of one name on one host: a member of set A is killed and a one-member set B of the
-// same name starts on its port (as any test, or any deployment, may pick a port just freed).
-// A's primary must not count B's answers as its lost member's: a w:3 write on A with one of its
-// three members dead can only time out. mongod tells the sets apart by the replicaSetId that
-// replSetInitiate puts in the config and every heartbeat answer carries.
+// replSetFetchOplog with maxAwaitMs, as a secondary's fetcher sends it: on a source with nothing
+// after `after`, the fetch waits (the server counts it in oplogFetchesWaiting) and answers with
+// the next write once it is made, instead of answering empty at once and leaving the fetcher to
+// poll. With nothing written it answers empty when the wait runs out; a bad maxAwaitMs is refused
+// naming it. The secondaries' own fetchers are stopped (stopReplProducer) so the only fetch
+// waiting on the primary is the test's, and the test writes only once it is known to be waiting.
+// What it omits: a source that steps down or rolls back while a fetch waits (the fetcher
+// re-validates every batch; ReplState tests), and the secondary's loop itself (every replica-set
+// test runs it).
+TEST_F(ThreeMemberSet, OplogFetchWaitsForTheNextWrite) {
+  const int p = set_.wait_for_majority_write();
+  ASSERT_GE(p, 0) << logs();
+  for (int i = 0; i < kMembers; ++i) {
+    if (i != p) fail_point(set_, i, "stopReplProducer", V("alwaysOn"));
+  }
+  const auto fetches_waiting = [&] {
+    const std::optional<Document> status = set_.command(p, Document{{"serverStatus", V(1)}});
+    if (!status) return int64_t{-1};
+    return status->get("mongosim")->as_document().get("oplogFetchesWaiting")->as_int64();
+  };
+  // The secondaries' last fetches end within their wait.
+  ASSERT_TRUE(poll_until(after(std::chrono::seconds(10)), [&] { return fetches_waiting() == 0; }));
+  const Document w1{{"w", V(int32_t{1})}};
+  const std::optional<Document> first = set_.insert(p, Document{{"_id", V("first")}}, w1);
+  ASSERT_TRUE(write_ok(first)) << show(first);
+  ASSERT_NE(first->get("opTime"), nullptr) << show(first);
+  const auto fetch = [&](const bson::Value& from, bson::Value max_await_ms) {
+    return set_.command(p, Document{{"replSetFetchOplog", V(int32_t{1})},
+                                    {"after", from},
+                                    {"limit", V(int64_t{10})},
+                                    {"maxAwaitMs", std::move(max_await_ms)}});
+  };
+
+  std::optional<Document> waited;
+  std::thread fetcher([&] { waited = fetch(*first->get("opTime"), V(int64_t{8'000})); });
+  const bool seen_waiting =
+      poll_until(after(std::chrono::seconds(8)), [&] { return fetches_waiting() == 1; });
+  const std::optional<Document> second = set_.insert(p, Document{{"_id", V("second")}}, w1);
+  fetcher.join();
+  ASSERT_TRUE(seen_waiting) << "the fetch never waited: " << show(waited);
+  ASSERT_TRUE(write_ok(second)) << show(second);
+  ASSERT_TRUE(reply_is_ok(waited)) << show(waited);
+  EXPECT_TRUE(waited->get("found")->truthy());
+  const bson::Array& entries = waited->get("entries")->as_array();
+  ASSERT_EQ(entries.size(), 1u) << show(waited);
+  const Document& entry = entries[0].as_document();
+  EXPECT_EQ(entry.get("op")->as_string(), "i") << show(waited);
+  EXPECT_EQ(entry.get("o")->as_document().get("_id")->as_string(), "second") << show(waited);
+  EXPECT_EQ(fetches_waiting(), 0);
+
+  // From "second" there is nothing new: the wait runs out and the answer is empty.
+  const std::optional<Document> idle = fetch(*second->get("opTime"), V(int32_t{1}));
+  ASSERT_TRUE(reply_is_ok(idle)) << show(idle);
+  EXPECT_TRUE(idle->get("found")->truthy());
+  EXPECT_TRUE(idle->get("entries")->as_array().empty()) << show(idle);
+
+  // A fetcher that knows an older commit point than the source's is answered at once (empty,
+  // with the newer lastCommittedOpTime): the fetch is never counted as waiting. The source's
+  // commit point is at least "first"'s majority write; the fetcher claims term 0.
+  std::optional<Document> told;
+  std::atomic<bool> behind_done = false;  // set after `told`: the thread's only handoff
+  std::thread behind([&] {
+    told = set_.command(
+        p, Document{{"replSetFetchOplog", V(int32_t{1})},
+                    {"after", *second->get("opTime")},
+                    {"maxAwaitMs", V(int64_t{8'000})},
+                    {"lastKnownCommittedOpTime",
+                     V(Document{{"ts", bson::Value::timestamp({1, 1})}, {"t", V(int64_t{0})}})}});
+    behind_done = true;
+  });
+  bool held = false;
+  poll_until(after(std::chrono::seconds(8)), [&] {
+    held = held || fetches_waiting() == 1;
+    return held || behind_done.load();
+  });
+  if (held) set_.insert(p, Document{{"_id", V("release")}}, w1);  // lets the held fetch end
+  behind.join();
+  EXPECT_FALSE(held) << "the fetch waited although its commit point was behind the source's";
+  ASSERT_TRUE(reply_is_ok(told)) << show(told);
+  if (!held) {
+    EXPECT_TRUE(told->get("entries")->as_array().empty()) << show(told);
+  }
+  const bson::Value* committed = told->get("lastCommittedOpTime");
+  ASSERT_NE(committed, nullptr) << show(told);
+  EXPECT_GE(committed->as_document().get("t")->number_as_double(), 1) << show(told);
+
+  for (const bson::Value& bad : {V(int64_t{-1}), V("soon")}) {
+    const std::optional<Document> refused = fetch(*second->get("opTime"), bad);
+    ASSERT_TRUE(refused) << bson::to_json(Document{{"maxAwaitMs", bad}});
+    EXPECT_FALSE(is_ok(*refused)) << show(refused);
+    EXPECT_EQ(refused->get("code")->number_as_double(), code::kBadValue) << show(refused);
+    EXPECT_NE(refused->get("errmsg")->as_string().find("maxAwaitMs"), std::string::npos)
+        << show(refused);
+  }
+  const std::optional<Document> bad_known =
+      set_.command(p, Document{{"replSetFetchOplog", V(int32_t{1})},
+                               {"after", *second->get("opTime")},
+                               {"lastKnownCommittedOpTime", V("yesterday")}});
+  ASSERT_TRUE(bad_known);
+  EXPECT_EQ(bad_known->get("code")->number_as_double(), code::kBadValue) << show(bad_known);
+  EXPECT_NE(bad_known->get("errmsg")->as_string().find("lastKnownCommittedOpTime"),
+            std::string::npos)
+      << show(bad_known);
+  for (int i = 0; i < kMembers; ++i) {
+    if (i != p) fail_point(set_, i, "stopReplProducer", V("off"));
+  }
+}
+
+// Two sets of one name on one host: a member of set A is killed and a set B of the same name
+// (three members in its config, only itself voting) starts on its port, as any test, or any
+// deployment, may take a port just freed. A's primary must not count B's answers as its lost
+// member's: a w:3 write on A with one of its three members dead can only time out. mongod tells
+// the sets apart by the replicaSetId replSetInitiate puts in the config and heartbeat answers
+// carry; B also refuses a position report carrying A's id (93), and a garbled id (2).
 // What it omits: B starting uninitialised (it would take A's config from A's heartbeat, as a
-// member being added does) and the other member-to-member commands (votes, fetches, position
-// reports), which go to hosts of A's config the same way.
+// member being added does), and drivers: a driver's monitor that reaches B on that port sees a
+// primary of the set's name (hello carries no replicaSetId), as it would with mongod.
 TEST_F(ThreeMemberSet, AMemberOfAnotherSetOfTheSameNameIsNotCountedAsOurs) {
   const int p = primary_index();
   ASSERT_GE(p, 0);
   const int lost = (p + 1) % kMembers;
   const int lost_port = set_.member(lost).port();
   kill_member(lost);
-  MongosimNode other({.args = {"--replSet", "rs0"}, .port = lost_port});
+  MongosimNode other({.args = {"--replSet", set_.set_name()}, .port = lost_port});
   // Three members like A's, so it answers heartbeats from any of A's member indexes; the two it
   // never reaches have no vote, so it elects itself.
   bson::Array members{V(Document{{"_id", V(int32_t{0})}, {"host", V(other.host())}})};
@@ -364,8 +474,8 @@ TEST_F(ThreeMemberSet, AMemberOfAnotherSetOfTheSameNameIsNotCountedAsOurs) {
                                  {"priority", V(int32_t{0})}}));
   }
   auto init = try_command(
-      other.port(), Document{{"replSetInitiate",
-                              V(Document{{"_id", V("rs0")}, {"members", V(std::move(members))}})}});
+      other.port(), Document{{"replSetInitiate", V(Document{{"_id", V(set_.set_name())},
+                                                            {"members", V(std::move(members))}})}});
   ASSERT_TRUE(init && is_ok(*init)) << (init ? bson::to_json(*init) : "no reply");
   // B's newest optime is after A's write: B's heartbeat answers would satisfy w:3 if counted.
   std::atomic<bool> writing{true};
@@ -423,7 +533,7 @@ TEST_F(ThreeMemberSet, AMemberOfAnotherSetOfTheSameNameIsNotCountedAsOurs) {
                                                     "; remote node's: " + a_id->hex()),
             std::string::npos)
       << bson::to_json(*report);
-  auto garbled = try_command(other.port(), Document{{"replSetHeartbeat", V("rs0")},
+  auto garbled = try_command(other.port(), Document{{"replSetHeartbeat", V(set_.set_name())},
                                                     {"fromIndex", V(int32_t{1})},
                                                     {"replicaSetId", V("not an id")}});
   ASSERT_TRUE(garbled);
