@@ -72,6 +72,23 @@ TEST_P(WriteConcernRunTest, NoAcquireSentAfterTheKillIsGrantedAtW3) {
   // Half a second after the kill no write can still be on its way to a w:3 acknowledgement
   // that m2 gave before it died: an acquire ok from then on was acknowledged without m2.
   const int64_t judged_from_ns = killed_ns + 500'000'000;
+  // What a failure shows: the run's own events (the workers' and the nemesis's), as times after
+  // the kill, and the members' replica-set lines, so a grant can be traced without a re-run.
+  const auto story = [&] {
+    std::string out = "\n--- events (ms after the kill):\n";
+    for (const Event& e : events) {
+      if (e.process == "harness") continue;
+      out += std::to_string((e.t_ns - killed_ns) / 1'000'000) + " " + to_json_line(e) + "\n";
+    }
+    for (const char* member : {"m0", "m1", "m2"}) {
+      std::ifstream log(dir.file("run") + "/members/" + member + ".log");
+      out += std::string("--- ") + member + " (REPL lines):\n";
+      for (std::string line; std::getline(log, line);) {
+        if (line.find("\"REPL\"") != std::string::npos) out += line.substr(0, 400) + "\n";
+      }
+    }
+    return out;
+  };
   int invoked = 0;
   for (const Event& e : events) {
     if (e.f != "acquire") continue;
@@ -79,7 +96,7 @@ TEST_P(WriteConcernRunTest, NoAcquireSentAfterTheKillIsGrantedAtW3) {
     if (e.type == EventType::kOk && e.t_ns > judged_from_ns) {
       ADD_FAILURE() << e.process << " was granted the lock at w:3 with a member down ("
                     << (e.t_ns - killed_ns) / 1'000'000
-                    << " ms after the kill): it did not run at w:3";
+                    << " ms after the kill): it did not run at w:3" << story();
     }
   }
   EXPECT_GT(invoked, 0) << "no acquire was sent: " << r.output;
