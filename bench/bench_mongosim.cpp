@@ -30,7 +30,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The run's one-member set rs0, started on first use.
+// The run's one-member set (the kit's), started on first use.
 locklab::testkit::ReplicaSet& server() {
   static locklab::testkit::ReplicaSet set(
       {.members = 1,

@@ -22,9 +22,7 @@ class ExternalSet {
   explicit ExternalSet(const std::string& dir) {
     cluster_ = testkit::harness_db(dir, 3, supervisor_);
     cluster_->start();
-    uri_ = "mongodb://";
-    for (int m = 0; m < 3; ++m) uri_ += (m ? "," : "") + cluster_->host(m);
-    uri_ += "/?replicaSet=rs0";
+    uri_ = cluster_->uri("external-set");  // every member and the set's own name
   }
   ~ExternalSet() { cluster_->stop(); }
   const std::string& uri() const { return uri_; }

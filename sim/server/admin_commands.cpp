@@ -233,7 +233,10 @@ void register_session_commands(ServerContext& server) {
 
 void register_replication_commands(ServerContext& server) {
   add(server, "replSetInitiate", {}, true, [&server](CommandContext& ctx) {
-    return server.replica.initiate(ctx.body.at(0).second, server.clock.now_ms());
+    bson::Document reply = server.replica.initiate(ctx.body.at(0).second, server.clock.now_ms());
+    if (const auto config = server.replica.snapshot().config; config && config->members.size() == 1)
+      server.replication().one_member_initiated();
+    return reply;
   });
   add(server, "replSetGetStatus", {}, true,
       [&server](CommandContext&) { return repl_set_get_status(server); });

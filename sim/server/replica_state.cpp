@@ -112,12 +112,26 @@ bson::Document ReplicaState::initiate(const bson::Value& config_arg, int64_t now
   if (config_) {
     throw CommandError(code::kAlreadyInitialized, "already initialized");
   }
+  adopt_locked(std::move(config), now_ms);
+  return reply;
+}
+
+bool ReplicaState::restore_one_member(repl::ReplSetConfig config, int64_t now_ms) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (set_name_.empty() || config_ || config.members.size() != 1 || !is_mine(config)) {
+    return false;
+  }
+  adopt_locked(std::move(config), now_ms);
+  return true;
+}
+
+void ReplicaState::adopt_locked(repl::ReplSetConfig config, int64_t now_ms) {
   if (config.members.size() > 1) {
     // Several members: the replication layer elects a primary through the protocol.
     config_ = std::move(config);
     state_ = MemberState::kSecondary;
     ++topology_counter_;
-    return reply;
+    return;
   }
   // A single voting member elects itself at once in term 1 (docs/mongodb-behaviour.md, Elections).
   term_ = 1;
@@ -127,15 +141,17 @@ bson::Document ReplicaState::initiate(const bson::Value& config_arg, int64_t now
   initiate_optime_ = OpTime{bson::Timestamp{static_cast<uint32_t>(now_ms / 1000), 1}, term_};
   election_date_ms_ = now_ms;
   ++topology_counter_;
-  return reply;
+}
+
+bool ReplicaState::is_mine(const repl::ReplSetConfig& config) const {
+  return config.set_name == set_name_ &&
+         std::any_of(config.members.begin(), config.members.end(),
+                     [&](const auto& m) { return lower(m.host) == lower(self_host_); });
 }
 
 bool ReplicaState::install_config(repl::ReplSetConfig config) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (set_name_.empty() || config_ || config.set_name != set_name_) return false;
-  bool self_found = std::any_of(config.members.begin(), config.members.end(),
-                                [&](const auto& m) { return lower(m.host) == lower(self_host_); });
-  if (!self_found) return false;
+  if (set_name_.empty() || config_ || !is_mine(config)) return false;
   config_ = std::move(config);
   state_ = MemberState::kSecondary;
   ++topology_counter_;

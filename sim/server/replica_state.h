@@ -70,6 +70,10 @@ class ReplicaState {
   // (a config document, or anything else for "build a default config"). Returns the reply fields.
   // Throws CommandError.
   bson::Document initiate(const bson::Value& config_arg, int64_t now_ms);
+  // For the replication layer: the one-member config persisted on the dbpath, adopted as the
+  // initiate adopts one (primary in term 1) but as it was written, replicaSetId included. Adopts
+  // it only when none is installed, the set name matches and this member is listed.
+  bool restore_one_member(repl::ReplSetConfig config, int64_t now_ms);
 
   // For the replication layer: a config learned from another member's heartbeat. Installs it
   // (state SECONDARY) only when none is installed, the set name matches and this member is
@@ -84,6 +88,12 @@ class ReplicaState {
   void set_majority_optime(OpTime optime);
 
  private:
+  // Whether config may be this member's: the set name is --replSet's and it lists self_host_.
+  bool is_mine(const repl::ReplSetConfig& config) const;
+  // A config this member now runs under: several members start SECONDARY in term 0 (the
+  // replication layer elects), one becomes primary in term 1 at once. Caller holds mutex_.
+  void adopt_locked(repl::ReplSetConfig config, int64_t now_ms);
+
   const std::string set_name_;
   const std::string self_host_;
   mutable std::mutex mutex_;

@@ -483,6 +483,7 @@ void ReplicationCoordinator::register_commands() {
     spec.name = std::move(name);
     spec.admin_only = true;
     spec.handler = [this, handler = std::move(handler)](CommandContext& ctx) {
+      refuse_other_set(ctx.body);
       return handler(ctx);
     };
     spec.any_member_state = true;

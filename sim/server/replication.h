@@ -121,6 +121,7 @@ class ReplicationCoordinator final : public ReplicationView {
   OpTime majority_read_point() const override;
   void linearizable_barrier(int64_t max_time_ms) override;
   std::optional<bson::Document> repl_set_status() const override;
+  void one_member_initiated() override { persist_one_member_config(); }
 
  private:
   using Actions = std::vector<repl::Action>;
@@ -233,7 +234,8 @@ class ReplicationCoordinator final : public ReplicationView {
   int rollback_source_ = -1;   // set by kStartRollback, consumed by the fetcher
   bool needs_resync_ = false;  // a rollback was impossible: shown as RECOVERING, no fetching
   std::mutex persist_mu_;      // one replica-state write at a time
-  bool one_member_config_persisted_ = false;  // tick thread only (and restore() before it)
+  // Under persist_mu_: the tick thread and a replSetInitiate's connection thread both persist.
+  bool one_member_config_persisted_ = false;
 
   std::thread tick_thread_;
   std::thread fetch_thread_;

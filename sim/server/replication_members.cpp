@@ -31,11 +31,15 @@ void ReplicationCoordinator::refuse_other_set(const bson::Document& body) const 
     throw CommandError(code::kBadValue, "replicaSetId must be an ObjectId, not " +
                                             bson::to_json(bson::Document{{"replicaSetId", *v}}));
   }
-  std::lock_guard lock(mutex_);
-  if (topology_ && topology_->is_other_set(v->as_object_id())) {
+  // The installed config's id, not the topology's: the topology is built on the next tick after
+  // an initiate, a restore or a config learned by heartbeat, and a command in between is ours
+  // to refuse too.
+  const ReplicaSnapshot snap = server_.replica.snapshot();
+  const std::optional<bson::ObjectId> ours =
+      snap.config ? snap.config->settings.replica_set_id : std::nullopt;
+  if (ours && !(*ours == v->as_object_id())) {
     throw CommandError(code::kInvalidReplicaSetConfig,
-                       "replica set IDs do not match, ours: " +
-                           topology_->config().settings.replica_set_id->hex() +
+                       "replica set IDs do not match, ours: " + ours->hex() +
                            "; remote node's: " + v->as_object_id().hex());
   }
 }

@@ -38,13 +38,14 @@ bool ReplicationCoordinator::wait_durable(OpTime optime) {
 }
 
 void ReplicationCoordinator::persist_one_member_config() {
-  if (dbpath_ == nullptr || one_member_config_persisted_) return;
+  if (dbpath_ == nullptr) return;
+  std::lock_guard persist_lock(persist_mu_);
+  if (one_member_config_persisted_) return;
   ReplicaSnapshot snap = server_.replica.snapshot();
   if (!snap.config || snap.config->members.size() != 1) return;
   PersistedReplicaState state;
   state.election.term = snap.term;
   state.config = snap.config;
-  std::lock_guard persist_lock(persist_mu_);
   try {
     dbpath_->save_replica_state(state);
     one_member_config_persisted_ = true;
@@ -57,16 +58,19 @@ void ReplicationCoordinator::persist_one_member_config() {
 
 void ReplicationCoordinator::restore(const PersistedReplicaState& state) {
   if (state.config && state.config->members.size() == 1 && !server_.replica.snapshot().config) {
-    // A one-member set runs no topology: initiating it again makes it primary, as before.
-    try {
-      server_.replica.initiate(bson::V(state.config->to_document()), now_ms());
-    } catch (const std::exception& e) {
+    // A one-member set runs no topology: adopting its config again makes it primary, as
+    // before, and keeps its replicaSetId (a new initiate would give it another).
+    if (!server_.replica.restore_one_member(*state.config, now_ms())) {
       log_event(Severity::kWarning, "REPL", 21394, "initandlisten",
-                "The persisted one-member replica-set config cannot be used; ignoring it",
-                bson::Document{{"error", bson::V(std::string(e.what()))}});
+                "The persisted one-member replica-set config does not list this member or names "
+                "another set; ignoring it",
+                bson::Document{{"set", bson::V(state.config->set_name)}});
       return;
     }
-    one_member_config_persisted_ = true;
+    {
+      std::lock_guard persist_lock(persist_mu_);
+      one_member_config_persisted_ = true;
+    }
     log_event(Severity::kInfo, "REPL", 21311, "initandlisten",
               "Restored the one-member replica-set config from the dbpath",
               bson::Document{{"set", bson::V(state.config->set_name)}});

@@ -33,6 +33,10 @@ class ReplicationView {
   // replSetGetStatus of a multi-member set; nullopt while there is nothing to say (standalone,
   // one-member set, uninitiated), and the server core answers itself. Never blocks.
   virtual std::optional<bson::Document> repl_set_status() const = 0;
+  // Runs after replSetInitiate installed a one-member config and before its answer leaves: the
+  // config is on the dbpath by then (mongod writes it before answering), so a SIGKILL right
+  // after the answer does not leave the member without one. Blocks for one dbpath write.
+  virtual void one_member_initiated() = 0;
 };
 
 }  // namespace mongosim::server

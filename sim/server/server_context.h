@@ -47,6 +47,7 @@ class SingleNodeReplicationView final : public ReplicationView {
   OpTime majority_read_point() const override;
   void linearizable_barrier(int64_t /*max_time_ms*/) override {}
   std::optional<bson::Document> repl_set_status() const override { return std::nullopt; }
+  void one_member_initiated() override {}
 
  private:
   const ServerContext& server_;

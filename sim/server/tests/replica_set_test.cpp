@@ -504,21 +504,27 @@ TEST_F(ThreeMemberSet, AMemberOfAnotherSetOfTheSameNameIsNotCountedAsOurs) {
                           << logs();
   EXPECT_EQ(wce->as_document().get("code")->number_as_double(), code::kWriteConcernFailed);
 
-  // The two sets' ids, and B refusing what a member of A sends it.
-  auto set_id = [](int port) -> std::optional<bson::ObjectId> {
-    auto c = try_command(port, Document{{"replSetGetConfig", V(int32_t{1})}});
-    const bson::Value* config = c ? c->get("config") : nullptr;
-    const bson::Value* settings =
-        config != nullptr ? config->as_document().get("settings") : nullptr;
-    const bson::Value* id =
-        settings != nullptr ? settings->as_document().get("replicaSetId") : nullptr;
-    if (id == nullptr || id->type() != bson::Type::kObjectId) return std::nullopt;
-    return id->as_object_id();
-  };
-  const std::optional<bson::ObjectId> a_id = set_id(set_.member(p).port());
-  const std::optional<bson::ObjectId> b_id = set_id(other.port());
+  // The two sets' ids; A's members send theirs (B refused A's heartbeats naming it) and answer
+  // with it; B refuses what a member of A sends it, and a garbled id.
+  const std::optional<bson::ObjectId> a_id = replica_set_id_of(set_.member(p));
+  const std::optional<bson::ObjectId> b_id = replica_set_id_of(other);
   ASSERT_TRUE(a_id && b_id) << "replSetGetConfig shows no settings.replicaSetId";
   EXPECT_FALSE(*a_id == *b_id);
+  const std::string mismatch = "ours: " + b_id->hex() + "; remote node's: " + a_id->hex();
+  EXPECT_NE(other.log_text().find(mismatch), std::string::npos)
+      << "B never refused a heartbeat carrying A's id:\n"
+      << other.log_text();
+  auto heartbeat =
+      try_command(set_.member(p).port(), Document{{"replSetHeartbeat", V(set_.set_name())},
+                                                  {"fromIndex", V(int32_t{lost})},
+                                                  {"term", V(int64_t{0})},
+                                                  {"configVersion", V(int64_t{1})},
+                                                  {"replicaSetId", bson::Value::object_id(*a_id)}});
+  ASSERT_TRUE(heartbeat && is_ok(*heartbeat)) << show(heartbeat);
+  const bson::Value* answered_id = heartbeat->get("replicaSetId");
+  ASSERT_TRUE(answered_id != nullptr && answered_id->type() == bson::Type::kObjectId)
+      << "a heartbeat answer without the set's id: " << show(heartbeat);
+  EXPECT_TRUE(answered_id->as_object_id() == *a_id) << show(heartbeat);
   auto report =
       try_command(other.port(), Document{{"replSetUpdatePosition", V(int32_t{1})},
                                          {"fromIndex", V(int32_t{1})},
@@ -526,18 +532,13 @@ TEST_F(ThreeMemberSet, AMemberOfAnotherSetOfTheSameNameIsNotCountedAsOurs) {
                                          {"appliedOpTime", V(Document{})},
                                          {"durableOpTime", V(Document{})},
                                          {"replicaSetId", bson::Value::object_id(*a_id)}});
-  ASSERT_TRUE(report);
-  EXPECT_EQ(report->get("code")->number_as_double(), code::kInvalidReplicaSetConfig)
-      << bson::to_json(*report);
-  EXPECT_NE(report->get("errmsg")->as_string().find("ours: " + b_id->hex() +
-                                                    "; remote node's: " + a_id->hex()),
-            std::string::npos)
-      << bson::to_json(*report);
+  EXPECT_EQ(code_of(report), code::kInvalidReplicaSetConfig) << show(report);
+  EXPECT_NE(errmsg_of(report).find(mismatch), std::string::npos) << show(report);
   auto garbled = try_command(other.port(), Document{{"replSetHeartbeat", V(set_.set_name())},
                                                     {"fromIndex", V(int32_t{1})},
                                                     {"replicaSetId", V("not an id")}});
-  ASSERT_TRUE(garbled);
-  EXPECT_EQ(garbled->get("code")->number_as_double(), code::kBadValue) << bson::to_json(*garbled);
+  EXPECT_EQ(code_of(garbled), code::kBadValue) << show(garbled);
+  EXPECT_NE(errmsg_of(garbled).find("replicaSetId"), std::string::npos) << show(garbled);
 }
 
 TEST(OneMemberSet, InitiateGivesTheSetAnIdAndRefusesOneGivenToIt) {
@@ -551,23 +552,15 @@ TEST(OneMemberSet, InitiateGivesTheSetAnIdAndRefusesOneGivenToIt) {
                            {"settings",
                             V(Document{{"replicaSetId",
                                         bson::Value::object_id(bson::ObjectId::generate())}})}})}});
-  ASSERT_TRUE(given);
-  EXPECT_EQ(given->get("code")->number_as_double(), code::kInvalidReplicaSetConfig)
-      << bson::to_json(*given);
-  EXPECT_NE(given->get("errmsg")->as_string().find("cannot contain 'replicaSetId'"),
-            std::string::npos);
+  EXPECT_EQ(code_of(given), code::kInvalidReplicaSetConfig) << show(given);
+  EXPECT_NE(errmsg_of(given).find("cannot contain 'replicaSetId'"), std::string::npos)
+      << show(given);
   auto init = try_command(
       server.port(),
       Document{{"replSetInitiate",
                 V(Document{{"_id", V("rs0")}, {"members", V(bson::Array{V(member)})}})}});
   ASSERT_TRUE(init && is_ok(*init)) << (init ? bson::to_json(*init) : "no reply");
-  auto config = try_command(server.port(), Document{{"replSetGetConfig", V(int32_t{1})}});
-  ASSERT_TRUE(config && is_ok(*config));
-  const bson::Value* settings = config->get("config")->as_document().get("settings");
-  ASSERT_NE(settings, nullptr) << bson::to_json(*config);
-  const bson::Value* id = settings->as_document().get("replicaSetId");
-  ASSERT_NE(id, nullptr) << bson::to_json(*config);
-  EXPECT_EQ(id->type(), bson::Type::kObjectId);
+  EXPECT_TRUE(replica_set_id_of(server)) << "replSetGetConfig shows no settings.replicaSetId";
 }
 
 TEST(StandaloneMember, ReplicaSetAdminCommandsNeedReplication) {

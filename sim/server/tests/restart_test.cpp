@@ -182,6 +182,22 @@ TEST(Restart, KilledSecondaryRejoinsAndCatchesUp) {
   EXPECT_EQ(set.primary(), primary);
   EXPECT_NE(set.member(secondary).log_text().find(R"("msg":"Restored the replica-set state)"),
             std::string::npos);
+  const std::optional<bson::ObjectId> id = replica_set_id_of(set.member(primary));
+  ASSERT_TRUE(id);
+  EXPECT_EQ(replica_set_id_of(set.member(secondary)), id) << "the restarted member's set id";
+}
+
+// A one-member set runs no topology: its restart adopts the persisted config again, as it was
+// (the id included: a fresh initiate would refuse one, or make a new one), and is primary.
+TEST(Restart, OneMemberSetKeepsItsConfigAndIdAcrossSigkill) {
+  SimSet set(durable_set(1));
+  const std::optional<bson::ObjectId> before = replica_set_id_of(set.member(0));
+  ASSERT_TRUE(before) << "replSetGetConfig shows no settings.replicaSetId";
+  set.kill(0);
+  set.restart(0);
+  ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] { return set.state(0) == "PRIMARY"; }))
+      << set.logs();
+  EXPECT_EQ(replica_set_id_of(set.member(0)), before) << set.logs();
 }
 
 TEST(Restart, KilledPrimaryRejoinsAsSecondaryAfterAnElection) {

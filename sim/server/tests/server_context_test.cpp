@@ -38,6 +38,7 @@ class RecordingReplicationView final : public ReplicationView {
   std::optional<bson::Document> repl_set_status() const override {
     return bson::Document{{"set", bson::V("rs")}};
   }
+  void one_member_initiated() override {}
 };
 
 TEST(ServerContextOplog, NullUntilAttachedThenTheAttachedPosition) {

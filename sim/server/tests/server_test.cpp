@@ -59,7 +59,7 @@ class Standalone : public ::testing::Test {
   MongosimNode server_;
 };
 
-// A one-member set rs0, initiated and ready.
+// A one-member set of the kit's (a name of its own), initiated and ready.
 class ReplicaSet : public ::testing::Test {
  protected:
   kit::ReplicaSet set_{{.members = 1, .election_timeout_ms = 0, .heartbeat_interval_ms = 0}};
@@ -428,7 +428,8 @@ TEST(ReplicaSetStartup, UninitiatedMemberIsAGhost) {
 }
 
 TEST_F(ReplicaSet, DriverConnectsWithReplicaSetUri) {
-  Client client = make_client(server_.uri("replicaSet=rs0&serverSelectionTimeoutMS=5000"));
+  Client client =
+      make_client(server_.uri("replicaSet=" + set_.set_name() + "&serverSelectionTimeoutMS=5000"));
   MongocReply ping = mongoc_command(client.get(), Document{{"ping", V(int32_t{1})}});
   ASSERT_TRUE(ping.ok) << ping.error;
   EXPECT_TRUE(ping.reply.has("$clusterTime"));
@@ -439,7 +440,7 @@ TEST_F(ReplicaSet, HelloHasTheReplicaSetFieldsWithMongodsTypes) {
   RawClient raw(server_.port());
   Document h = raw.command(Document{{"hello", V(int32_t{1})}, {"helloOk", V(true)}});
   EXPECT_TRUE(h.get("helloOk")->as_bool());
-  EXPECT_EQ(h.get("setName")->as_string(), "rs0");
+  EXPECT_EQ(h.get("setName")->as_string(), set_.set_name());
   EXPECT_EQ(h.get("setVersion")->type(), bson::Type::kInt32);
   EXPECT_TRUE(h.get("isWritablePrimary")->as_bool());
   EXPECT_FALSE(h.get("secondary")->as_bool());
@@ -469,7 +470,7 @@ TEST_F(ReplicaSet, ReplSetGetStatusShowsOnePrimary) {
   RawClient raw(server_.port());
   Document s = raw.command(Document{{"replSetGetStatus", V(int32_t{1})}});
   ASSERT_TRUE(s.get("ok")->truthy()) << bson::to_json(s);
-  EXPECT_EQ(s.get("set")->as_string(), "rs0");
+  EXPECT_EQ(s.get("set")->as_string(), set_.set_name());
   EXPECT_EQ(s.get("myState")->as_int32(), 1);
   EXPECT_EQ(s.get("term")->as_int64(), 1);
   const auto& members = s.get("members")->as_array();
@@ -568,8 +569,8 @@ TEST_F(ReplicaSet, UnsatisfiableWriteConcernIsReported) {
 }
 
 TEST_F(ReplicaSet, CloseConnectionFailPointAndLibmongocRetry) {
-  Client client =
-      make_client(server_.uri("replicaSet=rs0&retryWrites=true&serverSelectionTimeoutMS=5000"));
+  Client client = make_client(server_.uri("replicaSet=" + set_.set_name() +
+                                          "&retryWrites=true&serverSelectionTimeoutMS=5000"));
   RawClient raw(server_.port());
   Document before = raw.command(Document{{"serverStatus", V(int32_t{1})}});
   raw.command(Document{{"configureFailPoint", V("failCommand")},

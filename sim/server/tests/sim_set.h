@@ -63,6 +63,19 @@ inline bool write_ok(const std::optional<Document>& reply) {
   return reply_is_ok(reply) && !reply->has("writeErrors") && !reply->has("writeConcernError");
 }
 
+// The reply's numeric "code", or -1 when it has none (an ok reply, no reply): a test asserting a
+// refusal fails on it instead of dereferencing a missing field.
+inline int64_t code_of(const std::optional<Document>& reply) {
+  const bson::Value* c = reply ? reply->get("code") : nullptr;
+  return c != nullptr && c->is_number() ? static_cast<int64_t>(c->number_as_double()) : -1;
+}
+
+// The reply's "errmsg", or "" when it has none.
+inline std::string errmsg_of(const std::optional<Document>& reply) {
+  const bson::Value* m = reply ? reply->get("errmsg") : nullptr;
+  return m != nullptr && m->is_string() ? m->as_string() : std::string();
+}
+
 inline std::string show(const std::optional<Document>& reply) {
   return reply ? bson::to_json(*reply) : std::string("no reply");
 }
@@ -78,6 +91,20 @@ inline std::optional<Document> command(const locklab::testkit::MongosimNode& nod
   } catch (const std::exception&) {
     return std::nullopt;
   }
+}
+
+// The settings.replicaSetId of the node's replSetGetConfig; nullopt when it has none or does not
+// answer.
+inline std::optional<bson::ObjectId> replica_set_id_of(const locklab::testkit::MongosimNode& node) {
+  const std::optional<Document> reply =
+      command(node, Document{{"replSetGetConfig", V(int32_t{1})}});
+  const bson::Value* config = reply ? reply->get("config") : nullptr;
+  if (config == nullptr || !config->is_document()) return std::nullopt;
+  const bson::Value* settings = config->as_document().get("settings");
+  if (settings == nullptr || !settings->is_document()) return std::nullopt;
+  const bson::Value* id = settings->as_document().get("replicaSetId");
+  if (id == nullptr || id->type() != bson::Type::kObjectId) return std::nullopt;
+  return id->as_object_id();
 }
 
 // The options of a set whose members keep their data on dbpaths (kill + restart keep it), with
