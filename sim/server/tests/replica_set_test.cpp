@@ -10,6 +10,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -18,6 +19,7 @@
 #include "base/error_codes.h"
 #include "bson/codec.h"
 #include "bson_owner.h"
+#include "server/replication_fields.h"
 #include "server/tests/mongoc_view.h"
 #include "server/tests/raw_client.h"
 #include "server/tests/sim_set.h"
@@ -454,8 +456,10 @@ TEST_F(ThreeMemberSet, OplogFetchWaitsForTheNextWrite) {
 // member's: a w:3 write on A with one of its three members dead can only time out. mongod tells
 // the sets apart by the replicaSetId replSetInitiate puts in the config and heartbeat answers
 // carry; B also refuses a position report carrying A's id (93), and a garbled id (2).
-// What it omits: B starting uninitialised (it would take A's config from A's heartbeat, as a
-// member being added does), and drivers: a driver's monitor that reaches B on that port sees a
+// What it omits: A's own check of an answer's id end to end (B refuses A's heartbeats before it
+// answers; ReplTopology.HeartbeatFromAnotherSetOfTheSameNameIsIgnored covers it), B staying
+// uninitialised (it would join A from A's heartbeat, as a member being added does: only unique
+// set names prevent that), and drivers: a driver's monitor that reaches B on that port sees a
 // primary of the set's name (hello carries no replicaSetId), as it would with mongod.
 TEST_F(ThreeMemberSet, AMemberOfAnotherSetOfTheSameNameIsNotCountedAsOurs) {
   const int p = primary_index();
@@ -463,28 +467,47 @@ TEST_F(ThreeMemberSet, AMemberOfAnotherSetOfTheSameNameIsNotCountedAsOurs) {
   const int lost = (p + 1) % kMembers;
   const int lost_port = set_.member(lost).port();
   kill_member(lost);
-  MongosimNode other({.args = {"--replSet", set_.set_name()}, .port = lost_port});
   // Three members like A's, so it answers heartbeats from any of A's member indexes; the two it
   // never reaches have no vote, so it elects itself.
-  bson::Array members{V(Document{{"_id", V(int32_t{0})}, {"host", V(other.host())}})};
-  for (int32_t i = 1; i < kMembers; ++i) {
-    members.push_back(V(Document{{"_id", V(i)},
-                                 {"host", V("127.0.0.1:" + std::to_string(i))},
-                                 {"votes", V(int32_t{0})},
-                                 {"priority", V(int32_t{0})}}));
+  auto b_config = [&](const std::string& host) {
+    bson::Array members{V(Document{{"_id", V(int32_t{0})}, {"host", V(host)}})};
+    for (int32_t i = 1; i < kMembers; ++i) {
+      members.push_back(V(Document{{"_id", V(i)},
+                                   {"host", V("127.0.0.1:" + std::to_string(i))},
+                                   {"votes", V(int32_t{0})},
+                                   {"priority", V(int32_t{0})}}));
+    }
+    return Document{{"_id", V(set_.set_name())}, {"members", V(std::move(members))}};
+  };
+  // Between B's start and its initiate, a heartbeat of A (every 200 ms, carrying A's config) can
+  // reach it first: B then joins A, as a member being added does, and its initiate is 23. That
+  // start is thrown away and B started again (each try loses that race rarely).
+  std::unique_ptr<MongosimNode> b;
+  std::optional<Document> init;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    b = std::make_unique<MongosimNode>(
+        locklab::testkit::NodeOptions{.args = {"--replSet", set_.set_name()}, .port = lost_port});
+    init = try_command(b->port(), Document{{"replSetInitiate", V(b_config(b->host()))}});
+    if (code_of(init) != code::kAlreadyInitialized) break;
+    b.reset();
   }
-  auto init = try_command(
-      other.port(), Document{{"replSetInitiate", V(Document{{"_id", V(set_.set_name())},
-                                                            {"members", V(std::move(members))}})}});
-  ASSERT_TRUE(init && is_ok(*init)) << (init ? bson::to_json(*init) : "no reply");
-  // B's newest optime is after A's write: B's heartbeat answers would satisfy w:3 if counted.
+  ASSERT_TRUE(b && init && is_ok(*init)) << show(init);
+  MongosimNode& other = *b;
+  // B writes until A's write is answered; B's answers would satisfy A's w:3 if counted once B's
+  // newest optime is past A's write (asserted below: else the test would prove nothing).
   std::atomic<bool> writing{true};
+  std::mutex b_mutex;
+  OpTime b_newest;
   std::thread b_writes([&] {
     for (int32_t i = 0; writing.load(); ++i) {
-      try_command(
+      auto r = try_command(
           other.port(),
           Document{{"insert", V("c")}, {"documents", V(bson::Array{V(Document{{"_id", V(i)}})})}},
           "test");
+      if (r && is_ok(*r) && r->get("opTime") != nullptr) {
+        std::lock_guard lock(b_mutex);
+        b_newest = std::max(b_newest, server::replication_fields::optime_field(*r, "opTime"));
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));  // pacing, not a sync
     }
   });
@@ -498,11 +521,18 @@ TEST_F(ThreeMemberSet, AMemberOfAnotherSetOfTheSameNameIsNotCountedAsOurs) {
   b_writes.join();
   ASSERT_TRUE(reply);
   ASSERT_TRUE(is_ok(*reply)) << bson::to_json(*reply);
+  ASSERT_NE(reply->get("opTime"), nullptr) << bson::to_json(*reply);
+  {
+    std::lock_guard lock(b_mutex);
+    ASSERT_GT(b_newest, server::replication_fields::optime_field(*reply, "opTime"))
+        << "B never wrote past A's write (A in a later term?): its answers could not satisfy w:3 "
+           "even if counted";
+  }
   const bson::Value* wce = reply->get("writeConcernError");
   ASSERT_NE(wce, nullptr) << "acknowledged at w:3 with a member dead: " << bson::to_json(*reply)
                           << "\n"
                           << logs();
-  EXPECT_EQ(wce->as_document().get("code")->number_as_double(), code::kWriteConcernFailed);
+  EXPECT_EQ(code_of(Document{wce->as_document()}), code::kWriteConcernFailed);
 
   // The two sets' ids; A's members send theirs (B refused A's heartbeats naming it) and answer
   // with it; B refuses what a member of A sends it, and a garbled id.

@@ -187,6 +187,21 @@ TEST(Restart, KilledSecondaryRejoinsAndCatchesUp) {
   EXPECT_EQ(replica_set_id_of(set.member(secondary)), id) << "the restarted member's set id";
 }
 
+// replSetInitiate of a one-member set answers once the config is on the dbpath: a SIGKILL right
+// after the answer, before any replication tick could have written it, still finds it there.
+TEST(Restart, OneMemberSetKilledRightAfterItsInitiateKeepsItsConfig) {
+  TempDir dir;
+  MongosimNode node({.args = {"--replSet", "rs-initiate-kill"}, .dbpath = dir.file("db")});
+  Document member{{"_id", V(int32_t{0})}, {"host", V(node.host())}};
+  auto init = command(
+      node, Document{{"replSetInitiate", V(Document{{"_id", V("rs-initiate-kill")},
+                                                    {"members", V(bson::Array{V(member)})}})}});
+  ASSERT_TRUE(reply_is_ok(init)) << show(init);
+  node.kill();
+  node.restart();
+  EXPECT_TRUE(replica_set_id_of(node)) << "restarted without its config:\n" << node.log_text();
+}
+
 // A one-member set runs no topology: its restart adopts the persisted config again, as it was
 // (the id included: a fresh initiate would refuse one, or make a new one), and is primary.
 TEST(Restart, OneMemberSetKeepsItsConfigAndIdAcrossSigkill) {
