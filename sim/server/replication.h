@@ -23,6 +23,12 @@
 // Heartbeats carry the sender's config, so a member started with the same --replSet learns the
 // config from the first heartbeat that reaches it (reconfig is not supported yet).
 //
+// Set identity: every member-to-member command leaves through member_command() with this set's
+// replicaSetId, and every replication command passes refuse_other_set() first (93 for another
+// set's id, checked against the installed config); heartbeat answers carry the id and the
+// topology ignores one from another set. So a member of another set of the same name on a host of
+// our config is never counted, elected, synced from or rolled back against.
+//
 // The replication-state lock (repl_state_lock.h, shared with the data layer) makes the glue's
 // threads safe for the state machine:
 // - writability is what the lock publishes, not what the topology says: after every topology
