@@ -374,7 +374,13 @@ TEST(ReplState, PrimaryInCatchUpFetchesFromItsTargetAndBecomesWritable) {
   int x = (p + 1) % 3;
   int y = (p + 2) % 3;
   ASSERT_TRUE(write_ok(set.insert(p, Document{{"_id", V("base")}}, kW3))) << set.logs();
+  // A fetch P already holds (it waits up to maxAwaitMs for a new entry) is past failCommand's
+  // check and would deliver "ahead" to its sender, who would then refuse X its vote. So the
+  // secondaries' fetchers are stopped first (stop_fetcher returns once the round in flight is
+  // over), the refusal is set, and only then are they let go: every later fetch is refused.
+  for (int i : {x, y}) stop_fetcher(set, i);
   for (int i : {p, x, y}) fail_point(set, i, "failCommand", V("alwaysOn"), refuse_fetches());
+  for (int i : {x, y}) fail_point(set, i, "stopReplProducer", V("off"));
   auto ahead = set.insert(p, Document{{"_id", V("ahead")}}, kW1);
   ASSERT_TRUE(write_ok(ahead)) << show(ahead);
   bson::Timestamp ahead_ts = ahead->get("opTime")->as_document().get("ts")->as_timestamp();
