@@ -11,7 +11,9 @@
 // Header only, built into each target that includes it: mongolock takes it at build time
 // (target mongolock_bson_owner, never installed), so the installed library does not depend on
 // it. std::unique_ptr<bson_t> would trip -Wignored-attributes on bson_t's alignment
-// attribute, hence the small classes. Thread rules: one thread at a time per object.
+// attribute, hence the small classes. Thread rules: one thread at a time per object, except a
+// document no one writes after it is built, which any threads may read at once (libbson only
+// reads a source document): release_command's hand-over pipeline, built once per process.
 #pragma once
 
 #include <bson/bson.h>
