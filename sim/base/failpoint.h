@@ -40,9 +40,13 @@ struct TransactionalWriteFault {
 // - stopReplProducer: the oplog fetcher sends no fetch while it is enabled (a rollback it has
 //   already started still runs);
 // - hangBeforeWaitingForWriteConcern: a write whose entries are in the oplog pauses before it
-//   waits for its write concern (holding nothing), so the member's role can change under it.
+//   waits for its write concern (holding nothing), so the member's role can change under it;
+// - hangAfterCheckingReplicaSetId (mongosim's own; mongod has none of this name): a
+//   member-to-member command pauses after its replicaSetId was checked against the installed
+//   config and before its handler runs (holding nothing), so a config can be installed under it.
 inline constexpr std::string_view kPlainFailPoints[] = {"hangBeforeOplogAppend", "stopReplProducer",
-                                                        "hangBeforeWaitingForWriteConcern"};
+                                                        "hangBeforeWaitingForWriteConcern",
+                                                        "hangAfterCheckingReplicaSetId"};
 
 class FailPoints {
  public:

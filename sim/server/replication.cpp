@@ -484,6 +484,10 @@ void ReplicationCoordinator::register_commands() {
     spec.admin_only = true;
     spec.handler = [this, handler = std::move(handler)](CommandContext& ctx) {
       refuse_other_set(ctx.body);
+      // Test-only: holds a command between the check above and its handler (the handler's own
+      // check, require_topology_of_this_set(), is what a config installed meanwhile meets).
+      server_.failpoints.pause_while_set("hangAfterCheckingReplicaSetId",
+                                         [this] { return server_.shutting_down(); });
       return handler(ctx);
     };
     spec.any_member_state = true;

@@ -160,6 +160,11 @@ class ReplicationCoordinator final : public ReplicationView {
   // member of another set reached us on a host of its config), 2 BadValue when it is not an
   // ObjectId. A body without one (a user's command) passes.
   void refuse_other_set(const bson::Document& body) const;
+  // The topology a replication command acts on (else 94 NotYetInitialized), and the body's
+  // replicaSetId checked against it once more under mutex_: refuse_other_set() runs before the
+  // handler, and a config installed in between (an initiate, a heartbeat's config) is one it
+  // could not compare with. The topology's config never changes after it is built.
+  void require_topology_of_this_set(const bson::Document& body);
   void spawn_send(std::function<void()> send);
   void send_heartbeat(int target);
   void send_vote_request(int target, const repl::VoteRequest& request);

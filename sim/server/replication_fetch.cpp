@@ -204,9 +204,7 @@ std::optional<std::vector<bson::Document>> ReplicationCoordinator::await_oplog_a
 }
 
 bson::Document ReplicationCoordinator::handle_fetch_oplog(const bson::Document& body) {
-  if (!ensure_topology()) {
-    throw CommandError(code::kNotYetInitialized, "no replset config has been received");
-  }
+  require_topology_of_this_set(body);
   OpTime after = optime_field(body, "after");
   int64_t limit =
       std::clamp<int64_t>(int_field(body, "limit", 1), 1, static_cast<int64_t>(kFetchBatchEntries));

@@ -24,24 +24,40 @@ MemberReply ReplicationCoordinator::member_command(const std::string& host, bson
   return run_member_command(host, "admin", command, timeout_ms);
 }
 
-void ReplicationCoordinator::refuse_other_set(const bson::Document& body) const {
+namespace {
+
+// 93 when `body` carries another replicaSetId than `ours` (none known: nothing to compare), 2 when
+// it carries one that is not an ObjectId.
+void refuse_other_id(const bson::Document& body, const std::optional<bson::ObjectId>& ours) {
   const bson::Value* v = body.get("replicaSetId");
   if (v == nullptr) return;
   if (v->type() != bson::Type::kObjectId) {
     throw CommandError(code::kBadValue, "replicaSetId must be an ObjectId, not " +
                                             bson::to_json(bson::Document{{"replicaSetId", *v}}));
   }
-  // The installed config's id, not the topology's: the topology is built on the next tick after
-  // an initiate, a restore or a config learned by heartbeat, and a command in between is ours
-  // to refuse too.
-  const ReplicaSnapshot snap = server_.replica.snapshot();
-  const std::optional<bson::ObjectId> ours =
-      snap.config ? snap.config->settings.replica_set_id : std::nullopt;
   if (ours && !(*ours == v->as_object_id())) {
     throw CommandError(code::kInvalidReplicaSetConfig,
                        "replica set IDs do not match, ours: " + ours->hex() +
                            "; remote node's: " + v->as_object_id().hex());
   }
+}
+
+}  // namespace
+
+void ReplicationCoordinator::refuse_other_set(const bson::Document& body) const {
+  // The installed config's id, not the topology's: the topology is built on the next tick after
+  // an initiate, a restore or a config learned by heartbeat, and a command in between is ours
+  // to refuse too.
+  const ReplicaSnapshot snap = server_.replica.snapshot();
+  refuse_other_id(body, snap.config ? snap.config->settings.replica_set_id : std::nullopt);
+}
+
+void ReplicationCoordinator::require_topology_of_this_set(const bson::Document& body) {
+  if (!ensure_topology()) {
+    throw CommandError(code::kNotYetInitialized, "no replset config has been received");
+  }
+  std::lock_guard lock(mutex_);
+  refuse_other_id(body, topology_->config().settings.replica_set_id);
 }
 
 void ReplicationCoordinator::send_heartbeat(int target) {
@@ -136,9 +152,7 @@ bson::Document ReplicationCoordinator::handle_heartbeat(const bson::Document& bo
       server_.replica.install_config(repl::parse_repl_set_config(config->as_document()));
     }
   }
-  if (!ensure_topology()) {
-    throw CommandError(code::kNotYetInitialized, "no replset config has been received");
-  }
+  require_topology_of_this_set(body);
   repl::HeartbeatRequest req;
   req.set_name = string_field(body, "replSetHeartbeat");
   req.from_index = static_cast<int>(int_field(body, "fromIndex", -1));
@@ -176,9 +190,7 @@ bson::Document ReplicationCoordinator::handle_heartbeat(const bson::Document& bo
 }
 
 bson::Document ReplicationCoordinator::handle_request_votes(const bson::Document& body) {
-  if (!ensure_topology()) {
-    throw CommandError(code::kNotYetInitialized, "no replset config has been received");
-  }
+  require_topology_of_this_set(body);
   repl::VoteRequest req;
   req.set_name = string_field(body, "setName");
   req.dry_run = bool_field(body, "dryRun");
@@ -204,9 +216,7 @@ bson::Document ReplicationCoordinator::handle_request_votes(const bson::Document
 }
 
 bson::Document ReplicationCoordinator::handle_update_position(const bson::Document& body) {
-  if (!ensure_topology()) {
-    throw CommandError(code::kNotYetInitialized, "no replset config has been received");
-  }
+  require_topology_of_this_set(body);
   int from = static_cast<int>(int_field(body, "fromIndex", -1));
   Actions actions;
   {

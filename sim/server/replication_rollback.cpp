@@ -312,9 +312,7 @@ void ReplicationCoordinator::run_rollback(int source) {
 }
 
 bson::Document ReplicationCoordinator::handle_rollback_optimes(const bson::Document& body) {
-  if (!ensure_topology()) {
-    throw CommandError(code::kNotYetInitialized, "no replset config has been received");
-  }
+  require_topology_of_this_set(body);
   OpTime from = optime_field(body, "from");
   OpTime up_to = optime_field(body, "upTo");
   auto limit = static_cast<size_t>(

@@ -593,6 +593,60 @@ TEST(OneMemberSet, InitiateGivesTheSetAnIdAndRefusesOneGivenToIt) {
   EXPECT_TRUE(replica_set_id_of(server)) << "replSetGetConfig shows no settings.replicaSetId";
 }
 
+// A member-to-member command's replicaSetId is checked before its handler runs, against the
+// installed config; a config installed after that check and before the handler (here an
+// initiate, while a heartbeat of another set of the same name waits at the test-only fail point
+// hangAfterCheckingReplicaSetId) must still refuse it (93), and its term must not be taken.
+// What it omits: the fail point stretches a window that is otherwise microseconds wide, and only
+// the heartbeat is driven (votes, position reports, fetches and rollback reads share the check).
+TEST(TwoMemberSet, ACommandOfAnotherSetHeldPastTheIdCheckMeetsTheConfigInstalledMeanwhile) {
+  const std::string set_name = "rs-idcheck-" + std::to_string(::getpid());
+  MongosimNode a({.args = {"--replSet", set_name}});
+  MongosimNode b({.args = {"--replSet", set_name}});
+  auto hold =
+      try_command(a.port(), Document{{"configureFailPoint", V("hangAfterCheckingReplicaSetId")},
+                                     {"mode", V("alwaysOn")}});
+  ASSERT_TRUE(hold && is_ok(*hold)) << show(hold);
+  const bson::ObjectId foreign = bson::ObjectId::generate();
+  constexpr int64_t kForeignTerm = 7;
+  std::optional<Document> heartbeat;
+  std::thread sender([&] {
+    heartbeat = try_command(a.port(), Document{{"replSetHeartbeat", V(set_name)},
+                                               {"fromIndex", V(int32_t{1})},
+                                               {"term", V(kForeignTerm)},
+                                               {"configVersion", V(int64_t{1})},
+                                               {"replicaSetId", bson::Value::object_id(foreign)}});
+  });
+  const bool held = poll_until(after(kConvergeTimeout), [&] {
+    return a.log_text().find("Fail point enabled: pausing") != std::string::npos;
+  });
+  std::optional<Document> init;
+  if (held) {
+    bson::Array members{V(Document{{"_id", V(int32_t{0})}, {"host", V(a.host())}}),
+                        V(Document{{"_id", V(int32_t{1})}, {"host", V(b.host())}})};
+    init = try_command(
+        a.port(), Document{{"replSetInitiate", V(Document{{"_id", V(set_name)},
+                                                          {"members", V(std::move(members))}})}});
+  }
+  auto release = try_command(
+      a.port(),
+      Document{{"configureFailPoint", V("hangAfterCheckingReplicaSetId")}, {"mode", V("off")}});
+  sender.join();
+  ASSERT_TRUE(held) << "the heartbeat never reached the fail point:\n" << a.log_text();
+  ASSERT_TRUE(release && is_ok(*release)) << show(release);
+  ASSERT_TRUE(init && is_ok(*init)) << show(init);
+  const std::optional<bson::ObjectId> ours = replica_set_id_of(a);
+  ASSERT_TRUE(ours) << "replSetGetConfig shows no settings.replicaSetId";
+  EXPECT_EQ(code_of(heartbeat), code::kInvalidReplicaSetConfig) << show(heartbeat);
+  EXPECT_NE(errmsg_of(heartbeat).find("ours: " + ours->hex() + "; remote node's: " + foreign.hex()),
+            std::string::npos)
+      << show(heartbeat);
+  auto status = try_command(a.port(), Document{{"replSetGetStatus", V(int32_t{1})}});
+  ASSERT_TRUE(status && status->get("term") != nullptr) << show(status);
+  EXPECT_LT(status->get("term")->number_as_double(), static_cast<double>(kForeignTerm))
+      << "the other set's term was taken: " << show(status);
+}
+
 TEST(StandaloneMember, ReplicaSetAdminCommandsNeedReplication) {
   MongosimNode server;
   auto step_down = try_command(server.port(), Document{{"replSetStepDown", V(int32_t{10})}});
