@@ -2,6 +2,8 @@
 
 #include <cassert>
 #include <cmath>
+#include <limits>
+#include <utility>
 
 #include "base/command_error.h"
 #include "query/civil_time.h"
@@ -617,6 +619,189 @@ Maybe op_concat_arrays(const Value& args, const Variables& vars, int depth) {
   return Value::array(std::move(out));
 }
 
+// ---- more array operators, $switch and $reduce (docs/mongodb-behaviour.md, Expressions) ----
+
+// mongod's Value::integral(): a whole number that fits an int32 (int, long, double or decimal).
+std::optional<int32_t> integral_32(const Value* v) {
+  if (v == nullptr || !v->is_number()) return std::nullopt;
+  std::optional<int64_t> n = v->number_as_exact_int64();
+  if (!n || *n < std::numeric_limits<int32_t>::min() || *n > std::numeric_limits<int32_t>::max()) {
+    return std::nullopt;
+  }
+  return static_cast<int32_t>(*n);
+}
+
+std::string rendered(const Value* v) {
+  return v != nullptr ? render(*v) : "missing";
+}
+
+// The element range [start, end) of $slice's three-argument form ([array, position, n]).
+std::pair<int64_t, int64_t> slice_from(int64_t size, int32_t position, const Value* count) {
+  if (!count->is_number()) {
+    fail(28727, "Third argument to $slice must be numeric, but is of type: " + type_of(count));
+  }
+  std::optional<int32_t> n = integral_32(count);
+  if (!n) {
+    fail(28728,
+         "Third argument to $slice can't be represented as a 32-bit integer: " + rendered(count));
+  }
+  if (*n <= 0) fail(28729, "Third argument to $slice must be positive: " + std::to_string(*n));
+  const int64_t start =
+      position < 0 ? std::max<int64_t>(0, size + position) : std::min<int64_t>(size, position);
+  return {start, std::min<int64_t>(start + *n, size)};
+}
+
+// [array, n]: the first n (n >= 0) or the last -n elements; [array, position, n]: n elements
+// from position (negative: from the end). Null when the array or the second argument is nullish.
+Maybe op_slice(const Value& args, const Variables& vars, int depth) {
+  const Operands ops(args);
+  Maybe held_array;
+  Maybe held_second;
+  const Value* array = eval_ref(*ops[0], vars, depth, held_array);
+  const Value* second = eval_ref(*ops[1], vars, depth, held_second);
+  if (is_nullish(array) || is_nullish(second)) return Value::null();
+  if (!array->is_array()) {
+    fail(28724, "First argument to $slice must be an array, but is of type: " + type_of(array));
+  }
+  if (!second->is_number()) {
+    fail(28725,
+         "Second argument to $slice must be a numeric value, but is of type: " + type_of(second));
+  }
+  std::optional<int32_t> first = integral_32(second);
+  if (!first) {
+    fail(28726,
+         "Second argument to $slice can't be represented as a 32-bit integer: " + rendered(second));
+  }
+  const Array& arr = array->as_array();
+  const auto size = static_cast<int64_t>(arr.size());
+  std::pair<int64_t, int64_t> range{0, std::min<int64_t>(*first, size)};
+  if (ops.size() == 3) {
+    Maybe held_count;
+    const Value* count = eval_ref(*ops[2], vars, depth, held_count);
+    if (is_nullish(count)) return Value::null();
+    range = slice_from(size, *first, count);
+  } else if (*first < 0) {
+    range = {std::max<int64_t>(0, size + *first), size};
+  }
+  return Value::array(Array(arr.begin() + range.first, arr.begin() + range.second));
+}
+
+// $first / $last of an array: null for a nullish operand, missing for an empty array.
+Maybe op_first_last(std::string_view name, const Value& args, const Variables& vars, int depth) {
+  Maybe held;
+  const Value* array = eval_ref(*Operands(args)[0], vars, depth, held);
+  if (is_nullish(array)) return Value::null();
+  if (!array->is_array()) {
+    fail(28689, std::string(name) + "'s argument must be an array, but is " + type_of(array));
+  }
+  const Array& arr = array->as_array();
+  if (arr.empty()) return std::nullopt;
+  return name == "$first" ? arr.front() : arr.back();
+}
+
+Maybe op_reverse_array(const Value& args, const Variables& vars, int depth) {
+  Maybe held;
+  const Value* array = eval_ref(*Operands(args)[0], vars, depth, held);
+  if (is_nullish(array)) return Value::null();
+  if (!array->is_array()) {
+    fail(34435,
+         "The argument to $reverseArray must be an array, but was of type: " + type_of(array));
+  }
+  const Array& arr = array->as_array();
+  return Value::array(Array(arr.rbegin(), arr.rend()));
+}
+
+// [array, value, start?, end?]: the int32 index of the first element equal to value in
+// [start, end), else -1; null for a nullish array (nothing else is evaluated then).
+Maybe op_index_of_array(const Value& args, const Variables& vars, int depth) {
+  const Operands ops(args);
+  Maybe held_array;
+  const Value* array = eval_ref(*ops[0], vars, depth, held_array);
+  if (is_nullish(array)) return Value::null();
+  if (!array->is_array()) {
+    fail(40090, "$indexOfArray requires an array as a first argument, found: " + type_of(array));
+  }
+  const Array& arr = array->as_array();
+  const auto bound = [&](size_t i, const std::string& which) -> int64_t {
+    Maybe held;
+    const Value* v = eval_ref(*ops[i], vars, depth, held);
+    std::optional<int32_t> n = integral_32(v);
+    if (!n) {
+      // mongod's text runs "$indexOfArray" and "requires" together.
+      fail(40096, "$indexOfArrayrequires an integral " + which + " index, found a value of type: " +
+                      type_of(v) + ", with value: " + rendered(v));
+    }
+    if (*n < 0) {
+      fail(40097, "$indexOfArray requires a nonnegative " + which +
+                      " index, found: " + std::to_string(*n));
+    }
+    return *n;
+  };
+  const auto size = static_cast<int64_t>(arr.size());
+  const int64_t start = ops.size() > 2 ? bound(2, "starting") : 0;
+  const int64_t end = ops.size() > 3 ? std::min(bound(3, "ending"), size) : size;
+  Maybe held_needle;
+  const Value* needle = eval_ref(*ops[1], vars, depth, held_needle);
+  for (int64_t i = start; i < end; ++i) {
+    if (compare_refs(needle, &arr[static_cast<size_t>(i)]) == 0) {
+      return Value::int32(static_cast<int32_t>(i));
+    }
+  }
+  return Value::int32(-1);
+}
+
+// $anyElementTrue / $allElementsTrue of one array; a nullish operand is an error too.
+Maybe op_any_all(std::string_view name, const Value& args, const Variables& vars, int depth) {
+  Maybe held;
+  const Value* array = eval_ref(*Operands(args)[0], vars, depth, held);
+  const bool any = name == "$anyElementTrue";
+  if (array == nullptr || !array->is_array()) {
+    fail(any ? 17041 : 17040,
+         std::string(name) + "'s argument must be an array, but is " + type_of(array));
+  }
+  for (const Value& v : array->as_array()) {
+    if (v.truthy() == any) return from_bool(any);
+  }
+  return from_bool(!any);
+}
+
+// The first branch whose case is true gives its then; else default (40066 without one).
+Maybe op_switch(const Value& args, const Variables& vars, int depth) {
+  const Document& d = args.as_document();
+  for (const Value& branch : d.get("branches")->as_array()) {
+    const Document& b = branch.as_document();
+    if (truthy_at(*b.get("case"), vars, depth)) return eval(*b.get("then"), vars, depth);
+  }
+  const Value* otherwise = d.get("default");
+  if (otherwise == nullptr) {
+    fail(40066,
+         "$switch could not find a matching branch for an input, and no default was specified.");
+  }
+  return eval(*otherwise, vars, depth);
+}
+
+// in, once per element of input, with $$value (the result so far, from initialValue) and $$this;
+// null for a nullish input (initialValue is then not evaluated).
+Maybe op_reduce(const Value& args, const Variables& vars, int depth) {
+  const Document& d = args.as_document();
+  Maybe input = eval(*d.get("input"), vars, depth);
+  if (is_nullish(input)) return Value::null();
+  if (!input->is_array()) {
+    fail(40080, "$reduce requires that 'input' be an array, found: " + render(*input));
+  }
+  Maybe value = eval(*d.get("initialValue"), vars, depth);
+  const Value& in = *d.get("in");
+  Variables inner = vars;
+  inner.user.emplace_back("value", Value::null());
+  inner.user.emplace_back("this", Value::null());
+  for (const Value& element : input->as_array()) {
+    inner.user[inner.user.size() - 2].second = value ? std::move(*value) : Value::undefined();
+    inner.user.back().second = element;
+    value = eval(in, inner, depth);
+  }
+  return value;
+}
+
 int64_t unit_ms(std::string_view unit) {
   if (unit == "millisecond") return 1;
   if (unit == "second") return 1000;
@@ -754,6 +939,15 @@ const OpSpec kOps[] = {
     {"$filter", -1, -1, plain<op_filter>},
     {"$map", -1, -1, plain<op_map>},
     {"$concatArrays", 0, -1, plain<op_concat_arrays>},
+    {"$slice", 2, 3, plain<op_slice>},
+    {"$first", 1, 1, op_first_last},
+    {"$last", 1, 1, op_first_last},
+    {"$reverseArray", 1, 1, plain<op_reverse_array>},
+    {"$indexOfArray", 2, 4, plain<op_index_of_array>},
+    {"$anyElementTrue", 1, 1, op_any_all},
+    {"$allElementsTrue", 1, 1, op_any_all},
+    {"$switch", -1, -1, plain<op_switch>},
+    {"$reduce", -1, -1, plain<op_reduce>},
 };
 
 const OpSpec* find_op(std::string_view name) {
@@ -813,8 +1007,12 @@ void validate_arity(const OpSpec& op, const Value& args) {
     fail(16020, "Expression " + name + " takes exactly " + std::to_string(op.args_min) +
                     " arguments. " + std::to_string(n) + " were passed in.");
   }
-  fail(16021, "Expression " + name + " takes at least " + std::to_string(op.args_min) +
-                  " arguments, and at most " + std::to_string(op.args_max) + ". " +
+  if (op.args_max < 0) {
+    fail(16021, "Expression " + name + " takes at least " + std::to_string(op.args_min) +
+                    " arguments. " + std::to_string(n) + " were passed in.");
+  }
+  fail(28667, "Expression " + name + " takes at least " + std::to_string(op.args_min) +
+                  " arguments, and at most " + std::to_string(op.args_max) + ", but " +
                   std::to_string(n) + " were passed in.");
 }
 
@@ -835,8 +1033,64 @@ void require_fields(const Document& d, std::string_view op, std::initializer_lis
   }
 }
 
+void validate_switch(const Value& args, int depth) {
+  if (!args.is_document()) {
+    fail(40060, "$switch requires an object as an argument, found: " + type_of(&args));
+  }
+  bool has_branch = false;
+  for (const auto& [key, v] : args.as_document()) {
+    if (key == "default") {
+      validate_at(v, depth + 1);
+      continue;
+    }
+    if (key != "branches") fail(40067, "$switch found an unknown argument: " + key);
+    if (!v.is_array()) {
+      fail(40061, "$switch expected an array for 'branches', found: " + type_of(&v));
+    }
+    for (const Value& branch : v.as_array()) {
+      if (!branch.is_document()) {
+        fail(40062, "$switch expected each branch to be an object, found: " + type_of(&branch));
+      }
+      for (const auto& [part, e] : branch.as_document()) {
+        if (part != "case" && part != "then") {
+          fail(40063, "$switch found an unknown argument to a branch: " + part);
+        }
+        validate_at(e, depth + 1);
+      }
+      if (!branch.as_document().has("case")) {
+        fail(40064, "$switch requires each branch have a 'case' expression");
+      }
+      if (!branch.as_document().has("then")) {
+        fail(40065, "$switch requires each branch have a 'then' expression.");
+      }
+    }
+    has_branch = !v.as_array().empty();
+  }
+  if (!has_branch) fail(40068, "$switch requires at least one branch");
+}
+
+void validate_reduce(const Value& args, int depth) {
+  if (!args.is_document()) {
+    fail(40075, "$reduce requires an object as an argument, found: " + type_of(&args));
+  }
+  const Document& d = args.as_document();
+  for (const auto& [key, e] : d) {
+    if (key != "input" && key != "initialValue" && key != "in") {
+      fail(40076, "$reduce found an unknown argument: " + key);
+    }
+    validate_at(e, depth + 1);
+  }
+  const std::pair<const char*, int32_t> required[] = {
+      {"input", 40077}, {"initialValue", 40078}, {"in", 40079}};
+  for (const auto& [name, code] : required) {
+    if (!d.has(name)) fail(code, "$reduce requires '" + std::string(name) + "' to be specified");
+  }
+}
+
 void validate_special(const OpSpec& op, const Value& args, int depth) {
   if (op.name == "$literal") return;
+  if (op.name == "$switch") return validate_switch(args, depth);
+  if (op.name == "$reduce") return validate_reduce(args, depth);
   if (op.name == "$cond") {
     if (args.is_document()) {
       require_fields(args.as_document(), "$cond", {"if", "then", "else"}, {}, 17080, 17083);

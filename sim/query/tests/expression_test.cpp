@@ -143,6 +143,125 @@ TEST(Expression, ParseErrors) {
   EXPECT_EQ(eval_error(R"({"a": {"$bar": 1}})"), 168);
 }
 
+// $slice, $first/$last, $reverseArray and $indexOfArray as mongod evaluates them (its
+// expression.cpp): null for a nullish array, negative positions from the end, int32 indexes.
+// What it omits: mongod folds constant arguments at optimize time and prefixes such errors; here
+// every error is raised at evaluation, with the bare message.
+TEST(ExpressionArrays, SliceFirstLastReverseAndIndexOf) {
+  const char* doc = R"({"a": [1, 2, 3, 4, 5], "e": [], "s": "text", "n": null})";
+  expect_value(E(R"({"$slice": ["$a", 2]})", doc), "[1, 2]");
+  expect_value(E(R"({"$slice": ["$a", -2]})", doc), "[4, 5]");
+  expect_value(E(R"({"$slice": ["$a", 0]})", doc), "[]");
+  expect_value(E(R"({"$slice": ["$a", 9]})", doc), "[1, 2, 3, 4, 5]");
+  expect_value(E(R"({"$slice": ["$a", 1, 2]})", doc), "[2, 3]");
+  expect_value(E(R"({"$slice": ["$a", -2, 9]})", doc), "[4, 5]");
+  expect_value(E(R"({"$slice": ["$a", -9, 2]})", doc), "[1, 2]");
+  expect_value(E(R"({"$slice": ["$a", 7, 2]})", doc), "[]");
+  expect_value(E(R"({"$slice": ["$a", 2.0]})", doc), "[1, 2]");
+  expect_value(E(R"({"$slice": ["$missing", 1]})", doc), "null");
+  expect_value(E(R"({"$slice": ["$s", "$n"]})", doc), "null");  // null before the type check
+  expect_value(E(R"({"$slice": ["$a", 1, "$n"]})", doc), "null");
+  expect_value(E(R"({"$first": ["$a"]})", doc), "1");
+  expect_value(E(R"({"$last": "$a"})", doc), "5");
+  expect_value(E(R"({"$first": "$missing"})", doc), "null");
+  expect_value(E(R"({"x": {"$first": "$e"}})", doc), "{}");  // missing: the field is left out
+  expect_value(E(R"({"$reverseArray": "$a"})", doc), "[5, 4, 3, 2, 1]");
+  expect_value(E(R"({"$reverseArray": "$n"})", doc), "null");
+  expect_value(E(R"({"$indexOfArray": ["$a", 3]})", doc), "2");
+  expect_value(E(R"({"$indexOfArray": ["$a", 3.0, 1, 3]})", doc), "2");
+  expect_value(E(R"({"$indexOfArray": ["$a", 3, 3]})", doc), "-1");
+  expect_value(E(R"({"$indexOfArray": ["$a", 1, 0, 99]})", doc), "0");
+  expect_value(E(R"({"$indexOfArray": ["$missing", "$s", "bad"]})", doc), "null");
+  const bson::Value index = E(R"({"$indexOfArray": ["$a", 5]})", doc);
+  EXPECT_EQ(index.type(), bson::Type::kInt32) << bson::to_json(index);
+}
+
+TEST(ExpressionArrays, SliceFirstLastReverseAndIndexOfErrors) {
+  const char* doc = R"({"a": [1, 2], "s": "text"})";
+  std::string msg;
+  EXPECT_EQ(eval_error(R"({"$slice": ["$s", 1]})", doc, &msg), 28724);
+  EXPECT_EQ(msg, "First argument to $slice must be an array, but is of type: string");
+  EXPECT_EQ(eval_error(R"({"$slice": ["$a", "$s"]})", doc, &msg), 28725);
+  EXPECT_EQ(msg, "Second argument to $slice must be a numeric value, but is of type: string");
+  EXPECT_EQ(eval_error(R"({"$slice": ["$a", 1.5]})", doc), 28726);
+  EXPECT_EQ(eval_error(R"({"$slice": ["$a", 0, "$s"]})", doc), 28727);
+  EXPECT_EQ(eval_error(R"({"$slice": ["$a", 0, 3000000000]})", doc), 28728);
+  EXPECT_EQ(eval_error(R"({"$slice": ["$a", 0, 0]})", doc, &msg), 28729);
+  EXPECT_EQ(msg, "Third argument to $slice must be positive: 0");
+  EXPECT_EQ(eval_error(R"({"$slice": ["$a", 0, 1, 2]})", doc, &msg), 28667);
+  EXPECT_EQ(msg,
+            "Expression $slice takes at least 2 arguments, and at most 3, but 4 were passed in.");
+  EXPECT_EQ(eval_error(R"({"$first": "$s"})", doc, &msg), 28689);
+  EXPECT_EQ(msg, "$first's argument must be an array, but is string");
+  EXPECT_EQ(eval_error(R"({"$last": [1, 2]})", doc, &msg), 16020);  // two operands, not an array
+  EXPECT_EQ(eval_error(R"({"$reverseArray": "$s"})", doc), 34435);
+  EXPECT_EQ(eval_error(R"({"$indexOfArray": ["$s", 1]})", doc), 40090);
+  EXPECT_EQ(eval_error(R"({"$indexOfArray": ["$a", 1, null]})", doc, &msg), 40096);
+  EXPECT_EQ(msg,
+            "$indexOfArrayrequires an integral starting index, found a value of type: null, "
+            "with value: null");
+  EXPECT_EQ(eval_error(R"({"$indexOfArray": ["$a", 1, 0, -1]})", doc, &msg), 40097);
+  EXPECT_EQ(msg, "$indexOfArray requires a nonnegative ending index, found: -1");
+}
+
+TEST(Expression, SwitchReduceAndElementTruth) {
+  const char* doc = R"({"q": [{"w": "a", "x": 1}, {"w": "b", "x": 0}, {"w": "c", "x": 5}],
+      "n": 3})";
+  const char* grade = R"({"$switch": {"branches": [
+      {"case": {"$lt": ["$n", 2]}, "then": "low"},
+      {"case": {"$lt": ["$n", 4]}, "then": "mid"}], "default": "high"}})";
+  expect_value(E(grade, doc), R"("mid")");
+  expect_value(E(grade, R"({"n": 9})"), R"("high")");
+  expect_value(E(R"({"$reduce": {"input": "$q", "initialValue": 0,
+                     "in": {"$add": ["$$value", "$$this.x"]}}})",
+                 doc),
+               "6");
+  expect_value(E(R"({"$reduce": {"input": "$q.w", "initialValue": "",
+                     "in": {"$concat": ["$$value", "$$this"]}}})",
+                 doc),
+               R"("abc")");
+  expect_value(E(R"({"$reduce": {"input": [], "initialValue": 7, "in": 0}})"), "7");
+  expect_value(E(R"({"$reduce": {"input": "$missing", "initialValue": "$$nope", "in": 0}})"),
+               "null");  // initialValue not evaluated
+  expect_value(E(R"({"$anyElementTrue": ["$q.x"]})", doc), "true");
+  expect_value(E(R"({"$allElementsTrue": ["$q.x"]})", doc), "false");
+  expect_value(E(R"({"$allElementsTrue": [[]]})"), "true");
+  expect_value(E(R"({"$anyElementTrue": [[]]})"), "false");
+}
+
+TEST(Expression, SwitchReduceAndElementTruthErrors) {
+  std::string msg;
+  EXPECT_EQ(eval_error(R"({"$switch": {"branches": [{"case": false, "then": 1}]}})", "{}", &msg),
+            40066);
+  EXPECT_EQ(msg,
+            "$switch could not find a matching branch for an input, and no default was "
+            "specified.");
+  EXPECT_EQ(eval_error(R"({"$switch": [1]})"), 40060);
+  EXPECT_EQ(eval_error(R"({"$switch": {"branches": 1}})"), 40061);
+  EXPECT_EQ(eval_error(R"({"$switch": {"branches": [1]}})"), 40062);
+  EXPECT_EQ(eval_error(R"({"$switch": {"branches": [{"case": 1, "then": 1, "x": 1}]}})"), 40063);
+  EXPECT_EQ(eval_error(R"({"$switch": {"branches": [{"then": 1}]}})"), 40064);
+  EXPECT_EQ(eval_error(R"({"$switch": {"branches": [{"case": 1}]}})"), 40065);
+  EXPECT_EQ(eval_error(R"({"$switch": {"branches": [], "default": 1}})"), 40068);
+  EXPECT_EQ(eval_error(R"({"$switch": {"default": 1, "other": 2}})"), 40067);
+  EXPECT_EQ(eval_error(R"({"$switch": {"branches": [{"case": {"$bogus": 1}, "then": 1}]}})"),
+            code::kInvalidPipelineOperator);  // branches are validated as expressions
+  EXPECT_EQ(eval_error(R"({"$reduce": 1})"), 40075);
+  EXPECT_EQ(eval_error(R"({"$reduce": {"input": [], "initialValue": 0, "in": 0, "x": 1}})"), 40076);
+  EXPECT_EQ(eval_error(R"({"$reduce": {"initialValue": 0, "in": 0}})"), 40077);
+  EXPECT_EQ(eval_error(R"({"$reduce": {"input": [], "in": 0}})"), 40078);
+  EXPECT_EQ(eval_error(R"({"$reduce": {"input": [], "initialValue": 0}})"), 40079);
+  EXPECT_EQ(eval_error(R"({"$reduce": {"input": "s", "initialValue": 0, "in": 0}})", "{}", &msg),
+            40080);
+  EXPECT_EQ(msg, "$reduce requires that 'input' be an array, found: \"s\"");
+  EXPECT_EQ(eval_error(R"({"$reduce": {"input": [1], "initialValue": "$$this", "in": 0}})"),
+            17276);  // $$this is bound in 'in' only
+  EXPECT_EQ(eval_error(R"({"$anyElementTrue": "$missing"})", "{}", &msg), 17041);
+  EXPECT_EQ(msg, "$anyElementTrue's argument must be an array, but is missing");
+  EXPECT_EQ(eval_error(R"({"$allElementsTrue": [null]})", "{}", &msg), 17040);
+  EXPECT_EQ(msg, "$allElementsTrue's argument must be an array, but is null");
+}
+
 }  // namespace
 }  // namespace mongosim::query
 
