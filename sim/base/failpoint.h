@@ -41,9 +41,10 @@ struct TransactionalWriteFault {
 //   already started still runs);
 // - hangBeforeWaitingForWriteConcern: a write whose entries are in the oplog pauses before it
 //   waits for its write concern (holding nothing), so the member's role can change under it;
-// - hangAfterCheckingReplicaSetId (mongosim's own; mongod has none of this name): a
-//   member-to-member command pauses after its replicaSetId was checked against the installed
-//   config and before its handler runs (holding nothing), so a config can be installed under it.
+// - hangAfterCheckingReplicaSetId (mongosim's own; mongod has none of this name): a replication
+//   command that carries a replicaSetId (member to member) pauses after that id was checked
+//   against the installed config and before its handler runs (holding nothing), so a config
+//   can be installed under it; shutdown ends the pause and fails the command (11600).
 inline constexpr std::string_view kPlainFailPoints[] = {"hangBeforeOplogAppend", "stopReplProducer",
                                                         "hangBeforeWaitingForWriteConcern",
                                                         "hangAfterCheckingReplicaSetId"};

@@ -414,6 +414,24 @@ size_t encoded_size(const Value& v) {
   return 0;
 }
 
+bool deeper_than(const Value& value, int limit) {
+  if (value.is_document()) return deeper_than(value.as_document(), limit);
+  if (!value.is_array()) return false;
+  if (limit < 0) return true;
+  for (const Value& element : value.as_array()) {
+    if (deeper_than(element, limit - 1)) return true;
+  }
+  return false;
+}
+
+bool deeper_than(const Document& doc, int limit) {
+  if (limit < 0) return true;
+  for (const auto& [key, value] : doc) {
+    if ((value.is_document() || value.is_array()) && deeper_than(value, limit - 1)) return true;
+  }
+  return false;
+}
+
 size_t encoded_size(const Document& doc) {
   size_t total = 4 + 1;  // the int32 length and the terminating NUL
   for (const auto& [key, value] : doc) total += 1 + key.size() + 1 + encoded_size(value);

@@ -15,9 +15,11 @@
 
 namespace mongosim::bson {
 
-// Real MongoDB's nesting limit for stored documents is 100; commands wrap documents a few
-// levels deeper, so accept a little more before refusing.
-inline constexpr int kMaxNestingDepth = 180;
+// mongod's nesting limits (the top document is level 0): BSON it reads may nest 200 levels; a
+// document it stores, 180. The difference is room for what wraps a stored document: an oplog
+// entry, a journal record (2 levels), a reply's batch (4). The manual promises 100.
+inline constexpr int kMaxNestingDepth = 200;
+inline constexpr int kMaxStoredNestingDepth = 180;
 
 struct DecodeResult {
   std::optional<Document> doc;
@@ -38,6 +40,11 @@ std::string encode_document(const Document& doc);
 // The byte size encode_document(doc) would produce, and a value's payload size (the bytes after
 // its type and field name in an element), computed without encoding or allocating.
 size_t encoded_size(const Document& doc);
+// Whether a document or array inside `doc` sits deeper than `limit` levels (doc itself is level
+// 0, as the decoder counts: what it refuses past kMaxNestingDepth). Visits at most the first
+// limit + 1 levels, so it is safe on a tree too deep for the recursive encoders.
+bool deeper_than(const Document& doc, int limit);
+bool deeper_than(const Value& value, int limit);
 size_t encoded_size(const Value& value);
 // The length of an array element's field name (its index in decimal), without the NUL.
 size_t index_name_bytes(size_t index);

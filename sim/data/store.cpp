@@ -300,7 +300,16 @@ bson::Document with_id_first(bson::Document doc) {
   return doc;
 }
 
-void check_document_size(const bson::Document& doc, int32_t code, const char* what) {
+void check_document_size(const bson::Document& doc, int32_t code, const char* what,
+                         bool inserting) {
+  // First: encoded_size recurses, and a pipeline update can build any depth.
+  if (bson::deeper_than(doc, bson::kMaxStoredNestingDepth)) {
+    const std::string limit = std::to_string(bson::kMaxStoredNestingDepth);
+    throw CommandError(code::kOverflow, inserting
+                                            ? "cannot insert document because it exceeds " + limit +
+                                                  " levels of nesting"
+                                            : "Document exceeds maximum nesting depth of " + limit);
+  }
   size_t bytes = bson::encoded_size(doc);
   if (bytes > kMaxDocumentBytes) {
     throw CommandError(code, std::string(what) + " size in bytes: " + std::to_string(bytes) +

@@ -157,8 +157,11 @@ class WriteScope {
 // Puts _id first, generating an ObjectId if missing; throws InvalidIdField (53) for an array,
 // regex or undefined _id.
 bson::Document with_id_first(bson::Document doc);
-// Throws `code` if the encoded document exceeds 16 MiB.
-void check_document_size(const bson::Document& doc, int32_t code, const char* what);
+// Throws `code` if the encoded document exceeds 16 MiB, 15 Overflow if it nests deeper than a
+// stored document may (bson::kMaxStoredNestingDepth: the journal and the replies that carry it
+// must be able to read it back); `inserting` picks mongod's text for the latter.
+void check_document_size(const bson::Document& doc, int32_t code, const char* what,
+                         bool inserting = false);
 // Record ids of the documents that match, in natural order (an _id equality uses the index).
 std::vector<RecordId> matching_records(const Collection& c, const query::Matcher& m,
                                        const query::EvalContext& ectx, bool first_only);

@@ -97,7 +97,7 @@ void insert_one(Store::Impl& impl, CommandContext& ctx, const std::string& coll,
                 const bson::Value& raw, const RetryScope& retry, int32_t stmt_id) {
   if (!raw.is_document()) throw CommandError(code::kTypeMismatch, "documents must be objects");
   bson::Document doc = with_id_first(raw.as_document());
-  check_document_size(doc, code::kBadValue, "object to insert too large.");
+  check_document_size(doc, code::kBadValue, "object to insert too large.", /*inserting=*/true);
   Collection& c = impl.collection_for_write(ctx.db, coll, ctx.now_ms);
   auto stmt = retry.statement(stmt_id);
   ExecutedStatement record;

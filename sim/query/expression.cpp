@@ -3,9 +3,11 @@
 #include <cassert>
 #include <cmath>
 #include <limits>
+#include <sstream>
 #include <utility>
 
 #include "base/command_error.h"
+#include "bson/codec.h"
 #include "query/civil_time.h"
 #include "query/numeric.h"
 #include "query/path.h"
@@ -167,7 +169,9 @@ const Value* eval_ref(const Value& e, const Variables& vars, int depth, Maybe& h
     if (s.size() >= 2 && s[1] == '$') {
       auto [name, after] = first_component(s.substr(2));
       for (auto it = vars.user.rbegin(); it != vars.user.rend(); ++it) {
-        if (it->first == name) return walk_ref(&it->second, after, after.data() == nullptr, held);
+        if (it->first != name) continue;
+        if (!it->second) return nullptr;  // bound to a missing value
+        return walk_ref(&*it->second, after, after.data() == nullptr, held);
       }
       // A system variable ($$NOW, $$ROOT, ...) is built: evaluated below.
     } else {
@@ -549,7 +553,7 @@ Maybe op_let(const Value& args, const Variables& vars, int depth) {
   Variables inner = vars;
   for (const auto& [name, e] : d.get("vars")->as_document()) {
     Maybe v = eval(e, vars, depth);
-    inner.user.emplace_back(name, v ? *v : Value::undefined());
+    inner.user.emplace_back(name, std::move(v));
   }
   return eval(*d.get("in"), inner, depth);
 }
@@ -635,6 +639,14 @@ std::string rendered(const Value* v) {
   return v != nullptr ? render(*v) : "missing";
 }
 
+// A number as mongod streams one into a message: a double with 6 significant digits.
+std::string streamed_number(const Value& v) {
+  if (v.type() != bson::Type::kDouble) return render(v);
+  std::ostringstream out;
+  out << v.as_double();
+  return out.str();
+}
+
 // The element range [start, end) of $slice's three-argument form ([array, position, n]).
 std::pair<int64_t, int64_t> slice_from(int64_t size, int32_t position, const Value* count) {
   if (!count->is_number()) {
@@ -642,8 +654,8 @@ std::pair<int64_t, int64_t> slice_from(int64_t size, int32_t position, const Val
   }
   std::optional<int32_t> n = integral_32(count);
   if (!n) {
-    fail(28728,
-         "Third argument to $slice can't be represented as a 32-bit integer: " + rendered(count));
+    fail(28728, "Third argument to $slice can't be represented as a 32-bit integer: " +
+                    streamed_number(*count));
   }
   if (*n <= 0) fail(28729, "Third argument to $slice must be positive: " + std::to_string(*n));
   const int64_t start =
@@ -669,8 +681,8 @@ Maybe op_slice(const Value& args, const Variables& vars, int depth) {
   }
   std::optional<int32_t> first = integral_32(second);
   if (!first) {
-    fail(28726,
-         "Second argument to $slice can't be represented as a 32-bit integer: " + rendered(second));
+    fail(28726, "Second argument to $slice can't be represented as a 32-bit integer: " +
+                    streamed_number(*second));
   }
   const Array& arr = array->as_array();
   const auto size = static_cast<int64_t>(arr.size());
@@ -792,12 +804,17 @@ Maybe op_reduce(const Value& args, const Variables& vars, int depth) {
   Maybe value = eval(*d.get("initialValue"), vars, depth);
   const Value& in = *d.get("in");
   Variables inner = vars;
-  inner.user.emplace_back("value", Value::null());
-  inner.user.emplace_back("this", Value::null());
+  inner.user.emplace_back("value", std::nullopt);
+  inner.user.emplace_back("this", std::nullopt);
   for (const Value& element : input->as_array()) {
-    inner.user[inner.user.size() - 2].second = value ? std::move(*value) : Value::undefined();
+    inner.user[inner.user.size() - 2].second = std::move(value);
     inner.user.back().second = element;
     value = eval(in, inner, depth);
+    // Each step may wrap the last one ({a: "$$value"}): a value deeper than any BSON would
+    // overflow the stack of every recursive reader after it.
+    if (value && bson::deeper_than(*value, bson::kMaxNestingDepth)) {
+      fail(code::kOverflow, "$reduce accumulated value exceeded max allowable BSON depth");
+    }
   }
   return value;
 }
@@ -1066,7 +1083,7 @@ void validate_switch(const Value& args, int depth) {
     }
     has_branch = !v.as_array().empty();
   }
-  if (!has_branch) fail(40068, "$switch requires at least one branch");
+  if (!has_branch) fail(40068, "$switch requires at least one branch.");
 }
 
 void validate_reduce(const Value& args, int depth) {

@@ -22,8 +22,10 @@ using Maybe = std::optional<Value>;
 struct Variables {
   const Document* root = nullptr;
   const EvalContext* ctx = nullptr;
-  // $let and user variables, innermost last; looked up from the back.
-  std::vector<std::pair<std::string, Value>> user;
+  // $let and user variables, innermost last; looked up from the back. A variable bound to a
+  // missing value ($let's var of a missing field, $reduce's $$value from a missing
+  // initialValue) holds nullopt and reads as missing, as in mongod.
+  std::vector<std::pair<std::string, std::optional<Value>>> user;
 };
 
 // Throws CommandError (168 unknown operator, 15983 malformed object, 16020 wrong arity...).

@@ -484,10 +484,16 @@ void ReplicationCoordinator::register_commands() {
     spec.admin_only = true;
     spec.handler = [this, handler = std::move(handler)](CommandContext& ctx) {
       refuse_other_set(ctx.body);
-      // Test-only: holds a command between the check above and its handler (the handler's own
-      // check, require_topology_of_this_set(), is what a config installed meanwhile meets).
-      server_.failpoints.pause_while_set("hangAfterCheckingReplicaSetId",
-                                         [this] { return server_.shutting_down(); });
+      // Test-only: holds a command that names a set between the check above and its handler
+      // (the handler's own check, require_topology_of_this_set(), is what a config installed
+      // meanwhile meets). Shutdown ends the pause and the command with it, as it interrupts
+      // any operation.
+      if (ctx.body.has("replicaSetId") &&
+          server_.failpoints.pause_while_set("hangAfterCheckingReplicaSetId",
+                                             [this] { return server_.shutting_down(); }) &&
+          server_.shutting_down()) {
+        throw CommandError(code::kInterruptedAtShutdown, "interrupted at shutdown");
+      }
       return handler(ctx);
     };
     spec.any_member_state = true;

@@ -149,7 +149,11 @@ bson::Document ReplicationCoordinator::handle_heartbeat(const bson::Document& bo
   if (!snap.config) {
     if (const bson::Value* config = body.get("config");
         config != nullptr && config->is_document()) {
-      server_.replica.install_config(repl::parse_repl_set_config(config->as_document()));
+      repl::ReplSetConfig learned = repl::parse_repl_set_config(config->as_document());
+      // Only the config of the set the heartbeat names: one whose id is not the sender's own
+      // would be joined by a command then refused (93) for that very id.
+      refuse_other_id(body, learned.settings.replica_set_id);
+      server_.replica.install_config(std::move(learned));
     }
   }
   require_topology_of_this_set(body);

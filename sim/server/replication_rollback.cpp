@@ -327,6 +327,10 @@ bson::Document ReplicationCoordinator::handle_rollback_optimes(const bson::Docum
 }
 
 bson::Document ReplicationCoordinator::handle_rollback_fetch(const bson::Document& body) {
+  // Only a member of a set (with a topology) is a rollback source, and only for its own set: a
+  // config installed since the wrapper's check must not let another set read what is written
+  // under it.
+  require_topology_of_this_set(body);
   const bson::Value* documents = body.get("documents");
   const bson::Value* namespaces = body.get("namespaces");
   if (documents == nullptr || !documents->is_array() || namespaces == nullptr ||

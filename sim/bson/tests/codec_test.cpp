@@ -123,6 +123,30 @@ TEST(Codec, RefusesDeepNesting) {
   EXPECT_NE(r.error.find("nested deeper"), std::string::npos) << r.error;
 }
 
+// deeper_than agrees with the decoder at the boundary, for documents and arrays at every
+// position (the write path refuses with it what a restart's journal replay would refuse).
+TEST(Codec, DeeperThanAgreesWithTheDecodersLimit) {
+  for (bool arrays : {false, true}) {
+    for (int levels : {kMaxNestingDepth - 1, kMaxNestingDepth, kMaxNestingDepth + 1}) {
+      Value inner = V(int32_t{1});
+      for (int i = 0; i < levels; ++i) {
+        inner = arrays && i % 2 == 0 ? V(Array{V(int32_t{0}), inner})
+                                     : V(Document{{"n", inner}, {"s", V("x")}});
+      }
+      const Document doc{{"first", V(int32_t{1})}, {"deep", inner}};
+      const std::string raw = encode_document(doc);
+      const bool decodes =
+          decode_document(reinterpret_cast<const uint8_t*>(raw.data()), raw.size()).doc.has_value();
+      EXPECT_EQ(deeper_than(doc, kMaxNestingDepth), !decodes)
+          << "levels " << levels << (arrays ? " with arrays" : "");
+      EXPECT_EQ(decodes, levels <= kMaxNestingDepth) << "levels " << levels;
+    }
+  }
+  EXPECT_FALSE(deeper_than(V(Array{}), 0));
+  EXPECT_TRUE(deeper_than(V(Array{V(Array{})}), 0));
+  EXPECT_FALSE(deeper_than(Document{}, 0));
+}
+
 TEST(Codec, CopyOnWriteKeepsCopiesIndependent) {
   Value a = V(Document{{"x", V(int32_t{1})}});
   Value b = a;

@@ -217,6 +217,45 @@ TEST_F(JournalReplay, ReplayRebuildsCatalogDocumentsAndSessions) {
   EXPECT_EQ(first_write_error_code(dup), code::kDuplicateKey) << bson::to_json(dup);
 }
 
+// An update may build a document as deep as a stored one may nest (180 levels) and no deeper
+// (15 Overflow, nothing written): the journal, which wraps each document two levels deeper,
+// reads every stored one back.
+TEST_F(JournalReplay, AStoredDocumentNestsAtMostAsDeepAsTheJournalReadsBack) {
+  const auto nest = [&](int levels) {
+    bson::Array ones;
+    for (int i = 0; i < levels; ++i) ones.push_back(bson::V(int32_t{1}));
+    Document reduce{{"input", bson::V(std::move(ones))},
+                    {"initialValue", bson::V(int32_t{0})},
+                    {"in", bson::V(Document{{"a", bson::V("$$value")}})}};
+    Document set{
+        {"$set", bson::V(Document{{"deep", bson::V(Document{{"$reduce", bson::V(reduce)}})}})}};
+    Document update{{"q", bson::V(Document{{"_id", bson::V(int32_t{1})}})},
+                    {"u", bson::V(bson::Array{bson::V(set)})}};
+    return run("db", Document{{"update", bson::V("c")},
+                              {"updates", bson::V(bson::Array{bson::V(update)})}});
+  };
+  TempDir dir;
+  std::string path = dir.file("j");
+  {
+    Journal journal(path, 0, OpTime{});
+    store_->attach_journal(&journal);
+    run(R"({"insert": "c", "documents": [{"_id": 1}]})");
+    EXPECT_EQ(first_write_error_code(nest(bson::kMaxStoredNestingDepth)), 0);
+    const Document refused = nest(bson::kMaxStoredNestingDepth + 1);
+    EXPECT_EQ(first_write_error_code(refused), code::kOverflow) << bson::to_json(refused);
+    EXPECT_NE(bson::to_json(refused).find("Document exceeds maximum nesting depth of 180"),
+              std::string::npos)
+        << bson::to_json(refused);
+    EXPECT_TRUE(store_->wait_durable(store_->last_applied()));
+    store_->attach_journal(nullptr);
+  }
+  const std::string before = bson::to_json(bson::V(all("c")));
+  make_store(60);  // an empty store, as after a restart
+  for (const auto& e : read_journal(path).entries) store_->apply_oplog_entry(e);
+  EXPECT_EQ(bson::to_json(bson::V(all("c"))), before);
+  EXPECT_TRUE(bson::deeper_than(all("c")[0].as_document(), bson::kMaxStoredNestingDepth - 1));
+}
+
 TEST_F(JournalReplay, FullJournalLeavesNoTraceOfARefusedWrite) {
   TempDir dir;
   Journal journal(dir.file("j"), 0, OpTime{}, /*max_bytes=*/400);

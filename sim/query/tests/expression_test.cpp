@@ -1,3 +1,4 @@
+#include "bson/codec.h"
 #include "query/tests/query_test_util.h"
 
 namespace mongosim::query {
@@ -227,6 +228,31 @@ TEST(Expression, SwitchReduceAndElementTruth) {
   expect_value(E(R"({"$allElementsTrue": ["$q.x"]})", doc), "false");
   expect_value(E(R"({"$allElementsTrue": [[]]})"), "true");
   expect_value(E(R"({"$anyElementTrue": [[]]})"), "false");
+}
+
+// A variable bound to a missing value reads as missing (mongod's Variables), not as undefined;
+// a $reduce that nests its accumulator deeper than any BSON may is refused (15) before a
+// recursive reader meets it.
+TEST(Expression, MissingVariablesAndReduceDepth) {
+  expect_value(E(R"({"t": {"$type": {"$let": {"vars": {"x": "$nope"}, "in": "$$x"}}}})"),
+               R"({"t": "missing"})");
+  expect_value(E(R"({"r": {"$reduce": {"input": [1], "initialValue": "$nope", "in": "$$value"}}})"),
+               "{}");
+  expect_value(E(R"({"$reduce": {"input": [1, 2], "initialValue": "$nope",
+                     "in": {"$ifNull": ["$$value", "$$this"]}}})"),
+               "1");
+  std::string wrap_100 = R"({"$reduce": {"input": {"$map": {"input": [)";
+  for (int i = 0; i < 100; ++i) wrap_100 += i == 0 ? "1" : ", 1";
+  wrap_100 += R"(], "in": 1}}, "initialValue": 0, "in": {"a": "$$value"}}})";
+  const bson::Value nested = E(wrap_100);
+  EXPECT_FALSE(bson::deeper_than(nested, 100)) << "100 wraps nest 99 levels below the value";
+  EXPECT_TRUE(bson::deeper_than(nested, 98));
+  std::string wrap_300 = R"({"$reduce": {"input": [)";
+  for (int i = 0; i < 300; ++i) wrap_300 += i == 0 ? "1" : ", 1";
+  wrap_300 += R"(], "initialValue": 0, "in": {"a": "$$value"}}})";
+  std::string msg;
+  EXPECT_EQ(eval_error(wrap_300, "{}", &msg), code::kOverflow);
+  EXPECT_EQ(msg, "$reduce accumulated value exceeded max allowable BSON depth");
 }
 
 TEST(Expression, SwitchReduceAndElementTruthErrors) {

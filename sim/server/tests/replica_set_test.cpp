@@ -593,32 +593,50 @@ TEST(OneMemberSet, InitiateGivesTheSetAnIdAndRefusesOneGivenToIt) {
   EXPECT_TRUE(replica_set_id_of(server)) << "replSetGetConfig shows no settings.replicaSetId";
 }
 
+// Occurrences of `needle` in `text`.
+size_t count_of(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+Document fail_point_command(const char* mode) {
+  return Document{{"configureFailPoint", V("hangAfterCheckingReplicaSetId")}, {"mode", V(mode)}};
+}
+
 // A member-to-member command's replicaSetId is checked before its handler runs, against the
 // installed config; a config installed after that check and before the handler (here an
-// initiate, while a heartbeat of another set of the same name waits at the test-only fail point
-// hangAfterCheckingReplicaSetId) must still refuse it (93), and its term must not be taken.
-// What it omits: the fail point stretches a window that is otherwise microseconds wide, and only
-// the heartbeat is driven (votes, position reports, fetches and rollback reads share the check).
+// initiate, while a heartbeat and a rollback read of another set of the same name wait at the
+// test-only fail point hangAfterCheckingReplicaSetId) must still refuse them (93), and the
+// heartbeat's term must not be taken.
+// What it omits: the fail point stretches a window that is otherwise microseconds wide; votes,
+// position reports and fetches share the heartbeat's check and are not driven here.
 TEST(TwoMemberSet, ACommandOfAnotherSetHeldPastTheIdCheckMeetsTheConfigInstalledMeanwhile) {
   const std::string set_name = "rs-idcheck-" + std::to_string(::getpid());
   MongosimNode a({.args = {"--replSet", set_name}});
   MongosimNode b({.args = {"--replSet", set_name}});
-  auto hold =
-      try_command(a.port(), Document{{"configureFailPoint", V("hangAfterCheckingReplicaSetId")},
-                                     {"mode", V("alwaysOn")}});
+  auto hold = try_command(a.port(), fail_point_command("alwaysOn"));
   ASSERT_TRUE(hold && is_ok(*hold)) << show(hold);
   const bson::ObjectId foreign = bson::ObjectId::generate();
   constexpr int64_t kForeignTerm = 7;
   std::optional<Document> heartbeat;
-  std::thread sender([&] {
+  std::optional<Document> rollback_read;
+  std::thread heartbeat_sender([&] {
     heartbeat = try_command(a.port(), Document{{"replSetHeartbeat", V(set_name)},
                                                {"fromIndex", V(int32_t{1})},
                                                {"term", V(kForeignTerm)},
                                                {"configVersion", V(int64_t{1})},
                                                {"replicaSetId", bson::Value::object_id(foreign)}});
   });
+  std::thread rollback_sender([&] {
+    rollback_read =
+        try_command(a.port(), Document{{"replSetRollbackFetch", V(int32_t{1})},
+                                       {"documents", V(bson::Array{})},
+                                       {"namespaces", V(bson::Array{})},
+                                       {"replicaSetId", bson::Value::object_id(foreign)}});
+  });
   const bool held = poll_until(after(kConvergeTimeout), [&] {
-    return a.log_text().find("Fail point enabled: pausing") != std::string::npos;
+    return count_of(a.log_text(), "Fail point enabled: pausing") >= 2;
   });
   std::optional<Document> init;
   if (held) {
@@ -628,23 +646,101 @@ TEST(TwoMemberSet, ACommandOfAnotherSetHeldPastTheIdCheckMeetsTheConfigInstalled
         a.port(), Document{{"replSetInitiate", V(Document{{"_id", V(set_name)},
                                                           {"members", V(std::move(members))}})}});
   }
-  auto release = try_command(
-      a.port(),
-      Document{{"configureFailPoint", V("hangAfterCheckingReplicaSetId")}, {"mode", V("off")}});
-  sender.join();
-  ASSERT_TRUE(held) << "the heartbeat never reached the fail point:\n" << a.log_text();
+  auto release = try_command(a.port(), fail_point_command("off"));
+  heartbeat_sender.join();
+  rollback_sender.join();
+  ASSERT_TRUE(held) << "the commands never reached the fail point:\n" << a.log_text();
   ASSERT_TRUE(release && is_ok(*release)) << show(release);
   ASSERT_TRUE(init && is_ok(*init)) << show(init);
   const std::optional<bson::ObjectId> ours = replica_set_id_of(a);
   ASSERT_TRUE(ours) << "replSetGetConfig shows no settings.replicaSetId";
+  const std::string mismatch = "ours: " + ours->hex() + "; remote node's: " + foreign.hex();
   EXPECT_EQ(code_of(heartbeat), code::kInvalidReplicaSetConfig) << show(heartbeat);
-  EXPECT_NE(errmsg_of(heartbeat).find("ours: " + ours->hex() + "; remote node's: " + foreign.hex()),
-            std::string::npos)
-      << show(heartbeat);
+  EXPECT_NE(errmsg_of(heartbeat).find(mismatch), std::string::npos) << show(heartbeat);
+  EXPECT_EQ(code_of(rollback_read), code::kInvalidReplicaSetConfig) << show(rollback_read);
   auto status = try_command(a.port(), Document{{"replSetGetStatus", V(int32_t{1})}});
   ASSERT_TRUE(status && status->get("term") != nullptr) << show(status);
   EXPECT_LT(status->get("term")->number_as_double(), static_cast<double>(kForeignTerm))
       << "the other set's term was taken: " << show(status);
+}
+
+// A heartbeat to a member without a config teaches it the config it carries, but only one of
+// the set the heartbeat names: a config whose replicaSetId is not the heartbeat's is refused
+// (93) and not installed.
+TEST(OneMemberSet, AHeartbeatsConfigOfAnotherIdIsNotLearned) {
+  const std::string set_name = "rs-learn-" + std::to_string(::getpid());
+  MongosimNode a({.args = {"--replSet", set_name}});
+  const bson::ObjectId named = bson::ObjectId::generate();
+  const bson::ObjectId carried = bson::ObjectId::generate();
+  bson::Array members{V(Document{{"_id", V(int32_t{0})}, {"host", V(a.host())}}),
+                      V(Document{{"_id", V(int32_t{1})}, {"host", V("127.0.0.1:1")}})};
+  Document config{{"_id", V(set_name)},
+                  {"version", V(int32_t{1})},
+                  {"members", V(std::move(members))},
+                  {"settings", V(Document{{"replicaSetId", bson::Value::object_id(carried)}})}};
+  auto heartbeat = try_command(a.port(), Document{{"replSetHeartbeat", V(set_name)},
+                                                  {"fromIndex", V(int32_t{1})},
+                                                  {"term", V(int64_t{1})},
+                                                  {"configVersion", V(int64_t{1})},
+                                                  {"replicaSetId", bson::Value::object_id(named)},
+                                                  {"config", V(config)}});
+  EXPECT_EQ(code_of(heartbeat), code::kInvalidReplicaSetConfig) << show(heartbeat);
+  auto learned = try_command(a.port(), Document{{"replSetGetConfig", V(int32_t{1})}});
+  EXPECT_EQ(code_of(learned), code::kNotYetInitialized) << show(learned);
+}
+
+// A command held at the fail point when the member shuts down ends with it (11600) and is not
+// acted on: the vote request's newer term is neither taken nor persisted.
+// What it omits: a command already past the fail point when shutdown begins (the usual case)
+// runs on, as in mongod until its operation context is interrupted.
+TEST(TwoMemberSet, ACommandHeldAtShutdownIsNotActedOn) {
+  const std::string set_name = "rs-heldstop-" + std::to_string(::getpid());
+  locklab::testkit::TempDir dbpath("held-shutdown");
+  MongosimNode a({.args = {"--replSet", set_name}});
+  MongosimNode b({.args = {"--replSet", set_name}, .dbpath = dbpath.path()});
+  bson::Array members{V(Document{{"_id", V(int32_t{0})}, {"host", V(a.host())}}),
+                      V(Document{{"_id", V(int32_t{1})}, {"host", V(b.host())}})};
+  auto init = try_command(
+      a.port(), Document{{"replSetInitiate",
+                          V(Document{{"_id", V(set_name)}, {"members", V(std::move(members))}})}});
+  ASSERT_TRUE(init && is_ok(*init)) << show(init);
+  ASSERT_TRUE(poll_until(after(kConvergeTimeout), [&] { return replica_set_id_of(b).has_value(); }))
+      << b.log_text();
+  const bson::ObjectId ours = *replica_set_id_of(b);
+  auto hold = try_command(b.port(), fail_point_command("alwaysOn"));
+  ASSERT_TRUE(hold && is_ok(*hold)) << show(hold);
+  constexpr int64_t kNewTerm = 99;
+  std::optional<Document> vote;
+  std::thread voter([&] {
+    vote = try_command(
+        b.port(), Document{{"replSetRequestVotes", V(int32_t{1})},
+                           {"setName", V(set_name)},
+                           {"dryRun", V(false)},
+                           {"term", V(kNewTerm)},
+                           {"candidateIndex", V(int32_t{0})},
+                           {"configVersion", V(int64_t{1})},
+                           {"lastWrittenOpTime", V(Document{{"ts", bson::Value::timestamp({1, 1})},
+                                                            {"t", V(int64_t{1})}})},
+                           {"replicaSetId", bson::Value::object_id(ours)}});
+  });
+  const bool held = poll_until(after(kConvergeTimeout), [&] {
+    return b.log_text().find("Fail point enabled: pausing") != std::string::npos;
+  });
+  if (held) b.stop();
+  voter.join();
+  ASSERT_TRUE(held) << "the vote request never reached the fail point:\n" << b.log_text();
+  EXPECT_TRUE(!vote || code_of(vote) == code::kInterruptedAtShutdown) << show(vote);
+  b.restart();
+  std::optional<Document> status;
+  ASSERT_TRUE(
+      poll_until(after(kConvergeTimeout),
+                 [&] {
+                   status = try_command(b.port(), Document{{"replSetGetStatus", V(int32_t{1})}});
+                   return status && is_ok(*status);
+                 }))
+      << show(status) << b.log_text();
+  EXPECT_LT(status->get("term")->number_as_double(), static_cast<double>(kNewTerm))
+      << "a vote request held at shutdown was acted on: " << show(status);
 }
 
 TEST(StandaloneMember, ReplicaSetAdminCommandsNeedReplication) {
