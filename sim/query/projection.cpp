@@ -145,13 +145,13 @@ void add_path(ProjTree& root, const std::string& field, ProjEntry leaf) {
 
 // Classifies one specification value. Booleans and numbers include/exclude; everything else is
 // an expression (a computed field), except the find-only operators mongosim does not support.
-ProjEntry classify(const std::string& field, const Value& v) {
+ProjEntry classify(const std::string& field, const Value& v, Projection::Of of) {
   ProjEntry e;
   if (v.type() == bson::Type::kBool || v.is_number()) {
     e.kind = v.truthy() ? ProjEntry::Kind::kInclude : ProjEntry::Kind::kExclude;
     return e;
   }
-  if (v.is_document() && !v.as_document().empty()) {
+  if (of == Projection::Of::kFind && v.is_document() && !v.as_document().empty()) {
     const std::string& op = v.as_document().first_key();
     if (op == "$slice" || op == "$elemMatch" || op == "$meta") {
       throw CommandError(code::kNotImplemented, "projection operator " + op + " on field " + field +
@@ -182,7 +182,7 @@ void check_mode(Mode& mode, ProjEntry::Kind kind, const std::string& field) {
 
 }  // namespace
 
-Projection Projection::parse(const Document& spec) {
+Projection Projection::parse(const Document& spec, Of of) {
   auto impl = std::make_shared<Impl>();
   Mode mode = Mode::kUnknown;
   for (const auto& [field, value] : spec) {
@@ -193,7 +193,7 @@ Projection Projection::parse(const Document& spec) {
                          "FieldPath field names may not start with '$'. Consider using "
                          "$getField or $setField.");
     }
-    ProjEntry e = classify(field, value);
+    ProjEntry e = classify(field, value, of);
     if (field == "_id" && e.kind != ProjEntry::Kind::kCompute) {
       impl->exclude_id = e.kind == ProjEntry::Kind::kExclude;
       impl->id_explicitly_included = !impl->exclude_id;

@@ -79,10 +79,13 @@ class Update {
   std::shared_ptr<const Impl> impl_;
 };
 
-// find/findAndModify projection ({a: 1}, {a: 0}, {_id: 0, ...}, expressions).
+// find/findAndModify projection ({a: 1}, {a: 0}, {_id: 0, ...}, expressions), and a pipeline's
+// $project: there an operator object is always an expression ({$slice: ["$a", 2]}), where find
+// would read the projection operators $slice, $elemMatch and $meta (not supported).
 class Projection {
  public:
-  static Projection parse(const Document& spec);  // throws CommandError
+  enum class Of { kFind, kPipeline };
+  static Projection parse(const Document& spec, Of of = Of::kFind);  // throws CommandError
   Document apply(const Document& doc, const EvalContext& ctx) const;
 
   struct Impl;

@@ -216,7 +216,7 @@ void validate_document_stage(const Document& stage) {
     if (spec.as_document().empty()) {
       throw CommandError(51272, "projection specification must have at least one field");
     }
-    (void)Projection::parse(spec.as_document());
+    (void)Projection::parse(spec.as_document(), Projection::Of::kPipeline);
   } else if (name == "$unset") {
     (void)unset_as_projection(spec);
   } else {
@@ -228,7 +228,9 @@ Document apply_document_stage(const Document& stage, Document doc, const EvalCon
   const auto& [name, spec] = stage.at(0);
   if (name == "$addFields" || name == "$set")
     return add_fields(std::move(doc), spec.as_document(), ctx);
-  if (name == "$project") return Projection::parse(spec.as_document()).apply(doc, ctx);
+  if (name == "$project") {
+    return Projection::parse(spec.as_document(), Projection::Of::kPipeline).apply(doc, ctx);
+  }
   if (name == "$unset") return Projection::parse(unset_as_projection(spec)).apply(doc, ctx);
   return replace_root(new_root_expression(name, spec), doc, ctx);
 }

@@ -60,6 +60,21 @@ TEST(Pipeline, AddFieldsUnsetUnwind) {
   EXPECT_DOC_EQ(out[1], R"({"_id": 1, "a": 2})");
 }
 
+// In a pipeline's $project an operator object is an expression, $slice included; find's
+// projection reads {$slice: ...} as its own operator, which mongosim refuses (238).
+TEST(Pipeline, ProjectTakesSliceAsAnExpression) {
+  auto out = run(R"([{"$project": {"r": {"$slice": ["$a", -2]}}}])",
+                 docs({R"({"_id": 1, "a": [1, 2, 3]})"}));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_DOC_EQ(out[0], R"({"_id": 1, "r": [2, 3]})");
+  EXPECT_EQ(error_code_of([] { (void)Projection::parse(J(R"({"r": {"$slice": ["$a", 2]}})")); }),
+            code::kNotImplemented);
+  EXPECT_EQ(error_code_of([&] {
+              (void)run(R"([{"$project": {"r": {"$elemMatch": {"x": 1}}}}])", docs({"{}"}));
+            }),
+            code::kInvalidPipelineOperator);
+}
+
 TEST(Pipeline, BadStagesFailUpFront) {
   auto input = docs({R"({"a": 1})"});
   EXPECT_EQ(error_code_of([&] { (void)run(R"([{"$bogus": 1}])", input); }), 40324);
