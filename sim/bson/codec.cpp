@@ -2,10 +2,12 @@
 
 #include <bson/bson.h>
 
+#include <algorithm>
 #include <cassert>
 #include <charconv>
 #include <cstring>
 #include <stdexcept>
+#include <unordered_map>
 
 namespace mongosim::bson {
 
@@ -414,22 +416,84 @@ size_t encoded_size(const Value& v) {
   return 0;
 }
 
-bool deeper_than(const Value& value, int limit) {
-  if (value.is_document()) return deeper_than(value.as_document(), limit);
-  if (!value.is_array()) return false;
-  if (limit < 0) return true;
-  for (const Value& element : value.as_array()) {
-    if (deeper_than(element, limit - 1)) return true;
+namespace {
+
+// deeper_than's walk. Built values share subtrees (a copy is a reference until written), so a
+// plain tree walk of [v, v] nested k times takes 2^k steps: past kPlainVisitsMax visits the walk
+// starts again remembering, by address, the smallest limit each container was found to fit
+// within (a container fits within every larger limit too, and is walked again only for a
+// smaller one: at most limit + 1 times).
+class DepthWalk {
+ public:
+  static constexpr size_t kPlainVisitsMax = 4096;
+
+  explicit DepthWalk(bool remember) : remember_(remember) {}
+  bool exhausted() const { return exhausted_; }
+
+  bool deeper(const Value& value, int limit) {
+    if (value.is_document()) return deeper(value.as_document(), limit);
+    if (!value.is_array()) return false;
+    const Array& array = value.as_array();
+    return container(&array, limit, [&](int below) {
+      for (const Value& element : array) {
+        if (deeper(element, below)) return true;
+      }
+      return false;
+    });
   }
-  return false;
+
+  bool deeper(const Document& doc, int limit) {
+    return container(&doc, limit, [&](int below) {
+      for (const auto& [key, value] : doc) {
+        if (deeper(value, below)) return true;
+      }
+      return false;
+    });
+  }
+
+ private:
+  template <typename Children>
+  bool container(const void* address, int limit, Children children) {
+    if (limit < 0) return true;
+    if (exhausted_) return false;  // the caller walks again, remembering
+    if (remember_) {
+      auto fits = fits_within_.find(address);
+      if (fits != fits_within_.end() && fits->second <= limit) return false;
+    } else if (++visits_ > kPlainVisitsMax) {
+      exhausted_ = true;
+      return false;
+    }
+    if (children(limit - 1)) return true;
+    if (remember_ && !exhausted_) {
+      auto [it, inserted] = fits_within_.emplace(address, limit);
+      if (!inserted) it->second = std::min(it->second, limit);
+    }
+    return false;
+  }
+
+  bool remember_;
+  bool exhausted_ = false;
+  size_t visits_ = 0;
+  std::unordered_map<const void*, int> fits_within_;
+};
+
+template <typename Tree>
+bool walk_deeper_than(const Tree& tree, int limit) {
+  DepthWalk plain(/*remember=*/false);
+  const bool deeper = plain.deeper(tree, limit);
+  if (!plain.exhausted()) return deeper;
+  DepthWalk remembering(/*remember=*/true);
+  return remembering.deeper(tree, limit);
+}
+
+}  // namespace
+
+bool deeper_than(const Value& value, int limit) {
+  return walk_deeper_than(value, limit);
 }
 
 bool deeper_than(const Document& doc, int limit) {
-  if (limit < 0) return true;
-  for (const auto& [key, value] : doc) {
-    if ((value.is_document() || value.is_array()) && deeper_than(value, limit - 1)) return true;
-  }
-  return false;
+  return walk_deeper_than(doc, limit);
 }
 
 size_t encoded_size(const Document& doc) {

@@ -15,7 +15,6 @@ namespace mongosim::query {
 
 namespace {
 
-constexpr size_t kPipelineStagesMax = 1000;  // mongod's internalPipelineLengthLimit
 constexpr size_t kGroupsMax = 100000;        // bounds $group's memory
 
 [[noreturn]] void fail(int32_t code, const std::string& message) {
@@ -285,6 +284,7 @@ std::vector<Document> run_validated_pipeline(const Array& stages, std::vector<Do
   for (const Value& stage : stages) {
     const auto& [name, spec] = stage.as_document().at(0);
     input = run_stage(name, spec, std::move(input), ctx);
+    for (const Document& doc : input) refuse_deeper_than_bson(doc);
   }
   return input;
 }

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "base/command_error.h"
+#include "bson/codec.h"
 #include "query/expression.h"
 #include "query/path.h"
 #include "query/type_order.h"
@@ -221,6 +222,13 @@ void validate_document_stage(const Document& stage) {
     (void)unset_as_projection(spec);
   } else {
     validate_expression(new_root_expression(name, spec));
+  }
+}
+
+void refuse_deeper_than_bson(const Document& doc) {
+  if (bson::deeper_than(doc, bson::kMaxNestingDepth)) {
+    throw CommandError(code::kOverflow, "a stage's document nests deeper than " +
+                                            std::to_string(bson::kMaxNestingDepth) + " levels");
   }
 }
 

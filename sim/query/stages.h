@@ -22,4 +22,12 @@ Document apply_document_stage(const Document& stage, Document doc, const EvalCon
 // Checks the {$name: spec} shape every stage has and returns the name; throws CommandError.
 const std::string& stage_name(const Value& stage);
 
+// mongod's internalPipelineLengthLimit, for aggregation and update pipelines alike.
+inline constexpr size_t kPipelineStagesMax = 1000;
+
+// Throws 15 Overflow when a stage's output nests deeper than any BSON may
+// (bson::kMaxNestingDepth): each stage may wrap what the last one built, and every recursive
+// reader after it (encode, compare, destroy) would overflow the stack.
+void refuse_deeper_than_bson(const Document& doc);
+
 }  // namespace mongosim::query

@@ -19,6 +19,9 @@ namespace {
 
 // Update pipelines accept only these stages (docs/mongodb-behaviour.md, Update pipelines).
 void validate_update_pipeline(const Array& stages) {
+  if (stages.size() > kPipelineStagesMax) {
+    throw CommandError(code::kFailedToParse, "Pipeline length must be no longer than 1000 stages");
+  }
   for (const Value& stage : stages) {
     const std::string& name = stage_name(stage);
     if (!is_document_stage(name)) {
@@ -80,8 +83,10 @@ Document apply_replacement(const Document& replacement, const Document& doc) {
 
 Document apply_pipeline(const Array& stages, const Document& doc, const EvalContext& ctx) {
   Document current = doc;
-  for (const Value& stage : stages)
+  for (const Value& stage : stages) {
     current = apply_document_stage(stage.as_document(), std::move(current), ctx);
+    refuse_deeper_than_bson(current);
+  }
   // A pipeline that drops _id keeps the original one, in front (docs/mongodb-behaviour.md, Update
   // pipelines).
   if (const Value* id = doc.get("_id"); id != nullptr && !current.has("_id")) {

@@ -142,6 +142,14 @@ TEST(Codec, DeeperThanAgreesWithTheDecodersLimit) {
       EXPECT_EQ(decodes, levels <= kMaxNestingDepth) << "levels " << levels;
     }
   }
+  // Shared subtrees ([v, v] nested 64 times: 2^64 paths) are walked once each; a walk of every
+  // path would not end.
+  Value shared = V(int32_t{1});
+  for (int i = 0; i < 64; ++i) shared = V(Array{shared, shared});
+  EXPECT_FALSE(deeper_than(shared, 63));
+  EXPECT_TRUE(deeper_than(shared, 62));
+  EXPECT_FALSE(deeper_than(Document{{"s", shared}}, 64));
+  EXPECT_TRUE(deeper_than(Document{{"s", shared}}, 63));
   EXPECT_FALSE(deeper_than(V(Array{}), 0));
   EXPECT_TRUE(deeper_than(V(Array{V(Array{})}), 0));
   EXPECT_FALSE(deeper_than(Document{}, 0));

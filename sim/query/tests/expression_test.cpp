@@ -247,6 +247,12 @@ TEST(Expression, MissingVariablesAndReduceDepth) {
   const bson::Value nested = E(wrap_100);
   EXPECT_FALSE(bson::deeper_than(nested, 100)) << "100 wraps nest 99 levels below the value";
   EXPECT_TRUE(bson::deeper_than(nested, 98));
+  // An accumulator holding itself twice per step shares its halves: its depth is checked in
+  // steps proportional to its distinct parts, not its 2^64 paths.
+  std::string doubling = R"({"$size": {"$reduce": {"input": [)";
+  for (int i = 0; i < 64; ++i) doubling += i == 0 ? "0" : ", 0";
+  doubling += R"(], "initialValue": 0, "in": ["$$value", "$$value"]}}})";
+  expect_value(E(doubling), "2");
   std::string wrap_300 = R"({"$reduce": {"input": [)";
   for (int i = 0; i < 300; ++i) wrap_300 += i == 0 ? "1" : ", 1";
   wrap_300 += R"(], "initialValue": 0, "in": {"a": "$$value"}}})";

@@ -75,6 +75,31 @@ TEST(Pipeline, ProjectTakesSliceAsAnExpression) {
             code::kInvalidPipelineOperator);
 }
 
+// Each stage may wrap what the last one built; a document deeper than any BSON is refused (15)
+// at the stage that builds it, in aggregation and update pipelines alike, and an update
+// pipeline is held to the aggregation limit of 1000 stages.
+// What it omits: the stack a deeper document would overflow (encode, compare, destroy).
+TEST(Pipeline, StagesCannotNestADocumentDeeperThanBson) {
+  std::string stages = "[";
+  for (int i = 0; i < 41; ++i)
+    stages += std::string(i ? ", " : "") + R"({"$set": {"a": [[[[["$a"]]]]]}})";
+  stages += "]";
+  auto input = docs({R"({"_id": 1, "a": 1})"});
+  std::string msg;
+  EXPECT_EQ(error_code_of([&] { (void)run(stages, input); }, &msg), code::kOverflow);
+  EXPECT_EQ(msg, "a stage's document nests deeper than 200 levels");
+  EXPECT_EQ(error_code_of([&] {
+              (void)Update::parse(JV(stages)).apply(J(R"({"_id": 1, "a": 1})"), false, ctx_at());
+            }),
+            code::kOverflow);
+  std::string forty = stages.substr(0, stages.rfind(", ")) + "]";
+  EXPECT_EQ(error_code_of([&] { (void)run(forty, input); }), 0);  // 200 levels: allowed
+  std::string many = "[";
+  for (int i = 0; i < 1001; ++i) many += std::string(i ? ", " : "") + R"({"$set": {"x": 1}})";
+  many += "]";
+  EXPECT_EQ(error_code_of([&] { (void)Update::parse(JV(many)); }), code::kFailedToParse);
+}
+
 TEST(Pipeline, BadStagesFailUpFront) {
   auto input = docs({R"({"a": 1})"});
   EXPECT_EQ(error_code_of([&] { (void)run(R"([{"$bogus": 1}])", input); }), 40324);
