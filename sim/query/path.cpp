@@ -1,10 +1,22 @@
 #include "query/path.h"
 
+#include <algorithm>
 #include <cassert>
+#include <string>
+
+#include "base/command_error.h"
+#include "bson/codec.h"
 
 namespace mongosim::query {
 
 Path split_path(std::string_view dotted) {
+  if (static_cast<size_t>(std::count(dotted.begin(), dotted.end(), '.')) >=
+      static_cast<size_t>(bson::kMaxNestingDepth)) {
+    constexpr size_t kShownChars = 40;
+    throw CommandError(code::kOverflow, "the path '" + std::string(dotted.substr(0, kShownChars)) +
+                                            "...' has more than " +
+                                            std::to_string(bson::kMaxNestingDepth) + " components");
+  }
   Path parts;
   size_t start = 0;
   while (true) {

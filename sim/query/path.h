@@ -14,7 +14,9 @@ namespace mongosim::query {
 
 using Path = std::vector<std::string>;
 
-// Splits on '.'; empty components are kept (callers reject them where mongod does).
+// Splits on '.'; empty components are kept (callers reject them where mongod does). A path of
+// more than bson::kMaxNestingDepth components can name nothing any BSON holds; it is refused
+// (15 Overflow) before a recursive walk or a projection tree is built from it.
 Path split_path(std::string_view dotted);
 std::string join_path(const Path& path, size_t end);
 

@@ -26,6 +26,22 @@ TEST(Update, SetCreatesIntermediateDocumentsInNameOrder) {
   EXPECT_DOC_EQ(U(R"({"$set": {}})", R"({"_id": 1, "x": 1})"), R"({"_id": 1, "x": 1})");
 }
 
+// A path of more components than any BSON nests is refused up front (15), in an update and in
+// a projection, before anything recursive is built from it; 200 components still work.
+TEST(Update, APathLongerThanAnyBsonIsRefused) {
+  const auto path = [](int components) {
+    std::string p = "x";
+    for (int i = 1; i < components; ++i) p += ".x";
+    return p;
+  };
+  const std::string set_201 = R"({"$set": {")" + path(201) + R"(": 1}})";
+  EXPECT_EQ(error_code_of([&] { (void)U(set_201, "{}"); }), code::kOverflow);
+  EXPECT_EQ(error_code_of([&] { (void)Projection::parse(J(R"({")" + path(100001) + R"(": 1})")); }),
+            code::kOverflow);
+  const std::string set_200 = R"({"$set": {")" + path(200) + R"(": 1}})";
+  EXPECT_EQ(error_code_of([&] { (void)U(set_200, "{}"); }), 0);
+}
+
 TEST(Update, SetOnArrayIndexesPadsWithNull) {
   EXPECT_DOC_EQ(U(R"({"$set": {"a.1": 9}})", R"({"a": [1, 2]})"), R"({"a": [1, 9]})");
   EXPECT_DOC_EQ(U(R"({"$set": {"a.3": 9}})", R"({"a": [1]})"), R"({"a": [1, null, null, 9]})");
