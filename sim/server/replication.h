@@ -25,7 +25,9 @@
 //
 // Set identity: every member-to-member command leaves through member_command() with this set's
 // replicaSetId, and every replication command passes refuse_other_set() first (93 for another
-// set's id, checked against the installed config); heartbeat answers carry the id and the
+// set's id, checked against the installed config) and, in its handler,
+// require_topology_of_this_set() (the same check against the topology it acts on, so a config
+// installed in between is met too); heartbeat answers carry the id and the
 // topology ignores one from another set. So a member of another set of the same name on a host of
 // our config is never counted, elected, synced from or rolled back against.
 //
