@@ -54,32 +54,38 @@ def fail_list(doc):
 
 
 def hand_over_floor_failures(doc, cells):
-    """The hand-over floor: one per member count and hold of the main grid, each adding up.
-    A document from before lockbench measured it (no hand_over_floors key) has none to check."""
+    """The hand-over floor: one per member count and hold of the main grid, each adding up, and
+    one with asks written beside each where the document has that variant (lockbench measures
+    both; a document from before had neither, or only the first). A document from before
+    lockbench measured floors (no hand_over_floors key) has none to check."""
     if "hand_over_floors" not in doc:
         return []
     bad = []
     have = {}
     for h in doc["hand_over_floors"]:
-        key = (h.get("members"), h.get("hold_ms"))
+        key = (h.get("members"), h.get("hold_ms"), bool(h.get("asks_written", False)))
         if key in have:
-            bad.append("two hand-over floors for %s member(s) at hold %s ms" % key)
+            bad.append("two hand-over floors%s for %s member(s) at hold %s ms" % (
+                " (asks written)" if key[2] else "", key[0], key[1]))
         have[key] = h
+    variants = [False, True] if any(k[2] for k in have) else [False]
     main = [c for c in cells if c["plan"] == "main"]
-    for key in sorted({(c["members"], c["hold_ms"]) for c in main}):
-        h = have.get(key)
-        if h is None:
-            bad.append("no hand-over floor for %d member(s) at hold %d ms" % key)
-            continue
-        where = "hand-over floor, %d member(s), hold %d ms" % key
-        if "error" in h:
-            bad.append("%s: %s" % (where, h["error"]))
-            continue
-        want = min(32, max(c["contenders"] for c in main if c["members"] == key[0]))
-        try:
-            bad += ["%s: %s" % (where, b) for b in one_floor_failures(h, want)]
-        except (KeyError, TypeError) as e:
-            bad.append("%s: a figure is missing or not a number (%s)" % (where, e))
+    for members, hold in sorted({(c["members"], c["hold_ms"]) for c in main}):
+        for asks in variants:
+            where = "hand-over floor%s, %d member(s), hold %d ms" % (
+                " (asks written)" if asks else "", members, hold)
+            h = have.get((members, hold, asks))
+            if h is None:
+                bad.append("no " + where)
+                continue
+            if "error" in h:
+                bad.append("%s: %s" % (where, h["error"]))
+                continue
+            want = min(32, max(c["contenders"] for c in main if c["members"] == members))
+            try:
+                bad += ["%s: %s" % (where, b) for b in one_floor_failures(h, want)]
+            except (KeyError, TypeError) as e:
+                bad.append("%s: a figure is missing or not a number (%s)" % (where, e))
     return bad
 
 
@@ -89,6 +95,11 @@ def one_floor_failures(h, want_contenders):
         bad.append("%d contenders, the grid's share is %d" % (h["contenders"], want_contenders))
     if not (h["add_up"] and h["token_counted"] == h["writes_sent"]):
         bad.append("token %d, writes sent %d" % (h["token_counted"], h["writes_sent"]))
+    if "asks_written" in h:
+        asks_want = h["acquisitions"] if h["asks_written"] else 0
+        if not (h["asks_sent"] == h["asks_counted"] == asks_want):
+            bad.append("asks sent %d, counted %d, for %d acquisitions" % (
+                h["asks_sent"], h["asks_counted"], h["acquisitions"]))
     if not h["fifo"]:
         bad.append("a grant passed an earlier ask")
     if h["acquisitions"] < 1 or h["writes_sent"] != h["acquisitions"] + h["contenders"]:
@@ -141,7 +152,9 @@ def cell_failures(c, mongosim):
     elif r["count"] != acq or (acq and not ordered([0, r["p50"], r["p90"], r["p99"], r["max"]])):
         bad.append("release round trips: count or order wrong: %s" % r)
     w = c["wait_ms"]
-    if w["count"] != acq or not ordered([w["p50"], w["p99"], w["max"]]):
+    # A wait that ended after the window counts as open (at most one per contender), not in count.
+    late = acq - w["count"]
+    if not (0 <= late <= w["open_at_end"] <= c["contenders"]) or not ordered([w["p50"], w["p99"], w["max"]]):
         bad.append("waits: count or order wrong: %s" % w)
     f = c["fairness"]
     if not (1.0 / c["contenders"] - 1e-9 <= f["jain_index"] <= 1 + 1e-9):
@@ -429,21 +442,24 @@ def hand_over_floor_section(doc):
            "a lock that records each hand-over with a majority write is not expected to beat it: "
            "its longest wait over the FIFO bound (the matrix's bound) is what this machine, in this "
            "run, lets that figure be (one worst wait, so it varies between runs; the turn's median is the "
-           "steady figure). Beside it, the notify cell of the main grid with the same N "
-           "and hold.", "",
-           "| members | N | hold ms | acquisitions | turn p50 / p90 / p99 / max ms | wait p50 / p99 / max ms "
-           "| longest / FIFO | notify: longest / FIFO |", "|---|---|---|---|---|---|---|---|"]
+           "steady figure). Asks written: each thread also writes its ask (one more majority "
+           "findAndModify on the same document) before it takes its place, the least a lock whose "
+           "waiters are recorded on the server adds per acquisition. Beside each, the notify cell of "
+           "the main grid with the same N and hold.", "",
+           "| members | N | hold ms | asks | acquisitions | turn p50 / p90 / p99 / max ms | wait p50 / p99 / max ms "
+           "| longest / FIFO | notify: longest / FIFO |", "|---|---|---|---|---|---|---|---|---|"]
     for h in floors:
         notify = [c for c in doc["cells"] if c["plan"] == "main" and c["strategy"] == "notify"
                   and c["members"] == h["members"] and c["contenders"] == h["contenders"]
                   and c["hold_ms"] == h["hold_ms"] and c["locks"] == 1]
+        asks = "written" if h.get("asks_written") else "in process"
         if "error" in h:
-            out.append("| %d | %d | %d | not measured: %s | | | | |" % (
-                h["members"], h["contenders"], h["hold_ms"], esc(h["error"])))
+            out.append("| %d | %d | %d | %s | not measured: %s | | | | |" % (
+                h["members"], h["contenders"], h["hold_ms"], asks, esc(h["error"])))
             continue
         t, w = h["turn_ms"], h["wait_ms"]
-        out.append("| %d | %d | %d | %d | %.3f / %.3f / %.3f / %.2f | %.1f / %.1f / %.1f | %s | %s |" % (
-            h["members"], h["contenders"], h["hold_ms"], h["acquisitions"], t["p50"], t["p90"],
+        out.append("| %d | %d | %d | %s | %d | %.3f / %.3f / %.3f / %.2f | %.1f / %.1f / %.1f | %s | %s |" % (
+            h["members"], h["contenders"], h["hold_ms"], asks, h["acquisitions"], t["p50"], t["p90"],
             t["p99"], t["max"], w["p50"], w["p99"], w["max"], num(h["longest_over_fifo"], 2),
             num(notify[0]["fairness"]["longest_over_fifo"], 2) if notify else "n/a"))
     return out
@@ -456,9 +472,11 @@ holder's acquire() returning, holds in fencing-token order (negative when the gr
 overtook the release's), counted only when another contender was waiting for that lock when
 the release returned (so none at N = 1: otherwise the lock was idle because nobody wanted it);
 p99 / RTT = handoff p99 over the floor's median; to self = share of
-those handoffs back to the contender that released; wait = acquire() call to return (longest / FIFO:
-the longest wait, counting waits the cell's end cut off, over (ceil(N/K) - 1) x (hold + RTT);
-first = the longest of the contenders' first waits, when all N ask at once on a cold Provider);
+those handoffs back to the contender that released; wait = acquire() call to return, of the waits
+that ended inside the cell's window (longest / FIFO: the longest wait, counting to the window's end
+the waits its end cut off or that ended after it, when every waiter gives up at once, over
+(ceil(N/K) - 1) x (hold + RTT); first = the longest of the contenders' first waits, when all N
+ask at once on a cold Provider, counted the same way);
 Jain = Jain's index over per-contender acquisitions; cmds/acq = commands the server counted
 (opcounters, less lockbench's serverStatus, driver monitoring and member-to-member commands) per
 acquisition; match = that count equals the commands the clients' pools sent (APM); server CPU s

@@ -9,9 +9,11 @@
 //     (p50/p90/p99/max, in ms and in multiples of RTT): otherwise the lock was idle because
 //     nobody wanted it (at N = 1 there are none). Also: the share of those handoffs that went
 //     back to the releasing contender (it came back and won while another waited);
-//   acquire wait (acquire() call to return) p50/p99/max; the longest wait also counts the
-//     waits the cell's end cut off; the longest of each contender's first wait (longest_first:
-//     all contenders ask at once, on a cold Provider), also counting a cut-off one;
+//   acquire wait (acquire() call to return) p50/p99/max, of the waits that ended in the window;
+//     the longest wait also counts, to the window's end, the waits the cell's end cut off or that
+//     ended after it (open_at_end: when the cell ends every waiter gives up at once, and that
+//     teardown is not a wait); the longest of each contender's first wait (longest_first: all
+//     contenders ask at once, on a cold Provider), counted the same way;
 //   release round trip (release() call to return) p50/p90/p99/max; held_ms: how long holds
 //     lasted (acquire() return to release() call) p50/p99/max;
 //   fairness: Jain's index over per-contender acquisitions; the longest wait against the FIFO

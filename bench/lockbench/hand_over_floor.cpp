@@ -40,16 +40,16 @@ struct Baton {
   std::vector<int64_t> grants_ns;    // every grant time, in order
   std::vector<double> waits_ms;
   int64_t writes = 0;
+  int64_t asks_written = 0;
   int last_writer = -1;  // the thread of the last hand-over write
 };
 
-// One hand-over write: the token goes up by one and names the writer, majority write concern.
-void write_hand_over(mongoc_client_t* client, const std::string& database,
-                     const std::string& lock_name, int writer) {
+// One majority findAndModify of the floor's document (upserted): `update` names the change.
+void write_floor(mongoc_client_t* client, const std::string& database, const std::string& lock_name,
+                 const bson_t* update) {
   Bson cmd(BCON_NEW("findAndModify", "lockbench_hand_over", "query", "{", "_id",
-                    BCON_UTF8(lock_name.c_str()), "}", "update", "{", "$inc", "{", "token",
-                    BCON_INT64(1), "}", "$set", "{", "holder", BCON_INT32(writer), "}", "}",
-                    "upsert", BCON_BOOL(true), "new", BCON_BOOL(true), "writeConcern", "{", "w",
+                    BCON_UTF8(lock_name.c_str()), "}", "update", BCON_DOCUMENT(update), "upsert",
+                    BCON_BOOL(true), "new", BCON_BOOL(true), "writeConcern", "{", "w",
                     BCON_UTF8("majority"), "}"));
   bson_t reply;
   bson_error_t error;
@@ -59,6 +59,20 @@ void write_hand_over(mongoc_client_t* client, const std::string& database,
   if (!ok)
     throw std::runtime_error(std::string("hand-over floor: findAndModify failed: ") +
                              error.message);
+}
+
+// One hand-over write: the token goes up by one and names the writer.
+void write_hand_over(mongoc_client_t* client, const std::string& database,
+                     const std::string& lock_name, int writer) {
+  Bson update(BCON_NEW("$inc", "{", "token", BCON_INT64(1), "}", "$set", "{", "holder",
+                       BCON_INT32(writer), "}"));
+  write_floor(client, database, lock_name, update.get());
+}
+
+// One ask (asks_written): the document counts it, as a queued lock's document records a waiter.
+void write_ask(mongoc_client_t* client, const std::string& database, const std::string& lock_name) {
+  Bson update(BCON_NEW("$inc", "{", "asks", BCON_INT64(1), "}"));
+  write_floor(client, database, lock_name, update.get());
 }
 
 // Waits for the baton (taking it at once when nobody holds or waits for it); returns when it
@@ -128,6 +142,11 @@ struct Shared {
 
 void contend(Shared& s, mongoc_client_t* client, int self) {
   while (monotonic_now_ns() < s.stop_ns && !failed(s.baton)) {
+    if (s.spec.asks_written) {
+      write_ask(client, s.database, s.lock_name);
+      std::lock_guard lock(s.baton.mutex);
+      ++s.baton.asks_written;
+    }
     const int64_t got_ns = take(s.baton, self);
     if (got_ns < 0) return;
     if (s.spec.hold_ms > 0) sleep_until_ns(got_ns + s.spec.hold_ms * kNsPerMs);
@@ -162,9 +181,14 @@ void run_thread(Shared& s, Barrier& start, int self) {
   mongoc_client_pool_push(s.pool, client);
 }
 
-// The document's token as the server has it (0 when there is none).
-int64_t read_token(mongoc_client_pool_t* pool, const std::string& database,
-                   const std::string& lock_name) {
+struct Counted {
+  int64_t token = 0;
+  int64_t asks = 0;
+};
+
+// The document's token and asks as the server has them (0 when there are none).
+Counted read_counted(mongoc_client_pool_t* pool, const std::string& database,
+                     const std::string& lock_name) {
   mongoc_client_t* client = mongoc_client_pool_pop(pool);
   std::unique_ptr<mongoc_collection_t, decltype(&mongoc_collection_destroy)> collection(
       mongoc_client_get_collection(client, database.c_str(), "lockbench_hand_over"),
@@ -174,10 +198,11 @@ int64_t read_token(mongoc_client_pool_t* pool, const std::string& database,
       mongoc_collection_find_with_opts(collection.get(), filter.get(), nullptr, nullptr),
       &mongoc_cursor_destroy);
   const bson_t* doc = nullptr;
-  int64_t token = 0;
+  Counted counted;
   bson_iter_t it;
-  if (mongoc_cursor_next(cursor.get(), &doc) && bson_iter_init_find(&it, doc, "token")) {
-    token = bson_iter_as_int64(&it);
+  if (mongoc_cursor_next(cursor.get(), &doc)) {
+    if (bson_iter_init_find(&it, doc, "token")) counted.token = bson_iter_as_int64(&it);
+    if (bson_iter_init_find(&it, doc, "asks")) counted.asks = bson_iter_as_int64(&it);
   }
   bson_error_t error;
   const bool failed_read = mongoc_cursor_error(cursor.get(), &error);
@@ -188,7 +213,7 @@ int64_t read_token(mongoc_client_pool_t* pool, const std::string& database,
     throw std::runtime_error(std::string("hand-over floor: reading the token failed: ") +
                              error.message);
   }
-  return token;
+  return counted;
 }
 
 void check_spec(const HandOverFloorSpec& spec) {
@@ -252,8 +277,11 @@ HandOverFloor measure_hand_over_floor(const std::string& uri, const std::string&
   r.acquisitions = static_cast<int64_t>(s.baton.grants_ns.size());
   r.writes_sent = s.baton.writes;
   r.last_writer = s.baton.last_writer;
-  r.token_counted = read_token(pool.get(), database, lock_name);
-  r.add_up = r.token_counted == r.writes_sent;
+  r.asks_sent = s.baton.asks_written;
+  const Counted counted = read_counted(pool.get(), database, lock_name);
+  r.token_counted = counted.token;
+  r.asks_counted = counted.asks;
+  r.add_up = r.token_counted == r.writes_sent && r.asks_counted == r.asks_sent;
   r.fifo = std::is_sorted(s.baton.grant_order.begin(), s.baton.grant_order.end());
   for (size_t i = 1; i < s.baton.grants_ns.size(); ++i) {
     r.turns_ms.push_back(static_cast<double>(s.baton.grants_ns[i] - s.baton.grants_ns[i - 1]) /

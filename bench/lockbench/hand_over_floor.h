@@ -11,8 +11,13 @@
 // this floor is above it too, the machine is the limit. It is one worst wait, not a bound: at
 // hold 0 it varies several-fold between runs (and can exceed a lock's); its turns' median is
 // the steady figure.
+// With asks_written, each thread also writes its ask before it takes its place in the baton's
+// queue: one majority findAndModify ($inc asks) on the same document, the least a lock whose
+// waiters are recorded on the server (a queue in the lock's document) adds per acquisition. At
+// short holds that second write per turn is on the critical path, as a queued lock's is.
 // The window closes asks, not turns: the asks queued when it ends are still served (at most
-// N - 1 more turns) and counted, as a cell counts the waits its end cut off.
+// N - 1 more turns) and counted whole (nobody gives up at its end, so nothing but turns delays
+// them; a cell counts a wait its end cut off only to the end, the rest being withdrawals).
 // Invariants: the server's token at the end equals the writes sent (add_up); grants follow the
 // order of asks (FIFO by construction, checked: fifo); a hand-over wakes the grantee alone.
 // Thread rules: call from one thread with no cell running; it starts and joins its own threads.
@@ -33,6 +38,7 @@ struct HandOverFloorSpec {
   int64_t gap_ms = 0;
   double seconds = 0;
   int members = 1;
+  bool asks_written = false;
 };
 
 struct HandOverFloor {
@@ -40,7 +46,9 @@ struct HandOverFloor {
   int64_t acquisitions = 0;
   int64_t writes_sent = 0;       // warm-ups + one per acquisition
   int64_t token_counted = 0;     // the document's token at the end, as the server has it
-  bool add_up = false;           // token_counted == writes_sent
+  int64_t asks_sent = 0;         // asks_written: one per acquisition
+  int64_t asks_counted = 0;      // the document's asks at the end, as the server has it
+  bool add_up = false;           // token_counted == writes_sent, asks_counted == asks_sent
   int last_writer = -1;          // the thread (0..N-1) of the last hand-over write
   bool fifo = false;             // every grant went to the earliest ask still waiting
   std::vector<double> turns_ms;  // grant to next grant, in order

@@ -123,6 +123,9 @@ Json hand_over_floor_json(const HandOverFloor& h, double rtt_ms) {
           {"acquisitions", h.acquisitions},
           {"writes_sent", h.writes_sent},
           {"token_counted", h.token_counted},
+          {"asks_written", h.spec.asks_written},
+          {"asks_sent", h.asks_sent},
+          {"asks_counted", h.asks_counted},
           {"add_up", h.add_up},
           {"fifo", h.fifo},
           {"turn_ms", quantiles_json(h.turns_ms, true)},
@@ -131,9 +134,43 @@ Json hand_over_floor_json(const HandOverFloor& h, double rtt_ms) {
           {"longest_over_fifo", bound_ms > 0 ? Json(longest_ms / bound_ms) : Json(nullptr)}};
 }
 
+// One hand-over floor into doc["hand_over_floors"]; false when it did not add up or failed (a
+// floor that could not be measured is reported, not fatal: the cells still run).
+bool hand_over_floor(Json& doc, const std::string& uri, const RunSettings& settings,
+                     const HandOverFloorSpec& spec, const FloorResult& floor) {
+  const char* variant = spec.asks_written ? " (asks written)" : "";
+  const std::string name = "lb-" + settings.run_id + "-hand-over-" + std::to_string(spec.members) +
+                           "-" + std::to_string(spec.hold_ms) + (spec.asks_written ? "-asks" : "");
+  try {
+    const HandOverFloor h = measure_hand_over_floor(uri, settings.database, name, spec);
+    Json j = hand_over_floor_json(h, floor.p50_ms);
+    char ratio[32] = "n/a";
+    if (!j["longest_over_fifo"].is_null()) {
+      std::snprintf(ratio, sizeof ratio, "%.2f", j["longest_over_fifo"].get<double>());
+    }
+    std::fprintf(stderr,
+                 "lockbench: hand-over floor%s N=%d hold=%lldms: turn p50 %.3f ms, longest wait "
+                 "%.1f ms = %s x FIFO%s\n",
+                 variant, spec.contenders, static_cast<long long>(spec.hold_ms),
+                 j["turn_ms"]["p50"].get<double>(), j["wait_ms"]["max"].get<double>(), ratio,
+                 h.add_up && h.fifo ? "" : " (DOES NOT ADD UP)");
+    doc["hand_over_floors"].push_back(std::move(j));
+    return h.add_up && h.fifo;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "lockbench: hand-over floor%s N=%d hold=%lldms: %s\n", variant,
+                 spec.contenders, static_cast<long long>(spec.hold_ms), e.what());
+    doc["hand_over_floors"].push_back({{"members", spec.members},
+                                       {"contenders", spec.contenders},
+                                       {"hold_ms", spec.hold_ms},
+                                       {"asks_written", spec.asks_written},
+                                       {"error", e.what()}});
+    return false;
+  }
+}
+
 // The hand-over floor (hand_over_floor.h) at every hold of this target's main-grid cells, with
-// as many contenders as the targets name (fewer when the grid's largest is smaller).
-// Returns false when one did not add up.
+// as many contenders as the targets name (fewer when the grid's largest is smaller):
+// once as it is and once with each ask written. Returns false when one did not add up.
 bool hand_over_floors(Json& doc, const std::string& uri, const RunSettings& settings,
                       const std::vector<CellSpec>& group, const FloorResult& floor) {
   std::set<int64_t> holds;
@@ -145,34 +182,14 @@ bool hand_over_floors(Json& doc, const std::string& uri, const RunSettings& sett
   }
   bool ok = true;
   for (const int64_t hold_ms : holds) {
-    HandOverFloorSpec spec{std::min(contenders, kHandOverFloorContenders), hold_ms, settings.gap_ms,
-                           settings.seconds_per_cell, group.front().members};
-    const std::string name = "lb-" + settings.run_id + "-hand-over-" +
-                             std::to_string(spec.members) + "-" + std::to_string(hold_ms);
-    try {
-      const HandOverFloor h = measure_hand_over_floor(uri, settings.database, name, spec);
-      Json j = hand_over_floor_json(h, floor.p50_ms);
-      ok = ok && h.add_up && h.fifo;
-      char ratio[32] = "n/a";
-      if (!j["longest_over_fifo"].is_null()) {
-        std::snprintf(ratio, sizeof ratio, "%.2f", j["longest_over_fifo"].get<double>());
-      }
-      std::fprintf(stderr,
-                   "lockbench: hand-over floor N=%d hold=%lldms: turn p50 %.3f ms, longest wait "
-                   "%.1f ms = %s x FIFO%s\n",
-                   spec.contenders, static_cast<long long>(hold_ms),
-                   j["turn_ms"]["p50"].get<double>(), j["wait_ms"]["max"].get<double>(), ratio,
-                   h.add_up && h.fifo ? "" : " (DOES NOT ADD UP)");
-      doc["hand_over_floors"].push_back(std::move(j));
-    } catch (const std::exception& e) {
-      // The cells still run: a floor that could not be measured is reported, not fatal.
-      ok = false;
-      std::fprintf(stderr, "lockbench: hand-over floor N=%d hold=%lldms: %s\n", spec.contenders,
-                   static_cast<long long>(hold_ms), e.what());
-      doc["hand_over_floors"].push_back({{"members", spec.members},
-                                         {"contenders", spec.contenders},
-                                         {"hold_ms", hold_ms},
-                                         {"error", e.what()}});
+    for (const bool asks_written : {false, true}) {
+      const HandOverFloorSpec spec{std::min(contenders, kHandOverFloorContenders),
+                                   hold_ms,
+                                   settings.gap_ms,
+                                   settings.seconds_per_cell,
+                                   group.front().members,
+                                   asks_written};
+      ok = hand_over_floor(doc, uri, settings, spec, floor) && ok;
     }
   }
   return ok;

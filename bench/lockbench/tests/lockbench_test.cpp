@@ -167,6 +167,36 @@ TEST(Figures, OpenWaitsCountInTheLongestWait) {
   EXPECT_EQ(f["wait_ms"]["open_at_end"].get<int64_t>(), 1);
 }
 
+// The window's end (raw_of: 1000 ms) cuts every wait: one granted after it counts as open, to the
+// end, and not among the waits that ended. Omits: the withdrawals that delay such grants.
+TEST(Figures, AWaitGrantedAfterTheWindowCountsOnlyToItsEnd) {
+  ContenderReport a;
+  a.holds = {hold(0, 1, 100, 110),
+             Hold{0, 3, 980 * kNsPerMs, 1040 * kNsPerMs, 1050 * kNsPerMs, 1041 * kNsPerMs}};
+  a.acquisitions = a.releases = 2;
+  ContenderReport b;  // first wait 5 -> 100, then one the end cut off
+  b.holds = {Hold{0, 2, 5 * kNsPerMs, 100 * kNsPerMs, 111 * kNsPerMs, 110 * kNsPerMs}};
+  b.open_wait = OpenWait{0, 990 * kNsPerMs, 1030 * kNsPerMs};
+  b.acquisitions = b.releases = 1;
+  FloorResult floor;
+  const auto f = cell_figures(raw_of({a, b}), floor, 1.0);
+  EXPECT_EQ(f["wait_ms"]["count"].get<int64_t>(), 2);  // a's first and b's first
+  EXPECT_DOUBLE_EQ(f["wait_ms"]["max"].get<double>(), 95.0);
+  EXPECT_EQ(f["wait_ms"]["open_at_end"].get<int64_t>(), 2);
+  EXPECT_DOUBLE_EQ(f["wait_ms"]["longest_including_open"].get<double>(), 95.0);
+  EXPECT_DOUBLE_EQ(f["wait_ms"]["longest_first"].get<double>(), 95.0);
+  EXPECT_TRUE(f["counters"]["add_up"].get<bool>());  // the late hold is still an acquisition
+  // A wait open from 800 ms counts 200 ms, not the 230 ms to its giving up at 1030.
+  b.open_wait = OpenWait{0, 800 * kNsPerMs, 1030 * kNsPerMs};
+  const auto g = cell_figures(raw_of({a, b}), floor, 1.0);
+  EXPECT_DOUBLE_EQ(g["fairness"]["longest_wait_ms"].get<double>(), 200.0);
+  // A first wait the end cut off counts to the end.
+  ContenderReport c;
+  c.open_wait = OpenWait{0, 700 * kNsPerMs, 1010 * kNsPerMs};
+  const auto h = cell_figures(raw_of({a, b, c}), floor, 1.0);
+  EXPECT_DOUBLE_EQ(h["wait_ms"]["longest_first"].get<double>(), 300.0);
+}
+
 TEST(ServerCount, SubtractsOwnStatusMonitoringAndMemberTraffic) {
   ServerSnapshot before;
   before.opcounters = {{"command", 100}, {"update", 10}, {"query", 1}};
@@ -440,6 +470,7 @@ TEST_F(Cells, HandOverFloorAddsUpOnTheServerAndIsFifo) {
   const ServerCount c = count_between(before, target_->snapshot());
   EXPECT_GT(h.acquisitions, contenders);
   EXPECT_EQ(h.writes_sent, h.acquisitions + contenders);  // a warm-up each, a release each
+  EXPECT_EQ(h.asks_sent, 0);                              // asks stay in the process
   EXPECT_EQ(h.token_counted, h.writes_sent);
   EXPECT_EQ(h.token_counted, floor_field("lb-" + settings_.run_id + "-hof", "token"));  // read
   // Each write names its writer: the server's holder is the thread of the last write (a write
@@ -453,6 +484,28 @@ TEST_F(Cells, HandOverFloorAddsUpOnTheServerAndIsFifo) {
   EXPECT_EQ(h.waits_ms.size(), static_cast<size_t>(h.acquisitions));
   EXPECT_EQ(h.turns_ms.size() + 1, static_cast<size_t>(h.acquisitions));
   for (const double t : h.turns_ms) EXPECT_GE(t, 1.0);  // each turn holds at least 1 ms
+}
+
+// With asks written, every acquisition also wrote its ask to the server before it took its place:
+// the document's asks equal the asks sent and the acquisitions, and the server saw both writes.
+// What the model omits: that a queued lock's ask also carries the waiter (a bigger document).
+TEST_F(Cells, HandOverFloorWithAsksWritesOneAskPerAcquisition) {
+  const int contenders = 3;
+  const std::string name = "lb-" + settings_.run_id + "-hof-asks";
+  const ServerSnapshot before = target_->snapshot();
+  HandOverFloorSpec spec{contenders, 1, 1, 0.5, 1};
+  spec.asks_written = true;
+  const HandOverFloor h = measure_hand_over_floor(target_->client_uri("lockbench-hof-asks"),
+                                                  settings_.database, name, spec);
+  const ServerCount c = count_between(before, target_->snapshot());
+  EXPECT_GT(h.acquisitions, contenders);
+  EXPECT_EQ(h.asks_sent, h.acquisitions);
+  EXPECT_EQ(h.asks_counted, h.asks_sent);
+  EXPECT_EQ(floor_field(name, "asks"), h.asks_sent);
+  EXPECT_EQ(h.token_counted, h.writes_sent);
+  EXPECT_TRUE(h.add_up);
+  EXPECT_TRUE(h.fifo);
+  EXPECT_EQ(c.per_command.at("findAndModify"), h.writes_sent + h.asks_sent);
 }
 
 // A thread does gap_ms of other work between a hand-over and its next ask, as a cell's contender
