@@ -239,7 +239,9 @@ Document apply_document_stage(const Document& stage, Document doc, const EvalCon
   if (name == "$project") {
     return Projection::parse(spec.as_document(), Projection::Of::kPipeline).apply(doc, ctx);
   }
-  if (name == "$unset") return Projection::parse(unset_as_projection(spec)).apply(doc, ctx);
+  if (name == "$unset") {
+    return Projection::parse(unset_as_projection(spec), Projection::Of::kPipeline).apply(doc, ctx);
+  }
   return replace_root(new_root_expression(name, spec), doc, ctx);
 }
 
