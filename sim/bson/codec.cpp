@@ -502,6 +502,43 @@ size_t encoded_size(const Document& doc) {
   return total;
 }
 
+namespace {
+
+bool document_within(const Document& doc, size_t& total, size_t limit);
+
+// Adds v's payload size to total; false once total passes limit.
+bool value_within(const Value& v, size_t& total, size_t limit) {
+  if (v.is_document()) return document_within(v.as_document(), total, limit);
+  if (!v.is_array()) {
+    total += encoded_size(v);  // a scalar: constant work
+    return total <= limit;
+  }
+  total += 4 + 1;
+  const Array& arr = v.as_array();
+  for (size_t i = 0; i < arr.size() && total <= limit; ++i) {
+    total += 1 + index_name_bytes(i) + 1;
+    if (!value_within(arr[i], total, limit)) return false;
+  }
+  return total <= limit;
+}
+
+bool document_within(const Document& doc, size_t& total, size_t limit) {
+  total += 4 + 1;
+  for (const auto& [key, value] : doc) {
+    total += 1 + key.size() + 1;
+    if (total > limit || !value_within(value, total, limit)) return false;
+  }
+  return total <= limit;
+}
+
+}  // namespace
+
+std::optional<size_t> encoded_size_within(const Document& doc, size_t limit) {
+  size_t total = 0;
+  if (!document_within(doc, total, limit)) return std::nullopt;
+  return total;
+}
+
 std::string to_json(const Document& doc) {
   std::string raw = encode_document(doc);
   bson_t b;

@@ -46,6 +46,11 @@ size_t encoded_size(const Document& doc);
 bool deeper_than(const Document& doc, int limit);
 bool deeper_than(const Value& value, int limit);
 size_t encoded_size(const Value& value);
+// encoded_size(doc) when it is at most `limit` bytes, else nullopt. It stops as soon as the
+// count passes the limit, so it visits at most about limit / 3 values: values share parts (an
+// expression can build a document whose encoding is exponential in the memory it holds, such as
+// a $reduce that nests its accumulator twice per step), and encoded_size() walks every use.
+std::optional<size_t> encoded_size_within(const Document& doc, size_t limit);
 // The length of an array element's field name (its index in decimal), without the NUL.
 size_t index_name_bytes(size_t index);
 

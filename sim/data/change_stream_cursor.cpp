@@ -63,12 +63,7 @@ ChangeStreamCursor::Emitted ChangeStreamCursor::emit(const ChangeEvent& event, s
   if (id == nullptr || !id->is_document() || !id->as_document().identical(token)) {
     id_modified(token, out[0]);
   }
-  size_t size = bson::encoded_size(out[0]);
-  if (size > kMaxBatchBytes) {
-    throw CommandError(code::kBSONObjectTooLarge,
-                       "BSONObj size: " + std::to_string(size) +
-                           " is invalid. Size must be between 0 and 16793600(16MB)");
-  }
+  const size_t size = result_document_bytes(out[0]);
   if (!batch.events.empty() && progress.bytes + size > kMaxBatchBytes) return Emitted::kFull;
   progress.bytes += size;
   progress.last_token = event.token;

@@ -22,11 +22,21 @@ bson::Document cursor_reply(int64_t id, const std::string& ns, const char* batch
 
 }  // namespace
 
+size_t result_document_bytes(const bson::Document& doc) {
+  const std::optional<size_t> size = bson::encoded_size_within(doc, CursorManager::kMaxBatchBytes);
+  if (!size) {
+    throw CommandError(code::kBSONObjectTooLarge,
+                       "BSONObj size: more than " + std::to_string(CursorManager::kMaxBatchBytes) +
+                           " is invalid. Size must be between 0 and 16793600(16MB)");
+  }
+  return *size;
+}
+
 bson::Array CursorManager::take_batch(std::deque<bson::Document>& docs, int64_t batch_size) {
   bson::Array batch;
   size_t bytes = 0;
   while (!docs.empty() && (batch_size <= 0 || static_cast<int64_t>(batch.size()) < batch_size)) {
-    size_t doc_bytes = bson::encoded_size(docs.front());
+    const size_t doc_bytes = result_document_bytes(docs.front());
     if (!batch.empty() && bytes + doc_bytes > kMaxBatchBytes) break;
     bytes += doc_bytes;
     batch.push_back(bson::V(std::move(docs.front())));

@@ -28,6 +28,11 @@ namespace mongosim::data {
 
 class ChangeStreamCursor;
 
+// The encoded size of a document a cursor returns. Throws CommandError 10334
+// (BSONObjectTooLarge) for one over 16 MiB, measured within that bound (an aggregation can
+// build a document whose parts are shared many times: bson::encoded_size_within).
+size_t result_document_bytes(const bson::Document& doc);
+
 class CursorManager {
  public:
   static constexpr size_t kMaxCursors = 10'000;

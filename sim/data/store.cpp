@@ -310,9 +310,13 @@ void check_document_size(const bson::Document& doc, int32_t code, const char* wh
                                                   " levels of nesting"
                                             : "Document exceeds maximum nesting depth of " + limit);
   }
-  size_t bytes = bson::encoded_size(doc);
-  if (bytes > kMaxDocumentBytes) {
-    throw CommandError(code, std::string(what) + " size in bytes: " + std::to_string(bytes) +
+  // Within a bound: a pipeline update can build a document whose parts are shared many times.
+  constexpr size_t kMeasuredBytesMax = 4 * kMaxDocumentBytes;
+  const std::optional<size_t> bytes = bson::encoded_size_within(doc, kMeasuredBytesMax);
+  if (!bytes || *bytes > kMaxDocumentBytes) {
+    const std::string size =
+        bytes ? std::to_string(*bytes) : "more than " + std::to_string(kMeasuredBytesMax);
+    throw CommandError(code, std::string(what) + " size in bytes: " + size +
                                  ", max size: " + std::to_string(kMaxDocumentBytes));
   }
 }

@@ -1224,6 +1224,10 @@ int compare_maybe(const Maybe& a, const Maybe& b) {
   return compare_values(a ? *a : kMissing, b ? *b : kMissing);
 }
 
+bool is_expression_name(std::string_view name) {
+  return find_op(name) != nullptr;
+}
+
 Value evaluate(const Value& expression, const Document& root, const EvalContext& ctx) {
   validate_expression(expression);
   Variables vars{&root, &ctx, {}};

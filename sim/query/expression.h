@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -30,6 +31,9 @@ struct Variables {
 
 // Throws CommandError (168 unknown operator, 15983 malformed object, 16020 wrong arity...).
 void validate_expression(const Value& expression);
+
+// Whether `name` ("$add") is an expression operator mongosim evaluates.
+bool is_expression_name(std::string_view name);
 
 // Throws CommandError for run-time type errors (16554, 16612, 16556, 241, ...).
 Maybe eval_expression(const Value& expression, const Variables& vars);

@@ -48,6 +48,25 @@ TEST(Codec, EncodedSizeIsTheEncodingsSizeForEveryType) {
   EXPECT_EQ(encoded_size(Document{}), encode_document(Document{}).size());
 }
 
+// encoded_size_within is encoded_size up to its limit (inclusive) and nothing past it, and it
+// stops early: a value nesting one shared array twice per level for 60 levels (2^60 leaves in
+// 60 arrays) is measured against a limit in the time the limit allows. What it omits: values
+// deeper than the recursion allows (every caller has checked depth first).
+TEST(Codec, EncodedSizeWithinStopsAtItsLimit) {
+  Array wide;
+  for (int i = 0; i < 120; ++i) wide.push_back(V(Document{{"i", V(int32_t{i})}}));
+  const Document doc{{"wide", V(wide)}, {"s", V("text")}, {"nested", V(Array{V(wide)})}};
+  const size_t size = encoded_size(doc);
+  EXPECT_EQ(encoded_size_within(doc, size), size);
+  EXPECT_EQ(encoded_size_within(doc, size + 1), size);
+  EXPECT_EQ(encoded_size_within(doc, size - 1), std::nullopt);
+  EXPECT_EQ(encoded_size_within(Document{}, 5), size_t{5});
+  EXPECT_EQ(encoded_size_within(Document{}, 4), std::nullopt);
+  Value shared = V(int32_t{1});
+  for (int level = 0; level < 60; ++level) shared = V(Array{shared, shared});
+  EXPECT_EQ(encoded_size_within(Document{{"d", shared}}, size_t{16} << 20), std::nullopt);
+}
+
 // Documents side by side at one depth, each followed by more fields: the decoder's per-depth
 // field lists are reused and cleared between them.
 TEST(Codec, SiblingDocumentsAtOneDepthDecodeWhole) {

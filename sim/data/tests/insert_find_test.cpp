@@ -180,5 +180,17 @@ TEST_F(InsertFindTest, AggregateCountDocumentsShape) {
   EXPECT_EQ(fail(R"({"aggregate": "c", "cursor": {}})").code(), 40414);
 }
 
+// An aggregation can build a document whose encoding is exponential in the memory it holds (a
+// $reduce nesting its accumulator twice per step: 2^40 leaves in 40 shared arrays). A result is
+// measured within 16 MiB (it used to be walked leaf by leaf, which never ended) and refused as
+// mongod refuses a result over its limit.
+TEST_F(InsertFindTest, AnAggregationResultBuildingSharedPartsIsRefusedAsTooLarge) {
+  run(R"({"insert": "c", "documents": [{"_id": 1}]})");
+  const CommandError e = fail(R"({"aggregate": "c", "cursor": {}, "pipeline": [{"$project":
+      {"d": {"$reduce": {"input": [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1], "initialValue": 0, "in": ["$$value", "$$value"]}}}}]})");
+  EXPECT_EQ(e.code(), code::kBSONObjectTooLarge);
+  EXPECT_NE(std::string(e.what()).find("more than 16777216"), std::string::npos) << e.what();
+}
+
 }  // namespace
 }  // namespace mongosim::data::testing

@@ -30,6 +30,19 @@ TEST_F(UpdateDeleteTest, MultiUpdatesEveryMatch) {
   EXPECT_TRUE(Same(all("c")[2], R"({"_id": 3, "x": 3})"));
 }
 
+// A pipeline update can build a document whose parts are shared: here a $reduce that nests its
+// accumulator twice per step, 2^40 leaves held in 40 arrays. Its size is measured within a bound
+// (it used to be walked leaf by leaf, which never ended), so the update is refused as too large.
+// What the model omits: the same shape returned by an aggregation (InsertFindTest covers it).
+TEST_F(UpdateDeleteTest, AnUpdateBuildingSharedPartsIsMeasuredWithinTheLimit) {
+  const Document r = run(R"({"update": "c", "updates": [{"q": {"_id": 1}, "u": [{"$set": {"d":
+      {"$reduce": {"input": [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1], "initialValue": 0, "in": ["$$value", "$$value"]}}}}]}]})");
+  const Document& error = r.get("writeErrors")->as_array()[0].as_document();
+  EXPECT_EQ(error.get("code")->as_int32(), 17419);
+  EXPECT_NE(error.get("errmsg")->as_string().find("size in bytes: more than"), std::string::npos);
+  EXPECT_TRUE(Same(all("c")[0], R"({"_id": 1, "x": 1})"));
+}
+
 TEST_F(UpdateDeleteTest, ReplacementKeepsId) {
   run(R"({"update": "c", "updates": [{"q": {"_id": 1}, "u": {"z": 9}}]})");
   EXPECT_TRUE(Same(all("c")[0], R"({"_id": 1, "z": 9})"));

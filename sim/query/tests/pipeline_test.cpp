@@ -55,6 +55,9 @@ TEST(Pipeline, AddFieldsUnsetUnwind) {
                  docs({R"({"_id": 1, "a": 2})"}));
   ASSERT_EQ(out.size(), 1u);
   EXPECT_DOC_EQ(out[0], R"({"_id": 1, "b": 4})");
+  // $unset reaches into arrays nested in arrays, as every projection does.
+  out = run(R"([{"$unset": "a.b"}])", docs({R"({"_id": 1, "a": [[{"b": 1, "c": 1}], {"b": 2}]})"}));
+  EXPECT_DOC_EQ(out[0], R"({"_id": 1, "a": [[{"c": 1}], {}]})");
   out = run(R"([{"$unwind": "$a"}])", docs({R"({"_id": 1, "a": [1, 2]})", R"({"_id": 2})"}));
   ASSERT_EQ(out.size(), 2u);
   EXPECT_DOC_EQ(out[1], R"({"_id": 1, "a": 2})");

@@ -62,38 +62,67 @@ TEST(Projection, ComputedFieldsUnderAPathBuildTheirDocument) {
   }
 }
 
-// Arrays: each element that is a document gets the computed fields; one that is not (a scalar,
-// and for find an array nested in the array) is replaced by a document of them. Without computed
-// fields an inclusion drops such elements, and find's exclusion leaves a nested array whole.
-TEST(Projection, ArraysNestedInArraysFollowTheProjectionsKind) {
-  const char* doc = R"({"_id": 0, "a": [1, {"c": 2, "x": 0}, [{"c": 3, "x": 0}]]})";
-  const char* computed = R"({"a.c": 1, "a.b": {"$literal": 1}, "_id": 0})";
-  EXPECT_DOC_EQ(PP(computed, doc), R"({"a": [{"b": 1}, {"c": 2, "b": 1}, [{"c": 3, "b": 1}]]})");
-  EXPECT_DOC_EQ(P(computed, doc), R"({"a": [{"b": 1}, {"c": 2, "b": 1}, {"b": 1}]})");
-  EXPECT_DOC_EQ(PP(R"({"a.c": 1, "_id": 0})", doc), R"({"a": [{"c": 2}, [{"c": 3}]]})");
-  EXPECT_DOC_EQ(P(R"({"a.c": 1, "_id": 0})", doc), R"({"a": [{"c": 2}]})");
-  EXPECT_DOC_EQ(PP(R"({"a.x": 0, "_id": 0})", doc), R"({"a": [1, {"c": 2}, [{"c": 3}]]})");
-  EXPECT_DOC_EQ(P(R"({"a.x": 0, "_id": 0})", doc), R"({"a": [1, {"c": 2}, [{"c": 3, "x": 0}]]})");
-}
-
-// Positional projection ("a.$"): mongosim has none, and says so whatever the value; mongod's own
-// errors where it refuses one (a pipeline's; "$" inside a path). "a.$b" is a field name.
-TEST(Projection, PositionalPathsAreRefusedByName) {
-  for (const char* spec : {R"({"a.$": 1})", R"({"a.$": true})", R"({"a.b.$": {"$slice": 1}})"}) {
-    EXPECT_EQ(error_code_of([&] { (void)Projection::parse(J(spec)); }), 238) << spec;
+// Arrays, nested ones too, are projected element by element in find and pipeline alike: an
+// inclusion drops the scalars, a computed field replaces each non-document element by a document
+// of the computed fields (the cases of mongod's projection_semantics.js).
+TEST(Projection, ArraysNestedInArraysAreProjectedElementByElement) {
+  for (auto* project : {&P, &PP}) {
+    EXPECT_DOC_EQ(
+        project(R"({"a.b": 1, "_id": 0})", R"({"a": [[1, {"b": 1}, {"b": 2, "c": 2}, "s"]]})"),
+        R"({"a": [[{"b": 1}, {"b": 2}]]})");
+    EXPECT_DOC_EQ(
+        project(R"({"a.b.c": 1, "_id": 0})", R"({"a": [[1, 2], [{"b": {"x": 1, "c": "s"}}], 2]})"),
+        R"({"a": [[], [{"b": {"c": "s"}}]]})");
+    EXPECT_DOC_EQ(project(R"({"a.b": 1})", R"({"a": [[]]})"), R"({"a": [[]]})");
+    const char* doc = R"({"a": [[], [{"b": [[1, 2], {"c": 1, "d": 1}]}]]})";
+    EXPECT_DOC_EQ(project(R"({"a.b.c": 0})", doc), R"({"a": [[], [{"b": [[1, 2], {"d": 1}]}]]})");
+    EXPECT_DOC_EQ(project(R"({"a.b.c": "v", "_id": 0})", doc),
+                  R"({"a": [[], [{"b": [[{"c": "v"}, {"c": "v"}], {"c": "v"}]}]]})");
   }
-  EXPECT_EQ(error_code_of([] { (void)Projection::parse(J(R"({"a.$.b": 1})")); }), 31394);
-  EXPECT_EQ(
-      error_code_of([] { (void)Projection::parse(J(R"({"a.$": 1})"), Projection::Of::kPipeline); }),
-      31324);
-  EXPECT_EQ(error_code_of(
-                [] { (void)Projection::parse(J(R"({"a.$.b": 0})"), Projection::Of::kPipeline); }),
-            31324);
-  EXPECT_EQ(error_code_of([] { (void)Projection::parse(J(R"({"a.$b": 1})")); }), 0);
 }
 
-// A sub-projection is its paths: {a: {b: 1}} is {"a.b": 1}, in find and pipeline alike; an
-// object whose first field is an operator stays an expression, and an empty one is refused.
+// _id is an included field like the others: it keeps its place in the document, and a path
+// under it names it (no implicit whole _id).
+TEST(Projection, IdKeepsItsPlaceAndAPathUnderItNamesIt) {
+  EXPECT_DOC_EQ(P(R"({"a": 1})", R"({"a": 1, "_id": 2, "b": 3})"), R"({"a": 1, "_id": 2})");
+  EXPECT_DOC_EQ(P(R"({"_id.x": 1})", R"({"_id": {"x": 1, "y": 2}, "a": 1})"),
+                R"({"_id": {"x": 1}})");
+  EXPECT_DOC_EQ(P(R"({"_id": {"x": 1}})", R"({"_id": {"x": 1, "y": 2}, "a": 1})"),
+                R"({"_id": {"x": 1}})");
+  EXPECT_DOC_EQ(P(R"({"_id": 1, "a": 0})", R"({"_id": 1, "a": 1, "b": 2})"),
+                R"({"_id": 1, "b": 2})");
+  EXPECT_EQ(error_code_of([] { (void)Projection::parse(J(R"({"_id.x": 1, "_id": 0})")); }), 31250);
+}
+
+// Positional projection ("a.$"): mongod's error wherever it refuses one, and NotImplemented for
+// the one it would apply (mongosim has none).
+TEST(Projection, PositionalPathsGetMongodsErrors) {
+  const std::pair<const char*, int> find_cases[] = {
+      {R"({"a.$": 1})", 238},
+      {R"({"a.$": true})", 238},
+      {R"({"a.$": 0})", 31395},
+      {R"({"a.$": "s"})", 31308},
+      {R"({"a.$": {"$slice": 1}})", 31271},
+      {R"({"a.$": {}})", 31271},
+      {R"({"a.$": {"b": 1}})", 31271},
+      {R"({".$": 1})", 5392900},
+      {R"({"a.$.b": 1})", 31394},
+      {R"({"a.$b": 1})", 16410},
+  };
+  for (const auto& [spec, code] : find_cases) {
+    EXPECT_EQ(error_code_of([&] { (void)Projection::parse(J(spec)); }), code) << spec;
+  }
+  const std::pair<const char*, int> pipeline_cases[] = {
+      {R"({"a.$": 1})", 31324}, {R"({"a.$.b": 0})", 31394}, {R"({"a.$b": 1})", 16410}};
+  for (const auto& [spec, code] : pipeline_cases) {
+    EXPECT_EQ(error_code_of([&] { (void)Projection::parse(J(spec), Projection::Of::kPipeline); }),
+              code)
+        << spec;
+  }
+}
+
+// A sub-projection is its paths: {a: {b: 1}} is {"a.b": 1}, in find and pipeline alike. An
+// object is an expression only with one field that starts with '$'; an unknown one is 31325.
 TEST(Projection, SubProjectionsAreTheirDottedPaths) {
   const char* doc = R"({"_id": 1, "a": {"b": 7, "c": 2}, "k": 5})";
   for (auto* project : {&P, &PP}) {
@@ -105,11 +134,33 @@ TEST(Projection, SubProjectionsAreTheirDottedPaths) {
   }
   std::string msg;
   EXPECT_EQ(error_code_of([] { (void)Projection::parse(J(R"({"a": {"b": {}}})")); }, &msg), 51270);
-  EXPECT_EQ(msg, "An empty sub-projection is not a valid value. Found empty object at path a.b");
+  EXPECT_EQ(msg, "An empty sub-projection is not a valid value. Found empty object at path");
   EXPECT_EQ(error_code_of([] { (void)Projection::parse(J(R"({"a": {"b": 1}, "a.b": 1})")); }),
             31250);
-  EXPECT_EQ(error_code_of([] { (void)Projection::parse(J(R"({"a": {"b": 1, "$c": 1}})")); }),
-            16410);
+  const std::pair<const char*, int> cases[] = {
+      {R"({"a": {"b": 1, "$c": 1}})", 16410},    {R"({"a": {"$literal": 1, "b": 1}})", 16410},
+      {R"({"a": {"$unknownOp": 1}})", 31325},    {R"({"a": {"$": 1}})", 31325},
+      {R"({"a": {"$meta": "textScore"}})", 238},
+  };
+  for (const auto& [spec, code] : cases) {
+    EXPECT_EQ(error_code_of([&] { (void)Projection::parse(J(spec)); }), code) << spec;
+  }
+}
+
+// Field names are field paths; paths collide at a leaf (31250) or through one (31249); computed
+// fields do not mix with exclusion (31310 a literal, 31252 an expression object).
+TEST(Projection, NamesCollisionsAndComputedFieldsInExclusions) {
+  const std::pair<const char*, int> cases[] = {
+      {R"({"": 1})", 40352},
+      {R"({"v..d": 1})", 15998},
+      {R"({"x": {"$add": [1]}, "x.b": 1})", 31249},
+      {R"({"a": 0, "b": "$x"})", 31310},
+      {R"({"a": 0, "b": {"$add": [1]}})", 31252},
+      {R"({"b": "$x", "a": 0})", 31254},
+  };
+  for (const auto& [spec, code] : cases) {
+    EXPECT_EQ(error_code_of([&] { (void)Projection::parse(J(spec)); }), code) << spec;
+  }
 }
 
 TEST(Projection, MixingIsRejected) {
@@ -117,7 +168,7 @@ TEST(Projection, MixingIsRejected) {
   EXPECT_EQ(error_code_of([] { (void)Projection::parse(J(R"({"a": 1, "b": 0})")); }, &msg), 31254);
   EXPECT_EQ(msg, "Cannot do exclusion on field b in inclusion projection");
   EXPECT_EQ(error_code_of([] { (void)Projection::parse(J(R"({"a": 0, "b": 1})")); }), 31253);
-  EXPECT_EQ(error_code_of([] { (void)Projection::parse(J(R"({"a": 1, "a.b": 1})")); }), 31250);
+  EXPECT_EQ(error_code_of([] { (void)Projection::parse(J(R"({"a": 1, "a.b": 1})")); }), 31249);
   EXPECT_EQ(error_code_of([] { (void)Projection::parse(J(R"({"a": 0, "_id": 1})")); }), 0);
 }
 
