@@ -114,7 +114,11 @@ Json waits(const CellRaw& raw, double& longest_ms) {
 Json held_figures(const CellRaw& raw) {
   std::vector<double> ms;
   for (const ContenderReport& c : raw.contenders) {
-    for (const Hold& h : c.holds) ms.push_back(ms_between(h.acquired_ns, h.release_asked_ns));
+    for (const Hold& h : c.holds) {
+      if (h.release_asked_ns <= raw.stop_ns) {
+        ms.push_back(ms_between(h.acquired_ns, h.release_asked_ns));
+      }
+    }
   }
   return summary(ms, {0.50, 0.99});
 }
@@ -123,8 +127,10 @@ Json handoff_figures(const CellRaw& raw, double rtt_ms) {
   const std::vector<Handoff> all = handoffs(raw.contenders);
   std::vector<double> ms;
   int64_t same = 0;
+  int64_t after_window = 0;
   for (const Handoff& h : all) {
-    if (!h.contended) continue;
+    if (h.granted_ns > raw.stop_ns) ++after_window;
+    if (!h.contended || h.granted_ns > raw.stop_ns) continue;
     ms.push_back(h.ms);
     if (h.same_contender) ++same;
   }
@@ -135,6 +141,7 @@ Json handoff_figures(const CellRaw& raw, double rtt_ms) {
   }
   out["over_rtt"] = over;
   out["all_handoffs"] = all.size();
+  out["after_window"] = after_window;
   out["same_contender_share"] = ratio(static_cast<double>(same), static_cast<double>(ms.size()));
   if (ms.empty()) {
     for (const char* key : {"p50", "p90", "p99", "max"}) out[key] = nullptr;
@@ -147,7 +154,9 @@ Json handoff_figures(const CellRaw& raw, double rtt_ms) {
 Json release_figures(const CellRaw& raw, double rtt_ms) {
   std::vector<double> ms;
   for (const ContenderReport& c : raw.contenders) {
-    for (const Hold& h : c.holds) ms.push_back(ms_between(h.release_asked_ns, h.released_ns));
+    for (const Hold& h : c.holds) {
+      if (h.released_ns <= raw.stop_ns) ms.push_back(ms_between(h.release_asked_ns, h.released_ns));
+    }
   }
   Json out = summary(ms, {0.50, 0.90, 0.99});
   out["p50_over_rtt"] = ms.empty() ? Json(nullptr) : ratio(out["p50"].get<double>(), rtt_ms);
@@ -234,7 +243,7 @@ std::vector<Handoff> handoffs(const std::vector<ContenderReport>& contenders) {
       const int64_t released_ns = entries[i - 1].hold->released_ns;
       out.push_back({ms_between(released_ns, entries[i].hold->acquired_ns),
                      entries[i].contender == entries[i - 1].contender,
-                     lock_waits.waiting_at(released_ns)});
+                     lock_waits.waiting_at(released_ns), entries[i].hold->acquired_ns});
     }
   }
   return out;

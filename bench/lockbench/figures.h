@@ -16,6 +16,10 @@
 //     contenders ask at once, on a cold Provider), counted the same way;
 //   release round trip (release() call to return) p50/p90/p99/max; held_ms: how long holds
 //     lasted (acquire() return to release() call) p50/p99/max;
+//   the window rule, for every figure of single events: an event counts when it ended inside
+//     the window (a handoff whose grant, a hold whose release() call, a release whose return
+//     came after stop_ns does not: when a cell ends every waiter gives up at once, and those
+//     withdrawals delay what follows; handoff_ms.after_window counts the handoffs left out);
 //   fairness: Jain's index over per-contender acquisitions; the longest wait against the FIFO
 //     bound (ceil(N/K) - 1) * (hold + RTT);
 //   server commands per acquisition (ServerCount::lock_commands / acquisitions), the commands
@@ -36,6 +40,7 @@ struct Handoff {
   double ms = 0;
   bool same_contender = false;
   bool contended = false;  // another contender was waiting for the lock at the release
+  int64_t granted_ns = 0;  // the next holder's acquire() returned
 };
 
 // Handoffs of every lock, in token order per lock. Throws std::runtime_error when a lock's

@@ -46,7 +46,7 @@ struct Baton {
 
 // One majority findAndModify of the floor's document (upserted): `update` names the change.
 void write_floor(mongoc_client_t* client, const std::string& database, const std::string& lock_name,
-                 const bson_t* update) {
+                 const bson_t* update, const char* what) {
   Bson cmd(BCON_NEW("findAndModify", "lockbench_hand_over", "query", "{", "_id",
                     BCON_UTF8(lock_name.c_str()), "}", "update", BCON_DOCUMENT(update), "upsert",
                     BCON_BOOL(true), "new", BCON_BOOL(true), "writeConcern", "{", "w",
@@ -57,8 +57,8 @@ void write_floor(mongoc_client_t* client, const std::string& database, const std
                                                         nullptr, &reply, &error);
   bson_destroy(&reply);
   if (!ok)
-    throw std::runtime_error(std::string("hand-over floor: findAndModify failed: ") +
-                             error.message);
+    throw std::runtime_error(std::string("hand-over floor: findAndModify (") + what +
+                             ") failed: " + error.message);
 }
 
 // One hand-over write: the token goes up by one and names the writer.
@@ -66,20 +66,19 @@ void write_hand_over(mongoc_client_t* client, const std::string& database,
                      const std::string& lock_name, int writer) {
   Bson update(BCON_NEW("$inc", "{", "token", BCON_INT64(1), "}", "$set", "{", "holder",
                        BCON_INT32(writer), "}"));
-  write_floor(client, database, lock_name, update.get());
+  write_floor(client, database, lock_name, update.get(), "hand-over");
 }
 
 // One ask (asks_written): the document counts it, as a queued lock's document records a waiter.
 void write_ask(mongoc_client_t* client, const std::string& database, const std::string& lock_name) {
   Bson update(BCON_NEW("$inc", "{", "asks", BCON_INT64(1), "}"));
-  write_floor(client, database, lock_name, update.get());
+  write_floor(client, database, lock_name, update.get(), "ask");
 }
 
 // Waits for the baton (taking it at once when nobody holds or waits for it); returns when it
 // was granted, or -1 when the run failed.
-int64_t take(Baton& b, int self) {
+int64_t take(Baton& b, int self, int64_t asked_ns) {
   std::unique_lock lock(b.mutex);
-  const int64_t asked_ns = monotonic_now_ns();
   const int64_t seq = b.asks++;
   int64_t got_ns = 0;
   if (!b.held && b.waiting.empty()) {
@@ -142,12 +141,13 @@ struct Shared {
 
 void contend(Shared& s, mongoc_client_t* client, int self) {
   while (monotonic_now_ns() < s.stop_ns && !failed(s.baton)) {
+    const int64_t asked_ns = monotonic_now_ns();
     if (s.spec.asks_written) {
       write_ask(client, s.database, s.lock_name);
       std::lock_guard lock(s.baton.mutex);
       ++s.baton.asks_written;
     }
-    const int64_t got_ns = take(s.baton, self);
+    const int64_t got_ns = take(s.baton, self, asked_ns);
     if (got_ns < 0) return;
     if (s.spec.hold_ms > 0) sleep_until_ns(got_ns + s.spec.hold_ms * kNsPerMs);
     write_hand_over(client, s.database, s.lock_name, self);

@@ -13,8 +13,9 @@
 // the steady figure.
 // With asks_written, each thread also writes its ask before it takes its place in the baton's
 // queue: one majority findAndModify ($inc asks) on the same document, the least a lock whose
-// waiters are recorded on the server (a queue in the lock's document) adds per acquisition. At
-// short holds that second write per turn is on the critical path, as a queued lock's is.
+// waiters are recorded on the server (a queue in the lock's document) adds per acquisition. The
+// ask is written before the thread queues, so it overlaps the other threads' turns and costs the
+// server's time, not a turn's; the wait counts from before it, as a lock's acquire() does.
 // The window closes asks, not turns: the asks queued when it ends are still served (at most
 // N - 1 more turns) and counted whole (nobody gives up at its end, so nothing but turns delays
 // them; a cell counts a wait its end cut off only to the end, the rest being withdrawals).

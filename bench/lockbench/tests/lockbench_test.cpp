@@ -168,33 +168,53 @@ TEST(Figures, OpenWaitsCountInTheLongestWait) {
 }
 
 // The window's end (raw_of: 1000 ms) cuts every wait: one granted after it counts as open, to the
-// end, and not among the waits that ended. Omits: the withdrawals that delay such grants.
+// end (not to its grant), and not among the waits that ended; one granted exactly at the end
+// ended inside; one asked after the end counts 0. Omits: the withdrawals that delay such grants.
 TEST(Figures, AWaitGrantedAfterTheWindowCountsOnlyToItsEnd) {
-  ContenderReport a;
-  a.holds = {hold(0, 1, 100, 110),
-             Hold{0, 3, 980 * kNsPerMs, 1040 * kNsPerMs, 1050 * kNsPerMs, 1041 * kNsPerMs}};
-  a.acquisitions = a.releases = 2;
-  ContenderReport b;  // first wait 5 -> 100, then one the end cut off
-  b.holds = {Hold{0, 2, 5 * kNsPerMs, 100 * kNsPerMs, 111 * kNsPerMs, 110 * kNsPerMs}};
-  b.open_wait = OpenWait{0, 990 * kNsPerMs, 1030 * kNsPerMs};
+  ContenderReport a;  // asked 940, granted 1100: open for 60 ms of the window (160 uncut)
+  a.holds = {Hold{0, 1, 940 * kNsPerMs, 1100 * kNsPerMs, 1111 * kNsPerMs, 1110 * kNsPerMs}};
+  a.acquisitions = a.releases = 1;
+  ContenderReport b;  // asked 950, granted at the end exactly: a 50 ms wait that ended
+  b.holds = {Hold{0, 0, 950 * kNsPerMs, 1000 * kNsPerMs, 1003 * kNsPerMs, 1002 * kNsPerMs}};
   b.acquisitions = b.releases = 1;
+  ContenderReport c;  // asked after the end (the loop checked the clock just before it)
+  c.open_wait = OpenWait{0, 1001 * kNsPerMs, 1020 * kNsPerMs};
+  FloorResult floor;
+  const auto f = cell_figures(raw_of({a, b, c}), floor, 1.0);
+  EXPECT_EQ(f["wait_ms"]["count"].get<int64_t>(), 1);
+  EXPECT_DOUBLE_EQ(f["wait_ms"]["max"].get<double>(), 50.0);
+  EXPECT_EQ(f["wait_ms"]["open_at_end"].get<int64_t>(), 2);
+  EXPECT_DOUBLE_EQ(f["wait_ms"]["longest_including_open"].get<double>(), 60.0);
+  EXPECT_DOUBLE_EQ(f["wait_ms"]["longest_first"].get<double>(), 60.0);
+  EXPECT_DOUBLE_EQ(f["fairness"]["longest_wait_ms"].get<double>(), 60.0);
+  EXPECT_TRUE(f["counters"]["add_up"].get<bool>());  // the late hold is still an acquisition
+  // A wait the end cut off counts to the end, not to the contender's giving up.
+  c.open_wait = OpenWait{0, 800 * kNsPerMs, 1030 * kNsPerMs};
+  const auto g = cell_figures(raw_of({a, b, c}), floor, 1.0);
+  EXPECT_DOUBLE_EQ(g["fairness"]["longest_wait_ms"].get<double>(), 200.0);
+  EXPECT_DOUBLE_EQ(g["wait_ms"]["longest_first"].get<double>(), 200.0);
+}
+
+// The same rule for single events: a handoff granted, a hold whose release was called, a
+// release that returned after the window's end is left out (and the handoff counted apart).
+TEST(Figures, HandoffsHoldsAndReleasesAfterTheWindowAreLeftOut) {
+  ContenderReport a;
+  a.holds = {Hold{0, 1, 0, 10 * kNsPerMs, 21 * kNsPerMs, 20 * kNsPerMs},
+             Hold{0, 3, 990 * kNsPerMs, 995 * kNsPerMs, 1500 * kNsPerMs, 1400 * kNsPerMs}};
+  a.acquisitions = a.releases = 2;
+  ContenderReport b;  // waits from 5, granted at 22 (handoff 1 ms); then granted after the end
+  b.holds = {Hold{0, 2, 5 * kNsPerMs, 22 * kNsPerMs, 31 * kNsPerMs, 30 * kNsPerMs},
+             Hold{0, 4, 999 * kNsPerMs, 1600 * kNsPerMs, 1700 * kNsPerMs, 1650 * kNsPerMs}};
+  b.acquisitions = b.releases = 2;
   FloorResult floor;
   const auto f = cell_figures(raw_of({a, b}), floor, 1.0);
-  EXPECT_EQ(f["wait_ms"]["count"].get<int64_t>(), 2);  // a's first and b's first
-  EXPECT_DOUBLE_EQ(f["wait_ms"]["max"].get<double>(), 95.0);
-  EXPECT_EQ(f["wait_ms"]["open_at_end"].get<int64_t>(), 2);
-  EXPECT_DOUBLE_EQ(f["wait_ms"]["longest_including_open"].get<double>(), 95.0);
-  EXPECT_DOUBLE_EQ(f["wait_ms"]["longest_first"].get<double>(), 95.0);
-  EXPECT_TRUE(f["counters"]["add_up"].get<bool>());  // the late hold is still an acquisition
-  // A wait open from 800 ms counts 200 ms, not the 230 ms to its giving up at 1030.
-  b.open_wait = OpenWait{0, 800 * kNsPerMs, 1030 * kNsPerMs};
-  const auto g = cell_figures(raw_of({a, b}), floor, 1.0);
-  EXPECT_DOUBLE_EQ(g["fairness"]["longest_wait_ms"].get<double>(), 200.0);
-  // A first wait the end cut off counts to the end.
-  ContenderReport c;
-  c.open_wait = OpenWait{0, 700 * kNsPerMs, 1010 * kNsPerMs};
-  const auto h = cell_figures(raw_of({a, b, c}), floor, 1.0);
-  EXPECT_DOUBLE_EQ(h["wait_ms"]["longest_first"].get<double>(), 300.0);
+  EXPECT_EQ(f["handoff_ms"]["count"].get<int64_t>(), 1);  // 1 -> 2; 2 -> 3 had nobody waiting
+  EXPECT_EQ(f["handoff_ms"]["after_window"].get<int64_t>(), 1);  // 3 -> 4, granted at 1600
+  EXPECT_DOUBLE_EQ(f["handoff_ms"]["max"].get<double>(), 1.0);
+  EXPECT_EQ(f["held_ms"]["count"].get<int64_t>(), 2);  // release called at 1400 and 1650: out
+  EXPECT_DOUBLE_EQ(f["held_ms"]["max"].get<double>(), 10.0);
+  EXPECT_EQ(f["release_ms"]["count"].get<int64_t>(), 2);
+  EXPECT_DOUBLE_EQ(f["release_ms"]["max"].get<double>(), 1.0);
 }
 
 TEST(ServerCount, SubtractsOwnStatusMonitoringAndMemberTraffic) {
@@ -537,7 +557,22 @@ TEST_F(Cells, HandOverFloorEndsOnAFailedWriteAndNamesIt) {
                             "lb-" + settings_.run_id + "-hof-fail", {3, 0, 0, 2.0, 1});
     ADD_FAILURE() << "the floor ran through a failed write";
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("hand-over floor: findAndModify failed"),
+    EXPECT_NE(std::string(e.what()).find("hand-over floor: findAndModify (hand-over) failed"),
+              std::string::npos)
+        << e.what();
+  }
+  // With asks written, the first write after the 3 warm-ups is an ask: it fails, named as one,
+  // and the run still ends.
+  fail_point(R"({"configureFailPoint": "failCommand", "mode": {"skip": 3}, "data":
+      {"failCommands": ["findAndModify"], "errorCode": 2, "appName": "lockbench-hof-ask"}})");
+  HandOverFloorSpec asks{3, 0, 0, 2.0, 1};
+  asks.asks_written = true;
+  try {
+    measure_hand_over_floor(target_->client_uri("lockbench-hof-ask"), settings_.database,
+                            "lb-" + settings_.run_id + "-hof-ask", asks);
+    ADD_FAILURE() << "the floor ran through a failed ask";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("hand-over floor: findAndModify (ask) failed"),
               std::string::npos)
         << e.what();
   }
