@@ -475,19 +475,38 @@ Maybe op_logic(std::string_view name, const Value& args, const Variables& vars, 
   return from_bool(is_and);
 }
 
+// A value no BSON document can hold is refused before it is built (an expression can double one
+// per step: a $reduce concatenating its accumulator to itself), as 10334 (BSONObjectTooLarge):
+// mongod would refuse the document that held it.
+constexpr size_t kValueBytesMax = 16 * 1024 * 1024;
+// Each element of a longer array takes at least 8 bytes (type, a 6-digit index and its NUL).
+constexpr size_t kArrayElementsMax = kValueBytesMax / 8;
+
+void refuse_larger_than_bson(std::string_view op, size_t size, size_t max, const char* unit) {
+  if (size <= max) return;
+  fail(code::kBSONObjectTooLarge, std::string(op) + " would build " + std::to_string(size) + " " +
+                                      unit + ", more than a 16 MiB BSON document can hold (" +
+                                      std::to_string(max) + ")");
+}
+
 Maybe op_concat(const Value& args, const Variables& vars, int depth) {
-  std::string out;
+  std::vector<Maybe> parts = eval_operands(args, vars, depth);
+  size_t bytes = 0;
   bool saw_null = false;
-  for (Maybe& v : eval_operands(args, vars, depth)) {
+  for (const Maybe& v : parts) {
     if (is_nullish(v)) {
       saw_null = true;
     } else if (v->type() == bson::Type::kString) {
-      out += v->as_string();
+      bytes += v->as_string().size();
     } else {
       fail(16702, "$concat only supports strings, not " + type_of(v));
     }
   }
   if (saw_null) return Value::null();
+  refuse_larger_than_bson("$concat", bytes, kValueBytesMax, "bytes");
+  std::string out;
+  out.reserve(bytes);
+  for (const Maybe& v : parts) out += v->as_string();
   return Value::string(std::move(out));
 }
 
@@ -611,15 +630,19 @@ Maybe op_map(const Value& args, const Variables& vars, int depth) {
 }
 
 Maybe op_concat_arrays(const Value& args, const Variables& vars, int depth) {
-  Array out;
-  for (Maybe& v : eval_operands(args, vars, depth)) {
+  std::vector<Maybe> parts = eval_operands(args, vars, depth);
+  size_t elements = 0;
+  for (const Maybe& v : parts) {
     if (is_nullish(v)) return Value::null();
     if (!v->is_array()) {
       fail(28664, "$concatArrays only supports arrays, not " + type_of(v));
     }
-    const Array& part = v->as_array();
-    out.insert(out.end(), part.begin(), part.end());
+    elements += v->as_array().size();
   }
+  refuse_larger_than_bson("$concatArrays", elements, kArrayElementsMax, "elements");
+  Array out;
+  out.reserve(elements);
+  for (const Maybe& v : parts) out.insert(out.end(), v->as_array().begin(), v->as_array().end());
   return Value::array(std::move(out));
 }
 
@@ -988,8 +1011,18 @@ Maybe eval_object(const Document& d, const Variables& vars, int depth) {
   return Value::document(std::move(out));
 }
 
+// The command's maxTimeMS, checked every kDeadlineCheckSteps evaluations (a steady-clock read
+// per operator would cost more than most operators).
+void check_deadline(const EvalContext& ctx) {
+  if (!ctx.deadline || ++ctx.steps % kDeadlineCheckSteps != 0) return;
+  if (std::chrono::steady_clock::now() >= *ctx.deadline) {
+    fail(code::kMaxTimeMSExpired, "operation exceeded time limit");
+  }
+}
+
 Maybe eval(const Value& e, const Variables& vars, int depth) {
   if (depth > kExpressionDepthMax) fail(code::kBadValue, "expression nested too deeply");
+  check_deadline(*vars.ctx);
   if (e.is_string() && !e.as_string().empty() && e.as_string()[0] == '$') {
     return eval_path_string(e.as_string(), vars);
   }

@@ -6,6 +6,8 @@
 // message real MongoDB 7.0 uses.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,10 +28,17 @@ using bson::Value;
 int compare_values(const Value& a, const Value& b);
 
 // Everything an evaluation may read besides the document itself.
+// What expressions of one command read and spend. One per command, used by one thread: the
+// step count is spent through const references (mutable).
 struct EvalContext {
   int64_t now_ms = 0;            // $$NOW and $currentDate
   bson::Timestamp cluster_time;  // $$CLUSTER_TIME
+  // The command's maxTimeMS as a point on the steady clock: evaluation past it fails with 50
+  // (MaxTimeMSExpired), checked every kDeadlineCheckSteps operator evaluations.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  mutable uint32_t steps = 0;
 };
+inline constexpr uint32_t kDeadlineCheckSteps = 1024;
 
 // A parsed query filter.
 class Matcher {

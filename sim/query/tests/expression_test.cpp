@@ -261,6 +261,50 @@ TEST(Expression, MissingVariablesAndReduceDepth) {
   EXPECT_EQ(msg, "$reduce accumulated value exceeded max allowable BSON depth");
 }
 
+// A $reduce that concatenates its accumulator to itself doubles it each step: an array or string
+// larger than any BSON document can hold is refused (10334) before it is built (they used to grow
+// until the process ran out of memory). A value at the limit is built. What the model omits:
+// memory an expression holds in many small values (only single values are bounded here).
+TEST(Expression, ValuesLargerThanBsonAreRefusedBeforeTheyAreBuilt) {
+  auto doubling = [](const char* op, const char* initial) {
+    std::string e = R"({"$reduce": {"input": [)";
+    for (int i = 0; i < 40; ++i) e += i == 0 ? "0" : ", 0";
+    return e + R"(], "initialValue": )" + initial + R"(, "in": {")" + op +
+           R"(": ["$$value", "$$value"]}}})";
+  };
+  std::string msg;
+  EXPECT_EQ(eval_error(doubling("$concatArrays", "[0]"), "{}", &msg), code::kBSONObjectTooLarge);
+  EXPECT_EQ(msg,
+            "$concatArrays would build 4194304 elements, more than a 16 MiB BSON document "
+            "can hold (2097152)");
+  EXPECT_EQ(eval_error(doubling("$concat", R"("ab")"), "{}", &msg), code::kBSONObjectTooLarge);
+  EXPECT_EQ(msg,
+            "$concat would build 33554432 bytes, more than a 16 MiB BSON document can hold "
+            "(16777216)");
+  // A string of 2^24 bytes, at the limit, is built.
+  std::string at_limit = R"({"$reduce": {"input": [)";
+  for (int i = 0; i < 23; ++i) at_limit += i == 0 ? "0" : ", 0";
+  at_limit += R"(], "initialValue": "ab", "in": {"$concat": ["$$value", "$$value"]}}})";
+  EXPECT_EQ(E(at_limit).as_string().size(), size_t{16} << 20);
+}
+
+// maxTimeMS: evaluation past the command's deadline fails with 50, checked every
+// kDeadlineCheckSteps operators; without a deadline the same work completes. What the model
+// omits: time spent outside expressions (a scan with a plain filter is not interrupted).
+TEST(Expression, EvaluationPastTheDeadlineFails) {
+  std::string slow = R"({"$reduce": {"input": {"$concatArrays": [)";
+  std::string hundred = "[";
+  for (int i = 0; i < 100; ++i) hundred += i == 0 ? "0" : ", 0";
+  hundred += "]";
+  for (int i = 0; i < 30; ++i) slow += (i == 0 ? "" : ", ") + hundred;
+  slow += R"(]}, "initialValue": 0, "in": {"$add": ["$$value", 1]}}})";
+  EvalContext ctx = ctx_at(1000);
+  EXPECT_TRUE(evaluate(JV(slow), J("{}"), ctx).identical(bson::V(int32_t{3000})));
+  ctx.deadline = std::chrono::steady_clock::now() - std::chrono::milliseconds(1);
+  EXPECT_EQ(error_code_of([&] { (void)evaluate(JV(slow), J("{}"), ctx); }),
+            code::kMaxTimeMSExpired);
+}
+
 TEST(Expression, SwitchReduceAndElementTruthErrors) {
   std::string msg;
   EXPECT_EQ(eval_error(R"({"$switch": {"branches": [{"case": false, "then": 1}]}})", "{}", &msg),
