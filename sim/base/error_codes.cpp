@@ -104,6 +104,7 @@ constexpr Named kNames[] = {
     {286, "ChangeStreamHistoryLost"},
     {292, "CursorInUse"},
     {10334, "BSONObjectTooLarge"},
+    {13548, "Location13548"},
     {13388, "StaleConfig"},
 };
 

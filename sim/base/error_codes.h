@@ -99,6 +99,7 @@ inline constexpr int32_t kChangeStreamFatalError = 280;
 inline constexpr int32_t kChangeStreamHistoryLost = 286;
 inline constexpr int32_t kCursorInUse = 292;
 inline constexpr int32_t kBSONObjectTooLarge = 10334;
+inline constexpr int32_t kBufBuilderTooLarge = 13548;  // a value past the 64 MiB encoding buffer
 inline constexpr int32_t kStaleConfig = 13388;
 }  // namespace code
 

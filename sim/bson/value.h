@@ -127,6 +127,11 @@ class Value {
   // Structural, type-exact equality (int32(1) != int64(1)); for MongoDB's semantic
   // comparison use query::compare_values.
   bool identical(const Value& other) const;
+  // Whether both hold the very same document, array or other shared payload (copies of one value
+  // do): then they are identical without looking inside.
+  bool shares_payload_with(const Value& other) const {
+    return shared_ != nullptr && shared_ == other.shared_ && type_ == other.type_;
+  }
 
  private:
   // Compact (64 bytes): every field of a document is one, and copies, moves and destructions of

@@ -58,12 +58,14 @@ ChangeStreamCursor::Emitted ChangeStreamCursor::emit(const ChangeEvent& event, s
   std::vector<bson::Document> out = query::run_validated_pipeline(spec_.stages, {event.doc}, ectx);
   if (out.empty()) return Emitted::kFiltered;
   assert(out.size() == 1);  // the allowed stages map one document to at most one
+  // Measured first: the _id check renders what it found, and a pipeline can build an _id whose
+  // parts are shared many times.
+  const size_t size = result_document_bytes(out[0]);
   bson::Document token = event.token.to_document();
   const bson::Value* id = out[0].get("_id");
   if (id == nullptr || !id->is_document() || !id->as_document().identical(token)) {
     id_modified(token, out[0]);
   }
-  const size_t size = result_document_bytes(out[0]);
   if (!batch.events.empty() && progress.bytes + size > kMaxBatchBytes) return Emitted::kFull;
   progress.bytes += size;
   progress.last_token = event.token;

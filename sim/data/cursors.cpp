@@ -22,11 +22,18 @@ bson::Document cursor_reply(int64_t id, const std::string& ns, const char* batch
 
 }  // namespace
 
+void throw_past_encoding_buffer() {
+  throw CommandError(code::kBufBuilderTooLarge, "BufBuilder attempted to grow() to more than " +
+                                                    std::to_string(kMaxEncodingBufferBytes) +
+                                                    " bytes, past the 64MB limit.");
+}
+
 size_t result_document_bytes(const bson::Document& doc) {
-  const std::optional<size_t> size = bson::encoded_size_within(doc, CursorManager::kMaxBatchBytes);
-  if (!size) {
+  const std::optional<size_t> size = bson::encoded_size_within(doc, kMaxEncodingBufferBytes);
+  if (!size) throw_past_encoding_buffer();
+  if (*size > kMaxResultDocumentBytes) {
     throw CommandError(code::kBSONObjectTooLarge,
-                       "BSONObj size: more than " + std::to_string(CursorManager::kMaxBatchBytes) +
+                       "BSONObj size: " + std::to_string(*size) +
                            " is invalid. Size must be between 0 and 16793600(16MB)");
   }
   return *size;

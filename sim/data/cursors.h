@@ -28,10 +28,18 @@ namespace mongosim::data {
 
 class ChangeStreamCursor;
 
-// The encoded size of a document a cursor returns. Throws CommandError 10334
-// (BSONObjectTooLarge) for one over 16 MiB, measured within that bound (an aggregation can
-// build a document whose parts are shared many times: bson::encoded_size_within).
+// The largest document a reply carries (mongod's BSONObjMaxInternalSize: 16 MiB + 16 KiB), and
+// the encoding buffer mongod gives up at (64 MiB).
+inline constexpr size_t kMaxResultDocumentBytes = 16 * 1024 * 1024 + 16 * 1024;
+inline constexpr size_t kMaxEncodingBufferBytes = 64 * 1024 * 1024;
+
+// The encoded size of a document a reply returns. Throws CommandError 10334
+// (BSONObjectTooLarge) past kMaxResultDocumentBytes, and 13548 past kMaxEncodingBufferBytes,
+// where mongod's encoder stops; measured within that bound (an aggregation can build a document
+// whose parts are shared many times: bson::encoded_size_within).
 size_t result_document_bytes(const bson::Document& doc);
+// The 13548 error, for a document whose encoding passes kMaxEncodingBufferBytes.
+[[noreturn]] void throw_past_encoding_buffer();
 
 class CursorManager {
  public:

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "data/command_args.h"
+#include "data/cursors.h"
 #include "data/store_impl.h"
 
 namespace mongosim::data {
@@ -74,7 +75,12 @@ FamRequest parse_request(const CommandContext& ctx) {
 bson::Value shown(const FamRequest& r, const std::optional<bson::Document>& doc,
                   const query::EvalContext& ectx) {
   if (!doc) return bson::Value::null();
-  return bson::V(r.fields ? r.fields->apply(*doc, ectx) : *doc);
+  if (!r.fields) return bson::V(*doc);
+  // A computed field can build a document whose parts are shared many times: measured before the
+  // reply is encoded (the write is done either way, as in mongod).
+  bson::Document projected = r.fields->apply(*doc, ectx);
+  (void)result_document_bytes(projected);
+  return bson::V(std::move(projected));
 }
 
 bson::Document reply(bson::Document last_error, bson::Value value) {

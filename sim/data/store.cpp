@@ -6,6 +6,7 @@
 
 #include "bson/codec.h"
 #include "data/command_args.h"
+#include "data/cursors.h"
 #include "data/store_impl.h"
 
 namespace mongosim::data {
@@ -318,13 +319,12 @@ void check_document_size(const bson::Document& doc, int32_t code, const char* wh
                                                   " levels of nesting"
                                             : "Document exceeds maximum nesting depth of " + limit);
   }
-  // Within a bound: a pipeline update can build a document whose parts are shared many times.
-  constexpr size_t kMeasuredBytesMax = 4 * kMaxDocumentBytes;
-  const std::optional<size_t> bytes = bson::encoded_size_within(doc, kMeasuredBytesMax);
-  if (!bytes || *bytes > kMaxDocumentBytes) {
-    const std::string size =
-        bytes ? std::to_string(*bytes) : "more than " + std::to_string(kMeasuredBytesMax);
-    throw CommandError(code, std::string(what) + " size in bytes: " + size +
+  // Within a bound: a pipeline update can build a document whose parts are shared many times;
+  // past mongod's 64 MiB encoding buffer the error is its encoder's.
+  const std::optional<size_t> bytes = bson::encoded_size_within(doc, kMaxEncodingBufferBytes);
+  if (!bytes) throw_past_encoding_buffer();
+  if (*bytes > kMaxDocumentBytes) {
+    throw CommandError(code, std::string(what) + " size in bytes: " + std::to_string(*bytes) +
                                  ", max size: " + std::to_string(kMaxDocumentBytes));
   }
 }

@@ -191,6 +191,9 @@ int compare_same_rank(const Value& a, const Value& b) {
 }  // namespace
 
 int compare_values(const Value& a, const Value& b) {
+  // One payload compares equal without a walk: an expression can build a value whose parts are
+  // shared many times, and walking it visits every path.
+  if (a.shares_payload_with(b)) return 0;
   int ra = canonical_type_rank(a.type()), rb = canonical_type_rank(b.type());
   if (ra != rb) return ra < rb ? -1 : 1;
   return compare_same_rank(a, b);

@@ -1,15 +1,18 @@
 // Projection::parse: a find/findAndModify projection or a pipeline's $project into a ProjTree
 // (projection_tree.h), with mongod 7.0's rules and error codes, element by element:
 //   - a name ending ".$" is positional: refused in a pipeline (31324); in find refused with an
-//     exclusion (31395), a literal (31308), an object (31271) or as ".$" alone (5392900), and
-//     otherwise NotImplemented (mongosim has no positional projection). ".$." anywhere: 31394;
+//     exclusion (31395), a literal (31308), an object (31271), as ".$" alone (5392900) or twice
+//     (31276), and otherwise checked like an inclusion of its path and, once the whole
+//     specification is, refused as NotImplemented (mongosim has no positional projection).
+//     ".$." anywhere: 31394;
 //   - an object is a sub-projection ({a: {b: 1}} is {"a.b": 1}; empty: 51270) unless it has one
-//     field and that field starts with '$': then it is find's $slice/$elemMatch/$meta (not
-//     supported) or an expression (one mongosim does not know: 31325);
+//     field and that field starts with '$' (other than a DBRef field, $id/$ref/$db): then it is
+//     find's $slice/$elemMatch/$meta (not supported) or an expression (one mongosim does not
+//     know: 31325);
 //   - a boolean or number includes or excludes; anything else is a computed literal;
 //   - inclusion and exclusion do not mix (31253, 31254), nor computed fields and exclusion
 //     (31252, 31310), except that the top-level _id may be either; paths collide at a leaf
-//     (31250) or past one (31249); names are field paths (40352, 15998, 16410, 16411).
+//     (31250) or past one (31249); names are field paths (40352, 40353, 15998, 16410, 16411).
 // _id is included in an inclusion projection unless a top-level "_id" or "_id.<path>" names it.
 #include <string>
 #include <string_view>
@@ -29,6 +32,7 @@ enum class Mode { kUnknown, kInclusion, kExclusion };
 struct ParseState {
   Projection::Of of = Projection::Of::kFind;
   Mode mode = Mode::kUnknown;
+  bool positional = false;  // a find's "a.$": parsed and checked, then refused (not supported)
   bool id_specified = false;
   bool id_included_entirely = false;
   bool id_excluded_entirely = false;
@@ -38,12 +42,18 @@ bool ends_with(std::string_view s, std::string_view tail) {
   return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
 }
 
+// The $-prefixed names a field path may hold (a DBRef's fields).
+bool is_dbref_field(std::string_view part) {
+  return part == "$id" || part == "$ref" || part == "$db";
+}
+
 // mongod's FieldPath rules for a projected name (one or more dotted components).
 void check_field_path(const std::string& name) {
   if (name.empty()) throw CommandError(40352, "FieldPath cannot be constructed with empty string");
+  if (name.back() == '.') throw CommandError(40353, "FieldPath must not end with a '.'.");
   for (const std::string& part : split_path(name)) {
     if (part.empty()) throw CommandError(15998, "FieldPath field names may not be empty strings.");
-    if (part[0] == '$') {
+    if (part[0] == '$' && !is_dbref_field(part)) {
       throw CommandError(16410,
                          "FieldPath field names may not start with '$'. Consider using "
                          "$getField or $setField.");
@@ -124,25 +134,38 @@ void parse_sub_object(ParseState& st, ProjTree& root, const std::string& prefix,
   }
   check_field_path(name);
   const std::string path = prefix + name;
-  if (obj.size() == 1 && obj.first_key()[0] == '$') {
+  // One $-field: an operator, unless it is a field name a path may hold ({a: {$ref: 1}}).
+  if (obj.size() == 1 && obj.first_key()[0] == '$' && !is_dbref_field(obj.first_key())) {
     parse_operator_object(st, root, path, Value::document(obj));
     return;
   }
   for (const auto& [child, v] : obj) parse_element(st, root, path + ".", child, v, false);
 }
 
-// A positional inclusion ("a.$": 1), after the checks every element gets.
-[[noreturn]] void refuse_positional_inclusion(const std::string& name) {
+// A positional inclusion ("a.$": 1), after the checks every element gets: checked as mongod
+// checks one and recorded as an inclusion of its path; parse() refuses it once the whole
+// specification has been checked.
+void add_positional_inclusion(ParseState& st, ProjTree& root, const std::string& prefix,
+                              const std::string& name) {
+  if (st.positional) {
+    throw CommandError(31276, "Cannot specify more than one positional projection per query.");
+  }
   if (name == ".$") throw CommandError(5392900, "Projection on field .$ is invalid");
-  check_field_path(name.substr(0, name.size() - 2));
-  throw CommandError(code::kNotImplemented, "positional projection is not supported by mongosim");
+  const std::string path = name.substr(0, name.size() - 2);
+  check_field_path(path);
+  add_node(root, prefix + path, ProjEntry{ProjEntry::Kind::kInclude, Value(), nullptr});
+  st.positional = true;
+  set_mode(st, Mode::kInclusion, prefix + name);
 }
 
 void parse_flag(ParseState& st, ProjTree& root, const std::string& prefix, const std::string& name,
                 bool include, bool positional, bool top_level) {
   const bool top_level_id = top_level && name == "_id";
+  if (include && positional) {
+    add_positional_inclusion(st, root, prefix, name);
+    return;
+  }
   if (include) {
-    if (positional) refuse_positional_inclusion(name);
     check_field_path(name);
     add_node(root, prefix + name, ProjEntry{ProjEntry::Kind::kInclude, Value(), nullptr});
     if (top_level_id) {
@@ -188,11 +211,12 @@ void parse_element(ParseState& st, ProjTree& root, const std::string& prefix,
       throw CommandError(31308, "positional projection cannot be used with a literal");
     validate_expression(value);
     check_field_path(name);
+    add_node(root, prefix + name, ProjEntry{ProjEntry::Kind::kCompute, value, nullptr});
     if (st.mode == Mode::kExclusion) {
       throw CommandError(31310, "Cannot use an expression " + name + ": " + render(value) +
                                     " in an exclusion projection");
     }
-    add_computed(st, root, prefix + name, value);
+    st.mode = Mode::kInclusion;
   }
 }
 
@@ -210,6 +234,9 @@ Projection Projection::parse(const Document& spec, Of of) {
   for (const auto& [name, value] : spec) {
     st.id_specified = st.id_specified || name == "_id" || name.starts_with("_id.");
     parse_element(st, impl->tree, "", name, value, true);
+  }
+  if (st.positional) {
+    throw CommandError(code::kNotImplemented, "positional projection is not supported by mongosim");
   }
   impl->empty = spec.empty();
   // Without an inclusion or exclusion elsewhere, {_id: 1} makes an inclusion projection; {_id: 0}

@@ -219,7 +219,8 @@ void validate_document_stage(const Document& stage) {
     }
     (void)Projection::parse(spec.as_document(), Projection::Of::kPipeline);
   } else if (name == "$unset") {
-    (void)unset_as_projection(spec);
+    // Parsed now, so that a collision ({$unset: ["a", "a.b"]}) fails before any document.
+    (void)Projection::parse(unset_as_projection(spec), Projection::Of::kPipeline);
   } else {
     validate_expression(new_root_expression(name, spec));
   }

@@ -276,6 +276,22 @@ TEST_F(ChangeStreamTest, AStageThatChangesTheTokenFailsTheStream) {
   }
 }
 
+// A stage can replace the token with a value whose parts are shared many times (2^40 leaves in
+// 40 arrays): the event is measured, within a bound, before the token check renders it, so the
+// getMore fails at once (13548) instead of rendering it path by path under the store's lock.
+TEST_F(ChangeStreamTest, ATokenReplacedByASharedValueFailsAtOnce) {
+  Document opened = open(
+      "{}",
+      R"([{"$addFields": {"_id": {"$reduce": {"input": [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1], "initialValue": 0, "in": ["$$value", "$$value"]}}}}])");
+  write(R"({"insert": "c", "documents": [{"_id": 1}]})");
+  try {
+    more(opened);
+    FAIL() << "expected the event to be refused";
+  } catch (const CommandError& e) {
+    EXPECT_EQ(e.code(), code::kBufBuilderTooLarge) << e.what();
+  }
+}
+
 TEST_F(ChangeStreamTest, ResumeAfterATokenReturnsExactlyTheEventsAfterIt) {
   Document opened = open();
   for (int i = 1; i <= 4; ++i) {

@@ -288,6 +288,17 @@ TEST(Expression, ValuesLargerThanBsonAreRefusedBeforeTheyAreBuilt) {
   EXPECT_EQ(E(at_limit).as_string().size(), size_t{16} << 20);
 }
 
+// Comparing a value whose parts are shared many times with itself does not walk it (2^40 leaves in
+// 40 arrays). What the model omits: two equal such values built apart still compare path by path
+// (so does mongod's).
+TEST(Expression, AValueComparedWithItselfIsNotWalked) {
+  std::string shared = R"({"$reduce": {"input": [)";
+  for (int i = 0; i < 40; ++i) shared += i == 0 ? "0" : ", 0";
+  shared += R"(], "initialValue": 0, "in": ["$$value", "$$value"]}})";
+  expect_value(E(R"({"$let": {"vars": {"r": )" + shared + R"(}, "in": {"$eq": ["$$r", "$$r"]}}})"),
+               "true");
+}
+
 // maxTimeMS: evaluation past the command's deadline fails with 50, checked every
 // kDeadlineCheckSteps operators; without a deadline the same work completes. What the model
 // omits: time spent outside expressions (a scan with a plain filter is not interrupted).

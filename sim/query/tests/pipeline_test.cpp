@@ -55,6 +55,8 @@ TEST(Pipeline, AddFieldsUnsetUnwind) {
                  docs({R"({"_id": 1, "a": 2})"}));
   ASSERT_EQ(out.size(), 1u);
   EXPECT_DOC_EQ(out[0], R"({"_id": 1, "b": 4})");
+  // Colliding paths fail when the stage is parsed, with no document to apply it to.
+  EXPECT_EQ(error_code_of([] { (void)run(R"([{"$unset": ["a", "a.b"]}])", {}); }), 31249);
   // $unset reaches into arrays nested in arrays, as every projection does.
   out = run(R"([{"$unset": "a.b"}])", docs({R"({"_id": 1, "a": [[{"b": 1, "c": 1}], {"b": 2}]})"}));
   EXPECT_DOC_EQ(out[0], R"({"_id": 1, "a": [[{"c": 1}], {}]})");

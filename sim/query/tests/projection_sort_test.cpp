@@ -147,11 +147,24 @@ TEST(Projection, SubProjectionsAreTheirDottedPaths) {
   }
 }
 
-// Field names are field paths; paths collide at a leaf (31250) or through one (31249); computed
-// fields do not mix with exclusion (31310 a literal, 31252 an expression object).
+// Field names are field paths (a DBRef's $id/$ref/$db included); paths collide at a leaf (31250)
+// or through one (31249), a literal's collision before its mixing with exclusion; computed fields
+// do not mix with exclusion (31310 a literal, 31252 an expression object); a positional path is
+// checked like the inclusion of its path before mongosim refuses it (238).
 TEST(Projection, NamesCollisionsAndComputedFieldsInExclusions) {
+  EXPECT_DOC_EQ(P(R"({"a.$id": 1, "_id": 0})", R"({"a": {"$id": 1, "x": 2}})"),
+                R"({"a": {"$id": 1}})");
+  EXPECT_DOC_EQ(P(R"({"a": {"$ref": 1}, "_id": 0})", R"({"a": {"$ref": "c", "x": 2}})"),
+                R"({"a": {"$ref": "c"}})");
   const std::pair<const char*, int> cases[] = {
       {R"({"": 1})", 40352},
+      {R"({"a.": 1})", 40353},
+      {R"({"a": 0, "a.b": "x"})", 31249},
+      {R"({"a.b": 0, "a": "x"})", 31250},
+      {R"({"x": 0, "b.$": 1})", 31253},
+      {R"({"a.$": 1, "b": 0})", 31254},
+      {R"({"a.$": 1, "b.$": 1})", 31276},
+      {R"({"a": 1, "a.$": 1})", 31250},
       {R"({"v..d": 1})", 15998},
       {R"({"x": {"$add": [1]}, "x.b": 1})", 31249},
       {R"({"a": 0, "b": "$x"})", 31310},
