@@ -67,6 +67,7 @@ constexpr Named kNames[] = {
     {134, "ReadConcernMajorityNotAvailableYet"},
     {186, "ClientMetadataCannotBeMutated"},
     {145, "StaleTerm"},
+    {146, "ExceededMemoryLimit"},
     {189, "PrimarySteppedDown"},
     {207, "InvalidUUID"},
     {216, "ElectionInProgress"},
@@ -104,7 +105,6 @@ constexpr Named kNames[] = {
     {286, "ChangeStreamHistoryLost"},
     {292, "CursorInUse"},
     {10334, "BSONObjectTooLarge"},
-    {13548, "Location13548"},
     {13388, "StaleConfig"},
 };
 

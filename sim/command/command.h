@@ -10,6 +10,7 @@
 // Handlers run on connection threads, many at once; anything they share must be locked.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -61,6 +62,8 @@ struct CommandContext {
   WriteConcern write_concern;
   ReadConcern read_concern;
   int64_t now_ms = 0;  // server clock at execution, after fail-point delays ($$NOW)
+  // When the command was received: its maxTimeMS counts from here.
+  std::chrono::steady_clock::time_point received_at = std::chrono::steady_clock::now();
 
   // Set by write handlers to the optime of the last oplog entry they produced; the core waits
   // for the write concern on it. Left empty when nothing was written.

@@ -223,12 +223,13 @@ query::EvalContext Store::Impl::eval_context(const CommandContext& ctx) const {
   query::EvalContext e;
   e.now_ms = ctx.now_ms != 0 ? ctx.now_ms : options.clock->now_ms();
   e.cluster_time = oplog.last_timestamp();  // callers may not hold mu
-  // maxTimeMS bounds the command's expressions (the dispatcher checked its form). A getMore's is
-  // how long it awaits data (a change stream's events are evaluated after that wait), not a bound.
+  // maxTimeMS bounds the command's expressions, counted from its receipt, so every statement of a
+  // write shares it (the dispatcher checked its form). A getMore's is how long it awaits data (a
+  // change stream's events are evaluated after that wait), not a bound.
   if (const bson::Value* max_time = ctx.body.get("maxTimeMS");
       ctx.name != "getMore" && max_time != nullptr && max_time->is_number() &&
       max_time->number_as_double() > 0) {
-    e.deadline = std::chrono::steady_clock::now() +
+    e.deadline = ctx.received_at +
                  std::chrono::milliseconds(static_cast<int64_t>(max_time->number_as_double()));
   }
   return e;

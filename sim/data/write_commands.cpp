@@ -11,6 +11,11 @@ namespace mongosim::data {
 
 namespace {
 
+// An interruption (a step-down, maxTimeMS) fails the whole command, not one statement.
+bool fails_whole_command(int32_t code) {
+  return code == code::kInterruptedDueToReplStateChange || code == code::kMaxTimeMSExpired;
+}
+
 // What one batch has done so far; becomes the reply.
 struct BatchResult {
   int32_t n = 0;
@@ -126,7 +131,7 @@ bson::Document cmd_insert(Store::Impl& impl, CommandContext& ctx) {
       insert_one(impl, ctx, coll, docs[i], retry, stmt_id);
       r.n += 1;
     } catch (const CommandError& e) {
-      if (e.code() == code::kInterruptedDueToReplStateChange) throw;  // the whole command fails
+      if (fails_whole_command(e.code())) throw;
       r.write_errors.push_back(bson::V(write_error(i, e)));
       if (ordered) break;
     }
@@ -229,7 +234,7 @@ bson::Document cmd_update(Store::Impl& impl, CommandContext& ctx) {
     try {
       update_one_statement(impl, ctx, coll, updates[i].as_document(), i, retry, stmt_id, r);
     } catch (const CommandError& e) {
-      if (e.code() == code::kInterruptedDueToReplStateChange) throw;  // the whole command fails
+      if (fails_whole_command(e.code())) throw;
       r.write_errors.push_back(bson::V(write_error(i, e)));
       if (ordered) break;
     }
@@ -295,7 +300,7 @@ bson::Document cmd_delete(Store::Impl& impl, CommandContext& ctx) {
     try {
       delete_one_statement(impl, ctx, coll, deletes[i].as_document(), retry, stmt_id, r);
     } catch (const CommandError& e) {
-      if (e.code() == code::kInterruptedDueToReplStateChange) throw;  // the whole command fails
+      if (fails_whole_command(e.code())) throw;
       r.write_errors.push_back(bson::V(write_error(i, e)));
       if (ordered) break;
     }

@@ -3,7 +3,9 @@
 #include <cassert>
 #include <cmath>
 #include <cstring>
+#include <string>
 
+#include "base/command_error.h"
 #include "query/query.h"
 #include "query/type_order.h"
 
@@ -107,7 +109,9 @@ int compare_bytes(const std::string& a, const std::string& b) {
 
 // Objects compare element by element: canonical type, then field name, then value; a prefix
 // sorts first.
-int compare_documents(const Document& a, const Document& b) {
+int compare_counted(const Value& a, const Value& b, size_t& visits);
+
+int compare_documents(const Document& a, const Document& b, size_t& visits) {
   size_t n = std::min(a.size(), b.size());
   for (size_t i = 0; i < n; ++i) {
     const auto& [ka, va] = a.at(i);
@@ -116,26 +120,26 @@ int compare_documents(const Document& a, const Document& b) {
     if (ta != tb) return ta < tb ? -1 : 1;
     int c = compare_bytes(ka, kb);
     if (c != 0) return c;
-    c = compare_values(va, vb);
+    c = compare_counted(va, vb, visits);
     if (c != 0) return c;
   }
   if (a.size() == b.size()) return 0;
   return a.size() < b.size() ? -1 : 1;
 }
 
-int compare_arrays(const Array& a, const Array& b) {
+int compare_arrays(const Array& a, const Array& b, size_t& visits) {
   size_t n = std::min(a.size(), b.size());
   for (size_t i = 0; i < n; ++i) {
     int ta = canonical_type_rank(a[i].type()), tb = canonical_type_rank(b[i].type());
     if (ta != tb) return ta < tb ? -1 : 1;
-    int c = compare_values(a[i], b[i]);
+    int c = compare_counted(a[i], b[i], visits);
     if (c != 0) return c;
   }
   if (a.size() == b.size()) return 0;
   return a.size() < b.size() ? -1 : 1;
 }
 
-int compare_same_rank(const Value& a, const Value& b) {
+int compare_same_rank(const Value& a, const Value& b, size_t& visits) {
   using bson::Type;
   switch (a.type()) {
     case Type::kMinKey:
@@ -153,9 +157,9 @@ int compare_same_rank(const Value& a, const Value& b) {
     case Type::kJavaScript:
       return compare_bytes(a.as_string(), b.as_string());
     case Type::kDocument:
-      return compare_documents(a.as_document(), b.as_document());
+      return compare_documents(a.as_document(), b.as_document(), visits);
     case Type::kArray:
-      return compare_arrays(a.as_array(), b.as_array());
+      return compare_arrays(a.as_array(), b.as_array(), visits);
     case Type::kBinary: {
       // Length first, then subtype, then bytes (mongod's BinData order).
       size_t la = a.binary_bytes().size(), lb = b.binary_bytes().size();
@@ -188,15 +192,28 @@ int compare_same_rank(const Value& a, const Value& b) {
   return 0;
 }
 
+// More values than any two BSON documents hold (each value takes at least 3 bytes of one):
+// reached only by values whose parts are shared many times, which a walk visits path by path.
+constexpr size_t kComparedValuesMax = size_t{1} << 24;
+
+int compare_counted(const Value& a, const Value& b, size_t& visits) {
+  // One payload compares equal without a walk.
+  if (a.shares_payload_with(b)) return 0;
+  if (++visits > kComparedValuesMax) {
+    throw CommandError(code::kBSONObjectTooLarge,
+                       "a comparison visited more than " + std::to_string(kComparedValuesMax) +
+                           " values: more than two 16 MiB BSON documents hold");
+  }
+  int ra = canonical_type_rank(a.type()), rb = canonical_type_rank(b.type());
+  if (ra != rb) return ra < rb ? -1 : 1;
+  return compare_same_rank(a, b, visits);
+}
+
 }  // namespace
 
 int compare_values(const Value& a, const Value& b) {
-  // One payload compares equal without a walk: an expression can build a value whose parts are
-  // shared many times, and walking it visits every path.
-  if (a.shares_payload_with(b)) return 0;
-  int ra = canonical_type_rank(a.type()), rb = canonical_type_rank(b.type());
-  if (ra != rb) return ra < rb ? -1 : 1;
-  return compare_same_rank(a, b);
+  size_t visits = 0;
+  return compare_counted(a, b, visits);
 }
 
 }  // namespace mongosim::query

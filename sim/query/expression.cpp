@@ -475,18 +475,23 @@ Maybe op_logic(std::string_view name, const Value& args, const Variables& vars, 
   return from_bool(is_and);
 }
 
-// A value no BSON document can hold is refused before it is built (an expression can double one
-// per step: a $reduce concatenating its accumulator to itself), as 10334 (BSONObjectTooLarge):
-// mongod would refuse the document that held it.
-constexpr size_t kValueBytesMax = 16 * 1024 * 1024;
-// Each element of a longer array takes at least 8 bytes (type, a 6-digit index and its NUL).
-constexpr size_t kArrayElementsMax = kValueBytesMax / 8;
+// An expression can double a value per step (a $reduce concatenating its accumulator to itself).
+// A string of 16 MiB or more is refused as mongod refuses one (16493); an array has no limit in
+// mongod, and mongosim refuses one past kArrayElementsMax (146) before building it, so that
+// doubling stops at about 270 MB instead of exhausting memory.
+constexpr size_t kStringBytesMax = 16 * 1024 * 1024;  // exclusive
+constexpr size_t kArrayElementsMax = size_t{1} << 22;
 
-void refuse_larger_than_bson(std::string_view op, size_t size, size_t max, const char* unit) {
-  if (size <= max) return;
-  fail(code::kBSONObjectTooLarge, std::string(op) + " would build " + std::to_string(size) + " " +
-                                      unit + ", more than a 16 MiB BSON document can hold (" +
-                                      std::to_string(max) + ")");
+void refuse_string_of(size_t bytes) {
+  if (bytes < kStringBytesMax) return;
+  fail(16493, "Tried to create string longer than 16MB");
+}
+
+void refuse_array_of(size_t elements) {
+  if (elements <= kArrayElementsMax) return;
+  fail(code::kExceededMemoryLimit, "$concatArrays would build " + std::to_string(elements) +
+                                       " elements; mongosim builds arrays of at most " +
+                                       std::to_string(kArrayElementsMax));
 }
 
 Maybe op_concat(const Value& args, const Variables& vars, int depth) {
@@ -503,7 +508,7 @@ Maybe op_concat(const Value& args, const Variables& vars, int depth) {
     }
   }
   if (saw_null) return Value::null();
-  refuse_larger_than_bson("$concat", bytes, kValueBytesMax, "bytes");
+  refuse_string_of(bytes);
   std::string out;
   out.reserve(bytes);
   for (const Maybe& v : parts) out += v->as_string();
@@ -639,7 +644,7 @@ Maybe op_concat_arrays(const Value& args, const Variables& vars, int depth) {
     }
     elements += v->as_array().size();
   }
-  refuse_larger_than_bson("$concatArrays", elements, kArrayElementsMax, "elements");
+  refuse_array_of(elements);
   Array out;
   out.reserve(elements);
   for (const Maybe& v : parts) out.insert(out.end(), v->as_array().begin(), v->as_array().end());

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -49,6 +50,10 @@ class StoreFixture : public ::testing::Test {
     store_->register_commands(*registry_);
   }
 
+  // How long before it runs a command counts as received (its maxTimeMS counts from then): a test
+  // sets an hour to find a command's deadline already passed, with no timing involved.
+  std::chrono::milliseconds received_ago_{0};
+
   // Runs a command on `db`; CommandError and CloseConnection propagate.
   Reply run_full(const std::string& db, const Document& body) {
     CommandContext ctx;
@@ -60,6 +65,7 @@ class StoreFixture : public ::testing::Test {
     if (const Value* lsid = body.get("lsid")) ctx.lsid = *lsid;
     if (const Value* txn = body.get("txnNumber")) ctx.txn_number = txn->as_int64();
     ctx.now_ms = clock_.now_ms();
+    ctx.received_at = std::chrono::steady_clock::now() - received_ago_;
     Document reply = spec->handler(ctx);
     return Reply{std::move(reply), ctx.last_write_optime};
   }

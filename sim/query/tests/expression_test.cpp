@@ -261,42 +261,53 @@ TEST(Expression, MissingVariablesAndReduceDepth) {
   EXPECT_EQ(msg, "$reduce accumulated value exceeded max allowable BSON depth");
 }
 
-// A $reduce that concatenates its accumulator to itself doubles it each step: an array or string
-// larger than any BSON document can hold is refused (10334) before it is built (they used to grow
-// until the process ran out of memory). A value at the limit is built. What the model omits:
-// memory an expression holds in many small values (only single values are bounded here).
-TEST(Expression, ValuesLargerThanBsonAreRefusedBeforeTheyAreBuilt) {
-  auto doubling = [](const char* op, const char* initial) {
+// A $reduce that concatenates its accumulator to itself doubles it each step. A string of 16 MiB
+// or more is refused as mongod refuses one (16493); an array of more than 2^22 elements, which
+// mongod would build, is refused by mongosim (146) before it is built (such doubling used to grow
+// until the process ran out of memory). What the model omits: memory an expression holds in many
+// small values (only single values are bounded here).
+TEST(Expression, DoublingValuesAreRefusedBeforeTheyAreBuilt) {
+  auto doubling = [](int steps, const char* initial) {
     std::string e = R"({"$reduce": {"input": [)";
-    for (int i = 0; i < 40; ++i) e += i == 0 ? "0" : ", 0";
-    return e + R"(], "initialValue": )" + initial + R"(, "in": {")" + op +
-           R"(": ["$$value", "$$value"]}}})";
+    for (int i = 0; i < steps; ++i) e += i == 0 ? "0" : ", 0";
+    return e + R"(], "initialValue": )" + initial +
+           R"(, "in": {"$concat": ["$$value", "$$value"]}}})";
   };
   std::string msg;
-  EXPECT_EQ(eval_error(doubling("$concatArrays", "[0]"), "{}", &msg), code::kBSONObjectTooLarge);
+  EXPECT_EQ(eval_error(doubling(23, R"("ab")"), "{}", &msg), 16493);  // 2^24 bytes
+  EXPECT_EQ(msg, "Tried to create string longer than 16MB");
+  EXPECT_EQ(E(doubling(22, R"("ab")")).as_string().size(), size_t{8} << 20);
+  // 4100 copies of a 1024-element array: refused from the operands' sizes, nothing built.
+  std::string many = R"({"$let": {"vars": {"a": {"$map": {"input": [)";
+  for (int i = 0; i < 1024; ++i) many += i == 0 ? "0" : ", 0";
+  many += R"(], "in": 1}}}, "in": {"$size": {"$concatArrays": [)";
+  for (int i = 0; i < 4100; ++i) many += i == 0 ? R"("$$a")" : R"(, "$$a")";
+  many += "]}}}}";
+  EXPECT_EQ(eval_error(many, "{}", &msg), code::kExceededMemoryLimit);
   EXPECT_EQ(msg,
-            "$concatArrays would build 4194304 elements, more than a 16 MiB BSON document "
-            "can hold (2097152)");
-  EXPECT_EQ(eval_error(doubling("$concat", R"("ab")"), "{}", &msg), code::kBSONObjectTooLarge);
-  EXPECT_EQ(msg,
-            "$concat would build 33554432 bytes, more than a 16 MiB BSON document can hold "
-            "(16777216)");
-  // A string of 2^24 bytes, at the limit, is built.
-  std::string at_limit = R"({"$reduce": {"input": [)";
-  for (int i = 0; i < 23; ++i) at_limit += i == 0 ? "0" : ", 0";
-  at_limit += R"(], "initialValue": "ab", "in": {"$concat": ["$$value", "$$value"]}}})";
-  EXPECT_EQ(E(at_limit).as_string().size(), size_t{16} << 20);
+            "$concatArrays would build 4198400 elements; mongosim builds arrays of at most "
+            "4194304");
 }
 
 // Comparing a value whose parts are shared many times with itself does not walk it (2^40 leaves in
-// 40 arrays). What the model omits: two equal such values built apart still compare path by path
-// (so does mongod's).
-TEST(Expression, AValueComparedWithItselfIsNotWalked) {
-  std::string shared = R"({"$reduce": {"input": [)";
-  for (int i = 0; i < 40; ++i) shared += i == 0 ? "0" : ", 0";
-  shared += R"(], "initialValue": 0, "in": ["$$value", "$$value"]}})";
-  expect_value(E(R"({"$let": {"vars": {"r": )" + shared + R"(}, "in": {"$eq": ["$$r", "$$r"]}}})"),
-               "true");
+// 40 arrays); two such values built apart are compared path by path, up to 2^24 values: past that
+// no BSON document could hold them (10334). What the model omits: time, which maxTimeMS bounds.
+TEST(Expression, SharedValuesAreComparedWithinABound) {
+  auto shared = [](int levels) {
+    std::string e = R"({"$reduce": {"input": [)";
+    for (int i = 0; i < levels; ++i) e += i == 0 ? "0" : ", 0";
+    return e + R"(], "initialValue": 0, "in": ["$$value", "$$value"]}})";
+  };
+  expect_value(
+      E(R"({"$let": {"vars": {"r": )" + shared(40) + R"(}, "in": {"$eq": ["$$r", "$$r"]}}})"),
+      "true");
+  expect_value(E(R"({"$eq": [)" + shared(12) + ", " + shared(12) + "]}"), "true");
+  std::string msg;
+  EXPECT_EQ(eval_error(R"({"$eq": [)" + shared(24) + ", " + shared(24) + "]}", "{}", &msg),
+            code::kBSONObjectTooLarge);
+  EXPECT_EQ(msg,
+            "a comparison visited more than 16777216 values: more than two 16 MiB BSON "
+            "documents hold");
 }
 
 // maxTimeMS: evaluation past the command's deadline fails with 50, checked every
