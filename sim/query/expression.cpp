@@ -228,14 +228,15 @@ Maybe op_compare(std::string_view name, const Value& args, const Variables& vars
   return Value::int32(c < 0 ? -1 : (c > 0 ? 1 : 0));  // $cmp
 }
 
+// $add and $multiply, like $concat, go left to right as mongod does: the first nullish operand
+// makes the result null and the first of a wrong type fails, and nothing after it is evaluated.
 Maybe op_add(const Value& args, const Variables& vars, int depth) {
   Value total = Value::int32(0);
   std::optional<int64_t> date_ms;
-  bool saw_null = false;
-  for (Maybe& v : eval_operands(args, vars, depth)) {
-    if (is_nullish(v)) {
-      saw_null = true;
-    } else if (v->type() == bson::Type::kDateTime) {
+  for (const Value* operand : Operands(args)) {
+    Maybe v = eval(*operand, vars, depth);
+    if (is_nullish(v)) return Value::null();
+    if (v->type() == bson::Type::kDateTime) {
       if (date_ms) fail(code::kLocation16612, "only one date allowed in an $add expression");
       date_ms = v->as_date_ms();
     } else if (v->is_number()) {
@@ -244,7 +245,6 @@ Maybe op_add(const Value& args, const Variables& vars, int depth) {
       fail(16554, "$add only supports numeric or date types, not " + type_of(v));
     }
   }
-  if (saw_null) return Value::null();
   if (date_ms) return Value::date(*date_ms + std::llround(total.number_as_double()));
   return total;
 }
@@ -264,17 +264,12 @@ Maybe op_subtract(const Value& args, const Variables& vars, int depth) {
 
 Maybe op_multiply(const Value& args, const Variables& vars, int depth) {
   Value product = Value::int32(1);
-  bool saw_null = false;
-  for (Maybe& v : eval_operands(args, vars, depth)) {
-    if (is_nullish(v)) {
-      saw_null = true;
-    } else if (v->is_number()) {
-      product = multiply_numbers(product, *v).value;
-    } else {
-      fail(16555, "$multiply only supports numeric types, not " + type_of(v));
-    }
+  for (const Value* operand : Operands(args)) {
+    Maybe v = eval(*operand, vars, depth);
+    if (is_nullish(v)) return Value::null();
+    if (!v->is_number()) fail(16555, "$multiply only supports numeric types, not " + type_of(v));
+    product = multiply_numbers(product, *v).value;
   }
-  if (saw_null) return Value::null();
   return product;
 }
 
@@ -494,20 +489,23 @@ void refuse_array_of(size_t elements) {
                                        std::to_string(kArrayElementsMax));
 }
 
+// Operands are evaluated in order, as mongod does: the first nullish one makes the result null
+// and the first non-string one fails (16702), so neither error nor evaluation reaches the
+// operands after it. The parts are kept (shared, not copied) until the length is known.
 Maybe op_concat(const Value& args, const Variables& vars, int depth) {
-  std::vector<Maybe> parts = eval_operands(args, vars, depth);
+  const Operands operands(args);
+  std::vector<Maybe> parts;
+  parts.reserve(operands.size());
   size_t bytes = 0;
-  bool saw_null = false;
-  for (const Maybe& v : parts) {
-    if (is_nullish(v)) {
-      saw_null = true;
-    } else if (v->type() == bson::Type::kString) {
-      bytes += v->as_string().size();
-    } else {
+  for (const Value* operand : operands) {
+    Maybe v = eval(*operand, vars, depth);
+    if (is_nullish(v)) return Value::null();
+    if (v->type() != bson::Type::kString) {
       fail(16702, "$concat only supports strings, not " + type_of(v));
     }
+    bytes += v->as_string().size();
+    parts.push_back(std::move(v));
   }
-  if (saw_null) return Value::null();
   refuse_string_of(bytes);
   std::string out;
   out.reserve(bytes);
@@ -561,7 +559,8 @@ Maybe op_array_elem_at(const Value& args, const Variables& vars, int depth) {
 
 Maybe op_merge_objects(const Value& args, const Variables& vars, int depth) {
   Document out;
-  for (Maybe& v : eval_operands(args, vars, depth)) {
+  for (const Value* operand : Operands(args)) {  // in order: a bad input ends it (mongod)
+    Maybe v = eval(*operand, vars, depth);
     if (is_nullish(v)) continue;
     if (!v->is_document()) {
       fail(40400, "$mergeObjects requires object inputs, but input " + render(*v) + " is of type " +
@@ -634,15 +633,20 @@ Maybe op_map(const Value& args, const Variables& vars, int depth) {
   return Value::array(std::move(*out));
 }
 
+// In order, as $concat: the first nullish or non-array operand ends the evaluation.
 Maybe op_concat_arrays(const Value& args, const Variables& vars, int depth) {
-  std::vector<Maybe> parts = eval_operands(args, vars, depth);
+  const Operands operands(args);
+  std::vector<Maybe> parts;
+  parts.reserve(operands.size());
   size_t elements = 0;
-  for (const Maybe& v : parts) {
+  for (const Value* operand : operands) {
+    Maybe v = eval(*operand, vars, depth);
     if (is_nullish(v)) return Value::null();
     if (!v->is_array()) {
       fail(28664, "$concatArrays only supports arrays, not " + type_of(v));
     }
     elements += v->as_array().size();
+    parts.push_back(std::move(v));
   }
   refuse_array_of(elements);
   Array out;

@@ -81,6 +81,15 @@ TEST(Expression, ArithmeticPromotion) {
   EXPECT_EQ(eval_error(R"({"$subtract": [5, "$$NOW"]})"), 16556);
   EXPECT_EQ(eval_error(R"({"$add": [1, "x"]})"), 16554);
   EXPECT_EQ(eval_error(R"({"$multiply": [1, "x"]})"), 16555);
+  // Left to right, as mongod: a null before a bad operand wins, a bad one before a null fails,
+  // and what follows either is not evaluated ($divide by zero would fail).
+  expect_value(E(R"({"$add": [null, "x"]})"), "null");
+  expect_value(E(R"({"$add": ["$$NOW", null, "$$NOW"]})"), "null");
+  EXPECT_EQ(eval_error(R"({"$add": ["x", null]})"), 16554);
+  EXPECT_EQ(eval_error(R"({"$add": ["$$NOW", "$$NOW", null]})"), 16612);
+  expect_value(E(R"({"$multiply": ["$missing", {"$divide": [1, 0]}]})"), "null");
+  EXPECT_EQ(eval_error(R"({"$multiply": [[], null]})"), 16555);
+  EXPECT_EQ(eval_error(R"({"$multiply": [2, "x", {"$divide": [1, 0]}]})"), 16555);
 }
 
 TEST(Expression, MaxMinConcatSizeInType) {
@@ -91,6 +100,12 @@ TEST(Expression, MaxMinConcatSizeInType) {
   expect_value(E(R"({"$concat": ["a", "b"]})"), R"("ab")");
   expect_value(E(R"({"$concat": ["a", null]})"), "null");
   EXPECT_EQ(eval_error(R"({"$concat": ["a", 1]})"), 16702);
+  // In order, as mongod: the first nullish operand wins over a later non-string, a non-string
+  // over a later nullish, and nothing after the first of either is evaluated.
+  expect_value(E(R"({"$concat": [null, 1]})"), "null");
+  expect_value(E(R"({"$concat": ["$missing", {"$divide": [1, 0]}]})"), "null");
+  EXPECT_EQ(eval_error(R"({"$concat": [1, null]})"), 16702);
+  EXPECT_EQ(eval_error(R"({"$concat": ["a", 1, {"$divide": [1, 0]}]})"), 16702);
   expect_value(E(R"({"$size": [[1, 2]]})"), "2");
   EXPECT_EQ(eval_error(R"({"$size": "$missing"})"), 17124);
   expect_value(E(R"({"$in": [2, [1, 2]]})"), "true");
@@ -461,6 +476,10 @@ TEST(ExpressionArrays, FilterMapConcatErrors) {
   EXPECT_EQ(eval_error(R"({"$filter": {"input": 5, "cond": true}})"), 28651);
   EXPECT_EQ(eval_error(R"({"$map": {"input": "s", "in": 1}})"), 16883);
   EXPECT_EQ(eval_error(R"({"$concatArrays": [[1], 2]})"), 28664);
+  // In order, as mongod: nothing after the first nullish or non-array operand is evaluated.
+  expect_value(E(R"({"$concatArrays": [[1], null, {"$divide": [1, 0]}]})"), "null");
+  EXPECT_EQ(eval_error(R"({"$concatArrays": [2, {"$divide": [1, 0]}]})"), 28664);
+  EXPECT_EQ(eval_error(R"({"$mergeObjects": [null, 1, {"$divide": [1, 0]}]})"), 40400);
   EXPECT_EQ(eval_error(R"({"$filter": {"cond": true}})"), 28648);
   EXPECT_EQ(eval_error(R"({"$filter": {"input": [], "cond": true, "bogus": 1}})"), 28647);
   EXPECT_EQ(eval_error(R"({"$map": {"input": []}})"), 16880);
