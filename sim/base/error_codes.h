@@ -85,8 +85,7 @@ inline constexpr int32_t kNoProgressMade = 82;
 inline constexpr int32_t kInvalidPipelineOperator = 168;  // unknown expression or stage
 inline constexpr int32_t kConversionFailure = 241;        // $toDate/$toLong/$convert
 inline constexpr int32_t kLocation16612 = 16612;  // $add: only one date allowed
-inline constexpr int32_t kUnknownField = 40415;    // an IDL-parsed argument has an unknown field
-inline constexpr int32_t kLocation16556 = 16556;  // $subtract: cannot subtract a date from a non-date
+inline constexpr int32_t kUnknownField = 40415;   // an IDL-parsed argument has an unknown field
 // Change streams (docs/mongodb-behaviour.md, Change streams).
 inline constexpr int32_t kNoMatchingDocument = 47;
 inline constexpr int32_t kCappedPositionLost = 136;

@@ -229,37 +229,66 @@ Maybe op_compare(std::string_view name, const Value& args, const Variables& vars
 }
 
 // $add and $multiply, like $concat, go left to right as mongod does: the first nullish operand
-// makes the result null and the first of a wrong type fails, and nothing after it is evaluated.
+// makes the result null and the first of a wrong type fails (TypeMismatch), and nothing after it
+// is evaluated.
+// A date's milliseconds join the sum as a long, as in mongod's AddState; a sum that became a
+// double is rounded once at the end (llround), and one outside the long range is Overflow.
 Maybe op_add(const Value& args, const Variables& vars, int depth) {
   Value total = Value::int32(0);
-  std::optional<int64_t> date_ms;
+  bool has_date = false;
   for (const Value* operand : Operands(args)) {
     Maybe v = eval(*operand, vars, depth);
     if (is_nullish(v)) return Value::null();
     if (v->type() == bson::Type::kDateTime) {
-      if (date_ms) fail(code::kLocation16612, "only one date allowed in an $add expression");
-      date_ms = v->as_date_ms();
+      if (has_date) fail(code::kLocation16612, "only one date allowed in an $add expression");
+      has_date = true;
+      total = add_numbers(total, Value::int64(v->as_date_ms())).value;
     } else if (v->is_number()) {
       total = add_numbers(total, *v).value;
     } else {
-      fail(16554, "$add only supports numeric or date types, not " + type_of(v));
+      fail(code::kTypeMismatch, "$add only supports numeric or date types, not " + type_of(v));
     }
   }
-  if (date_ms) return Value::date(*date_ms + std::llround(total.number_as_double()));
-  return total;
+  if (!has_date) return total;
+  if (std::optional<int64_t> ms = total.number_as_exact_int64();
+      ms && total.type() != bson::Type::kDouble && total.type() != bson::Type::kDecimal128) {
+    return Value::date(*ms);
+  }
+  // The upper bound is exclusive: 2^63 - 1 rounds up to 2^63 as a double. NaN fails both.
+  const double sum = total.number_as_double();
+  constexpr double kLongMin = static_cast<double>(std::numeric_limits<int64_t>::min());
+  constexpr double kLongMax = static_cast<double>(std::numeric_limits<int64_t>::max());
+  if (!(sum >= kLongMin && sum < kLongMax)) fail(code::kOverflow, "date overflow in $add");
+  return Value::date(std::llround(sum));
 }
 
+// A whole number of milliseconds from a number, as mongod's coerceToLong: a double is truncated
+// toward zero (saturating at the long range; NaN is 0).
+int64_t truncated_ms(const Value& number) {
+  if (std::optional<int64_t> exact = number.number_as_exact_int64()) return *exact;
+  const double d = number.number_as_double();
+  if (std::isnan(d)) return 0;
+  constexpr double kLongMax = static_cast<double>(std::numeric_limits<int64_t>::max());
+  if (d >= kLongMax) return std::numeric_limits<int64_t>::max();
+  if (d <= -kLongMax) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(d);
+}
+
+// mongod 7.0's ExpressionSubtract::apply: numbers first, then a nullish side, then dates.
 Maybe op_subtract(const Value& args, const Variables& vars, int depth) {
   auto ops = eval_operands(args, vars, depth);
   const Maybe& a = ops[0];
   const Maybe& b = ops[1];
+  if (!is_nullish(a) && !is_nullish(b) && a->is_number() && b->is_number()) {
+    return subtract_numbers(*a, *b).value;
+  }
   if (is_nullish(a) || is_nullish(b)) return Value::null();
-  if (a->is_number() && b->is_number()) return subtract_numbers(*a, *b).value;
   if (a->type() == bson::Type::kDateTime) {
     if (b->type() == bson::Type::kDateTime) return Value::int64(a->as_date_ms() - b->as_date_ms());
-    if (b->is_number()) return Value::date(a->as_date_ms() - std::llround(b->number_as_double()));
+    if (b->is_number()) return Value::date(a->as_date_ms() - truncated_ms(*b));
+    fail(code::kTypeMismatch, "can't $subtract " + type_of(b) + " from Date");
   }
-  fail(code::kLocation16556, "cant $subtract a " + type_of(b) + " from a " + type_of(a));
+  fail(code::kTypeMismatch, "can't $subtract " + type_of(b) + " from " + type_of(a));
 }
 
 Maybe op_multiply(const Value& args, const Variables& vars, int depth) {
@@ -267,21 +296,27 @@ Maybe op_multiply(const Value& args, const Variables& vars, int depth) {
   for (const Value* operand : Operands(args)) {
     Maybe v = eval(*operand, vars, depth);
     if (is_nullish(v)) return Value::null();
-    if (!v->is_number()) fail(16555, "$multiply only supports numeric types, not " + type_of(v));
+    if (!v->is_number()) {
+      fail(code::kTypeMismatch, "$multiply only supports numeric types, not " + type_of(v));
+    }
     product = multiply_numbers(product, *v).value;
   }
   return product;
 }
 
+// Both operands are evaluated, then: numbers divide (as doubles: mongosim does no decimal
+// arithmetic), a nullish side gives null, anything else is TypeMismatch.
 Maybe op_divide(const Value& args, const Variables& vars, int depth) {
   auto ops = eval_operands(args, vars, depth);
-  if (is_nullish(ops[0]) || is_nullish(ops[1])) return Value::null();
-  if (!ops[0]->is_number() || !ops[1]->is_number()) {
-    fail(16609,
+  const bool numbers =
+      !is_nullish(ops[0]) && !is_nullish(ops[1]) && ops[0]->is_number() && ops[1]->is_number();
+  if (!numbers) {
+    if (is_nullish(ops[0]) || is_nullish(ops[1])) return Value::null();
+    fail(code::kTypeMismatch,
          "$divide only supports numeric types, not " + type_of(ops[0]) + " and " + type_of(ops[1]));
   }
   double d = ops[1]->number_as_double();
-  if (d == 0) fail(16608, "can't $divide by zero");
+  if (d == 0) fail(code::kBadValue, "can't $divide by zero");
   return Value::dbl(ops[0]->number_as_double() / d);
 }
 
@@ -537,6 +572,9 @@ Maybe op_in(const Value& args, const Variables& vars, int depth) {
   return from_bool(false);
 }
 
+std::optional<int32_t> integral_32(const Value* v);
+std::string streamed_number(const Value& v);
+
 Maybe op_array_elem_at(const Value& args, const Variables& vars, int depth) {
   const Operands operands(args);
   Maybe held_array;
@@ -547,9 +585,13 @@ Maybe op_array_elem_at(const Value& args, const Variables& vars, int depth) {
   if (!array->is_array()) {
     fail(28689, "$arrayElemAt's first argument must be an array, but is " + type_of(array));
   }
-  auto index = at->is_number() ? at->number_as_exact_int64() : std::nullopt;
-  if (!index) {
+  if (!at->is_number()) {
     fail(28690, "$arrayElemAt's second argument must be a numeric value, but is " + type_of(at));
+  }
+  const std::optional<int32_t> index = integral_32(at);
+  if (!index) {
+    fail(28691, "$arrayElemAt's second argument must be representable as a 32-bit integer: " +
+                    streamed_number(Value::dbl(at->number_as_double())));
   }
   const Array& arr = array->as_array();
   int64_t i = *index < 0 ? static_cast<int64_t>(arr.size()) + *index : *index;
@@ -557,16 +599,27 @@ Maybe op_array_elem_at(const Value& args, const Variables& vars, int depth) {
   return arr[static_cast<size_t>(i)];
 }
 
+void merge_into(Document& out, const Value* v) {
+  if (is_nullish(v)) return;
+  if (!v->is_document()) {
+    fail(40400, "$mergeObjects requires object inputs, but input " + render(*v) + " is of type " +
+                    type_of(v));
+  }
+  for (const auto& [k, x] : v->as_document()) out.set(k, x);
+}
+
+// In order: a bad input ends it. One operand that is an array merges its elements (mongod's
+// expression form of an accumulator).
 Maybe op_merge_objects(const Value& args, const Variables& vars, int depth) {
   Document out;
-  for (const Value* operand : Operands(args)) {  // in order: a bad input ends it (mongod)
+  const Operands operands(args);
+  for (const Value* operand : operands) {
     Maybe v = eval(*operand, vars, depth);
-    if (is_nullish(v)) continue;
-    if (!v->is_document()) {
-      fail(40400, "$mergeObjects requires object inputs, but input " + render(*v) + " is of type " +
-                      type_of(v));
+    if (operands.size() == 1 && v && v->is_array()) {
+      for (const Value& element : v->as_array()) merge_into(out, &element);
+    } else {
+      merge_into(out, v ? &*v : nullptr);
     }
-    for (const auto& [k, x] : v->as_document()) out.set(k, x);
   }
   return Value::document(std::move(out));
 }

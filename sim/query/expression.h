@@ -35,7 +35,7 @@ void validate_expression(const Value& expression);
 // Whether `name` ("$add") is an expression operator mongosim evaluates.
 bool is_expression_name(std::string_view name);
 
-// Throws CommandError for run-time type errors (16554, 16612, 16556, 241, ...).
+// Throws CommandError for run-time type errors (14, 16612, 15, 241, ...).
 Maybe eval_expression(const Value& expression, const Variables& vars);
 
 // Comparison with "missing" ordered just below null, as expressions compare

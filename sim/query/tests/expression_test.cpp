@@ -78,18 +78,36 @@ TEST(Expression, ArithmeticPromotion) {
   std::string msg;
   EXPECT_EQ(eval_error(R"({"$add": ["$$NOW", "$$NOW"]})", "{}", &msg), 16612);
   EXPECT_EQ(msg, "only one date allowed in an $add expression");
-  EXPECT_EQ(eval_error(R"({"$subtract": [5, "$$NOW"]})"), 16556);
-  EXPECT_EQ(eval_error(R"({"$add": [1, "x"]})"), 16554);
-  EXPECT_EQ(eval_error(R"({"$multiply": [1, "x"]})"), 16555);
+  // Type errors are TypeMismatch (14) with mongod 7.0's texts.
+  EXPECT_EQ(eval_error(R"({"$subtract": [5, "$$NOW"]})", "{}", &msg), 14);
+  EXPECT_EQ(msg, "can't $subtract date from int");
+  EXPECT_EQ(eval_error(R"({"$subtract": ["$$NOW", "x"]})", "{}", &msg), 14);
+  EXPECT_EQ(msg, "can't $subtract string from Date");
+  EXPECT_EQ(eval_error(R"({"$add": [1, "x"]})", "{}", &msg), 14);
+  EXPECT_EQ(msg, "$add only supports numeric or date types, not string");
+  EXPECT_EQ(eval_error(R"({"$multiply": [1, "x"]})", "{}", &msg), 14);
+  EXPECT_EQ(msg, "$multiply only supports numeric types, not string");
+  EXPECT_EQ(eval_error(R"({"$divide": [1, "x"]})", "{}", &msg), 14);
+  EXPECT_EQ(msg, "$divide only supports numeric types, not int and string");
+  EXPECT_EQ(eval_error(R"({"$divide": [1, 0]})", "{}", &msg), 2);  // BadValue
+  EXPECT_EQ(msg, "can't $divide by zero");
+  // A date's milliseconds join the sum, rounded once (half away from zero) when it is a double;
+  // a date minus a double truncates the double (mongod's coerceToLong).
+  expect_value(E(R"({"$add": ["$$NOW", -0.5]})"), R"({"$date": {"$numberLong": "1000"}})");
+  expect_value(E(R"({"$add": [0.25, "$$NOW", 0.25]})"), R"({"$date": {"$numberLong": "1001"}})");
+  expect_value(E(R"({"$subtract": ["$$NOW", 1.7]})"), R"({"$date": {"$numberLong": "999"}})");
+  EXPECT_EQ(eval_error(R"({"$add": ["$$NOW", 1e19]})", "{}", &msg), 15);  // Overflow
+  EXPECT_EQ(msg, "date overflow in $add");
+  EXPECT_EQ(eval_error(R"({"$add": ["$$NOW", {"$numberDouble": "NaN"}]})"), 15);
   // Left to right, as mongod: a null before a bad operand wins, a bad one before a null fails,
   // and what follows either is not evaluated ($divide by zero would fail).
   expect_value(E(R"({"$add": [null, "x"]})"), "null");
   expect_value(E(R"({"$add": ["$$NOW", null, "$$NOW"]})"), "null");
-  EXPECT_EQ(eval_error(R"({"$add": ["x", null]})"), 16554);
+  EXPECT_EQ(eval_error(R"({"$add": ["x", null]})"), 14);
   EXPECT_EQ(eval_error(R"({"$add": ["$$NOW", "$$NOW", null]})"), 16612);
   expect_value(E(R"({"$multiply": ["$missing", {"$divide": [1, 0]}]})"), "null");
-  EXPECT_EQ(eval_error(R"({"$multiply": [[], null]})"), 16555);
-  EXPECT_EQ(eval_error(R"({"$multiply": [2, "x", {"$divide": [1, 0]}]})"), 16555);
+  EXPECT_EQ(eval_error(R"({"$multiply": [[], null]})"), 14);
+  EXPECT_EQ(eval_error(R"({"$multiply": [2, "x", {"$divide": [1, 0]}]})"), 14);
 }
 
 TEST(Expression, MaxMinConcatSizeInType) {
@@ -468,6 +486,16 @@ TEST(ExpressionArrays, OperandsReadInPlaceKeepTheirErrors) {
   EXPECT_NE(message.find("but is string"), std::string::npos) << message;
   EXPECT_EQ(eval_error(R"({"$arrayElemAt": [[1], "$s"]})", R"({"s": "text"})", &message), 28690);
   EXPECT_NE(message.find("but is string"), std::string::npos) << message;
+  // A number that is not a whole int32 is 28691, its value streamed as a double (mongod).
+  EXPECT_EQ(eval_error(R"({"$arrayElemAt": [[1, 2], 1.5]})", "{}", &message), 28691);
+  EXPECT_EQ(message,
+            "$arrayElemAt's second argument must be representable as a 32-bit integer: 1.5");
+  EXPECT_EQ(
+      eval_error(R"({"$arrayElemAt": [[1, 2], {"$numberLong": "3000000000"}]})", "{}", &message),
+      28691);
+  EXPECT_EQ(message,
+            "$arrayElemAt's second argument must be representable as a 32-bit integer: 3e+09");
+  expect_value(E(R"({"$arrayElemAt": [[1, 2], 1.0]})"), "2");
   EXPECT_EQ(eval_error(R"({"$size": "$s"})", R"({"s": 1})", &message), 17124);
   EXPECT_NE(message.find("type: int"), std::string::npos) << message;
 }
@@ -480,6 +508,12 @@ TEST(ExpressionArrays, FilterMapConcatErrors) {
   expect_value(E(R"({"$concatArrays": [[1], null, {"$divide": [1, 0]}]})"), "null");
   EXPECT_EQ(eval_error(R"({"$concatArrays": [2, {"$divide": [1, 0]}]})"), 28664);
   EXPECT_EQ(eval_error(R"({"$mergeObjects": [null, 1, {"$divide": [1, 0]}]})"), 40400);
+  // One operand that is an array merges its elements; among several, an array is a bad input.
+  expect_value(E(R"({"$mergeObjects": "$d"})", R"({"d": [{"a": 1}, null, {"b": 2, "a": 3}]})"),
+               R"({"a": 3, "b": 2})");
+  expect_value(E(R"({"$mergeObjects": [[{"a": 1}]]})"), R"({"a": 1})");
+  EXPECT_EQ(eval_error(R"({"$mergeObjects": [[{"a": 1}, 5]]})"), 40400);
+  EXPECT_EQ(eval_error(R"({"$mergeObjects": [[{"a": 1}], {"b": 2}]})"), 40400);
   EXPECT_EQ(eval_error(R"({"$filter": {"cond": true}})"), 28648);
   EXPECT_EQ(eval_error(R"({"$filter": {"input": [], "cond": true, "bogus": 1}})"), 28647);
   EXPECT_EQ(eval_error(R"({"$map": {"input": []}})"), 16880);
