@@ -98,6 +98,7 @@ constexpr Named kNames[] = {
     {63, "StaleShardVersion"},
     {133, "FailedToSatisfyReadPreference"},
     {150, "StaleEpoch"},
+    {159, "DurationOverflow"},
     {234, "RetryChangeStream"},
     {237, "CursorKilled"},
     {260, "InvalidResumeToken"},

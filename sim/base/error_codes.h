@@ -56,6 +56,7 @@ inline constexpr int32_t kInvalidSyncSource = 119;
 inline constexpr int32_t kOplogStartMissing = 120;
 inline constexpr int32_t kStaleTerm = 145;
 inline constexpr int32_t kExceededMemoryLimit = 146;
+inline constexpr int32_t kDurationOverflow = 159;
 inline constexpr int32_t kOperationFailed = 96;
 inline constexpr int32_t kNotSecondary = 95;
 inline constexpr int32_t kCommandFailed = 125;

@@ -232,10 +232,13 @@ Maybe op_compare(std::string_view name, const Value& args, const Variables& vars
 // makes the result null and the first of a wrong type fails (TypeMismatch), and nothing after it
 // is evaluated.
 // A date's milliseconds join the sum as a long, as in mongod's AddState; a sum that became a
-// double is rounded once at the end (llround), and one outside the long range is Overflow.
+// double is rounded once at the end (half away from zero; a decimal one half to even, as
+// Decimal128::toLong), and one outside the long range is Overflow (mongod does not check a
+// decimal one: mongosim computes decimals as doubles and does).
 Maybe op_add(const Value& args, const Variables& vars, int depth) {
   Value total = Value::int32(0);
   bool has_date = false;
+  bool has_decimal = false;
   for (const Value* operand : Operands(args)) {
     Maybe v = eval(*operand, vars, depth);
     if (is_nullish(v)) return Value::null();
@@ -244,34 +247,54 @@ Maybe op_add(const Value& args, const Variables& vars, int depth) {
       has_date = true;
       total = add_numbers(total, Value::int64(v->as_date_ms())).value;
     } else if (v->is_number()) {
+      has_decimal = has_decimal || v->type() == bson::Type::kDecimal128;
       total = add_numbers(total, *v).value;
     } else {
       fail(code::kTypeMismatch, "$add only supports numeric or date types, not " + type_of(v));
     }
   }
   if (!has_date) return total;
-  if (std::optional<int64_t> ms = total.number_as_exact_int64();
-      ms && total.type() != bson::Type::kDouble && total.type() != bson::Type::kDecimal128) {
-    return Value::date(*ms);
+  if (total.type() == bson::Type::kInt32 || total.type() == bson::Type::kInt64) {
+    return Value::date(*total.number_as_exact_int64());
   }
   // The upper bound is exclusive: 2^63 - 1 rounds up to 2^63 as a double. NaN fails both.
   const double sum = total.number_as_double();
   constexpr double kLongMin = static_cast<double>(std::numeric_limits<int64_t>::min());
   constexpr double kLongMax = static_cast<double>(std::numeric_limits<int64_t>::max());
   if (!(sum >= kLongMin && sum < kLongMax)) fail(code::kOverflow, "date overflow in $add");
-  return Value::date(std::llround(sum));
+  return Value::date(has_decimal ? static_cast<int64_t>(std::nearbyint(sum)) : std::llround(sum));
 }
 
-// A whole number of milliseconds from a number, as mongod's coerceToLong: a double is truncated
-// toward zero (saturating at the long range; NaN is 0).
-int64_t truncated_ms(const Value& number) {
-  if (std::optional<int64_t> exact = number.number_as_exact_int64()) return *exact;
+std::string streamed_number(const Value& v);
+
+// mongod's Value::coerceToLong: an int as it is; a double truncated toward zero and a decimal
+// rounded half to even, each refused outside the long range (NaN included) with 31109.
+int64_t coerced_long(const Value& number) {
+  if (number.type() == bson::Type::kInt32 || number.type() == bson::Type::kInt64) {
+    return *number.number_as_exact_int64();
+  }
   const double d = number.number_as_double();
-  if (std::isnan(d)) return 0;
+  constexpr double kLongMin = static_cast<double>(std::numeric_limits<int64_t>::min());
   constexpr double kLongMax = static_cast<double>(std::numeric_limits<int64_t>::max());
-  if (d >= kLongMax) return std::numeric_limits<int64_t>::max();
-  if (d <= -kLongMax) return std::numeric_limits<int64_t>::min();
+  if (!(d >= kLongMin && d < kLongMax)) {
+    fail(31109, "Can't coerce out of range value " + streamed_number(number) + " to long");
+  }
+  // Doubles this close to the bounds are whole numbers, so neither form can round past them.
+  if (number.type() == bson::Type::kDecimal128) return static_cast<int64_t>(std::nearbyint(d));
   return static_cast<int64_t>(d);
+}
+
+// A date minus a number of milliseconds, with mongod's Duration checks (DurationOverflow, 159).
+int64_t date_minus_ms(int64_t date_ms, int64_t ms) {
+  if (ms == std::numeric_limits<int64_t>::min()) {
+    fail(code::kDurationOverflow, "Cannot negate the minimum duration");
+  }
+  int64_t out = 0;
+  if (__builtin_add_overflow(date_ms, -ms, &out)) {
+    fail(code::kDurationOverflow, "Overflow while adding " + std::to_string(-ms) + "ms to " +
+                                      std::to_string(date_ms) + "ms");
+  }
+  return out;
 }
 
 // mongod 7.0's ExpressionSubtract::apply: numbers first, then a nullish side, then dates.
@@ -284,8 +307,12 @@ Maybe op_subtract(const Value& args, const Variables& vars, int depth) {
   }
   if (is_nullish(a) || is_nullish(b)) return Value::null();
   if (a->type() == bson::Type::kDateTime) {
-    if (b->type() == bson::Type::kDateTime) return Value::int64(a->as_date_ms() - b->as_date_ms());
-    if (b->is_number()) return Value::date(a->as_date_ms() - truncated_ms(*b));
+    if (b->type() == bson::Type::kDateTime) {
+      // Wraps past the long range, as mongod's plain subtraction does in practice (no UB here).
+      return Value::int64(static_cast<int64_t>(static_cast<uint64_t>(a->as_date_ms()) -
+                                               static_cast<uint64_t>(b->as_date_ms())));
+    }
+    if (b->is_number()) return Value::date(date_minus_ms(a->as_date_ms(), coerced_long(*b)));
     fail(code::kTypeMismatch, "can't $subtract " + type_of(b) + " from Date");
   }
   fail(code::kTypeMismatch, "can't $subtract " + type_of(b) + " from " + type_of(a));
@@ -573,7 +600,6 @@ Maybe op_in(const Value& args, const Variables& vars, int depth) {
 }
 
 std::optional<int32_t> integral_32(const Value* v);
-std::string streamed_number(const Value& v);
 
 Maybe op_array_elem_at(const Value& args, const Variables& vars, int depth) {
   const Operands operands(args);

@@ -105,6 +105,25 @@ TEST(Expression, ArithmeticPromotion) {
   EXPECT_EQ(eval_error(R"({"$add": ["$$NOW", 1e19]})", "{}", &msg), 15);  // Overflow
   EXPECT_EQ(msg, "date overflow in $add");
   EXPECT_EQ(eval_error(R"({"$add": ["$$NOW", {"$numberDouble": "NaN"}]})"), 15);
+  // A decimal sum with a date rounds half to even (Decimal128::toLong).
+  expect_value(E(R"({"$add": ["$$NOW", {"$numberDecimal": "0.5"}]})"),
+               R"({"$date": {"$numberLong": "1000"}})");
+  expect_value(E(R"({"$add": ["$$NOW", {"$numberDecimal": "1.5"}]})"),
+               R"({"$date": {"$numberLong": "1002"}})");
+  // The number taken from a date is coerced to a long as mongod does (31109 outside the range,
+  // NaN included; a decimal rounded half to even), and the date arithmetic is checked
+  // (DurationOverflow, 159).
+  EXPECT_EQ(eval_error(R"({"$subtract": ["$$NOW", 1e19]})", "{}", &msg), 31109);
+  EXPECT_EQ(msg, "Can't coerce out of range value 1e+19 to long");
+  EXPECT_EQ(eval_error(R"({"$subtract": ["$$NOW", {"$numberDouble": "NaN"}]})"), 31109);
+  expect_value(E(R"({"$subtract": ["$$NOW", {"$numberDecimal": "1.5"}]})"),
+               R"({"$date": {"$numberLong": "998"}})");
+  EXPECT_EQ(eval_error(R"({"$subtract": ["$$NOW", {"$numberLong": "-9223372036854775808"}]})", "{}",
+                       &msg),
+            159);
+  EXPECT_EQ(msg, "Cannot negate the minimum duration");
+  EXPECT_EQ(eval_error(R"({"$subtract": ["$$NOW", {"$numberLong": "-9223372036854775807"}]})"),
+            159);
   // Left to right, as mongod: a null before a bad operand wins, a bad one before a null fails,
   // and what follows either is not evaluated (the $divide by "$z" would fail).
   expect_value(E(R"({"$add": [null, "x"]})"), "null");
