@@ -228,6 +228,18 @@ Maybe op_compare(std::string_view name, const Value& args, const Variables& vars
   return Value::int32(c < 0 ? -1 : (c > 0 ? 1 : 0));  // $cmp
 }
 
+// mongod keeps an integer sum or product in a long and picks its type from the widest operand:
+// of int32 operands only, a long result that fits an int32 is an int32 ({$add: [2147483647, 1,
+// -1]} is 2147483647), where stepwise promotion would leave a long.
+Value narrowed(Value result, bool all_int32) {
+  if (!all_int32 || result.type() != bson::Type::kInt64) return result;
+  const int64_t n = *result.number_as_exact_int64();
+  if (n < std::numeric_limits<int32_t>::min() || n > std::numeric_limits<int32_t>::max()) {
+    return result;
+  }
+  return Value::int32(static_cast<int32_t>(n));
+}
+
 // $add and $multiply, like $concat, go left to right as mongod does: the first nullish operand
 // makes the result null and the first of a wrong type fails (TypeMismatch), and nothing after it
 // is evaluated.
@@ -239,6 +251,7 @@ Maybe op_add(const Value& args, const Variables& vars, int depth) {
   Value total = Value::int32(0);
   bool has_date = false;
   bool has_decimal = false;
+  bool all_int32 = true;
   for (const Value* operand : Operands(args)) {
     Maybe v = eval(*operand, vars, depth);
     if (is_nullish(v)) return Value::null();
@@ -248,12 +261,13 @@ Maybe op_add(const Value& args, const Variables& vars, int depth) {
       total = add_numbers(total, Value::int64(v->as_date_ms())).value;
     } else if (v->is_number()) {
       has_decimal = has_decimal || v->type() == bson::Type::kDecimal128;
+      all_int32 = all_int32 && v->type() == bson::Type::kInt32;
       total = add_numbers(total, *v).value;
     } else {
       fail(code::kTypeMismatch, "$add only supports numeric or date types, not " + type_of(v));
     }
   }
-  if (!has_date) return total;
+  if (!has_date) return narrowed(std::move(total), all_int32);
   if (total.type() == bson::Type::kInt32 || total.type() == bson::Type::kInt64) {
     return Value::date(*total.number_as_exact_int64());
   }
@@ -320,15 +334,17 @@ Maybe op_subtract(const Value& args, const Variables& vars, int depth) {
 
 Maybe op_multiply(const Value& args, const Variables& vars, int depth) {
   Value product = Value::int32(1);
+  bool all_int32 = true;
   for (const Value* operand : Operands(args)) {
     Maybe v = eval(*operand, vars, depth);
     if (is_nullish(v)) return Value::null();
     if (!v->is_number()) {
       fail(code::kTypeMismatch, "$multiply only supports numeric types, not " + type_of(v));
     }
+    all_int32 = all_int32 && v->type() == bson::Type::kInt32;
     product = multiply_numbers(product, *v).value;
   }
-  return product;
+  return narrowed(std::move(product), all_int32);
 }
 
 // Both operands are evaluated, then: numbers divide (as doubles: mongosim does no decimal

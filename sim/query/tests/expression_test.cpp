@@ -80,6 +80,10 @@ TEST(Expression, ArithmeticPromotion) {
   expect_value(E(R"({"$subtract": [5, 7]})"), "-2");
   expect_value(E(R"({"$multiply": [3, 4]})"), "12");
   expect_value(E(R"({"$multiply": [65536, 65536]})"), R"({"$numberLong": "4294967296"})");
+  // The type comes from the widest operand, not the widest step (mongod's long accumulator).
+  expect_value(E(R"({"$add": [2147483647, 1, -1]})"), "2147483647");
+  expect_value(E(R"({"$multiply": [65536, 65536, 0]})"), "0");
+  expect_value(E(R"({"$add": [{"$numberLong": "1"}, 1]})"), R"({"$numberLong": "2"})");
   std::string msg;
   EXPECT_EQ(eval_error(R"({"$add": ["$$NOW", "$$NOW"]})", "{}", &msg), 16612);
   EXPECT_EQ(msg, "only one date allowed in an $add expression");
