@@ -281,8 +281,10 @@ Maybe op_add(const Value& args, const Variables& vars, int depth) {
 
 std::string streamed_number(const Value& v);
 
-// mongod's Value::coerceToLong: an int as it is; a double truncated toward zero and a decimal
-// rounded half to even, each refused outside the long range (NaN included) with 31109.
+// mongod's Value::coerceToLong: an int as it is; a double truncated toward zero, refused outside
+// the long range (NaN included) with 31109; a decimal rounded half to even, and one outside the
+// range (NaN, infinity) converted to -2^63 without an error (mongod's range check never sees a
+// decimal's value; Decimal128::toLong gives -2^63 for what it cannot convert).
 int64_t coerced_long(const Value& number) {
   if (number.type() == bson::Type::kInt32 || number.type() == bson::Type::kInt64) {
     return *number.number_as_exact_int64();
@@ -290,11 +292,14 @@ int64_t coerced_long(const Value& number) {
   const double d = number.number_as_double();
   constexpr double kLongMin = static_cast<double>(std::numeric_limits<int64_t>::min());
   constexpr double kLongMax = static_cast<double>(std::numeric_limits<int64_t>::max());
-  if (!(d >= kLongMin && d < kLongMax)) {
+  const bool in_range = d >= kLongMin && d < kLongMax;
+  if (number.type() == bson::Type::kDecimal128) {
+    // Doubles this close to the bounds are whole numbers: rounding cannot pass them.
+    return in_range ? static_cast<int64_t>(std::nearbyint(d)) : std::numeric_limits<int64_t>::min();
+  }
+  if (!in_range) {
     fail(31109, "Can't coerce out of range value " + streamed_number(number) + " to long");
   }
-  // Doubles this close to the bounds are whole numbers, so neither form can round past them.
-  if (number.type() == bson::Type::kDecimal128) return static_cast<int64_t>(std::nearbyint(d));
   return static_cast<int64_t>(d);
 }
 

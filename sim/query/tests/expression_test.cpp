@@ -112,7 +112,7 @@ TEST(Expression, ArithmeticPromotion) {
   // A decimal sum with a date rounds half to even (Decimal128::toLong).
   expect_value(E(R"({"$add": ["$$NOW", {"$numberDecimal": "0.5"}]})"),
                R"({"$date": {"$numberLong": "1000"}})");
-  expect_value(E(R"({"$add": ["$$NOW", {"$numberDecimal": "1.5"}]})"),
+  expect_value(E(R"({"$add": ["$$NOW", {"$numberDecimal": "2.5"}]})"),
                R"({"$date": {"$numberLong": "1002"}})");
   // The number taken from a date is coerced to a long as mongod does (31109 outside the range,
   // NaN included; a decimal rounded half to even), and the date arithmetic is checked
@@ -128,6 +128,13 @@ TEST(Expression, ArithmeticPromotion) {
   EXPECT_EQ(msg, "Cannot negate the minimum duration");
   EXPECT_EQ(eval_error(R"({"$subtract": ["$$NOW", {"$numberLong": "-9223372036854775807"}]})"),
             159);
+  EXPECT_EQ(eval_error(R"({"$subtract": ["$$NOW", -9223372036854775808.0]})"), 159);   // in range
+  EXPECT_EQ(eval_error(R"({"$subtract": ["$$NOW", 9223372036854775808.0]})"), 31109);  // 2^63
+  // A decimal mongod cannot convert becomes -2^63 (no 31109), which cannot be negated.
+  EXPECT_EQ(eval_error(R"({"$subtract": ["$$NOW", {"$numberDecimal": "NaN"}]})"), 159);
+  // Date minus date past the long range wraps, as mongod's plain subtraction does.
+  expect_value(E(R"({"$subtract": [{"$date": {"$numberLong": "-9223372036854775808"}}, "$$NOW"]})"),
+               R"({"$numberLong": "9223372036854774808"})");
   // Left to right, as mongod: a null before a bad operand wins, a bad one before a null fails,
   // and what follows either is not evaluated (the $divide by "$z" would fail).
   expect_value(E(R"({"$add": [null, "x"]})"), "null");
