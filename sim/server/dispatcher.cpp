@@ -239,10 +239,16 @@ DispatchOutcome Dispatcher::execute(ConnectionState& connection, Prepared& p) {
       // optime, as mongod waits for the client's last op set to the system's: else a deposed
       // primary could answer "no match" at majority from data that is rolled back. That optime
       // is then its operationTime, as the last op is mongod's: what the write concern covered.
+      // The wait is for the newest oplog entry: before a one-member set's first write (and after
+      // its restart, until its next write) the newest optime is the set's initiation optime,
+      // which names no entry, so no journal ever holds it and a journaled wait for it could only
+      // time out. mongod's last op is always an entry it wrote ("initiating set", "new primary").
       std::optional<OpTime> wait_optime = ctx.last_write_optime;
       if (!wait_optime && replica.config) {
-        wait_optime = server_.effective_last_applied();
-        ctx.last_write_optime = wait_optime;
+        const OpTime applied = server_.last_applied();  // null when the oplog is empty
+        wait_optime = applied;
+        ctx.last_write_optime =
+            applied < replica.initiate_optime ? replica.initiate_optime : applied;
       }
       server_.failpoints.pause_while_set("hangBeforeWaitingForWriteConcern",
                                          [this] { return server_.shutting_down(); });

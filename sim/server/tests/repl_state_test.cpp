@@ -363,6 +363,54 @@ TEST(ReplState, AWriteThatChangedNothingReportsTheOptimeItWaitedFor) {
       << "reported a newer optime than its write concern covered: " << show(no_match);
 }
 
+// F: a one-member set just initiated on a --dbpath has no oplog entry yet; its newest optime is
+// the set's initiation optime, which no journal record holds. A write that changes nothing under
+// w:"majority" (no wtimeout) or j:true must still be acknowledged at once, as mongod's is (its
+// last op is its "initiating set" no-op, already journaled); it used to wait 60 s for the
+// journal and answer writeConcernError 64. The set is initiated by hand: SimSet's readiness
+// check writes a document, after which the bug cannot show. RawClient gives up after 10 s, so a
+// wait that hangs fails the test with no reply.
+TEST(ReplState, WritesThatChangeNothingOnAFreshOneMemberSetAreAcknowledgedAtOnce) {
+  locklab::testkit::TempDir dir;
+  MongosimNode node({.args = {"--replSet", "rs-fresh-noop"}, .dbpath = dir.file("db")});
+  const Document member{{"_id", V(int32_t{0})}, {"host", V(node.host())}};
+  auto init = command(
+      node, Document{{"replSetInitiate", V(Document{{"_id", V("rs-fresh-noop")},
+                                                    {"members", V(bson::Array{V(member)})}})}});
+  ASSERT_TRUE(reply_is_ok(init)) << show(init);
+  ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] {
+    auto h = command(node, Document{{"hello", V(int32_t{1})}});
+    return h && h->get("isWritablePrimary") != nullptr && h->get("isWritablePrimary")->truthy();
+  })) << node.log_text();
+  const Document none{{"_id", V("none")}};
+  const Document set_v{{"$set", V(Document{{"v", V(1)}})}};
+  for (const Document& wc :
+       {Document{{"w", V("majority")}}, Document{{"w", V(int32_t{1})}, {"j", V(true)}}}) {
+    const std::vector<Document> no_ops = {
+        Document{{"drop", V("missing")}, {"writeConcern", V(wc)}},
+        Document{{"update", V("c")},
+                 {"updates", V(bson::Array{V(Document{{"q", V(none)}, {"u", V(set_v)}})})},
+                 {"writeConcern", V(wc)}},
+        Document{{"delete", V("c")},
+                 {"deletes", V(bson::Array{V(Document{{"q", V(none)}, {"limit", V(int32_t{1})}})})},
+                 {"writeConcern", V(wc)}},
+        Document{{"findAndModify", V("c")},
+                 {"query", V(none)},
+                 {"update", V(set_v)},
+                 {"writeConcern", V(wc)}},
+    };
+    for (const Document& cmd : no_ops) {
+      auto reply = command(node, cmd, "db");
+      ASSERT_TRUE(write_ok(reply)) << bson::to_json(cmd) << " -> " << show(reply);
+    }
+  }
+  // Nothing above wrote: the oplog is still empty, so each command met the case under test.
+  auto oplog = command(node, Document{{"find", V("oplog.rs")}, {"limit", V(int32_t{1})}}, "local");
+  ASSERT_TRUE(reply_is_ok(oplog)) << show(oplog);
+  EXPECT_TRUE(oplog->get("cursor")->as_document().get("firstBatch")->as_array().empty())
+      << show(oplog);
+}
+
 // E: X wins an election while the old primary P holds an entry nobody else has (fetches from
 // every member are refused until then). With the default catch-up timeout (-1, no limit) X must
 // fetch that entry from P, finish catch-up and become writable; it used to stay an unwritable

@@ -215,6 +215,31 @@ TEST(Restart, OneMemberSetKeepsItsConfigAndIdAcrossSigkill) {
   EXPECT_EQ(replica_set_id_of(set.member(0)), before) << set.logs();
 }
 
+// A restarted one-member set adopts its config again with a new initiation optime, newer than
+// every entry in its journal. A write that changes nothing under w:"majority" (no wtimeout) waits
+// for the newest entry, already durable, and is acknowledged at once; it used to wait 60 s for
+// the initiation optime to reach the journal and answer writeConcernError 64 (RawClient gives up
+// after 10 s, so such a wait fails here with no reply).
+TEST(Restart, OneMemberSetAcknowledgesAWriteThatChangedNothingAfterARestart) {
+  SimSet set(durable_set(1));
+  ASSERT_TRUE(write_ok(set.insert(0, Document{{"_id", V(1)}}, kMajority)));
+  set.kill(0);
+  wait_for_next_second();  // the restart's initiation optime is then above every entry
+  set.restart(0);
+  ASSERT_TRUE(poll_until(after(kDurableConvergeTimeout), [&] { return set.state(0) == "PRIMARY"; }))
+      << set.logs();
+  auto reply = set.command(
+      0,
+      Document{
+          {"update", V("c")},
+          {"updates",
+           V(bson::Array{V(Document{{"q", V(Document{{"_id", V("none")}})},
+                                    {"u", V(Document{{"$set", V(Document{{"v", V(2)}})}})}})})},
+          {"writeConcern", V(Document{{"w", V("majority")}})}},
+      "db");
+  EXPECT_TRUE(write_ok(reply)) << show(reply) << set.logs();
+}
+
 TEST(Restart, KilledPrimaryRejoinsAsSecondaryAfterAnElection) {
   SimSet set(durable_set(3));
   int old_primary = set.primary();
