@@ -14,6 +14,7 @@
 // No final read (or a failed one) is unknown.
 #include <algorithm>
 #include <limits>
+#include <unordered_map>
 
 #include "checker/index.h"
 
@@ -25,6 +26,12 @@ struct Written {
   size_t event;  // the completion (or the invoke of a write still pending)
   bool acknowledged;
   int64_t invoke_ns;  // min when the write has no invoke (v1): it may precede anything
+  // For the cause: from the writer's last read of the counter before the write (the version
+  // it wrote on; a worker paused between that read and the write is stale, even though its
+  // write comes after the heal), else the write's first event, to the event above.
+  int64_t from_ns;
+  int64_t to_ns;
+  const std::string* process;
 };
 
 std::optional<int64_t> written_value(const std::vector<Event>& history, const Operation& op) {
@@ -46,18 +53,22 @@ size_t last_final(const std::vector<Event>& history, const CheckConfig& config) 
 }
 
 // Every pair of applied writes of one value is one lost update.
-void check_duplicates(std::vector<Written> applied, const CheckConfig& config,
-                      PropertyResult& result) {
+void check_duplicates(std::vector<Written> applied, const HistoryIndex& index,
+                      const CheckConfig& config, PropertyResult& result) {
   std::sort(applied.begin(), applied.end(), [](const Written& a, const Written& b) {
     return a.count != b.count ? a.count < b.count : a.event < b.event;
   });
   for (size_t k = 1; k < applied.size(); ++k) {
     if (applied[k].count != applied[k - 1].count) continue;
+    const Written& a = applied[k - 1];
+    const Written& b = applied[k];
     add_violation(result, config,
                   "counter " + config.counter_resource + ": two writes stored " +
-                      std::to_string(applied[k].count) +
+                      std::to_string(b.count) +
                       " (both read the same version): one update was lost",
-                  "none", {applied[k - 1].event, applied[k].event});
+                  index.cause(std::min(a.from_ns, b.from_ns), std::max(a.to_ns, b.to_ns),
+                              *a.process, *b.process),
+                  {a.event, b.event});
   }
 }
 
@@ -103,13 +114,23 @@ bool final_explained(const std::vector<Written>& writes, const std::vector<bool>
 
 }  // namespace
 
-PropertyResult check_counter(const std::vector<Event>& history, const HistoryIndex& index,
-                             const CheckConfig& config) {
-  PropertyResult result{std::string(kCounterNoLostUpdates), Outcome::kValid, "", 0, {}};
+namespace {
+
+// Every write to the counter that may have applied (not refused, its value known), with the
+// span its cause is looked for in; counts the acknowledged and indeterminate ones.
+std::vector<Written> counter_writes(const std::vector<Event>& history, const HistoryIndex& index,
+                                    const CheckConfig& config, size_t& acknowledged,
+                                    size_t& indeterminate) {
   std::vector<Written> writes;
-  size_t acknowledged = 0, indeterminate = 0;
+  // Each process's last counter read so far: operations are in order of their first event.
+  std::unordered_map<std::string, int64_t> last_read_ns;
   for (const Operation& op : index.operations) {
-    if (op.f != "write" || op.resource != config.counter_resource) continue;
+    if (op.resource != config.counter_resource) continue;
+    if (op.f == "read" && op.outcome(history) == EventType::kOk) {
+      last_read_ns[op.process] = history[op.completion].t_ns;
+      continue;
+    }
+    if (op.f != "write") continue;
     EventType outcome = op.outcome(history);
     if (outcome == EventType::kFail) continue;
     (outcome == EventType::kOk ? acknowledged : indeterminate) += 1;
@@ -118,8 +139,24 @@ PropertyResult check_counter(const std::vector<Event>& history, const HistoryInd
     size_t at = op.completion != kNoEvent ? op.completion : op.invoke;
     int64_t invoked =
         op.invoke != kNoEvent ? history[op.invoke].t_ns : std::numeric_limits<int64_t>::min();
-    writes.push_back(Written{*count, at, outcome == EventType::kOk, invoked});
+    const int64_t first_ns = history[op.first()].t_ns;
+    auto read = last_read_ns.find(op.process);
+    const int64_t from_ns =
+        read != last_read_ns.end() && read->second <= first_ns ? read->second : first_ns;
+    writes.push_back(Written{*count, at, outcome == EventType::kOk, invoked, from_ns,
+                             history[at].t_ns, &op.process});
   }
+  return writes;
+}
+
+}  // namespace
+
+PropertyResult check_counter(const std::vector<Event>& history, const HistoryIndex& index,
+                             const CheckConfig& config) {
+  PropertyResult result{std::string(kCounterNoLostUpdates), Outcome::kValid, "", 0, {}};
+  size_t acknowledged = 0, indeterminate = 0;
+  const std::vector<Written> writes =
+      counter_writes(history, index, config, acknowledged, indeterminate);
   const size_t final_index = last_final(history, config);
   result.note = std::to_string(acknowledged) + " counter writes acknowledged, " +
                 std::to_string(indeterminate) + " indeterminate";
@@ -149,13 +186,16 @@ PropertyResult check_counter(const std::vector<Event>& history, const HistoryInd
         (highest_acknowledged == nullptr || w.count > highest_acknowledged->count))
       highest_acknowledged = &w;
   }
-  check_duplicates(applied, config, result);
+  check_duplicates(applied, index, config, result);
   if (highest_acknowledged != nullptr && highest_acknowledged->count > *final_count) {
+    // Rolled back some time between the write and the final read.
     add_violation(result, config,
                   "counter " + config.counter_resource + " ends at " +
                       std::to_string(*final_count) + " below the acknowledged write of " +
                       std::to_string(highest_acknowledged->count) + ": updates were lost",
-                  "none", {highest_acknowledged->event, final_index});
+                  index.cause(highest_acknowledged->from_ns, history[final_index].t_ns,
+                              *highest_acknowledged->process, *highest_acknowledged->process),
+                  {highest_acknowledged->event, final_index});
   }
   const bool too_many = index.vocabulary >= 2
                             ? !final_written

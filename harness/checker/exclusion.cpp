@@ -223,10 +223,19 @@ void judge_older_writes(const Event& final_read, size_t final_index, size_t list
   }
 }
 
+// The faults that can explain what the final read shows of one write: those from its first
+// event to the final read (an accepted write is lost when it is rolled back, which can be any
+// time before that read).
+std::string write_cause(const std::vector<Event>& history, const HistoryIndex& index,
+                        const Operation& write, size_t final_index) {
+  return index.cause(history[write.first()].t_ns, history[final_index].t_ns, write.process,
+                     write.process);
+}
+
 // The exact model: the final read lists every applied write (id, token) in apply order.
 // Returns the number of indeterminate writes the list shows applied (recovered).
-size_t check_final_writes(const std::vector<Event>& history, const Event& final_read,
-                          size_t final_index, const ResourceTally& tally,
+size_t check_final_writes(const std::vector<Event>& history, const HistoryIndex& index,
+                          const Event& final_read, size_t final_index, const ResourceTally& tally,
                           const std::string& resource, const CheckConfig& config,
                           PropertyResult& result, std::string& unknown) {
   std::unordered_map<std::string, const Operation*> by_id;
@@ -250,14 +259,15 @@ size_t check_final_writes(const std::vector<Event>& history, const Event& final_
     const Operation& write = *op->second;
     EventType outcome = write.outcome(history);
     if (outcome == EventType::kFail)
-      add_violation(result, config, what + " was refused, yet applied: unexpected", "none",
+      add_violation(result, config, what + " was refused, yet applied: unexpected",
+                    write_cause(history, index, write, final_index),
                     {write.completion, final_index});
     if (outcome == EventType::kInfo) ++recovered;
     if (w.token && highest && *w.token < *highest)
       add_violation(result, config,
                     what + " carries token " + std::to_string(*w.token) +
                         ", applied after a write with token " + std::to_string(*highest),
-                    "none", {write.first(), final_index});
+                    write_cause(history, index, write, final_index), {write.first(), final_index});
     if (w.token && (!highest || *w.token > *highest)) highest = w.token;
   }
   const int64_t window_ns = kept_window_start_ns(history, final_read, listed, by_id);
@@ -274,7 +284,7 @@ size_t check_final_writes(const std::vector<Event>& history, const Event& final_
     add_violation(result, config,
                   "resource " + resource + ": accepted write " + id + " (" + op->process + ", " +
                       token_text(op->token) + ") is not in the final read: lost",
-                  "none", {op->completion, final_index});
+                  write_cause(history, index, *op, final_index), {op->completion, final_index});
   }
   judge_older_writes(final_read, final_index, listed.size(), older, resource, config, result,
                      unknown);
@@ -361,8 +371,8 @@ PropertyResult check_exclusion_fenced(const std::vector<Event>& history, const H
     ++read;
     const bool missing = e.value.is_object() && e.value.value("missing", false) == true;
     if ((missing || e.value.contains("writes")) && has_ids(history, tally)) {
-      recovered += check_final_writes(history, e, final_at->second, tally, resource, config, result,
-                                      unknown);
+      recovered += check_final_writes(history, index, e, final_at->second, tally, resource, config,
+                                      result, unknown);
       continue;
     }
     Event counted = e;  // a missing document is an empty resource
@@ -393,13 +403,15 @@ PropertyResult check_exclusion_strict(const std::vector<Event>& /*history*/,
       const Hold* other = (hold->shared ? exclusive : any).other_than(hold->process);
       if (other != nullptr && other->end_ns > hold->start_ns) {
         int64_t overlap_end = std::min(other->end_ns, hold->end_ns);
+        // From the earlier grant: a fault in force when it was granted (a clock skew whose heal
+        // ends its lease early, a pause) explains an overlap that begins after the heal.
         add_violation(result, config,
                       "lock " + lock + ": " + hold->process + " acquired (" +
                           token_text(hold->token) + ") while " + other->process +
                           " still held it (" + token_text(other->token) + ", until " +
                           std::string(describe(other->end)) + "); overlap " +
                           ms_text(overlap_end - hold->start_ns),
-                      index.cause(hold->start_ns, overlap_end, hold->process, other->process),
+                      index.cause(other->start_ns, overlap_end, hold->process, other->process),
                       {other->acquire_ok, hold->acquire_ok, other->end_event});
       }
       any.add(*hold);

@@ -120,6 +120,10 @@ struct HistoryIndex {
 
   // Fault windows that intersect [from_ns, to_ns] and target either process (or target no
   // worker at all: cluster-wide faults), described and joined; "none" when there are none.
+  // A window ends at its heal: a checker passes the span from the earliest event its violation
+  // rests on (the earlier of two grants, the read a stale write was computed from, a lost
+  // write's invoke), so a fault healed before the violation became visible is still named
+  // (docs/properties.md, "cause").
   std::string cause(int64_t from_ns, int64_t to_ns, const std::string& a,
                     const std::string& b) const;
   bool is_worker(const std::string& process) const;

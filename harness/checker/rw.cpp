@@ -53,12 +53,13 @@ void judge_hold(const Hold& hold, std::vector<const Hold*>& open, const std::vec
     }
   }
   if (conflict != nullptr) {
+    // From the earlier grant, as in exclusion.strict.
     add_violation(result, config,
                   "lock " + hold.lock + ": " + hold_text(hold) + " acquired while " +
                       hold_text(*conflict) + " still held it (until " +
                       std::string(describe(conflict->end)) + ")",
-                  index.cause(hold.start_ns, std::min(hold.end_ns, conflict->end_ns), hold.process,
-                              conflict->process),
+                  index.cause(conflict->start_ns, std::min(hold.end_ns, conflict->end_ns),
+                              hold.process, conflict->process),
                   {conflict->acquire_ok, hold.acquire_ok});
   }
   const int64_t limit = max_shared_of(history[hold.acquire_ok]);

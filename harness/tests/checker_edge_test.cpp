@@ -2,6 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "checker/checker.h"
 #include "checker_history_builder.h"
@@ -431,6 +434,102 @@ TEST(CheckerConfig, ReadFromTheStartEvent) {
   ASSERT_TRUE(stored.has_value());
   EXPECT_EQ(stored->lost_bound_ns, 42);
   EXPECT_FALSE(config_from_history({}).has_value());
+}
+
+// A violation's cause names the fault windows that intersect its span, which starts at the
+// earliest event the violation rests on (docs/properties.md, "cause"). Each history below shows
+// its violation only after the heal; the model leaves out the servers (the grants, reads and
+// acknowledgements are taken as written), the v2 begin/heal pairs (one `info` event each) and
+// every worker and lock not needed for the violation.
+
+// Issue (a), explore case 16: w1 is granted while m0's clock is skewed back, so its lease ends
+// early when the heal moves the clock forward; w2 is granted 20 ms after the heal while w1 still
+// holds. The old checkers took the span from w2's grant and said "none".
+TEST(CheckerCause, OverlapAfterAClockSkewHealNamesTheSkew) {
+  const nlohmann::json exclusive = {{"mode", "exclusive"}};
+  auto overlap = [&](int64_t heal_ms) {
+    HistoryBuilder h;
+    h.fault(10, "clock-skew", "1", "m0").heal(heal_ms, "1", "clock-skew");
+    h.acquire(90, 100, "w1", "L", 1, exclusive).ev(150, "w2", kInvoke, "acquire", "L");
+    h.ev(220, "w2", kOk, "acquire", "L", 2, exclusive);
+    return h.release(240, "w1", "L", 1).release(300, "w2", "L", 2);
+  };
+  for (std::string_view property : {kExclusionStrict, kExclusionRw}) {
+    Verdict after_heal = check(overlap(200).build(), config_for(property));
+    EXPECT_EQ(after_heal.overall, Outcome::kInvalid) << property;
+    EXPECT_EQ(first_violation(after_heal, property).cause, "clock-skew m0 (window 1)") << property;
+    // Healed before w1's grant: neither hold was granted under the skew.
+    Verdict healed_before = check(overlap(50).build(), config_for(property));
+    EXPECT_EQ(first_violation(healed_before, property).cause, "none") << property;
+  }
+}
+
+// Issue (b), run-counter-unsafe: w3 reads 4 and is paused before it writes; w1, granted once w3's
+// lease ran out, reads 4 too. Both writes of 5 come after the heal, but w3's read came before the
+// pause: the span runs from the earlier read. The old checker always said "none". A pause of an
+// uninvolved worker is no cause.
+TEST(CheckerCause, StaleCounterWriteAfterAPauseHealNamesThePause) {
+  auto counter = [](int64_t count) {
+    return nlohmann::json{{"resource", "counter"}, {"count", count}};
+  };
+  auto write = [](HistoryBuilder& h, int64_t t, const std::string& p, int64_t read) {
+    nlohmann::json value = {{"resource", "counter"}, {"count", read + 1}, {"read", read}};
+    h.ev(t, p, kInvoke, "write", "L", std::nullopt, value).ev(t + 2, p, kOk, "write", "L");
+  };
+  auto lost_update = [&](const std::string& paused) {
+    HistoryBuilder h;
+    h.ev(0, "harness", kInfo, "start", "", std::nullopt, {{"vocabulary", 2}});
+    h.ev(5, "w3", kOk, "read", "L", std::nullopt, counter(4));
+    h.fault(10, "pause-worker", "1", paused).heal(1000, "1", "pause-worker");
+    write(h, 1001, "w3", 4);
+    h.ev(1002, "w1", kOk, "read", "L", std::nullopt, counter(4));
+    write(h, 1004, "w1", 4);
+    return h.final_read(2000, "counter", {{"count", 5}});
+  };
+  Verdict paused = check(lost_update("w3").build(), config_for(kCounterNoLostUpdates));
+  EXPECT_EQ(paused.overall, Outcome::kInvalid);
+  EXPECT_EQ(first_violation(paused, kCounterNoLostUpdates).cause, "pause-worker w3 (window 1)");
+  HistoryBuilder other = lost_update("w2");
+  other.ev(1500, "w2", kOk, "read", "L", std::nullopt, counter(5));  // w2 is a worker
+  Verdict uninvolved = check(other.build(), config_for(kCounterNoLostUpdates));
+  EXPECT_EQ(first_violation(uninvolved, kCounterNoLostUpdates).cause, "none");
+  // An acknowledged write above the final value: rolled back before the final read, here by an
+  // isolation that began after the write completed.
+  HistoryBuilder rolled_back;
+  rolled_back.ev(0, "w1", kOk, "read", "L", std::nullopt, counter(0));
+  write(rolled_back, 1, "w1", 0);
+  rolled_back.fault(10, "isolate-member", "2", "m0").heal(500, "2", "isolate-member");
+  rolled_back.final_read(1000, "counter", {{"count", 0}});
+  Verdict below = check(rolled_back.build(), config_for(kCounterNoLostUpdates));
+  EXPECT_EQ(below.overall, Outcome::kInvalid);
+  EXPECT_EQ(first_violation(below, kCounterNoLostUpdates).cause, "isolate-member m0 (window 2)");
+}
+
+// Issue (c), run-iso-w1-unsafe: w2's write is accepted by the isolated primary (write concern 1)
+// and missing from the final list. The old checker always said "none". The span runs to the
+// final read: an isolation that begins after the write was acknowledged loses it too; one
+// healed before the write is no cause.
+TEST(CheckerCause, LostFencedWriteNamesTheIsolation) {
+  auto lost_write = [](int64_t fault_ms, int64_t heal_ms) {
+    HistoryBuilder h;
+    h.ev(0, "harness", kInfo, "start", "", std::nullopt, {{"vocabulary", 2}});
+    h.fault(fault_ms, "isolate-member", "1", "m0").heal(heal_ms, "1", "isolate-member");
+    for (int64_t k : {1, 2}) {
+      const std::string p = "w" + std::to_string(k), id = p + "-1";
+      h.ev(50 * k, p, kInvoke, "write", "L", k, {{"resource", "R"}, {"id", id}});
+      h.ev(50 * k + 1, p, kOk, "write", "L", k, {{"resource", "R"}});
+    }
+    return h.final_read(1000, "R", {{"writes", {{{"id", "w1-1"}, {"token", 1}}}}});
+  };
+  const std::vector<std::tuple<int64_t, int64_t, std::string>> cases = {
+      {10, 500, "isolate-member m0 (window 1)"},   // in force while w2-1 was written
+      {200, 500, "isolate-member m0 (window 1)"},  // begun after it was acknowledged
+      {10, 40, "none"}};                           // healed before it was invoked
+  for (const auto& [fault_ms, heal_ms, cause] : cases) {
+    Verdict verdict = check(lost_write(fault_ms, heal_ms).build(), config_for(kExclusionFenced));
+    EXPECT_EQ(verdict.overall, Outcome::kInvalid) << fault_ms;
+    EXPECT_EQ(first_violation(verdict, kExclusionFenced).cause, cause) << fault_ms;
+  }
 }
 
 }  // namespace
