@@ -15,6 +15,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "client/client_manifest.h"
 #include "client/clients.h"
 #include "db/admin.h"
 #include "explore/explore.h"
@@ -39,7 +40,11 @@ struct ExploreArgs {
 CLI::App* add_explore_command(CLI::App& app, ExploreArgs& a) {
   CLI::App* cmd = app.add_subcommand(
       "explore", "search for fault schedules that break a property, shrunk to a repro");
-  cmd->add_option("--client", a.clients, "pin the client(s), comma-separated");
+  cmd->add_option("--client", a.clients,
+                  "pin the client(s), comma-separated: names or paths of client.toml files");
+  cmd->add_flag("--within-claims", a.options.within_claims,
+                "search only what the one --client claims (its faults, properties, write concern "
+                "and honour_lost; `locklab clients` lists them); other pins may narrow it");
   cmd->add_option("--faults", a.faults, "pin the fault kinds, comma-separated");
   cmd->add_option("--members", a.members, "pin the cluster size")->check(CLI::Range(1, 7));
   cmd->add_option("--write-concern", a.write_concern, "pin the write concern: majority or 1..7");
@@ -103,6 +108,14 @@ int run_explore(ExploreArgs& a, int argc, char** argv) {
   }
   try {
     o.pins.clients = split_commas(a.clients, "--client");
+    for (std::string& client : o.pins.clients) {
+      if (!locklab::names_a_manifest(client)) continue;
+      try {
+        client = std::string(locklab::load_client_manifest(client).name);
+      } catch (const locklab::ManifestError& e) {
+        throw std::invalid_argument(std::string("--client: client manifest: ") + e.what());
+      }
+    }
     o.pins.faults = split_commas(a.faults, "--faults");
     o.pins.properties = split_commas(a.properties, "--properties");
     if (a.members > 0) o.pins.members = a.members;

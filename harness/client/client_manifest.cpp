@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -29,6 +30,9 @@ struct Manifest {
   std::string name, description, program;
   std::vector<std::string> workloads, args, required_tools, available_if;
   std::vector<std::string_view> workload_views, arg_views;
+  std::vector<std::string> claimed_faults, claimed_properties;  // claims_*: empty = no claims
+  std::optional<int> claimed_write_concern_w;
+  std::optional<bool> claimed_honour_lost;
   ClientSpec row;
 };
 
@@ -80,6 +84,21 @@ std::string manifest_client_missing(const ClientSpec& client, const ClientEnviro
   }
 }
 
+// Every key a manifest may set (client_manifest.h, Format).
+constexpr std::array<std::string_view, 13> kKnownKeys = {"name",
+                                                         "description",
+                                                         "program",
+                                                         "workloads",
+                                                         "fencing_tokens",
+                                                         "lease_granularity_ms",
+                                                         "args",
+                                                         "requires",
+                                                         "available_if",
+                                                         "claims_faults",
+                                                         "claims_properties",
+                                                         "claims_write_concern",
+                                                         "claims_honour_lost"};
+
 class ManifestReader {
  public:
   ManifestReader(const toml::table& table, std::string path)
@@ -93,11 +112,22 @@ class ManifestReader {
     throw ManifestError(out.str());
   }
 
+  // A required key that is missing: named, with the unknown keys that may be it misspelled.
+  [[noreturn]] void fail_missing(std::string_view key) const {
+    std::string unknown;
+    for (const auto& [name, node] : table_) {
+      if (std::find(kKnownKeys.begin(), kKnownKeys.end(), name.str()) != kKnownKeys.end()) continue;
+      unknown += (unknown.empty() ? "; unknown key on line " : ", line ") +
+                 std::to_string(node.source().begin.line) + ": " + std::string(name.str());
+    }
+    fail(key, "missing (a client manifest must set it" + unknown + ")");
+  }
+
   std::string string(std::string_view key, bool required) {
     seen_.emplace_back(key);
     const toml::node* node = table_.get(key);
     if (node == nullptr) {
-      if (required) fail(key, "missing (a client manifest must set it)");
+      if (required) fail_missing(key);
       return "";
     }
     if (!node->is_string()) fail(key, "expected a string");
@@ -105,12 +135,20 @@ class ManifestReader {
   }
 
   bool boolean(std::string_view key) {
+    const std::optional<bool> value = optional_boolean(key);
+    if (!value) fail_missing(key);
+    return *value;
+  }
+
+  std::optional<bool> optional_boolean(std::string_view key) {
     seen_.emplace_back(key);
     const toml::node* node = table_.get(key);
-    if (node == nullptr) fail(key, "missing (a client manifest must set it)");
+    if (node == nullptr) return std::nullopt;
     if (!node->is_boolean()) fail(key, "expected true or false");
     return *node->value<bool>();
   }
+
+  bool has(std::string_view key) const { return table_.get(key) != nullptr; }
 
   // An optional whole number in [lo, hi]; `fallback` when the key is absent.
   int64_t integer(std::string_view key, int64_t fallback, int64_t lo, int64_t hi) {
@@ -130,7 +168,7 @@ class ManifestReader {
     seen_.emplace_back(key);
     const toml::node* node = table_.get(key);
     if (node == nullptr) {
-      if (required) fail(key, "missing (a client manifest must set it)");
+      if (required) fail_missing(key);
       return {};
     }
     const toml::array* array = node->as_array();
@@ -149,10 +187,11 @@ class ManifestReader {
   void reject_unknown() const {
     for (const auto& [key, node] : table_) {
       if (std::find(seen_.begin(), seen_.end(), key.str()) == seen_.end()) {
+        std::string known;
+        for (std::string_view k : kKnownKeys) known += (known.empty() ? "" : ", ") + std::string(k);
         std::ostringstream out;
         out << path_ << ':' << node.source().begin.line << ": " << key.str()
-            << ": unknown key (known: name, description, program, workloads, fencing_tokens, "
-               "lease_granularity_ms, args, requires, available_if)";
+            << ": unknown key (known: " << known << ")";
         throw ManifestError(out.str());
       }
     }
@@ -190,6 +229,55 @@ toml::table parse_manifest_file(const std::string& path) {
   }
 }
 
+// The manifest's claims, as views into its strings (valid while `m` stays where it is).
+ClientClaims claims_of(const Manifest& m) {
+  ClientClaims claims;
+  claims.faults.assign(m.claimed_faults.begin(), m.claimed_faults.end());
+  claims.properties.assign(m.claimed_properties.begin(), m.claimed_properties.end());
+  claims.write_concern_w = m.claimed_write_concern_w;
+  claims.honour_lost = m.claimed_honour_lost;
+  return claims;
+}
+
+// The claims_* keys: claims_faults and claims_properties together declare claims (each a
+// non-empty list, clients.h claims_error); claims_write_concern and claims_honour_lost add to
+// them. Any of them without the two lists is refused, naming the missing one.
+void read_claims(ManifestReader& r, Manifest& m, bool tokens) {
+  const bool declared = r.has("claims_faults") || r.has("claims_properties");
+  if (declared && !r.has("claims_faults")) {
+    r.fail("claims_faults", "missing: claims_properties needs it (the two declare claims)");
+  }
+  if (declared && !r.has("claims_properties")) {
+    r.fail("claims_properties", "missing: claims_faults needs it (the two declare claims)");
+  }
+  m.claimed_faults = r.strings("claims_faults", false);
+  m.claimed_properties = r.strings("claims_properties", false);
+  const std::string w = r.string("claims_write_concern", false);
+  m.claimed_honour_lost = r.optional_boolean("claims_honour_lost");
+  if (r.has("claims_write_concern")) {
+    if (w == "majority") {
+      m.claimed_write_concern_w = 0;
+    } else if (w.size() == 1 && w[0] >= '1' && w[0] <= '7') {
+      m.claimed_write_concern_w = w[0] - '0';
+    } else {
+      r.fail("claims_write_concern", "expected \"majority\" or \"1\"..\"7\", got \"" + w + "\"");
+    }
+  }
+  if (!declared) {
+    if (r.has("claims_write_concern"))
+      r.fail("claims_write_concern", "claims_faults and claims_properties missing");
+    if (m.claimed_honour_lost)
+      r.fail("claims_honour_lost", "claims_faults and claims_properties missing");
+    return;
+  }
+  const ClientClaims claims = claims_of(m);
+  const std::vector<std::string_view> workloads(m.workloads.begin(), m.workloads.end());
+  std::string field;
+  if (std::string why = claims_error(claims, workloads, tokens, &field); !why.empty()) {
+    r.fail("claims_" + field, why);
+  }
+}
+
 // Reads every key into `m` (its path already set); the row is built by the caller.
 void read_manifest(const toml::table& table, Manifest& m) {
   ManifestReader r(table, m.path);
@@ -219,6 +307,7 @@ void read_manifest(const toml::table& table, Manifest& m) {
   m.args = r.strings("args", false);
   m.required_tools = r.strings("requires", false);
   m.available_if = r.strings("available_if", false);
+  read_claims(r, m, tokens);
   r.reject_unknown();
   m.row.fencing_tokens = tokens;
 }
@@ -235,6 +324,7 @@ void build_row(Manifest& m) {
   m.row.self_test = false;
   m.row.unavailable = manifest_client_missing;
   m.row.args = m.arg_views;
+  if (!m.claimed_faults.empty()) m.row.claims = claims_of(m);
 }
 
 // Registers the manifest at canonical `path`; the registry's mutex is held.
@@ -281,6 +371,23 @@ void load_source_locked(Registry& reg) {
 }
 
 }  // namespace
+
+bool names_a_manifest(std::string_view client) {
+  return client.find('/') != std::string_view::npos || client.ends_with(".toml");
+}
+
+std::string manifest_path_for_scenarios(const ClientSpec& client) {
+  const std::string path = manifest_path_of(client);
+  if (path.empty()) return "";
+  std::error_code ec;
+  const fs::path clients_dir =
+      fs::weakly_canonical(fs::path(ClientEnvironment::current().source_dir) / "clients", ec);
+  // Only clients/<dir>/client.toml is loaded by a fresh process (load_source_locked).
+  const fs::path file(path);
+  const bool loaded_anywhere =
+      file.filename() == "client.toml" && file.parent_path().parent_path() == clients_dir;
+  return !ec && loaded_anywhere ? "" : path;
+}
 
 const ClientSpec& load_client_manifest(const std::string& path) {
   std::error_code ec;

@@ -1,7 +1,7 @@
 // A client declared by a file, `client.toml`, instead of a row of the client table
 // (client/clients.h): any program that speaks the worker protocol (harness/WORKERS.md), in any
 // language, judged without rebuilding locklab. Format (every key but `args`, `requires`,
-// `available_if` and `description` required):
+// `available_if`, `description`, `lease_granularity_ms` and the claims_* keys required):
 //
 //   name = "python-lorehov"              # [a-z0-9-], 1..64 characters, unique among clients
 //   description = "what lock, which library, which language"
@@ -11,6 +11,10 @@
 //   args = ["--flag", "value"]           # passed before the protocol's flags
 //   requires = ["python3"]               # programs that must be on PATH
 //   available_if = ["/usr/bin/python3", "-c", "import pymongo"]  # exits 0 where it can run
+//   claims_faults = ["kill-worker", "step-down"]    # what it claims (clients.h ClientClaims):
+//   claims_properties = ["exclusion.strict"]        #   both or neither, non-empty, known names
+//   claims_write_concern = "majority"               #   optional: the one it needs ("1".."7")
+//   claims_honour_lost = true                       #   optional: workers stop at lost
 //
 // A scenario names such a client by the manifest's path (`[workload] client =
 // "path/to/client.toml"`, relative to the scenario file), or, for a manifest in the source
@@ -41,6 +45,15 @@ struct ManifestError : std::runtime_error {
 constexpr size_t kManifestBytesMax = 64 * 1024;
 constexpr size_t kManifestListMax = 32;  // entries of args, requires, available_if, workloads
 constexpr size_t kClientNameMax = 64;
+
+// A `client` value (a scenario's, a --client item) that is a path to a client manifest rather
+// than a client's name.
+bool names_a_manifest(std::string_view client);
+
+// What a scenario written for `client` names it by: "" for a client of the table or a manifest
+// of the source tree's clients/ (its name finds it in any process), else its manifest's
+// canonical path (a name only finds it in the process that loaded the file).
+std::string manifest_path_for_scenarios(const ClientSpec& client);
 
 // Loads the manifest at `path`, registers its client and returns its row; the same file (by
 // canonical path) returns the row registered first. Throws ManifestError.

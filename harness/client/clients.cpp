@@ -9,7 +9,9 @@
 #include <filesystem>
 #include <sstream>
 
+#include "checker/checker.h"
 #include "client/client_manifest.h"
+#include "nemesis/fault_kind.h"
 
 #ifndef LOCKLAB_SOURCE_DIR
 #define LOCKLAB_SOURCE_DIR "."
@@ -54,6 +56,24 @@ std::string python_client_missing(const ClientSpec& client, const ClientEnvironm
 
 constexpr const char* kMisbehaving = "harness/tests/clients/misbehaving_worker.py";
 
+// mongolock's claims, as lib/include/mongolock/mongolock.h states them: with majority writes and
+// workers that stop at the lost notification, its tokens and the fenced resource hold under
+// every fault but a member's clock moved (that breaks [clock-steps], [clock-rate] or
+// [failover-clock]: the server decides on its own clock); a worker's wall clock decides nothing
+// (its lease runs on steady_clock, which the worker clock faults leave alone). Not claimed:
+// exclusion.strict,
+// exclusion.rw and lost.signalled (a holder's request in flight when its lease lapses still
+// lands: "the fenced resource must compare tokens"), counter.no-lost-updates (the counter is not
+// fenced) and liveness.recovery (no bound after a heal is stated).
+const ClientClaims kMongolockClaims = {
+    {"isolate-worker", "pause-worker", "kill-worker", "fail-command", "command-delay",
+     "clock-skew-worker", "clock-jump-worker", "partition-worker", "reply-delay", "pause-member",
+     "kill-member", "isolate-member", "freeze", "partition-halves", "partition-ring",
+     "partition-bridge", "step-down"},
+    {"tokens.unique", "tokens.monotonic", "exclusion.fenced", "exclusion.rw-fenced"},
+    0,
+    true};
+
 // The table. Adding a client is adding a row.
 const std::vector<ClientSpec> kClients = {
     {"mongolock",
@@ -63,7 +83,10 @@ const std::vector<ClientSpec> kClients = {
      {"mutex", "fenced", "counter", "rw"},
      true,
      false,
-     program_missing},
+     program_missing,
+     {},
+     0,
+     kMongolockClaims},
     {"npm-distributed-locks-mongodb",
      "npm distributed-locks-mongodb 1.0.3 (TypeScript) through a Node.js adapter",
      ProgramBase::kSourceDir,
@@ -192,12 +215,31 @@ const std::vector<ClientSpec> kClients = {
      true,
      python_client_missing,
      {"--mode", "stdout"}},
+    {"test-ignores-sigterm",
+     "writes good events and keeps running after SIGTERM, until SIGKILL",
+     ProgramBase::kSourceDir,
+     kMisbehaving,
+     {"mutex"},
+     false,
+     true,
+     python_client_missing,
+     {"--mode", "ignore-term"}},
+    {"test-silent",
+     "writes nothing and never exits on its own, even in a run counted by operations",
+     ProgramBase::kSourceDir,
+     kMisbehaving,
+     {"mutex"},
+     false,
+     true,
+     python_client_missing,
+     {"--mode", "silent"}},
 };
 
 bool valid_table(const std::vector<ClientSpec>& table) {
   for (size_t i = 0; i < table.size(); ++i) {
     const ClientSpec& c = table[i];
     if (c.name.empty() || c.workloads.empty() || c.unavailable == nullptr) return false;
+    if (c.claims && !claims_error(*c.claims, c.workloads, c.fencing_tokens).empty()) return false;
     if (!c.fencing_tokens &&
         std::find(c.workloads.begin(), c.workloads.end(), "fenced") != c.workloads.end()) {
       return false;
@@ -219,6 +261,53 @@ std::string join(const std::vector<std::string_view>& items, std::string_view se
 }
 
 }  // namespace
+
+std::string claims_error(const ClientClaims& claims, const std::vector<std::string_view>& workloads,
+                         bool fencing_tokens, std::string* field) {
+  const auto at = [field](const char* name, std::string what) {
+    if (field != nullptr) *field = name;
+    return what;
+  };
+  if (claims.faults.empty()) return at("faults", "claims no fault kind (list at least one)");
+  if (claims.properties.empty()) return at("properties", "claims no property (list at least one)");
+  for (size_t i = 0; i < claims.faults.size(); ++i) {
+    const std::string_view kind = claims.faults[i];
+    if (!fault_kind_named(kind)) {
+      return at("faults", "unknown fault kind \"" + std::string(kind) +
+                              "\" (known: " + fault_kind_names() + ")");
+    }
+    if (std::find(claims.faults.begin(), claims.faults.begin() + static_cast<long>(i), kind) !=
+        claims.faults.begin() + static_cast<long>(i)) {
+      return at("faults", "fault kind \"" + std::string(kind) + "\" listed twice");
+    }
+  }
+  for (size_t i = 0; i < claims.properties.size(); ++i) {
+    const std::string_view property = claims.properties[i];
+    if (!is_known_property(property)) {
+      return at("properties",
+                "unknown property \"" + std::string(property) + "\" (docs/properties.md)");
+    }
+    const auto first = claims.properties.begin();
+    if (std::find(first, first + static_cast<long>(i), property) != first + static_cast<long>(i)) {
+      return at("properties", "property \"" + std::string(property) + "\" listed twice");
+    }
+    const bool judged = std::any_of(workloads.begin(), workloads.end(), [&](std::string_view w) {
+      const std::vector<std::string> applying = properties_applying_to(w, fencing_tokens);
+      return std::find(applying.begin(), applying.end(), property) != applying.end();
+    });
+    if (!judged) {
+      return at("properties", "property \"" + std::string(property) +
+                                  "\" is judged on none of its workloads (" +
+                                  join(workloads, ", ") +
+                                  (fencing_tokens ? "" : ", without fencing tokens") + ")");
+    }
+  }
+  if (claims.write_concern_w && (*claims.write_concern_w < 0 || *claims.write_concern_w > 7)) {
+    return at("write_concern", "write concern " + std::to_string(*claims.write_concern_w) +
+                                   " outside majority and 1..7");
+  }
+  return "";
+}
 
 ClientEnvironment ClientEnvironment::current() {
   ClientEnvironment env;
@@ -325,6 +414,17 @@ void render_client(std::ostringstream& out, const ClientSpec& c, const ClientEnv
       << "\n  program: " << client_program(c, env);
   if (const std::string manifest = manifest_path_of(c); !manifest.empty()) {
     out << "\n  manifest: " << manifest;
+  }
+  if (c.claims) {
+    const ClientClaims& k = *c.claims;
+    out << "\n  claims (explore --within-claims): " << join(k.properties, ", ") << " under "
+        << join(k.faults, ", ");
+    if (k.write_concern_w) {
+      out << "; write concern "
+          << (*k.write_concern_w == 0 ? std::string("majority")
+                                      : std::to_string(*k.write_concern_w));
+    }
+    if (k.honour_lost) out << "; honour_lost " << (*k.honour_lost ? "true" : "false");
   }
   out << "\n  available: " << (why.empty() ? "yes" : "no: " + why) << "\n";
 }

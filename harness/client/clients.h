@@ -15,6 +15,7 @@
 // of its arguments (availability looks at the file system and PATH).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,18 @@ struct ClientEnvironment {
 // absolute path: a client declared by a manifest, client/client_manifest.h).
 enum class ProgramBase { kBinDir, kSourceDir, kAbsolute };
 
+// What a lock claims: the properties it promises under the fault kinds it claims to survive, and
+// the configuration it needs for that. `locklab explore --client C --within-claims` searches
+// only there (explore/claims.h), so a finding there is a broken promise, not a known limit.
+// Invariant (checked where a claim is declared: the table's self-check, a manifest's reader):
+// faults and properties are non-empty lists of known names.
+struct ClientClaims {
+  std::vector<std::string_view> faults;      // fault kinds, as a scenario names them
+  std::vector<std::string_view> properties;  // docs/properties.md names
+  std::optional<int> write_concern_w;        // 0 = majority; unset: any
+  std::optional<bool> honour_lost;           // workers stop at the lost notification; unset: any
+};
+
 struct ClientSpec {
   std::string_view name;         // the scenario's `[workload] client`
   std::string_view description;  // one line: what lock, which library, which language
@@ -48,6 +61,7 @@ struct ClientSpec {
   // The unit its lease comes in (npm's ttl is whole seconds: 1000), 0 = any length. locklab
   // explore draws such a client's critical sections over the lease it really grants.
   int64_t lease_granularity_ms = 0;
+  std::optional<ClientClaims> claims = std::nullopt;  // unset: the client claims nothing
 };
 inline constexpr int64_t kLeaseGranularityMsMax = 3'600'000;
 
@@ -82,6 +96,13 @@ std::string client_choice_error(std::string_view name, std::string_view workload
 
 // An executable called `name` in one of the colon-separated `path` directories, or "".
 std::string find_on_path(std::string_view name, std::string_view path);
+
+// Why `claims` cannot be a claim of a client running `workloads` with (or without) fencing
+// tokens, or "": an empty list, an unknown or repeated fault kind or property, a property that
+// no such run is judged on, a write concern outside majority and 1..7. `field`, when given, is
+// set to the claim at fault: "faults", "properties" or "write_concern".
+std::string claims_error(const ClientClaims& claims, const std::vector<std::string_view>& workloads,
+                         bool fencing_tokens, std::string* field = nullptr);
 
 // The `locklab clients` listing: every client (the table's and the manifests') with its
 // workloads, tokens and availability ("yes" or "no: <reason>"), and any manifest of the source

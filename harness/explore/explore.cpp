@@ -15,6 +15,7 @@
 
 #include "checker/clock.h"
 #include "explore/case_runner.h"
+#include "explore/claims.h"
 #include "explore/generators.h"
 #include "explore/scenario_writer.h"
 #include "explore/shrink.h"
@@ -255,9 +256,10 @@ class Exploration {
   }
 
   void progress(int i, const CaseOutcome& outcome, const std::string& key) {
-    std::cerr << "explore: case " << i + 1 << "/" << o_.cases << " " << to_string(outcome.verdict)
-              << (key.empty() ? "" : " (" + key + ")") << " in " << std::fixed
-              << std::setprecision(1) << outcome.seconds << "s, "
+    // The case's index, as cases/<i>.toml and --case name it, then its place in the sequence.
+    std::cerr << "explore: case " << i << " (" << i + 1 << "/" << o_.cases << ") "
+              << to_string(outcome.verdict) << (key.empty() ? "" : " (" + key + ")") << " in "
+              << std::fixed << std::setprecision(1) << outcome.seconds << "s, "
               << summary_["cases_per_minute"].get<double>() << " cases/min, findings "
               << summary_["findings"].size();
     if (outcome.verdict == CaseVerdict::kHarnessError) std::cerr << ": " << outcome.detail;
@@ -281,7 +283,7 @@ void Exploration::shrink_finding(int i, const Scenario& s, uint64_t cseed,
                                  const std::string& while_shrinking) {
   const std::string name = file_name_of(key) + "-" + std::to_string(cseed);
   const fs::path dir = out_ / "shrink" / name;
-  std::cerr << "explore: case " << i + 1 << " found " << key << " (" << describe(size_of(s))
+  std::cerr << "explore: case " << i << " found " << key << " (" << describe(size_of(s))
             << "); shrinking, " << o_.shrink_reruns << " runs per candidate" << std::endl;
   ShrinkOptions so;
   so.reruns = o_.shrink_reruns;
@@ -430,10 +432,20 @@ int64_t parse_duration_ms(const std::string& text, const std::string& option) {
   }
 }
 
-int explore_command(const ExploreOptions& o) {
+int explore_command(const ExploreOptions& options) {
+  ExploreOptions o = options;  // --within-claims: the pins it resolves to, written out in full
   ExploreSpace space;
   try {
-    space = make_space(o.pins, machine_fault_support(), machine_client_support());
+    const FaultSupport support = machine_fault_support();
+    if (o.within_claims) {
+      ClaimedPins claimed = pins_within_claims(o.pins, support);
+      o.pins = std::move(claimed.pins);
+      o.within_claims = false;
+      for (const std::string& kind : claimed.left_out) {
+        std::cerr << "locklab explore: --within-claims: leaving out " << kind << "\n";
+      }
+    }
+    space = make_space(o.pins, support, machine_client_support());
   } catch (const std::exception& e) {
     std::cerr << "locklab explore: " << e.what() << "\n";
     return 2;

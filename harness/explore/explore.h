@@ -48,6 +48,7 @@ struct ExploreOptions {
   int64_t shrink_budget_ms = 600'000;
   bool keep_runs = false;
   bool first_finding = false;  // start no case after the first that found something
+  bool within_claims = false;  // pins.clients' one client's claims fill the pins (claims.h)
   std::string out_dir;
   std::string command_line;  // as typed, for the repro's comment
 };

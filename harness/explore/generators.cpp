@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "client/client_manifest.h"
 #include "client/clients.h"
 #include "run/run.h"
 
@@ -137,6 +138,11 @@ void draw_workload(Scenario& s, const ExploreSpace& space, int size) {
   }
   RC_ASSERT(!clients.empty());
   w.client = *rc::gen::elementOf(clients).as("client");
+  // A client.toml outside the source tree is named by its path, so the case's scenario (and a
+  // repro made from it) runs in any process, not only in this exploration's.
+  if (const ClientSpec* spec = find_client(w.client); spec != nullptr) {
+    w.client_manifest = manifest_path_for_scenarios(*spec);
+  }
   const std::vector<WorkloadKind> kinds = kinds_of(w.client);
   w.kind = *rc::gen::elementOf(kinds).as("workload kind");
   s.check.properties = judged_properties(space, w.client, w.kind);

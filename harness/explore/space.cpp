@@ -12,9 +12,6 @@
 namespace locklab {
 namespace {
 
-// Cluster sizes an exploration draws: one member, a set that can lose a majority, the ring's 5.
-const std::vector<int> kMemberChoices = {1, 3, 5};
-
 const WorkloadKind kWorkloadKinds[] = {WorkloadKind::kMutex, WorkloadKind::kFenced,
                                        WorkloadKind::kCounter, WorkloadKind::kRw};
 
@@ -107,8 +104,19 @@ ExploreSpace make_space(const ExplorePins& pins, const FaultSupport& fault_suppo
                                   std::to_string(*pins.members));
     }
     space.members = {*pins.members};
+  } else if (pins.write_concern_w && *pins.write_concern_w > 0) {
+    // A numbered w needs that many members: only the clusters that have them are drawn.
+    for (int m : kExploreMemberChoices) {
+      if (m >= *pins.write_concern_w) space.members.push_back(m);
+    }
+    if (space.members.empty()) {
+      throw std::invalid_argument("--write-concern " + std::to_string(*pins.write_concern_w) +
+                                  ": explore draws clusters of " +
+                                  std::to_string(kExploreMemberChoices.back()) +
+                                  " members at most");
+    }
   } else {
-    space.members = kMemberChoices;
+    space.members = kExploreMemberChoices;
   }
   // A pinned kind no drawable cluster can take would never be drawn: its cases would all run
   // without it and "found nothing" would have tested nothing.

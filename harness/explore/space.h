@@ -20,6 +20,10 @@
 
 namespace locklab {
 
+// Cluster sizes an exploration draws when --members is not pinned: one member, a set that can
+// lose a majority, the ring's 5. Ascending.
+inline const std::vector<int> kExploreMemberChoices = {1, 3, 5};
+
 struct ExplorePins {
   std::vector<std::string> clients;     // --client (comma list); empty: every available lock client
   std::vector<std::string> faults;      // --faults (comma list); empty: every supported kind

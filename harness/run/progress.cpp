@@ -27,6 +27,7 @@ void ProgressTracker::poll() {
     std::optional<Event> e =
         parse_json_line(std::string_view(partial_).substr(start, end - start), &error);
     if (!e) continue;  // the checkers report malformed lines; the live view skips them
+    if (e->process != "harness" && e->process != "nemesis") ++worker_events_;
     if (e->f == "acquire") {
       if (e->type == EventType::kInvoke) {
         waiting_[e->process] = e->t_ns;

@@ -19,6 +19,7 @@ class ProgressTracker {
 
   void poll();
   int64_t operations() const { return operations_; }  // acquire ok, all workers
+  int64_t worker_events() const { return worker_events_; }  // any event of a worker
   int holds() const { return static_cast<int>(holders_.size()); }
   // A worker holding a lock now (the most recent acquirer), or "" when none.
   std::string current_holder() const;
@@ -34,6 +35,7 @@ class ProgressTracker {
   std::string path_;
   int64_t offset_ = 0;
   int64_t operations_ = 0;
+  int64_t worker_events_ = 0;
   std::map<std::string, int64_t> holders_;  // worker -> time of its acquire ok
   std::map<std::string, int64_t> waiting_;  // worker -> time of its pending acquire invoke
   std::string partial_;

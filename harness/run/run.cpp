@@ -44,6 +44,7 @@ namespace fs = std::filesystem;
 
 constexpr int64_t kTickMs = 20;
 constexpr int64_t kOperationsRunMaxMs = 600'000;  // an operations-counted run ends by then
+constexpr int64_t kSilentWorkersMinMs = 10'000;   // a counted run's workers may be silent so long
 constexpr const char* kDatabase = "locklab";
 
 volatile std::sig_atomic_t g_stop_signal = 0;
@@ -119,7 +120,7 @@ class Run {
     start_workers();
     fault_phase();
     quiet_phase();
-    record_stop("end of run");
+    record_stop(workers_all_failed() ? "every worker ended and one failed the run" : "end of run");
     workers_->stop_all(s_.lock.expiry_ms + 3000);
     reap();
     workers_->drain();  // a worker that outlived even SIGKILL's grace: what it wrote so far
@@ -309,24 +310,65 @@ class Run {
     std::this_thread::sleep_for(std::chrono::milliseconds(kTickMs));
   }
 
+  // Every worker has ended and one of them failed the run (a crash at start, say): waiting out
+  // the duration would judge nothing more.
+  bool workers_all_failed() const {
+    return workers_->running() == 0 && workers_->problem_count() > 0;
+  }
+
   void fault_phase() {
     if (s_.workload.duration_ms > 0) {
-      while (steady_now_ms() - start_ms_ < s_.workload.duration_ms || !nemesis_->finished()) tick();
-    } else {
-      while (workers_->running() > 0 || !nemesis_->finished()) {
-        if (steady_now_ms() - start_ms_ > kOperationsRunMaxMs) {
-          throw std::runtime_error("workers did not finish their operations within " +
-                                   std::to_string(kOperationsRunMaxMs) + " ms");
-        }
+      while ((steady_now_ms() - start_ms_ < s_.workload.duration_ms || !nemesis_->finished()) &&
+             !workers_all_failed()) {
         tick();
       }
+    } else {
+      counted_fault_phase();
     }
     nemesis_->heal_all();
   }
 
+  // A counted run ends when the workers have done their operations (or have all ended, one
+  // failing the run); one whose running workers all stay silent (no event) for silent_max_ms
+  // with no fault active is ended with an error naming them, rather than waited out to
+  // kOperationsRunMaxMs.
+  void counted_fault_phase() {
+    // Three times the widest liveness bound: a correct lock grants within it after a heal, and
+    // a member clock moved by d stretches a lease by up to d (widest_liveness_bound_ns counts it).
+    const int64_t silent_max_ms =
+        std::max<int64_t>(kSilentWorkersMinMs, 3 * widest_liveness_bound_ns(s_) / 1'000'000);
+    int64_t events_seen = -1;
+    int64_t seen_at_ms = steady_now_ms();
+    while ((workers_->running() > 0 || !nemesis_->finished()) && !workers_all_failed()) {
+      const int64_t now_ms = steady_now_ms();
+      if (now_ms - start_ms_ > kOperationsRunMaxMs) {
+        throw std::runtime_error("workers did not finish their operations within " +
+                                 std::to_string(kOperationsRunMaxMs) + " ms");
+      }
+      if (progress_->worker_events() != events_seen || nemesis_->active() > 0) {
+        events_seen = progress_->worker_events();
+        seen_at_ms = now_ms;
+      } else if (workers_->running() > 0 && now_ms - seen_at_ms > silent_max_ms) {
+        throw std::runtime_error(silent_workers_message(silent_max_ms));
+      }
+      tick();
+    }
+  }
+
+  std::string silent_workers_message(int64_t silent_ms) const {
+    std::string running;
+    for (const std::string& id : workers_->ids()) {
+      if (workers_->pid(id) != 0) running += (running.empty() ? "" : ", ") + id;
+    }
+    return "no worker wrote an event for " + std::to_string(silent_ms) +
+           " ms with no fault active, in a run counted by operations; still running: " + running +
+           " (their output: " + (out_ / "workers").string() + "/<id>.log)";
+  }
+
   void quiet_phase() {
     const int64_t end = steady_now_ms() + s_.nemesis.quiet_ms;
-    while (steady_now_ms() < end && (s_.workload.duration_ms > 0 || workers_->running() > 0))
+    while (steady_now_ms() < end && (s_.workload.duration_ms > 0 || workers_->running() > 0) &&
+           !workers_all_failed())
       tick();
   }
 

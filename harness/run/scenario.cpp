@@ -179,11 +179,6 @@ LockSpec read_lock(TableReader& r) {
   return l;
 }
 
-// A `client` value that is a path to a client manifest rather than a client's name.
-bool names_a_manifest(std::string_view client) {
-  return client.find('/') != std::string_view::npos || client.ends_with(".toml");
-}
-
 WorkloadSpec read_workload(TableReader& r) {
   WorkloadSpec w;
   std::string kind = r.choice("kind", "mutex", {"mutex", "fenced", "counter", "rw"});
@@ -454,7 +449,7 @@ void apply_override(toml::table& root, const std::string& assignment, const std:
   const size_t equals = assignment.find('=');
   const std::string key = assignment.substr(0, equals);
   auto fail = [&](const std::string& why) {
-    throw ScenarioError(path + ":0: --set " + assignment + ": " + why);
+    throw ScenarioError(path + ": --set " + assignment + ": " + why);
   };
   if (equals == std::string::npos || key.empty()) fail("expected TABLE.KEY=VALUE");
   const std::string value_text = assignment.substr(equals + 1);
@@ -493,11 +488,36 @@ std::string read_scenario_file(const std::string& path) {
   return text.str();
 }
 
+Scenario parse_scenario_table(toml::table root, const std::string& path);
+
 }  // namespace
 
 Scenario parse_scenario(std::string_view text, const std::string& path,
                         const std::vector<std::string>& overrides) {
-  toml::table root = parse_with_overrides(text, path, overrides);
+  try {
+    return parse_scenario_table(parse_with_overrides(text, path, overrides), path);
+  } catch (const ScenarioError& e) {
+    // A key a --set wrote has no line in the file ("path:0: workload.worker: ..."): name the
+    // --set instead.
+    const std::string what = e.what();
+    for (const std::string& assignment : overrides) {
+      // The error names the key, or a table the --set added ("nosuch: unknown key").
+      const std::string key = assignment.substr(0, assignment.find('='));
+      for (size_t end = key.size(); end != std::string::npos && end > 0;
+           end = key.rfind('.', end - 1)) {
+        const std::string prefix = path + ":0: " + key.substr(0, end) + ": ";
+        if (what.starts_with(prefix)) {
+          throw ScenarioError(path + ": --set " + assignment + ": " + what.substr(prefix.size()));
+        }
+      }
+    }
+    throw;
+  }
+}
+
+namespace {
+
+Scenario parse_scenario_table(toml::table root, const std::string& path) {
   Scenario s;
   s.path = path;
   TableReader top(root, "", path);
@@ -520,6 +540,8 @@ Scenario parse_scenario(std::string_view text, const std::string& path,
   validate_whole(top, s);
   return s;
 }
+
+}  // namespace
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
   return parse_scenario(read_scenario_file(path), path, overrides);

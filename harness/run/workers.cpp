@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -142,13 +143,13 @@ bool WorkerPool::record_exit(const ExitStatus& status) {
     if (it->second != status.pid) continue;
     outputs_.close(it->first, killed_[it->first]);
     judge_exit(it->first, status);
-    history_.append({0,
-                     "harness",
-                     EventType::kInfo,
-                     "exit",
-                     "",
-                     std::nullopt,
-                     {{"worker", it->first}, {"pid", status.pid}, {"status", status.describe()}}});
+    nlohmann::json value = {
+        {"worker", it->first}, {"pid", status.pid}, {"status", status.describe()}};
+    if (auto late = overdue_.find(it->first); late != overdue_.end()) {
+      // WORKERS.md, "How a worker is stopped": it should have exited on SIGTERM.
+      value["stop"] = "still running " + std::to_string(late->second) + " ms after SIGTERM: killed";
+    }
+    history_.append({0, "harness", EventType::kInfo, "exit", "", std::nullopt, std::move(value)});
     pids_.erase(it);
     return true;
   }
@@ -161,6 +162,30 @@ int WorkerPool::running() const {
   return n;
 }
 
+namespace {
+
+constexpr size_t kLogTailBytes = 4096;  // how much of a worker's log its last line is looked for in
+
+// ", ending: <the log's last non-empty line>" (what a crash usually says last), or "".
+std::string last_line_of(const std::string& log_path) {
+  std::ifstream in(log_path, std::ios::binary | std::ios::ate);
+  if (!in) return "";
+  const std::streamoff size = in.tellg();
+  const std::streamoff from =
+      std::max<std::streamoff>(0, size - static_cast<std::streamoff>(kLogTailBytes));
+  in.seekg(from);
+  std::string tail(static_cast<size_t>(size - from), '\0');
+  in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+  while (!tail.empty() && (tail.back() == '\n' || tail.back() == '\r' || tail.back() == ' ')) {
+    tail.pop_back();
+  }
+  if (tail.empty()) return "";
+  const size_t start = tail.rfind('\n');
+  return ", ending: " + tail.substr(start == std::string::npos ? 0 : start + 1);
+}
+
+}  // namespace
+
 // A worker runs until the harness stops or kills it, or until it has done its operations.
 void WorkerPool::judge_exit(const std::string& id, const ExitStatus& status) {
   if (stopping_) {
@@ -171,7 +196,7 @@ void WorkerPool::judge_exit(const std::string& id, const ExitStatus& status) {
   const std::string log = launch_.log_dir + "/" + id + ".log";
   if (status.code != 0) {
     outputs_.problem(id, "ended on its own before the run asked it to stop (" + status.describe() +
-                             "); its output: " + log);
+                             "); its output: " + log + last_line_of(log));
   } else if (launch_.base.operations == 0) {
     outputs_.problem(id,
                      "exited (exit 0) before the run asked it to stop, in a run timed by "
@@ -200,15 +225,28 @@ void WorkerPool::stop_all(int64_t grace_ms) {
     supervisor_.signal(p, SIGCONT);
     supervisor_.signal(p, SIGTERM);
   }
-  std::map<std::string, pid_t> pending = pids_;
+  // One grace for all: the workers stop together, so a worker that ignores SIGTERM costs the
+  // run one grace, not one per worker.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(grace_ms);
+  const std::map<std::string, pid_t> pending = pids_;
+  std::vector<std::pair<std::string, pid_t>> overdue;
   for (const auto& [id, p] : pending) {
-    std::optional<ExitStatus> status = supervisor_.wait_exit(p, grace_ms);
-    if (!status) {
-      killed_[id] = true;
-      supervisor_.signal(p, SIGKILL);
-      status = supervisor_.wait_exit(p, grace_ms);
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (std::optional<ExitStatus> status =
+            supervisor_.wait_exit(p, std::max<int64_t>(0, left.count()))) {
+      record_exit(*status);
+    } else {
+      overdue.emplace_back(id, p);
     }
-    if (status) record_exit(*status);
+  }
+  for (const auto& [id, p] : overdue) {
+    killed_[id] = true;
+    overdue_[id] = grace_ms;
+    supervisor_.signal(p, SIGKILL);
+  }
+  for (const auto& [id, p] : overdue) {
+    if (std::optional<ExitStatus> status = supervisor_.wait_exit(p, grace_ms)) record_exit(*status);
   }
 }
 

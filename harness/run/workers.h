@@ -67,7 +67,8 @@ class WorkerPool {
   // Records the exit of one of our workers; false when the pid is not a worker's.
   bool record_exit(const ExitStatus& status);
   int running() const;
-  // SIGCONT + SIGTERM to all, wait up to grace_ms, then SIGKILL; records every exit.
+  // SIGCONT + SIGTERM to all, wait up to grace_ms (one grace for all), then SIGKILL to those
+  // still running; records every exit (an overdue one's exit event says so: value.stop).
   void stop_all(int64_t grace_ms);
   // Merges what the running workers wrote since the last call into the history.
   void drain() { outputs_.drain(); }
@@ -90,6 +91,7 @@ class WorkerPool {
   std::map<std::string, bool> faulted_;    // per id: a fault paused or killed it, ever
   std::map<std::string, int64_t> clock_offsets_ms_;  // per id, when faketime is on
   bool stopping_ = false;                            // stop_all was called: exits are expected
+  std::map<std::string, int64_t> overdue_;  // per id: still running this grace after SIGTERM
   WorkerOutputs outputs_;
 
   std::vector<std::string> argv_for(const std::string& id, int index, int64_t incarnation,

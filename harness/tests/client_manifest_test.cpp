@@ -74,6 +74,38 @@ TEST(ClientManifest, BadManifestsAreRefusedNamingFileLineAndKey) {
       {good("mongolock"), "name: \"mongolock\" is already a client of the table"},
       {"name = \"m7\"\nprogram = [\n", ": syntax: "},
       {std::string(kManifestBytesMax + 1, '#'), ":0: a client manifest is at most 65536 bytes"},
+      // A misspelled required key: the missing one is named, and so is what stands in its place.
+      {"name = \"m10\"\nprogram = \"worker.sh\"\nworkload = [\"mutex\"]\nfencing_tokens = false\n",
+       ":0: workloads: missing (a client manifest must set it; unknown key on line 3: workload)"},
+      // Claims: both lists or neither, known names, judged on the client's workloads.
+      {good("c1") + "claims_faults = [\"pause-worker\"]\n",
+       ":0: claims_properties: missing: claims_faults needs it"},
+      {good("c2") + "claims_properties = [\"tokens.unique\"]\n",
+       ":0: claims_faults: missing: claims_properties needs it"},
+      {good("c3") +
+           "claims_faults = [\"pause-wroker\"]\nclaims_properties = [\"exclusion.strict\"]\n",
+       ":5: claims_faults: unknown fault kind \"pause-wroker\""},
+      {good("c4") + "claims_faults = []\nclaims_properties = [\"exclusion.strict\"]\n",
+       ":5: claims_faults: claims no fault kind"},
+      {good("c5") + "claims_faults = [\"pause-worker\", \"pause-worker\"]\n"
+                    "claims_properties = [\"exclusion.strict\"]\n",
+       ":5: claims_faults: fault kind \"pause-worker\" listed twice"},
+      {good("c6") + "claims_faults = [\"pause-worker\"]\nclaims_properties = [\"tokens.unique\"]\n",
+       ":6: claims_properties: property \"tokens.unique\" is judged on none of its workloads "
+       "(mutex, without fencing tokens)"},
+      {good("c7") +
+           "claims_faults = [\"pause-worker\"]\nclaims_properties = [\"exclusion.strikt\"]\n",
+       ":6: claims_properties: unknown property \"exclusion.strikt\""},
+      {good("c8") +
+           "claims_faults = [\"pause-worker\"]\nclaims_properties = [\"exclusion.strict\"]\n"
+           "claims_write_concern = \"all\"\n",
+       ":7: claims_write_concern: expected \"majority\" or \"1\"..\"7\", got \"all\""},
+      {good("c10") +
+           "claims_faults = [\"pause-worker\"]\nclaims_properties = [\"exclusion.strict\"]\n"
+           "claims_write_concern = \"\"\n",
+       ":7: claims_write_concern: expected \"majority\" or \"1\"..\"7\", got \"\""},
+      {good("c9") + "claims_honour_lost = true\n",
+       ":5: claims_honour_lost: claims_faults and claims_properties missing"},
   };
   for (size_t i = 0; i < cases.size(); ++i) {
     const std::string path =
@@ -92,6 +124,41 @@ TEST(ClientManifest, LeaseGranularityIsReadIntoTheRow) {
                 write_manifest(dir, "g.toml", good("granular") + "lease_granularity_ms = 1000\n"))
                 .lease_granularity_ms,
             1000);
+}
+
+TEST(ClientManifest, ClaimsAreReadIntoTheRowAndListed) {
+  TempDir dir;
+  const ClientSpec& none = load_client_manifest(write_manifest(dir, "n.toml", good("claims-none")));
+  EXPECT_FALSE(none.claims.has_value());
+  const ClientSpec& row = load_client_manifest(write_manifest(
+      dir, "c.toml",
+      good("claims-some") +
+          "claims_faults = [\"kill-worker\", \"step-down\"]\n"
+          "claims_properties = [\"exclusion.strict\"]\nclaims_write_concern = \"majority\"\n"
+          "claims_honour_lost = true\n"));
+  ASSERT_TRUE(row.claims.has_value());
+  EXPECT_EQ(row.claims->faults, (std::vector<std::string_view>{"kill-worker", "step-down"}));
+  EXPECT_EQ(row.claims->properties, (std::vector<std::string_view>{"exclusion.strict"}));
+  EXPECT_EQ(row.claims->write_concern_w, 0);
+  EXPECT_EQ(row.claims->honour_lost, true);
+  const std::string listing = render_clients(ClientEnvironment::current());
+  EXPECT_NE(listing.find("claims (explore --within-claims): exclusion.strict under kill-worker, "
+                         "step-down; write concern majority; honour_lost true"),
+            std::string::npos)
+      << listing;
+}
+
+TEST(ClientManifest, OnlyAManifestOutsideTheSourceTreeIsNamedByItsPathInScenarios) {
+  TempDir dir;
+  const ClientSpec& outside = load_client_manifest(write_manifest(dir, "o.toml", good("outside")));
+  EXPECT_EQ(manifest_path_for_scenarios(outside), manifest_path_of(outside));
+  const ClientSpec* lorehov = find_client("python-lorehov");
+  ASSERT_NE(lorehov, nullptr);
+  EXPECT_EQ(manifest_path_for_scenarios(*lorehov), "");
+  EXPECT_EQ(manifest_path_for_scenarios(*find_client("mongolock")), "");
+  EXPECT_TRUE(names_a_manifest("a/client.toml"));
+  EXPECT_TRUE(names_a_manifest("client.toml"));
+  EXPECT_FALSE(names_a_manifest("python-lorehov"));
 }
 
 TEST(ClientManifest, SameFileTwiceIsOneRowAndAnotherFileCannotTakeTheName) {

@@ -9,20 +9,24 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "checker/checker.h"
+#include "client/client_manifest.h"
 #include "client/clients.h"
 #include "explore/generators.h"
 #include "explore/scenario_writer.h"
 #include "explore/space.h"
 #include "run/backend.h"
 #include "run/run.h"
+#include "temp_dir.h"
 
 namespace locklab {
 namespace {
 
 namespace fs = std::filesystem;
+using testkit::TempDir;
 
 // Every fault kind and every lock client, as if all could run here.
 ExploreSpace everything(ExplorePins pins = {}) {
@@ -191,6 +195,26 @@ TEST(ExploreGenerators, ACoarseLeaseClientsHoldsAreDrawnOverTheLeaseItGrants) {
 }
 
 // Sizes grow with RapidCheck's size: the same random sources at size 0 and at size 100.
+// A client.toml outside the source tree is written by its path (a repro must find it in a fresh
+// process); the source tree's are written by name, as the table's clients are.
+TEST(ExploreGenerators, ACaseNamesAManifestOutsideTheSourceTreeByItsPath) {
+  TempDir dir;
+  std::ofstream(dir.file("w.sh")) << "#!/bin/sh\nexit 0\n";
+  std::ofstream(dir.file("client.toml"))
+      << "name = \"generated-outside\"\nprogram = \"w.sh\"\nworkloads = [\"mutex\"]\n"
+         "fencing_tokens = false\n";
+  const std::string path = manifest_path_of(load_client_manifest(dir.file("client.toml")));
+  ExplorePins outside;
+  outside.clients = {"generated-outside"};
+  const Scenario s = scenario_gen(everything(outside))(rc::Random(), 10).value();
+  EXPECT_EQ(s.workload.client, "generated-outside");
+  EXPECT_EQ(s.workload.client_manifest, path);
+  ExplorePins lorehov;
+  lorehov.clients = {"python-lorehov"};
+  EXPECT_EQ(scenario_gen(everything(lorehov))(rc::Random(), 10).value().workload.client_manifest,
+            "");
+}
+
 TEST(ExploreGenerators, CasesGrowWithTheSize) {
   const ExploreSpace space = everything(members_pin(3));
   int small_workers = 0, small_faults = 0, big_workers = 0, big_faults = 0;
@@ -299,6 +323,11 @@ TEST(ExploreSpace, PinsThatCannotBeMetAreRefusedByName) {
             0u);
   EXPECT_EQ(error_of(ExplorePins{{}, {}, 1, 3, {}, {}, {}}, all),
             "--write-concern: w must be \"majority\" or 1..1");
+  // Unpinned, the clusters drawn are those a numbered w can be met on.
+  EXPECT_EQ(make_space(ExplorePins{{}, {}, {}, 3, {}, {}, {}}, all, clients).members,
+            (std::vector<int>{3, 5}));
+  EXPECT_EQ(error_of(ExplorePins{{}, {}, {}, 7, {}, {}, {}}, all),
+            "--write-concern 7: explore draws clusters of 5 members at most");
   // A pinned kind no drawn cluster can take would never be drawn (found nothing, tested nothing).
   ExplorePins ring_on_three = faults_pin("partition-ring");
   ring_on_three.members = 3;

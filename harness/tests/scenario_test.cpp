@@ -291,11 +291,21 @@ TEST(Scenario, SetOverridesAKeyOrAddsItAndItsTable) {
 
 TEST(Scenario, ABadSetIsNamed) {
   EXPECT_EQ(override_error({"lock.backoff"}),
-            "s.toml:0: --set lock.backoff: expected TABLE.KEY=VALUE");
+            "s.toml: --set lock.backoff: expected TABLE.KEY=VALUE");
   EXPECT_EQ(override_error({"workload.duration_ms.x=1"}),
-            "s.toml:0: --set workload.duration_ms.x=1: \"duration_ms\" is not a table");
-  EXPECT_NE(override_error({"lock.backof=notify"}).find("lock.backof"), std::string::npos);
-  EXPECT_NE(override_error({"lock.backoff=fast"}).find("must be one of"), std::string::npos);
+            "s.toml: --set workload.duration_ms.x=1: \"duration_ms\" is not a table");
+  // A key a --set wrote has no line in the file: the --set is named instead of line 0.
+  EXPECT_EQ(override_error({"lock.backof=notify"})
+                .rfind("s.toml: --set lock.backof=notify: unknown key", 0),
+            0u)
+      << override_error({"lock.backof=notify"});
+  // A table a --set added is named by the error: still the --set.
+  EXPECT_EQ(override_error({"nosuch.key=1"}), "s.toml: --set nosuch.key=1: unknown key")
+      << override_error({"nosuch.key=1"});
+  EXPECT_EQ(override_error({"lock.backoff=fast"})
+                .rfind("s.toml: --set lock.backoff=fast: must be one of", 0),
+            0u)
+      << override_error({"lock.backoff=fast"});
 }
 
 // The derived liveness bound counts the lease the client grants: npm rounds its ttl up to whole

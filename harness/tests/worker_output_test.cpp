@@ -335,5 +335,94 @@ TEST(IdleWorkerRun, AWorkerPausedByAFaultMayRecordNothing) {
   EXPECT_EQ(r.output.find("wrote nothing"), std::string::npos) << r.output;
 }
 
+ToolResult run_client(const testkit::TempDir& dir, const std::string& scenario) {
+  std::ofstream(dir.file("s.toml")) << scenario;
+  return run_tool({std::string(LOCKLAB_BIN_DIR) + "/locklab", "run", dir.file("s.toml"),
+                   "--cluster", "loopback", "--seed", "1", "--out", dir.file("out")},
+                  "", "", 300'000);
+}
+
+// A worker that crashed says why where the run names it: the last line of its log.
+// Every worker ended at once and the run is failed: it stops then, instead of waiting out its
+// 10-minute duration (the stop event says why; without the fix the tool's timeout ends the test).
+TEST(WorkerEnd, ARunWhoseWorkersAllCrashedStopsAtOnceNamingTheirLastWords) {
+  if (!locklab::testing::programs_built()) GTEST_SKIP() << "needs locklab and mongosim built";
+  testkit::TempDir dir;
+  const ToolResult r = run_client(dir,
+                                  "[workload]\nclient = \"test-exit-at-once\"\nworkers = 2\n"
+                                  "duration_ms = 600000\n[nemesis]\nquiet_ms = 600000\n");
+  EXPECT_EQ(r.code, 2) << r.output;
+  for (const std::string w : {"w1", "w2"}) {
+    EXPECT_NE(r.output.find("worker " + w +
+                            ": ended on its own before the run asked it to stop "
+                            "(exit 3); its output: " +
+                            dir.file("out/workers/") + w + ".log, ending: misbehaving worker " + w +
+                            ": exiting at once"),
+              std::string::npos)
+        << w << "\n"
+        << r.output;
+  }
+  std::string reason;
+  for (const Event& e : read_history(dir.file("out/history.jsonl"))) {
+    if (e.process == "harness" && e.f == "stop") reason = e.value.value("reason", "");
+  }
+  EXPECT_EQ(reason, "every worker ended and one failed the run") << r.output;
+}
+
+// The same in a run counted by operations with a fault still to come: the nemesis is not waited
+// for either (without the fix the run waits for the fault at 10 minutes).
+TEST(WorkerEnd, ACountedRunWhoseWorkersAllCrashedStopsWithoutWaitingForItsFaults) {
+  if (!locklab::testing::programs_built()) GTEST_SKIP() << "needs locklab and mongosim built";
+  testkit::TempDir dir;
+  const ToolResult r = run_client(
+      dir,
+      "[workload]\nclient = \"test-exit-at-once\"\nworkers = 2\noperations = 3\n"
+      "[nemesis]\nquiet_ms = 0\n[[nemesis.fault]]\nat_ms = 600000\nfault = \"pause-worker\"\n"
+      "target = \"w1\"\nduration_ms = 1000\n");
+  EXPECT_EQ(r.code, 2) << r.output;
+  std::string reason;
+  for (const Event& e : read_history(dir.file("out/history.jsonl"))) {
+    if (e.process == "harness" && e.f == "stop") reason = e.value.value("reason", "");
+  }
+  EXPECT_EQ(reason, "every worker ended and one failed the run") << r.output;
+}
+
+// A worker still running when the grace after SIGTERM ends is killed, and its exit event says
+// so. Left out: that the grace is one for all workers (a timing; the run's wall time shows it).
+TEST(WorkerEnd, AWorkerThatIgnoresSigtermIsKilledAndItsExitSaysSo) {
+  if (!locklab::testing::programs_built()) GTEST_SKIP() << "needs locklab and mongosim built";
+  testkit::TempDir dir;
+  const ToolResult r =
+      run_client(dir,
+                 "[workload]\nclient = \"test-ignores-sigterm\"\nworkers = 2\n"
+                 "duration_ms = 500\n[lock]\nexpiry_ms = 500\n[nemesis]\nquiet_ms = 0\n");
+  EXPECT_NE(r.code, 2) << r.output;  // judged: a worker slow to stop is no harness error
+  std::map<std::string, std::string> stops;
+  for (const Event& e : read_history(dir.file("out/history.jsonl"))) {
+    if (e.process == "harness" && e.f == "exit") {
+      stops[e.value.value("worker", "")] = e.value.value("stop", "");
+    }
+  }
+  EXPECT_EQ(stops["w1"], "still running 3500 ms after SIGTERM: killed") << r.output;
+  EXPECT_EQ(stops["w2"], "still running 3500 ms after SIGTERM: killed") << r.output;
+}
+
+// A counted run whose workers never write: an error naming them once they have been silent
+// 10 s (the floor of the bound) with no fault active, not a wait of kOperationsRunMaxMs.
+TEST(WorkerEnd, ACountedRunOfSilentWorkersEndsWithAnErrorNamingThem) {
+  if (!locklab::testing::programs_built()) GTEST_SKIP() << "needs locklab and mongosim built";
+  testkit::TempDir dir;
+  const ToolResult r =
+      run_client(dir,
+                 "[workload]\nclient = \"test-silent\"\nworkers = 2\noperations = 3\n"
+                 "[lock]\nexpiry_ms = 500\n[nemesis]\nquiet_ms = 0\n");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("no worker wrote an event for 10000 ms with no fault active, in a run "
+                          "counted by operations; still running: w1, w2 (their output: " +
+                          dir.file("out/workers") + "/<id>.log)"),
+            std::string::npos)
+      << r.output;
+}
+
 }  // namespace
 }  // namespace locklab

@@ -13,6 +13,9 @@
                  (its good grants carry tokens 1 and 2)
   stdout         writes its events to stdout instead of the --history file, and runs until
                  SIGTERM like any worker in a run timed by duration
+  ignore-term    writes its good events, then ignores SIGTERM (and --operations): runs until
+                 the harness's SIGKILL
+  silent         writes nothing and runs until SIGTERM, even in a run counted by --operations
 Around the bad line it writes good events (an acquire and a release of L1, then another), so a
 test can check that none of them is lost. Then, as a worker must, it exits 0: at once in a run
 counted by --operations (its two operations are done), on SIGTERM in a run timed by duration. Of
@@ -35,6 +38,12 @@ def main():
     if mode == "exit-at-once":
         print(f"misbehaving worker {worker}: exiting at once", file=sys.stderr)
         sys.exit(3)
+    if mode == "silent":
+        while not stop:
+            time.sleep(0.01)
+        sys.exit(0)
+    if mode == "ignore-term":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if mode == "stdout":
         fd = sys.stdout.fileno()
     else:
@@ -69,7 +78,7 @@ def main():
     elif mode == "token-omitted":
         event("ok", "acquire", '{"lease_ms":1000}')
     hold(2 if tokens else None)
-    while not stop and args.get("--operations", "0") == "0":
+    while (not stop and args.get("--operations", "0") == "0") or mode == "ignore-term":
         time.sleep(0.01)
     if mode == "truncated":
         line(f'{{"t":{time.monotonic_ns()},"process":"{worker}","type":"inv')
