@@ -342,6 +342,15 @@ ToolResult run_client(const testkit::TempDir& dir, const std::string& scenario) 
                   "", "", 300'000);
 }
 
+// The reason of the run's harness stop event ("" when it has none).
+std::string stop_reason(const testkit::TempDir& dir) {
+  std::string reason;
+  for (const Event& e : read_history(dir.file("out/history.jsonl"))) {
+    if (e.process == "harness" && e.f == "stop") reason = e.value.value("reason", "");
+  }
+  return reason;
+}
+
 // A worker that crashed says why where the run names it: the last line of its log.
 // Every worker ended at once and the run is failed: it stops then, instead of waiting out its
 // 10-minute duration (the stop event says why; without the fix the tool's timeout ends the test).
@@ -362,11 +371,7 @@ TEST(WorkerEnd, ARunWhoseWorkersAllCrashedStopsAtOnceNamingTheirLastWords) {
         << w << "\n"
         << r.output;
   }
-  std::string reason;
-  for (const Event& e : read_history(dir.file("out/history.jsonl"))) {
-    if (e.process == "harness" && e.f == "stop") reason = e.value.value("reason", "");
-  }
-  EXPECT_EQ(reason, "every worker ended and one failed the run") << r.output;
+  EXPECT_EQ(stop_reason(dir), "every worker ended and one failed the run") << r.output;
 }
 
 // The same in a run counted by operations with a fault still to come: the nemesis is not waited
@@ -380,11 +385,7 @@ TEST(WorkerEnd, ACountedRunWhoseWorkersAllCrashedStopsWithoutWaitingForItsFaults
       "[nemesis]\nquiet_ms = 0\n[[nemesis.fault]]\nat_ms = 600000\nfault = \"pause-worker\"\n"
       "target = \"w1\"\nduration_ms = 1000\n");
   EXPECT_EQ(r.code, 2) << r.output;
-  std::string reason;
-  for (const Event& e : read_history(dir.file("out/history.jsonl"))) {
-    if (e.process == "harness" && e.f == "stop") reason = e.value.value("reason", "");
-  }
-  EXPECT_EQ(reason, "every worker ended and one failed the run") << r.output;
+  EXPECT_EQ(stop_reason(dir), "every worker ended and one failed the run") << r.output;
 }
 
 // A worker still running when the grace after SIGTERM ends is killed, and its exit event says
