@@ -13,6 +13,13 @@
 //    events and by command monitoring: a second aggregate with resumeAfter, on another host).
 // No sleep stands in for ordering: every step waits for an observed condition or an event.
 //
+// The kill lands while the stream's getMore is in flight on that member. Killed between getMores
+// (when no read of the stream is pending), Node.js driver 6 can write the next getMore to a
+// socket whose peer has closed it but whose close it has not yet processed: the write fails with
+// a raw EPIPE ("This socket has been ended by the other party"), not a MongoNetworkError, and the
+// stream gives up instead of resuming. That is the driver's, and the same against mongod: a killed
+// process's sockets close the same way.
+//
 //   node change_stream_node.js --mongosim PATH
 //
 // Prints one line per check and "N passed, M failed"; exits 0 only when every check passed,
@@ -118,8 +125,14 @@ async function failover(set, report) {
   // short timeout keeps that wait short (the same against mongod).
   const client = new MongoClient(set.uri, { monitorCommands: true,
     serverSelectionTimeoutMS: SELECTION_TIMEOUT_MS, heartbeatFrequencyMS: 500 });
+  let onGetMore = null;  // called once with the address of the next getMore the stream sends
   client.on('commandStarted', (ev) => {
     if (ev.commandName === 'aggregate') aggregates.push({ address: ev.address, stage: ev.command.pipeline[0].$changeStream });
+    if (ev.commandName === 'getMore' && onGetMore) {
+      const call = onGetMore;
+      onGetMore = null;
+      call(ev.address);
+    }
   });
   const writer = new MongoClient(set.uri, { serverSelectionTimeoutMS: DEADLINE_MS, heartbeatFrequencyMS: 500 });
   await client.connect();
@@ -146,9 +159,23 @@ async function failover(set, report) {
       assert.strictEqual(aggregates.length, 1, JSON.stringify(aggregates));
       assert.strictEqual(aggregates[0].address, set.members[oldPrimary].host);
     });
-    set.kill(oldPrimary);
+    // The getMore is started (the event comes before its bytes are written, and the write
+    // follows within the same turn of the event loop, before the kill's socket close is read).
+    let killedAt = null;
+    const killed = new Promise((resolve) => {
+      onGetMore = (address) => {
+        killedAt = address;
+        set.kill(oldPrimary);
+        resolve();
+      };
+    });
+    const third = take();
+    await killed;
+    report('the member is killed while the stream\'s getMore waits on it', () => {
+      assert.strictEqual(killedAt, set.members[oldPrimary].host);
+    });
     await wcoll.insertOne({ _id: 'e3' }, majority);
-    await take();
+    await third;
     await wcoll.insertOne({ _id: 'e4' }, majority);
     await take();
     await stream.close();

@@ -34,6 +34,10 @@ async function runChecks(binary, scenario) {
   } catch (err) {
     failed++;
     console.log(`not ok - scenario: ${oneLine(err)}`);
+    // Where it was thrown and what the driver attached (a network error's cause): a failure on a
+    // CI machine must be diagnosable from its log alone.
+    for (const line of String(err.stack || '').split('\n').slice(1)) console.log(`#   ${line.trim()}`);
+    if (err.cause) console.log(`#   cause: ${err.cause.stack || err.cause}`);
   } finally {
     await set.stop();
   }
