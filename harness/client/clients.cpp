@@ -233,6 +233,16 @@ const std::vector<ClientSpec> kClients = {
      true,
      python_client_missing,
      {"--mode", "silent"}},
+    {"test-well-behaved",
+     "writes good events, then sleeps in time.sleep until SIGTERM (a Python worker as a lock "
+     "client would be, for the worker clock faults)",
+     ProgramBase::kSourceDir,
+     kMisbehaving,
+     {"mutex"},
+     false,
+     true,
+     python_client_missing,
+     {"--mode", "good"}},
 };
 
 bool valid_table(const std::vector<ClientSpec>& table) {

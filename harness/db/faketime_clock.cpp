@@ -17,9 +17,9 @@ void write_clock_file(const std::string& path, int64_t offset_ms) {
   if (!out) throw std::runtime_error("cannot write the faketime file " + path);
 }
 
-std::vector<std::string> faketime_environment(const std::string& library,
+std::vector<std::string> faketime_environment(const std::string& preload,
                                               const std::string& timestamp_file) {
-  return {"LD_PRELOAD=" + library, "FAKETIME_DONT_FAKE_MONOTONIC=1",
+  return {"LD_PRELOAD=" + preload, "FAKETIME_DONT_FAKE_MONOTONIC=1",
           "FAKETIME_TIMESTAMP_FILE=" + timestamp_file, "FAKETIME_NO_CACHE=1"};
 }
 

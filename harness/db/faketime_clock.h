@@ -17,9 +17,10 @@ namespace locklab {
 // std::runtime_error naming the file when it cannot be written.
 void write_clock_file(const std::string& path, int64_t offset_ms);
 
-// "NAME=value" entries for a process under libfaketime: `library` preloaded (a path the process
-// sees), its clock read from `timestamp_file` (a path the process sees).
-std::vector<std::string> faketime_environment(const std::string& library,
+// "NAME=value" entries for a process under libfaketime: `preload` its LD_PRELOAD (libfaketime, or
+// a colon-separated list ending with it; paths the process sees), its clock read from
+// `timestamp_file` (a path the process sees).
+std::vector<std::string> faketime_environment(const std::string& preload,
                                               const std::string& timestamp_file);
 
 }  // namespace locklab

@@ -174,6 +174,18 @@ bool moves_worker_clocks(const Scenario& s) {
   return moves(s, ClockMoved::kWorker);
 }
 
+std::string worker_faketime_preload() {
+  const std::string faketime = find_libfaketime();
+  if (faketime.empty()) return "";
+  const std::string sleep = binary_dir() + "/liblocklab-faketime-sleep.so";
+  if (!std::filesystem::exists(sleep)) {
+    throw std::runtime_error(sleep +
+                             " is missing (it is built with locklab): a worker under "
+                             "libfaketime alone cannot sleep on the monotonic clock");
+  }
+  return sleep + ":" + faketime;
+}
+
 std::string find_libfaketime() {
   for (const char* path :
        {"/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1",

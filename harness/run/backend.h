@@ -46,5 +46,10 @@ void preflight(const Scenario& scenario, const Db& db);
 // Worker clock faults need every worker started under libfaketime: its library, or "".
 bool moves_worker_clocks(const Scenario& scenario);
 std::string find_libfaketime();
+// What a worker whose wall clock moves preloads (WorkerLaunch::faketime): the project's
+// liblocklab-faketime-sleep.so (faketime_sleep_preload.cpp: Python's time.sleep fails under
+// libfaketime alone), then libfaketime. "" when libfaketime is not installed; throws
+// std::runtime_error naming the file when the project's library is missing beside locklab.
+std::string worker_faketime_preload();
 
 }  // namespace locklab

@@ -243,7 +243,7 @@ class Run {
     launch.base.critical_section_ms = s_.workload.critical_section_ms;
     launch.base.honour_lost = s_.workload.honour_lost;
     launch.base.read_percent = s_.workload.read_percent;
-    if (moves_worker_clocks(s_)) launch.faketime = find_libfaketime();
+    if (moves_worker_clocks(s_)) launch.faketime = worker_faketime_preload();
     launch.base.operations = s_.workload.operations;
     launch.base.lock = s_.lock;
     launch.seed = seed_;

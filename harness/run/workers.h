@@ -45,8 +45,8 @@ struct WorkerLaunch {
   std::function<std::string(const std::string& id)> uri_for;
   std::function<std::string(const std::string& id)> netns_for;  // "" = no namespace
   GrantTokens grants;  // what the client's grants carry (its row in the client table)
-  // libfaketime (the multithreaded library) to preload into each worker (worker clock faults),
-  // or "": each worker's wall clock then reads <log_dir>/<id>.faketime on every call (its
+  // The LD_PRELOAD list for each worker (worker clock faults: worker_faketime_preload, libfaketime
+  // last), or "": each worker's wall clock then reads <log_dir>/<id>.faketime on every call (its
   // monotonic clock, which the history and the lock's lease timing use, is left alone). The
   // library is preloaded through `env`, which execs: the worker keeps its pid, so stop and kill
   // signals reach it (the faketime program forks and would take them instead).

@@ -301,9 +301,7 @@ ToolResult run_idle_client(const testkit::TempDir& dir, const std::string& extra
   std::ofstream(dir.file("s.toml")) << "[workload]\nclient = \"test-events-to-stdout\"\n"
                                        "duration_ms = 1500\n"
                                     << extra;
-  return run_tool({std::string(LOCKLAB_BIN_DIR) + "/locklab", "run", dir.file("s.toml"),
-                   "--cluster", "loopback", "--seed", "1", "--out", dir.file("out")},
-                  "", "", 120'000);
+  return testing::run_on_loopback(dir.file("s.toml"), dir.file("out"), 120'000);
 }
 
 // Each worker ran from the run's start to its stop and wrote nothing where it was told to: the
@@ -337,9 +335,7 @@ TEST(IdleWorkerRun, AWorkerPausedByAFaultMayRecordNothing) {
 
 ToolResult run_client(const testkit::TempDir& dir, const std::string& scenario) {
   std::ofstream(dir.file("s.toml")) << scenario;
-  return run_tool({std::string(LOCKLAB_BIN_DIR) + "/locklab", "run", dir.file("s.toml"),
-                   "--cluster", "loopback", "--seed", "1", "--out", dir.file("out")},
-                  "", "", 300'000);
+  return testing::run_on_loopback(dir.file("s.toml"), dir.file("out"), 300'000);
 }
 
 // The reason of the run's harness stop event ("" when it has none).

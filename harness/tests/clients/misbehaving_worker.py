@@ -16,6 +16,7 @@
   ignore-term    writes its good events, then ignores SIGTERM (and --operations): runs until
                  the harness's SIGKILL
   silent         writes nothing and runs until SIGTERM, even in a run counted by --operations
+  good           breaks nothing: its good events, then sleeps (time.sleep) until SIGTERM
 Around the bad line it writes good events (an acquire and a release of L1, then another), so a
 test can check that none of them is lost. Then, as a worker must, it exits 0: at once in a run
 counted by --operations (its two operations are done), on SIGTERM in a run timed by duration. Of
