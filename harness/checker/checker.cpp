@@ -308,6 +308,14 @@ Verdict check(const std::vector<Event>& history, const CheckConfig& config) {
       result = entry.checker(history, index, config);
       assert(result.property == entry.name);
       assert(result.violation_count >= result.violations.size());
+      // Held with no acquisition granted and no write made is held over nothing: no lock was
+      // tested (a lock that refuses everyone, workers that never reach the set), and a pipeline
+      // must not pass that. (The write properties also say so on no write: counter.cpp, ...)
+      if (result.outcome == Outcome::kValid && verdict.stats.acquisitions == 0 &&
+          !verdict.stats.events_by_f.contains("write")) {
+        result.outcome = Outcome::kUnknown;
+        result.note += " (unknown: no acquisition was granted and no write made)";
+      }
     }
     verdict.overall = combine(verdict.overall, result.outcome);
     verdict.properties.push_back(std::move(result));

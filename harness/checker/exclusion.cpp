@@ -351,6 +351,7 @@ PropertyResult check_exclusion_fenced(const std::vector<Event>& history, const H
   PropertyResult result{std::string(kExclusionFenced), Outcome::kValid, "", 0, {}};
   std::map<std::string, ResourceTally> tallies;
   check_stale_writes(history, index, config, result, tallies);
+  const bool written = !tallies.empty();  // every write op has a tally, each has its write
   const std::map<std::string, size_t> finals = last_finals(history, config);
   for (const auto& [resource, at] : finals) tallies[resource];  // a final of an unwritten one
   size_t read = 0, recovered = 0;
@@ -383,6 +384,7 @@ PropertyResult check_exclusion_fenced(const std::vector<Event>& history, const H
   result.note = std::to_string(tallies.size()) + " fenced resources, " + std::to_string(read) +
                 " read at the end, " + std::to_string(recovered) +
                 " indeterminate writes shown applied";
+  if (!written) unknown = "no fenced write was made";
   if (!unknown.empty() && result.outcome == Outcome::kValid) {
     result.outcome = Outcome::kUnknown;
     result.note += " (unknown: " + unknown + ")";

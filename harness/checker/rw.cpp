@@ -273,6 +273,10 @@ PropertyResult check_exclusion_rw_fenced(const std::vector<Event>& history,
   }
   result.note = std::to_string(writes) + " writes inside holds, " + std::to_string(judged) +
                 " refusals inside a surely live lease";
+  if (writes == 0 && judged == 0 && result.outcome == Outcome::kValid) {
+    result.outcome = Outcome::kUnknown;
+    result.note += " (unknown: no write was made)";
+  }
   return result;
 }
 

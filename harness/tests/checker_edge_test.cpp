@@ -47,6 +47,42 @@ TEST(CheckerEdge, SequentialHoldsAreValidOnEveryProperty) {
   EXPECT_EQ(verdict.stats.acquisitions, 2u);
 }
 
+// Nothing tested proves nothing. Every acquire refused: each property that held, held over
+// nothing, so it and the verdict are unknown. Holds but no counter write, or no fenced write:
+// the write property is unknown. What shows a violation anyway stays invalid (a counter at 3
+// that nobody wrote). Left out: a run whose workers made a few writes (judged as usual).
+TEST(CheckerEdge, AHistoryThatTestedNothingIsUnknown) {
+  HistoryBuilder refused;
+  refused.ev(0, "w1", kInvoke, "acquire", "L").ev(1, "w1", kFail, "acquire", "L");
+  refused.ev(2, "w2", kInvoke, "acquire", "L").ev(3, "w2", kFail, "acquire", "L");
+  const Verdict verdict = check(refused.build(), CheckConfig{});
+  EXPECT_EQ(verdict.overall, Outcome::kUnknown);
+  ASSERT_NE(verdict.find(kExclusionStrict), nullptr);
+  EXPECT_EQ(verdict.find(kExclusionStrict)->outcome, Outcome::kUnknown);
+  EXPECT_NE(verdict.find(kExclusionStrict)->note.find("no acquisition was granted"),
+            std::string::npos);
+  HistoryBuilder granted = refused;
+  granted.acquire(4, 5, "w1", "L", 1).release(6, "w1", "L", 1);
+  EXPECT_EQ(outcome_of(granted, kExclusionStrict), Outcome::kValid);
+
+  auto held = [](const char* workload) {
+    HistoryBuilder h;
+    h.ev(0, "harness", kInfo, "start", "", std::nullopt,
+         {{"vocabulary", 2}, {"workload", workload}});
+    h.acquire(1, 2, "w1", "L", 1).release(10, "w1", "L", 1);
+    return h;
+  };
+  HistoryBuilder counter = held("counter"), invented = held("counter");
+  counter.final_read(100, "counter", {{"count", 0}});
+  invented.final_read(100, "counter", {{"count", 3}});
+  EXPECT_EQ(outcome_of(counter, kCounterNoLostUpdates), Outcome::kUnknown);
+  EXPECT_EQ(outcome_of(invented, kCounterNoLostUpdates), Outcome::kInvalid);
+  HistoryBuilder fenced = held("fenced"), rw = held("rw");
+  fenced.final_read(100, "R", {{"missing", true}});
+  EXPECT_EQ(outcome_of(fenced, kExclusionFenced), Outcome::kUnknown);
+  EXPECT_EQ(outcome_of(rw, kExclusionRwFenced), Outcome::kUnknown);
+}
+
 TEST(CheckerEdge, UnknownAcquireIsNotAHold) {
   HistoryBuilder h;
   h.acquire(0, 1, "w1", "L", 1);
