@@ -55,6 +55,12 @@ const Manifest* manifest_of(const ClientSpec& client) {
   return nullptr;
 }
 
+std::string program_problem(const std::string& program) {
+  if (access(program.c_str(), F_OK) != 0) return program + " not found";
+  if (access(program.c_str(), X_OK) != 0) return program + " is not executable";
+  return "";
+}
+
 // Why a manifest's client cannot run here, or "".
 std::string manifest_client_missing(const ClientSpec& client, const ClientEnvironment& env) {
   const Manifest* m = nullptr;
@@ -66,8 +72,7 @@ std::string manifest_client_missing(const ClientSpec& client, const ClientEnviro
   for (const std::string& tool : m->required_tools) {
     if (find_on_path(tool, env.path).empty()) return tool + " not found on PATH";
   }
-  if (access(m->program.c_str(), F_OK) != 0) return m->program + " not found";
-  if (access(m->program.c_str(), X_OK) != 0) return m->program + " is not executable";
+  if (std::string why = program_problem(m->program); !why.empty()) return why;
   if (m->available_if.empty()) return "";
   std::string command;
   for (const std::string& a : m->available_if) command += (command.empty() ? "" : " ") + a;
@@ -428,6 +433,17 @@ std::string manifest_path_of(const ClientSpec& client) {
   std::lock_guard lock(registry().mutex);
   const Manifest* m = manifest_of(client);
   return m ? m->path : "";
+}
+
+std::string manifest_program_problem(const ClientSpec& client) {
+  std::string program;
+  {
+    std::lock_guard lock(registry().mutex);
+    const Manifest* m = manifest_of(client);
+    if (m == nullptr) return "";
+    program = m->program;
+  }
+  return program_problem(program);
 }
 
 }  // namespace locklab

@@ -73,4 +73,10 @@ std::vector<std::string> source_manifest_errors();
 // The canonical path of the manifest a row came from, or "" for a row of the table.
 std::string manifest_path_of(const ClientSpec& client);
 
+// What is wrong with a manifest's own program ("<path> not found", "<path> is not executable"),
+// or "" (also for a row of the table). A mistake in the manifest, not a machine without a tool:
+// `locklab run` refuses it as an error, where a missing `requires` or a failing `available_if`
+// is "not run" (exit 77, which ctest counts as skipped).
+std::string manifest_program_problem(const ClientSpec& client);
+
 }  // namespace locklab

@@ -21,6 +21,7 @@
 #include "checker/checker.h"
 #include "checker/clock.h"
 #include "checker/history.h"
+#include "client/client_manifest.h"
 #include "client/clients.h"
 #include "db/admin.h"
 #include "db/db.h"
@@ -432,16 +433,23 @@ class Run {
 };
 
 // A scenario whose client cannot run on this machine (node missing, program not built) is not
-// run: "locklab: unsupported: ..." and kExitNotRun, before anything starts. Returns 0 when the
-// client is available.
+// run: "locklab: unsupported: ..." and kExitNotRun, before anything starts; a client manifest
+// whose own program is missing is a mistake in it: an error (exit 2), not a skip. Returns 0 when
+// the client is available.
 int refuse_unavailable_client(const Scenario& s) {
   const ClientSpec* client = find_client(s.workload.client);
   assert(client != nullptr);  // load_scenario refuses unknown clients
-  const std::string why = client_unavailable(*client, ClientEnvironment::current());
-  if (why.empty()) return 0;
   const std::string where = s.workload.client_line > 0
                                 ? s.path + ":" + std::to_string(s.workload.client_line)
                                 : s.path + " (the default client)";
+  if (const std::string broken = manifest_program_problem(*client); !broken.empty()) {
+    std::cerr << "locklab: " << where << ": workload.client: client \"" << s.workload.client
+              << "\": its manifest " << manifest_path_of(*client) << " names a program that "
+              << "cannot run: " << broken << "\n";
+    return 2;
+  }
+  const std::string why = client_unavailable(*client, ClientEnvironment::current());
+  if (why.empty()) return 0;
   std::cerr << "locklab: unsupported: " << where << ": workload.client: client \""
             << s.workload.client << "\" is unavailable here: " << why << "\n";
   return kExitNotRun;

@@ -142,6 +142,32 @@ TEST_F(ClientRun, UnavailableClientIsNotRunAndSaysWhy) {
   EXPECT_FALSE(fs::exists(dir_.file("out")));
 }
 
+// A manifest whose own program is missing is a mistake in it: an error (2) naming the manifest
+// and the program, not a skip; the same manifest's failing available_if is "not run" (77).
+TEST_F(ClientRun, AManifestsMissingProgramIsAnErrorAndItsFailingAvailableIfASkip) {
+  std::ofstream(dir_.file("typo.toml"))
+      << "name = \"typo-program\"\nprogram = \"wroker.py\"\nworkloads = [\"mutex\"]\n"
+         "fencing_tokens = false\n";
+  const ToolResult typo =
+      run_with_path("/usr/bin:/bin", "[workload]\nduration_ms = 1000\nclient = \"typo.toml\"\n");
+  EXPECT_EQ(typo.code, kExitError) << typo.output;
+  EXPECT_NE(typo.output.find(dir_.file("s.toml") +
+                             ":3: workload.client: client \"typo-program\": " + "its manifest " +
+                             dir_.file("typo.toml") + " names a program that cannot run: " +
+                             dir_.file("wroker.py") + " not found"),
+            std::string::npos)
+      << typo.output;
+  std::ofstream(dir_.file("w.sh")) << "#!/bin/sh\n";
+  fs::permissions(dir_.file("w.sh"), fs::perms::owner_exec, fs::perm_options::add);
+  std::ofstream(dir_.file("absent.toml"))
+      << "name = \"absent-module\"\nprogram = \"w.sh\"\nworkloads = [\"mutex\"]\n"
+         "fencing_tokens = false\navailable_if = [\"/bin/sh\", \"-c\", \"exit 1\"]\n";
+  const ToolResult absent =
+      run_with_path("/usr/bin:/bin", "[workload]\nduration_ms = 1000\nclient = \"absent.toml\"\n");
+  EXPECT_EQ(absent.code, kExitNotRun) << absent.output;
+  EXPECT_FALSE(fs::exists(dir_.file("out")));
+}
+
 TEST_F(ClientRun, ClientsCommandListsAvailabilityAndReason) {
   const ToolResult r = run_tool(
       {"/usr/bin/env", "PATH=/nonexistent", std::string(LOCKLAB_BIN_DIR) + "/locklab", "clients"});
