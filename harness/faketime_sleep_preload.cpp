@@ -8,9 +8,11 @@
 // sleeps and the other waits (condition variables, select, semaphores) are not affected.
 //
 // What it does: its clock_nanosleep takes the clocks libfaketime leaves alone (monotonic,
-// boottime, CPU clocks) straight to the kernel, and hands the wall clocks (CLOCK_REALTIME,
-// CLOCK_REALTIME_ALARM, CLOCK_TAI) to the next definition in the preload order, libfaketime's,
-// which sleeps to the moved wall clock. Nothing else is interposed.
+// boottime, the process CPU clock) straight to the kernel, answers the calling thread's CPU
+// clock with EINVAL as glibc does (the kernel says EOPNOTSUPP), and hands the clocks libfaketime
+// moves (CLOCK_REALTIME, CLOCK_REALTIME_ALARM, CLOCK_TAI) to the next definition in the preload
+// order, libfaketime's, exactly as without this library: it sleeps to the moved wall clock
+// (CLOCK_TAI: libfaketime moves its reading but not its deadlines). Nothing else is interposed.
 //
 // Thread rules: stateless after load (the next definition is looked up once, in the library's
 // constructor); any thread. The kernel call is not a pthread cancellation point, as glibc's is:
@@ -33,7 +35,7 @@ __attribute__((constructor)) void find_next_clock_nanosleep() {
 }
 
 // The clocks libfaketime moves when the monotonic clock is left alone.
-bool is_wall_clock(clockid_t clock) {
+bool moved_by_faketime(clockid_t clock) {
   return clock == CLOCK_REALTIME || clock == CLOCK_REALTIME_ALARM || clock == CLOCK_TAI;
 }
 
@@ -42,9 +44,10 @@ bool is_wall_clock(clockid_t clock) {
 extern "C" __attribute__((visibility("default"))) int clock_nanosleep(clockid_t clock, int flags,
                                                                       const timespec* request,
                                                                       timespec* remain) {
-  if (is_wall_clock(clock) && next_clock_nanosleep != nullptr) {
+  if (moved_by_faketime(clock) && next_clock_nanosleep != nullptr) {
     return next_clock_nanosleep(clock, flags, request, remain);
   }
+  if (clock == CLOCK_THREAD_CPUTIME_ID) return EINVAL;  // glibc's answer (POSIX leaves it open)
   // clock_nanosleep returns the error number and leaves errno as it was.
   const int saved_errno = errno;
   const long result = syscall(SYS_clock_nanosleep, clock, flags, request, remain);

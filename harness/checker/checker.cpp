@@ -151,6 +151,14 @@ int64_t positive_ns(const nlohmann::json& json, const char* key, int64_t fallbac
   return it->get<int64_t>();
 }
 
+// Some write was or may have been applied (acknowledged, indeterminate, or cut off by a kill):
+// a refused write tested nothing.
+bool any_write_applied(const std::vector<Event>& history, const HistoryIndex& index) {
+  return std::any_of(index.operations.begin(), index.operations.end(), [&](const Operation& op) {
+    return op.f == "write" && op.outcome(history) != EventType::kFail;
+  });
+}
+
 }  // namespace
 
 const std::vector<std::string>& all_properties() {
@@ -312,7 +320,7 @@ Verdict check(const std::vector<Event>& history, const CheckConfig& config) {
       // tested (a lock that refuses everyone, workers that never reach the set), and a pipeline
       // must not pass that. (The write properties also say so on no write: counter.cpp, ...)
       if (result.outcome == Outcome::kValid && verdict.stats.acquisitions == 0 &&
-          !verdict.stats.events_by_f.contains("write")) {
+          !any_write_applied(history, index)) {
         result.outcome = Outcome::kUnknown;
         result.note += " (unknown: no acquisition was granted and no write made)";
       }

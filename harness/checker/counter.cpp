@@ -170,7 +170,7 @@ PropertyResult check_counter(const std::vector<Event>& history, const HistoryInd
     result.note += " (unknown: no final read of " + config.counter_resource + ")";
     return result;
   }
-  if (writes.empty() && *final_count == 0) {
+  if (acknowledged + indeterminate == 0 && *final_count == 0) {
     // No update was made, so none could be lost: nothing was tested.
     result.outcome = Outcome::kUnknown;
     result.note += " (unknown: no counter write was made)";

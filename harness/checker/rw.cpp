@@ -275,7 +275,7 @@ PropertyResult check_exclusion_rw_fenced(const std::vector<Event>& history,
                 " refusals inside a surely live lease";
   if (writes == 0 && judged == 0 && result.outcome == Outcome::kValid) {
     result.outcome = Outcome::kUnknown;
-    result.note += " (unknown: no write was made)";
+    result.note += " (unknown: no write was made inside a hold)";
   }
   return result;
 }

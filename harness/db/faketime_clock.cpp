@@ -17,6 +17,19 @@ void write_clock_file(const std::string& path, int64_t offset_ms) {
   if (!out) throw std::runtime_error("cannot write the faketime file " + path);
 }
 
+std::string ld_preload_list(const std::vector<std::string>& libraries) {
+  std::string list;
+  for (const std::string& path : libraries) {
+    if (path.empty() || path.find_first_of(" :") != std::string::npos) {
+      throw std::runtime_error("cannot preload \"" + path +
+                               "\": LD_PRELOAD cannot name an empty path or one with a space or "
+                               "a colon (build or install locklab under a path without them)");
+    }
+    list += (list.empty() ? "" : ":") + path;
+  }
+  return list;
+}
+
 std::vector<std::string> faketime_environment(const std::string& preload,
                                               const std::string& timestamp_file) {
   return {"LD_PRELOAD=" + preload, "FAKETIME_DONT_FAKE_MONOTONIC=1",

@@ -6,6 +6,7 @@
 #include "db/docker_db.h"
 #include "db/docker_engine.h"
 #include "db/external_db.h"
+#include "db/faketime_clock.h"
 #include "db/process_db.h"
 #include "run/sandbox.h"
 
@@ -168,6 +169,13 @@ void preflight(const Scenario& s, const Db& db) {
                              ": worker clock faults (clock-skew-worker, clock-jump-worker) need "
                              "libfaketime (libfaketimeMT.so.1), which is not installed");
   }
+  if (moves_worker_clocks(s)) {
+    try {
+      worker_faketime_preload();
+    } catch (const std::runtime_error& e) {
+      throw std::runtime_error(s.path + ": " + e.what());
+    }
+  }
 }
 
 bool moves_worker_clocks(const Scenario& s) {
@@ -183,7 +191,7 @@ std::string worker_faketime_preload() {
                              " is missing (it is built with locklab): a worker under "
                              "libfaketime alone cannot sleep on the monotonic clock");
   }
-  return sleep + ":" + faketime;
+  return ld_preload_list({sleep, faketime});
 }
 
 std::string find_libfaketime() {

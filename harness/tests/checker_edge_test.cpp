@@ -61,6 +61,10 @@ TEST(CheckerEdge, AHistoryThatTestedNothingIsUnknown) {
   EXPECT_EQ(verdict.find(kExclusionStrict)->outcome, Outcome::kUnknown);
   EXPECT_NE(verdict.find(kExclusionStrict)->note.find("no acquisition was granted"),
             std::string::npos);
+  HistoryBuilder refused_write = refused;  // a write refused without a hold tested nothing
+  refused_write.ev(4, "w1", kInvoke, "write", "L", 1, {{"resource", "R"}})
+      .ev(5, "w1", kFail, "write", "L", 1, {{"resource", "R"}});
+  EXPECT_EQ(outcome_of(refused_write, kExclusionStrict), Outcome::kUnknown);
   HistoryBuilder granted = refused;
   granted.acquire(4, 5, "w1", "L", 1).release(6, "w1", "L", 1);
   EXPECT_EQ(outcome_of(granted, kExclusionStrict), Outcome::kValid);

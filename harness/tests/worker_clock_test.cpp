@@ -6,9 +6,12 @@
 // a clock fault. Skipped where libfaketime or /usr/bin/python3 is missing.
 // Left out: runtimes that do not call libc for time (Go's: libfaketime moves nothing there) and
 // sleeps to a CLOCK_REALTIME deadline (handed to libfaketime, which serves them).
+#include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <fstream>
 #include <string>
@@ -68,6 +71,43 @@ TEST(WorkerClock, LibfaketimeAloneFailsThatSleepHere) {
       python_under_moved_clock(dir, 60'000, find_libfaketime(), kSleepThenPrintWallClock);
   if (r.code == 0) GTEST_SKIP() << "this libfaketime sleeps on CLOCK_MONOTONIC by itself";
   EXPECT_NE(r.output.find("OSError: [Errno 22] Invalid argument"), std::string::npos) << r.output;
+}
+
+// The preloaded clock_nanosleep itself, loaded into this process (no libfaketime behind it):
+// glibc's answers for what goes to the kernel, errno untouched.
+TEST(WorkerClock, ThePreloadedSleepAnswersAsGlibcDoes) {
+  void* library = dlopen((std::string(LOCKLAB_BIN_DIR) + "/liblocklab-faketime-sleep.so").c_str(),
+                         RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(library, nullptr) << dlerror();
+  using ClockNanosleep = int (*)(clockid_t, int, const timespec*, timespec*);
+  const auto sleep = reinterpret_cast<ClockNanosleep>(dlsym(library, "clock_nanosleep"));
+  ASSERT_NE(sleep, nullptr);
+  const timespec short_wait = {0, 1'000'000};
+  const timespec past = {0, 0};
+  errno = 1234;
+  EXPECT_EQ(sleep(CLOCK_MONOTONIC, 0, &short_wait, nullptr), 0);
+  EXPECT_EQ(sleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &past, nullptr), 0);
+  EXPECT_EQ(sleep(CLOCK_BOOTTIME, TIMER_ABSTIME, &past, nullptr), 0);
+  EXPECT_EQ(sleep(CLOCK_THREAD_CPUTIME_ID, 0, &short_wait, nullptr), EINVAL);
+  const timespec bad = {0, 2'000'000'000};
+  EXPECT_EQ(sleep(CLOCK_MONOTONIC, 0, &bad, nullptr), EINVAL);
+  EXPECT_EQ(sleep(static_cast<clockid_t>(9999), 0, &short_wait, nullptr), EINVAL);
+  EXPECT_EQ(errno, 1234);
+  dlclose(library);
+}
+
+// The LD_PRELOAD list: what ld.so would split or drop is refused, naming the path.
+TEST(WorkerClock, APreloadPathWithASpaceOrAColonIsRefused) {
+  EXPECT_EQ(ld_preload_list({"/a/x.so", "/b/y.so"}), "/a/x.so:/b/y.so");
+  for (const std::string bad : {"/opt/my tools/x.so", "/opt/a:b/x.so", ""}) {
+    try {
+      ld_preload_list({"/a/x.so", bad});
+      ADD_FAILURE() << "accepted \"" << bad << "\"";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("cannot preload \"" + bad + "\""), std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 // A run of a Python client (test-well-behaved: good events, then time.sleep until SIGTERM)

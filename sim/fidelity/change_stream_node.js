@@ -170,7 +170,15 @@ async function failover(set, report) {
       };
     });
     const third = take();
-    await killed;
+    let killTimer;
+    const noGetMore = new Promise((_, reject) => {
+      killTimer = setTimeout(() => reject(new Error(`no getMore within ${DEADLINE_MS} ms`)), DEADLINE_MS);
+    });
+    try {
+      await Promise.race([killed, noGetMore]);
+    } finally {
+      clearTimeout(killTimer);
+    }
     report('the member is killed while the stream\'s getMore waits on it', () => {
       assert.strictEqual(killedAt, set.members[oldPrimary].host);
     });
