@@ -170,10 +170,10 @@ PropertyResult check_counter(const std::vector<Event>& history, const HistoryInd
     result.note += " (unknown: no final read of " + config.counter_resource + ")";
     return result;
   }
-  if (acknowledged + indeterminate == 0 && *final_count == 0) {
-    // No update was made, so none could be lost: nothing was tested.
+  if (writes.empty() && *final_count == 0) {
+    // No update that names its value was made, so none could be shown lost: nothing was tested.
     result.outcome = Outcome::kUnknown;
-    result.note += " (unknown: no counter write was made)";
+    result.note += " (unknown: no counter write naming its count was made)";
     return result;
   }
   std::vector<Written> applied;

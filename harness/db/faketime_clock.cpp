@@ -20,10 +20,11 @@ void write_clock_file(const std::string& path, int64_t offset_ms) {
 std::string ld_preload_list(const std::vector<std::string>& libraries) {
   std::string list;
   for (const std::string& path : libraries) {
-    if (path.empty() || path.find_first_of(" :") != std::string::npos) {
+    if (path.empty() || path.find_first_of(" :$") != std::string::npos) {
       throw std::runtime_error("cannot preload \"" + path +
-                               "\": LD_PRELOAD cannot name an empty path or one with a space or "
-                               "a colon (build or install locklab under a path without them)");
+                               "\": LD_PRELOAD cannot name an empty path or one with a space, "
+                               "a colon or a $ (build or install locklab under a path without "
+                               "them)");
     }
     list += (list.empty() ? "" : ":") + path;
   }

@@ -17,9 +17,10 @@ namespace locklab {
 // std::runtime_error naming the file when it cannot be written.
 void write_clock_file(const std::string& path, int64_t offset_ms);
 
-// An LD_PRELOAD value naming `libraries` in order. ld.so splits it at spaces and colons, with
-// no escape: a path holding either would be dropped with a warning only the process's own
-// output shows, so such a path throws std::runtime_error naming it.
+// An LD_PRELOAD value naming `libraries` in order. ld.so splits it at spaces and colons and
+// expands $ORIGIN, $LIB, $PLATFORM in it, with no escape: a path holding any of those would be
+// dropped with a warning only the process's own output shows, so such a path throws
+// std::runtime_error naming it.
 std::string ld_preload_list(const std::vector<std::string>& libraries);
 
 // "NAME=value" entries for a process under libfaketime: `preload` its LD_PRELOAD (libfaketime, or

@@ -170,6 +170,7 @@ async function failover(set, report) {
       };
     });
     const third = take();
+    third.catch(() => {});  // awaited below; until then a rejection must not end the process
     let killTimer;
     const noGetMore = new Promise((_, reject) => {
       killTimer = setTimeout(() => reject(new Error(`no getMore within ${DEADLINE_MS} ms`)), DEADLINE_MS);
