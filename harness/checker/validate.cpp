@@ -81,6 +81,13 @@ void validate_history(const std::vector<Event>& history, const CheckConfig& conf
     } else if (e.process == "harness" && e.f == "final" && e.type == EventType::kOk) {
       validate_final(e, i);
     } else if (vocabulary >= 2 && e.f == "write" && e.type == EventType::kInvoke &&
+               resource_of(e) == config.counter_resource) {
+      // The value written is what counter.no-lost-updates judges (WORKERS.md): without it the
+      // write could not be judged, and a lost update would pass unseen.
+      auto count = e.value.find("count");
+      if (count == e.value.end() || !count->is_number_integer())
+        bad(e, i, "a v2 counter write without an integer value.count (the value it writes)");
+    } else if (vocabulary >= 2 && e.f == "write" && e.type == EventType::kInvoke &&
                e.value.is_object() && !e.value.contains("read") &&
                resource_of(e) != config.counter_resource) {
       auto id = e.value.find("id");

@@ -320,6 +320,31 @@ TEST(CheckerFinding18P6, V2WriteWithoutIdIsBadInput) {
   EXPECT_THROW(check(h.build(), config_for(kExclusionFenced)), std::invalid_argument);
 }
 
+// A v2 counter write without the value it writes cannot be judged: an acknowledged one then a
+// final 0 may be a lost update. Bad input, named; with its count the loss is found.
+TEST(CheckerFinding18P6, V2CounterWriteWithoutCountIsBadInput) {
+  auto history = [](nlohmann::json written) {
+    HistoryBuilder h = v2_start("counter");
+    h.acquire(10, 11, "w1", "L", 1);
+    h.ev(12, "w1", kInvoke, "write", "L", 1, std::move(written)).ev(13, "w1", kOk, "write", "L", 1);
+    h.release(20, "w1", "L", 1);
+    h.final_read(40, "counter", {{"count", 0}});
+    return h;
+  };
+  try {
+    check(history({{"resource", "counter"}, {"read", 0}}).build(),
+          config_for(kCounterNoLostUpdates));
+    ADD_FAILURE() << "a counter write without its count was judged";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("a v2 counter write without an integer value.count"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(outcome_of(history({{"resource", "counter"}, {"read", 0}, {"count", 1}}),
+                       kCounterNoLostUpdates),
+            "invalid");
+}
+
 // P6 companion: two writes with one id could hide a lost write (one listed entry matching
 // both): bad input.
 TEST(CheckerFinding18P6, IdUsedByTwoWritesIsBadInput) {
