@@ -318,7 +318,8 @@ Verdict check(const std::vector<Event>& history, const CheckConfig& config) {
       assert(result.violation_count >= result.violations.size());
       // Held with no acquisition granted and no write made is held over nothing: no lock was
       // tested (a lock that refuses everyone, workers that never reach the set), and a pipeline
-      // must not pass that. (The write properties also say so on no write: counter.cpp, ...)
+      // must not pass that. (Each write property says so on no write of its own: counter.cpp,
+      // exclusion.cpp, rw.cpp.)
       if (result.outcome == Outcome::kValid && verdict.stats.acquisitions == 0 &&
           !any_write_applied(history, index)) {
         result.outcome = Outcome::kUnknown;

@@ -55,12 +55,6 @@ const Manifest* manifest_of(const ClientSpec& client) {
   return nullptr;
 }
 
-std::string program_problem(const std::string& program) {
-  if (access(program.c_str(), F_OK) != 0) return program + " not found";
-  if (access(program.c_str(), X_OK) != 0) return program + " is not executable";
-  return "";
-}
-
 // Why a manifest's client cannot run here, or "".
 std::string manifest_client_missing(const ClientSpec& client, const ClientEnvironment& env) {
   const Manifest* m = nullptr;

@@ -29,10 +29,7 @@ constexpr size_t kMaxPathEntries = 256;
 
 // The program exists and is executable.
 std::string program_missing(const ClientSpec& client, const ClientEnvironment& env) {
-  const std::string program = client_program(client, env);
-  if (access(program.c_str(), F_OK) != 0) return program + " not found";
-  if (access(program.c_str(), X_OK) != 0) return program + " is not executable";
-  return "";
+  return program_problem(client_program(client, env));
 }
 
 // A Node.js client: its script, node on PATH, and its npm packages installed next to it (by the
@@ -394,6 +391,12 @@ std::string client_choice_error(std::string_view name, std::string_view workload
     if (workload == "fenced" && !client->fencing_tokens) why += ": its lock issues no tokens";
     return why;
   }
+  return "";
+}
+
+std::string program_problem(const std::string& path) {
+  if (access(path.c_str(), F_OK) != 0) return path + " not found";
+  if (access(path.c_str(), X_OK) != 0) return path + " is not executable";
   return "";
 }
 

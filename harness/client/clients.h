@@ -97,6 +97,9 @@ std::string client_choice_error(std::string_view name, std::string_view workload
 // An executable called `name` in one of the colon-separated `path` directories, or "".
 std::string find_on_path(std::string_view name, std::string_view path);
 
+// "<path> not found", "<path> is not executable", or "" when the program can be run.
+std::string program_problem(const std::string& path);
+
 // Why `claims` cannot be a claim of a client running `workloads` with (or without) fencing
 // tokens, or "": an empty list, an unknown or repeated fault kind or property, a property that
 // no such run is judged on, a write concern outside majority and 1..7. `field`, when given, is

@@ -446,7 +446,7 @@ int refuse_unavailable_client(const Scenario& s) {
     std::cerr << "locklab: " << where << ": workload.client: client \"" << s.workload.client
               << "\": its manifest " << manifest_path_of(*client) << " names a program that "
               << "cannot run: " << broken << "\n";
-    return 2;
+    return kExitError;
   }
   const std::string why = client_unavailable(*client, ClientEnvironment::current());
   if (why.empty()) return 0;

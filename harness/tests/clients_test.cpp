@@ -145,11 +145,15 @@ TEST_F(ClientRun, UnavailableClientIsNotRunAndSaysWhy) {
 // A manifest whose own program is missing is a mistake in it: an error (2) naming the manifest
 // and the program, not a skip; the same manifest's failing available_if is "not run" (77).
 TEST_F(ClientRun, AManifestsMissingProgramIsAnErrorAndItsFailingAvailableIfASkip) {
-  std::ofstream(dir_.file("typo.toml"))
-      << "name = \"typo-program\"\nprogram = \"wroker.py\"\nworkloads = [\"mutex\"]\n"
-         "fencing_tokens = false\n";
+  // A manifest file, then a run of a scenario naming it.
+  auto run_manifest = [this](const std::string& file, const std::string& manifest) {
+    std::ofstream(dir_.file(file))
+        << manifest << "workloads = [\"mutex\"]\nfencing_tokens = false\n";
+    return run_with_path("/usr/bin:/bin",
+                         "[workload]\nduration_ms = 1000\nclient = \"" + file + "\"\n");
+  };
   const ToolResult typo =
-      run_with_path("/usr/bin:/bin", "[workload]\nduration_ms = 1000\nclient = \"typo.toml\"\n");
+      run_manifest("typo.toml", "name = \"typo-program\"\nprogram = \"wroker.py\"\n");
   EXPECT_EQ(typo.code, kExitError) << typo.output;
   EXPECT_NE(typo.output.find(dir_.file("s.toml") +
                              ":3: workload.client: client \"typo-program\": " + "its manifest " +
@@ -159,11 +163,9 @@ TEST_F(ClientRun, AManifestsMissingProgramIsAnErrorAndItsFailingAvailableIfASkip
       << typo.output;
   std::ofstream(dir_.file("w.sh")) << "#!/bin/sh\n";
   fs::permissions(dir_.file("w.sh"), fs::perms::owner_exec, fs::perm_options::add);
-  std::ofstream(dir_.file("absent.toml"))
-      << "name = \"absent-module\"\nprogram = \"w.sh\"\nworkloads = [\"mutex\"]\n"
-         "fencing_tokens = false\navailable_if = [\"/bin/sh\", \"-c\", \"exit 1\"]\n";
-  const ToolResult absent =
-      run_with_path("/usr/bin:/bin", "[workload]\nduration_ms = 1000\nclient = \"absent.toml\"\n");
+  const ToolResult absent = run_manifest("absent.toml",
+                                         "name = \"absent-module\"\nprogram = \"w.sh\"\n"
+                                         "available_if = [\"/bin/sh\", \"-c\", \"exit 1\"]\n");
   EXPECT_EQ(absent.code, kExitNotRun) << absent.output;
   EXPECT_FALSE(fs::exists(dir_.file("out")));
 }
