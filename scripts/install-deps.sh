@@ -18,6 +18,9 @@ packages=(
   libtomlplusplus-dev nlohmann-json3-dev libcli11-dev
   # harness: network namespaces and partitions; clock faults on real mongod binaries
   iproute2 nftables procps faketime
+  # the worker clock tests build a Go worker: Go reads the time without libc, out of faketime's
+  # reach, and a run must say so
+  golang-go
   # driver-fidelity smoke tests (pymongo talks to mongosim as it would to mongod)
   python3 python3-pymongo
   # the run report's browser tests open timeline.html in headless Chromium; its SVG and JUnit

@@ -1,6 +1,6 @@
 // The harness's own Db (db/process_db.h: MongosimDb on loopback) for tests of the harness's
 // pieces that act on a Db (nemesis, workers, clients, the external backend): `members` members
-// of this build's mongosim on 127.0.0.1 with free ports, logs and data in `dir`, a 1 s election
+// of this build's mongosim on 127.0.0.1 on reserved ports, logs and data in `dir`, a 1 s election
 // timeout. Started by the caller (Db::start waits until ready, the harness's definition).
 //
 //   Supervisor supervisor;  TempDir dir;

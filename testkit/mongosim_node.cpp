@@ -11,7 +11,7 @@
 #include <stdexcept>
 
 #include "db/admin.h"
-#include "free_port.h"
+#include "loopback.h"
 #include "own_process.h"
 #include "poll_until.h"
 
@@ -59,14 +59,12 @@ MongosimNode::MongosimNode(NodeOptions options) : options_(std::move(options)) {
     options_.log_path = new_log_path();
     own_log_ = true;
   }
-  std::string last_error;
-  const int attempts = options_.port == 0 ? kStartAttempts : 1;
-  for (int attempt = 0; attempt < attempts; ++attempt) {
-    port_ = options_.port != 0 ? options_.port : free_port();
-    if (start_once(last_error)) return;
-  }
+  if (options_.port == 0) reservation_.emplace();
+  port_ = reservation_ ? reservation_->port() : options_.port;
+  std::string error;
+  if (start_once(error)) return;
   if (own_log_) std::remove(options_.log_path.c_str());
-  throw std::runtime_error("mongosim did not start: " + last_error);
+  throw std::runtime_error("mongosim did not start: " + error);
 }
 
 MongosimNode::~MongosimNode() {

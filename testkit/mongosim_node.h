@@ -2,7 +2,9 @@
 // under the harness's process supervisor (run/process.h: PR_SET_PDEATHSIG, its own process
 // group, exec failures reported), waited for until it accepts connections, and then killed,
 // paused, resumed, stopped or restarted on the same port and dbpath. Its output goes to a log
-// file that every run of the node appends to.
+// file that every run of the node appends to. Unless NodeOptions::port names one, the port is a
+// PortReservation (db/port_reservation.h) the node holds for its whole life, so nothing else can
+// take it before the start or between a kill and the restart.
 //
 //   MongosimNode node({.args = {"--replSet", "rs0"}});   // throws std::runtime_error on failure
 //   node.port();  node.uri();  node.command("admin", R"({"hello": 1})");  node.kill();
@@ -21,9 +23,11 @@
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "db/port_reservation.h"
 #include "run/process.h"
 
 namespace locklab::testkit {
@@ -37,13 +41,12 @@ struct NodeOptions {
   std::string dbpath = {};                 // "" = none (mongosim keeps its data in memory)
   std::string log_path = {};               // "" = a file of the node's own, removed with it
   std::vector<std::string> launcher = {};  // a command line the server runs under (strace ...)
-  int port = 0;                            // 0 = free_port(), and another one if that was taken
+  int port = 0;                            // 0 = a port the node reserves
   std::chrono::milliseconds start_timeout{10'000};  // until it accepts connections
 };
 
 class MongosimNode {
  public:
-  static constexpr int kStartAttempts = 3;  // ports tried when the port is the kit's choice
   static constexpr std::chrono::milliseconds kStopTimeout{10'000};
   static constexpr std::chrono::milliseconds kPauseTimeout{5'000};
 
@@ -93,6 +96,7 @@ class MongosimNode {
 
   NodeOptions options_;
   bool own_log_ = false;
+  std::optional<PortReservation> reservation_;  // when options_.port was 0
   int port_ = 0;
   pid_t pid_ = -1;
   bool paused_ = false;

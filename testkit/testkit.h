@@ -1,10 +1,10 @@
 // locklab's test kit: the one way tests and benchmarks of sim/, lib/, harness/ and bench/
 // start mongosim and wait for things. Nothing in production code depends on it; it uses the
-// harness's own pieces where the harness has them (the process supervisor, port picking, admin
+// harness's own pieces where the harness has them (the process supervisor, port reservations, admin
 // connections and its definition of a ready set), so a test's "ready" is the harness's.
 //
 //   poll_until.h    poll_until(deadline, done), after(timeout)
-//   free_port.h     free_port(), connect_loopback(port)
+//   loopback.h      connect_loopback(port) (ports: the harness's db/port_reservation.h)
 //   temp_dir.h      TempDir (removes itself)
 //   mongosim_node.h MongosimNode: start on a port (and dbpath), kill, pause, resume, restart
 //   replica_set.h   ReplicaSet: start N, initiate, wait ready, primary, wait_for_primary
@@ -15,8 +15,8 @@
 // lives for the whole test, and commands may come from any thread.
 #pragma once
 
-#include "free_port.h"
 #include "harness_db.h"
+#include "loopback.h"
 #include "mongosim_node.h"
 #include "own_process.h"
 #include "poll_until.h"

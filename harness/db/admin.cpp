@@ -225,22 +225,4 @@ std::string unique_set_name() {
   return "rs0-" + std::to_string(getpid()) + "-" + suffix;
 }
 
-int pick_free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t length = sizeof addr;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length) != 0) {
-    const int saved = errno;
-    close(fd);
-    throw std::runtime_error(std::string("cannot find a free port: ") + std::strerror(saved));
-  }
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
 }  // namespace locklab

@@ -61,9 +61,6 @@ nlohmann::json confirmed_find(const std::string& host, const std::string& databa
 // length orders as the term it encodes.
 std::string election_id(const nlohmann::json& hello);
 
-// A TCP port on 127.0.0.1 that was free a moment ago (members on loopback).
-int pick_free_port();
-
 // A replica-set name no other set on this host has: "rs0-<pid>-<random hex>". Sets whose members
 // share 127.0.0.1 get one each: a member of one set on a port a dead member of another left free
 // would otherwise be taken for that member, by drivers (hello names the set, nothing else) and

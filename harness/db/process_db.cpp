@@ -110,12 +110,13 @@ void ProcessDb::start() {
   if (placement_ == Placement::kNetns && !network_) build_network();
   if (network_ && config().delays_replies && !relays_) start_relays();
   placements_.clear();
+  if (!network_) reservations_.resize(static_cast<size_t>(size()));
   for (int m = 0; m < size(); ++m) {
     if (network_) {
       const Host& h = network_->host(member_name(m));
       placements_.push_back({h.netns, h.address, kMemberPort});
     } else {
-      placements_.push_back({"", "127.0.0.1", pick_free_port()});
+      placements_.push_back({"", "127.0.0.1", reservations_.at(m).port()});
     }
   }
   for (int m = 0; m < size(); ++m) start_member(m);

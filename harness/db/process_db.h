@@ -5,7 +5,9 @@
 // Placement: netns (the members, a control host for admin commands and every worker of
 // DbConfig::workers in namespaces of the run's own network: db/netns.h; partitions possible;
 // with DbConfig::delays_replies a reply relay per worker, db/reply_relays.h) or loopback
-// (everything on 127.0.0.1 with free ports; no partitions, no reply delays). The network is
+// (everything on 127.0.0.1, each member on a port the set reserves from its first start to its
+// destruction, db/port_reservation.h, so a killed member's port is still its own at the restart;
+// no partitions, no reply delays). The network is
 // built by start() and deleted by teardown(); stop() ends the relays.
 //
 // Member levers are signals to the member's process group (a faketime wrapper's child too):
@@ -20,6 +22,7 @@
 
 #include "db/db.h"
 #include "db/netns.h"
+#include "db/port_reservation.h"
 #include "db/reply_relays.h"
 #include "run/process.h"
 
@@ -83,6 +86,7 @@ class ProcessDb : public Db {
   std::unique_ptr<Network> network_;
   std::unique_ptr<ReplyRelays> relays_;  // netns and DbConfig::delays_replies only
   std::vector<MemberPlacement> placements_;
+  std::vector<PortReservation> reservations_;  // loopback: one per member, kept over restarts
   std::vector<pid_t> pids_;
   std::vector<bool> paused_;
 

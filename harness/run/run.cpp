@@ -637,8 +637,9 @@ int run_scenario(const RunOptions& options) {
   check_options.junit_path = options.junit_path;
   const CheckCommandResult result = run_check_command(out.string(), check_options);
   if (!worker_problems.empty()) {
-    // The history lacks what the bad lines said: its verdict cannot be trusted either way.
-    std::cerr << "locklab: run failed: bad worker output (every other event is kept in "
+    // The history lacks what the bad lines said, or a fault did not reach a worker: its verdict
+    // cannot be trusted either way.
+    std::cerr << "locklab: run failed: worker problems (every other event is kept in "
               << (out / "history.jsonl").string() << "):\n";
     for (const std::string& p : worker_problems) std::cerr << "  " << p << "\n";
     return 2;

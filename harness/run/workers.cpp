@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "db/faketime_clock.h"
+#include "run/clock_reach.h"
 
 namespace locklab {
 
@@ -87,6 +88,7 @@ void WorkerPool::start(const std::string& id) {
   // An incarnation whose exit was never recorded: merge the rest of its file first.
   outputs_.close(id, killed_[id]);
   killed_[id] = false;
+  clock_checked_[id] = false;
   const int64_t incarnation = starts_[id]++;
   const std::string history_path = outputs_.open(id, incarnation);
   SpawnOptions options;
@@ -104,6 +106,22 @@ void WorkerPool::start(const std::string& id) {
   pids_[id] = pid;
   history_.append(
       {0, "harness", EventType::kInfo, "spawn", "", std::nullopt, {{"worker", id}, {"pid", pid}}});
+}
+
+void WorkerPool::drain() {
+  outputs_.drain();
+  if (launch_.faketime.empty()) return;
+  for (const std::string& id : ids_) {
+    if (!clock_checked_[id] && pid(id) != 0 && outputs_.lines(id) > 0) check_clock_reach(id);
+  }
+}
+
+// Once the incarnation has written a line its own program runs (env has exec'd it).
+void WorkerPool::check_clock_reach(const std::string& id) {
+  clock_checked_[id] = true;
+  const std::string library = launch_.faketime.substr(launch_.faketime.rfind(':') + 1);
+  const std::string why = clock_fault_unreachable(pid(id), library);
+  if (!why.empty()) outputs_.problem(id, "worker clock faults cannot move its clock: " + why);
 }
 
 std::string WorkerPool::clock_file(const std::string& id) const {

@@ -70,8 +70,10 @@ class WorkerPool {
   // SIGCONT + SIGTERM to all, wait up to grace_ms (one grace for all), then SIGKILL to those
   // still running; records every exit (an overdue one's exit event says so: value.stop).
   void stop_all(int64_t grace_ms);
-  // Merges what the running workers wrote since the last call into the history.
-  void drain() { outputs_.drain(); }
+  // Merges what the running workers wrote since the last call into the history; under worker
+  // clock faults, checks each incarnation that has written a line for processes the faults
+  // cannot reach (run/clock_reach.h), a problem naming the worker.
+  void drain();
   // Bad lines and workers that ended on their own, each naming the worker ("" when none).
   const std::vector<std::string>& problems() const { return outputs_.problems(); }
   size_t problem_count() const { return outputs_.problem_count(); }
@@ -90,6 +92,7 @@ class WorkerPool {
   std::map<std::string, bool> killed_;     // per id: the harness sent its incarnation SIGKILL
   std::map<std::string, bool> faulted_;    // per id: a fault paused or killed it, ever
   std::map<std::string, int64_t> clock_offsets_ms_;  // per id, when faketime is on
+  std::map<std::string, bool> clock_checked_;  // per id: its incarnation's processes were checked
   bool stopping_ = false;                            // stop_all was called: exits are expected
   std::map<std::string, int64_t> overdue_;  // per id: still running this grace after SIGTERM
   WorkerOutputs outputs_;
@@ -97,6 +100,7 @@ class WorkerPool {
   std::vector<std::string> argv_for(const std::string& id, int index, int64_t incarnation,
                                     const std::string& history_path) const;
   void judge_exit(const std::string& id, const ExitStatus& status);
+  void check_clock_reach(const std::string& id);
   void judge_stopped(const std::string& id);
   std::string clock_file(const std::string& id) const;
 };

@@ -65,10 +65,10 @@ TEST(ExploreCase, OutcomeIsReadFromTheRunDirectory) {
 
   // Bad worker output: the verdict is not trusted, the case is a harness error.
   write(run / "worker-problems.txt", "w1: bad line\n");
-  write(run / "locklab.log", "locklab: run failed: bad worker output\n");
+  write(run / "locklab.log", "locklab: run failed: worker problems\n");
   o = classify_run(run.string(), 2);
   EXPECT_EQ(o.verdict, CaseVerdict::kHarnessError);
-  EXPECT_NE(o.detail.find("bad worker output"), std::string::npos) << o.detail;
+  EXPECT_NE(o.detail.find("worker problems"), std::string::npos) << o.detail;
   EXPECT_EQ(finding_key(o), "");
 
   write(run / kMemberDiedFile, "member m2 ended (signal 6)\n");

@@ -255,7 +255,7 @@ TEST_P(BadClientRun, IsAnErrorNamingWorkerAndLineAndKeepsEveryOtherEvent) {
                 "loopback", "--seed", "1", "--out", dir.file("out")},
                "", "", 120'000);
   EXPECT_EQ(r.code, 2) << r.output;
-  EXPECT_NE(r.output.find("locklab: run failed: bad worker output"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("locklab: run failed: worker problems"), std::string::npos) << r.output;
   for (const std::string w : {"w1", "w2"}) {
     // A bad line is named by its file (the worker's own) and line number.
     const std::string file = c.expected.starts_with(".0.jsonl") ? dir.file("out/workers/") + w : "";

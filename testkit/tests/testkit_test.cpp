@@ -1,7 +1,7 @@
 // The test kit's own pieces against real processes: poll_until's deadline, TempDir's removal,
-// free_port, a mongosim node's kill / restart on its dbpath / pause, and a replica set that is
+// a mongosim node's kill / restart on its dbpath / pause, and a replica set that is
 // ready (a majority write was acknowledged) when its constructor returns. Model: one machine,
-// loopback only; a port taken between free_port() and the server's bind is not provoked.
+// loopback only; ports are reservations (their own tests: harness/tests/port_reservation_test.cpp).
 #include "testkit.h"
 
 #include <gtest/gtest.h>
@@ -65,12 +65,6 @@ TEST(TempDir, RemovesItselfWithWhatItHolds) {
     ASSERT_TRUE(std::filesystem::exists(dir.file("a/b/c")));
   }
   EXPECT_FALSE(std::filesystem::exists(path));
-}
-
-TEST(FreePort, NothingListensThere) {
-  const int port = free_port();
-  EXPECT_GT(port, 0);
-  EXPECT_EQ(connect_loopback(port), -1);
 }
 
 TEST(MongosimNode, KilledNodeRestartsOnItsDbpathWithItsData) {

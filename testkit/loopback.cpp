@@ -1,4 +1,4 @@
-#include "free_port.h"
+#include "loopback.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -7,13 +7,7 @@
 
 #include <cstdint>
 
-#include "db/admin.h"
-
 namespace locklab::testkit {
-
-int free_port() {
-  return locklab::pick_free_port();
-}
 
 int connect_loopback(int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
