@@ -231,7 +231,7 @@ PropertyResult check_exclusion_rw_fenced(const std::vector<Event>& history,
   };
   std::vector<std::optional<Accepted>> at(history.size());
   const ClockMoves moves(history, index, config);
-  size_t writes = 0, judged = 0;
+  size_t writes = 0, accepted = 0, judged = 0;
   for (const Operation& op : index.operations) {
     if (op.f != "write" || op.resource == config.counter_resource || !op.token) continue;
     const Hold* hold = hold_of(history, op, w.holds);
@@ -241,6 +241,7 @@ PropertyResult check_exclusion_rw_fenced(const std::vector<Event>& history,
     if (outcome == EventType::kFail && op.completion != kNoEvent) {
       judge_refusal(history, index, config, moves, op, *hold, w, maxima, result, judged);
     } else if (outcome == EventType::kOk && op.invoke != kNoEvent) {
+      ++accepted;
       at[op.invoke] = Accepted{&op, hold->shared};
       at[op.completion] = Accepted{&op, hold->shared};
     }
@@ -271,11 +272,14 @@ PropertyResult check_exclusion_rw_fenced(const std::vector<Event>& history,
     if (*op.token > any.token) any = Highest{*op.token, i};
     if (!at[i]->shared && *op.token > exclusive.token) exclusive = Highest{*op.token, i};
   }
-  result.note = std::to_string(writes) + " writes inside holds, " + std::to_string(judged) +
-                " refusals inside a surely live lease";
-  if (writes == 0 && judged == 0 && result.outcome == Outcome::kValid) {
+  result.note = std::to_string(writes) + " writes inside holds, " + std::to_string(accepted) +
+                " accepted, " + std::to_string(judged) + " refusals inside a surely live lease";
+  // Only an accepted write can be stale and only a judged refusal can be wrong: with neither,
+  // the property held over nothing (writes all refused with no lease to judge them by, say).
+  if (accepted == 0 && judged == 0 && result.outcome == Outcome::kValid) {
     result.outcome = Outcome::kUnknown;
-    result.note += " (unknown: no write was made inside a hold)";
+    result.note += writes == 0 ? " (unknown: no write was made inside a hold)"
+                               : " (unknown: no write inside a hold was accepted or judged)";
   }
   return result;
 }

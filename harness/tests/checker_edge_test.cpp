@@ -50,7 +50,8 @@ TEST(CheckerEdge, SequentialHoldsAreValidOnEveryProperty) {
 // Nothing tested proves nothing. Every acquire refused: each property that held, held over
 // nothing, so it and the verdict are unknown. Holds but no counter write, or no fenced write:
 // the write property is unknown. What shows a violation anyway stays invalid (a counter at 3
-// that nobody wrote). Left out: a run whose workers made a few writes (judged as usual).
+// that nobody wrote), and rw-fenced over writes that were all refused unjudged is unknown too.
+// Left out: a run whose workers made a few writes (judged as usual).
 TEST(CheckerEdge, AHistoryThatTestedNothingIsUnknown) {
   HistoryBuilder refused;
   refused.ev(0, "w1", kInvoke, "acquire", "L").ev(1, "w1", kFail, "acquire", "L");
@@ -85,6 +86,16 @@ TEST(CheckerEdge, AHistoryThatTestedNothingIsUnknown) {
   fenced.final_read(100, "R", {{"missing", true}});
   EXPECT_EQ(outcome_of(fenced, kExclusionFenced), Outcome::kUnknown);
   EXPECT_EQ(outcome_of(rw, kExclusionRwFenced), Outcome::kUnknown);
+  // rw-fenced judges accepted writes (stale?) and refusals in a surely live lease (wrong?): a
+  // write refused in a hold whose grant names no lease is neither, so it still tested nothing.
+  HistoryBuilder refused_in_hold = held("rw"), accepted_in_hold = held("rw");
+  for (auto [h, outcome] :
+       {std::pair{&refused_in_hold, kFail}, std::pair{&accepted_in_hold, kOk}}) {
+    const nlohmann::json write = {{"resource", "R"}, {"id", "w1-1"}};
+    h->ev(3, "w1", kInvoke, "write", "L", 1, write).ev(4, "w1", outcome, "write", "L", 1, write);
+  }
+  EXPECT_EQ(outcome_of(refused_in_hold, kExclusionRwFenced), Outcome::kUnknown);
+  EXPECT_EQ(outcome_of(accepted_in_hold, kExclusionRwFenced), Outcome::kValid);
 }
 
 TEST(CheckerEdge, UnknownAcquireIsNotAHold) {
