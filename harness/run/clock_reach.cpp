@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <sstream>
 
 namespace locklab {
@@ -17,46 +18,88 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr size_t kSectionNamesBytesMax = 1 << 20;  // a section-name table larger is not an ELF's
+constexpr size_t kNotesBytesMax = 1 << 16;         // per PT_NOTE segment read
+constexpr size_t kHeadersMax = 1 << 16;            // program or section headers
 constexpr size_t kMapsBytesMax = 64 << 20;         // a process's memory map as text
+constexpr uint32_t kGoBuildIdNote = 4;             // the Go linker's build-id note type
 
 // Reads exactly `size` bytes at `offset`; false when the file is shorter or unreadable.
-bool read_at(int fd, void* into, size_t size, off_t offset) {
+bool read_at(int fd, void* into, size_t size, uint64_t offset) {
   size_t done = 0;
   while (done < size) {
     const ssize_t n = ::pread(fd, static_cast<char*>(into) + done, size - done,
-                              offset + static_cast<off_t>(done));
+                              static_cast<off_t>(offset + done));
     if (n <= 0) return false;
     done += static_cast<size_t>(n);
   }
   return true;
 }
 
-// The names of the sections of an ELF file of one class (Ehdr/Shdr: Elf64_* or Elf32_*).
-template <typename Ehdr, typename Shdr>
-std::optional<std::vector<std::string>> section_names(int fd) {
+std::string read_bytes(int fd, uint64_t offset, uint64_t size, size_t max_bytes) {
+  if (size > max_bytes) return "";
+  std::string bytes(size, '\0');
+  return read_at(fd, bytes.data(), bytes.size(), offset) ? bytes : "";
+}
+
+// Whether a note segment holds a note named "Go" of the Go build-id type.
+bool has_go_note(const std::string& notes) {
+  size_t at = 0;
+  const auto aligned = [](size_t n) { return (n + 3) & ~size_t{3}; };
+  while (at + 12 <= notes.size()) {
+    uint32_t name_size = 0, desc_size = 0, type = 0;
+    std::memcpy(&name_size, notes.data() + at, 4);
+    std::memcpy(&desc_size, notes.data() + at + 4, 4);
+    std::memcpy(&type, notes.data() + at + 8, 4);
+    const size_t name_at = at + 12;
+    if (name_size > notes.size() - name_at) return false;
+    // The Go linker names it "Go\0\0" (4 bytes); "Go\0" is taken too.
+    if (type == kGoBuildIdNote && (name_size == 3 || name_size == 4) &&
+        notes.compare(name_at, 3, std::string("Go\0", 3)) == 0) {
+      return true;
+    }
+    const size_t next = name_at + aligned(name_size) + aligned(desc_size);
+    if (next <= at || next > notes.size()) return false;
+    at = next;
+  }
+  return false;
+}
+
+// ELF facts from one class's headers (Ehdr/Phdr/Shdr: the Elf64_* or the Elf32_* types).
+template <typename Ehdr, typename Phdr, typename Shdr>
+ElfFacts read_facts(int fd) {
   Ehdr header{};
-  if (!read_at(fd, &header, sizeof header, 0)) return std::nullopt;
-  if (header.e_shentsize != sizeof(Shdr) || header.e_shstrndx >= header.e_shnum) {
-    return std::nullopt;
+  if (!read_at(fd, &header, sizeof header, 0)) return {};
+  ElfFacts facts{.elf = true};
+  if (header.e_phentsize == sizeof(Phdr) && header.e_phnum < kHeadersMax) {
+    for (size_t i = 0; i < header.e_phnum; ++i) {
+      Phdr segment{};
+      if (!read_at(fd, &segment, sizeof segment, header.e_phoff + i * sizeof(Phdr))) return {};
+      if (segment.p_type == PT_INTERP) {
+        facts.dynamic = true;
+        facts.interpreter = read_bytes(fd, segment.p_offset, segment.p_filesz, 4096).c_str();
+      }
+      if (segment.p_type == PT_NOTE &&
+          has_go_note(read_bytes(fd, segment.p_offset, segment.p_filesz, kNotesBytesMax))) {
+        facts.go = true;
+      }
+    }
   }
+  if (header.e_shentsize != sizeof(Shdr) || header.e_shstrndx >= header.e_shnum) return facts;
   Shdr names_section{};
-  const off_t names_at = static_cast<off_t>(header.e_shoff + header.e_shstrndx * sizeof(Shdr));
-  if (!read_at(fd, &names_section, sizeof names_section, names_at)) return std::nullopt;
-  if (names_section.sh_size > kSectionNamesBytesMax) return std::nullopt;
-  std::string names(names_section.sh_size, '\0');
-  if (!read_at(fd, names.data(), names.size(), static_cast<off_t>(names_section.sh_offset))) {
-    return std::nullopt;
+  if (!read_at(fd, &names_section, sizeof names_section,
+               header.e_shoff + header.e_shstrndx * sizeof(Shdr))) {
+    return facts;
   }
-  std::vector<std::string> result;
-  for (size_t i = 0; i < header.e_shnum; ++i) {
+  const std::string names =
+      read_bytes(fd, names_section.sh_offset, names_section.sh_size, kSectionNamesBytesMax);
+  for (size_t i = 0; i < header.e_shnum && !names.empty(); ++i) {
     Shdr section{};
-    if (!read_at(fd, &section, sizeof section,
-                 static_cast<off_t>(header.e_shoff + i * sizeof(Shdr))))
-      return std::nullopt;
-    if (section.sh_name >= names.size()) return std::nullopt;
-    result.emplace_back(names.c_str() + section.sh_name);
+    if (!read_at(fd, &section, sizeof section, header.e_shoff + i * sizeof(Shdr))) break;
+    if (section.sh_name >= names.size()) break;
+    const std::string name(names.c_str() + section.sh_name);
+    if (name == ".go.buildinfo" || name == ".note.go.buildid") facts.go = true;
   }
-  return result;
+  return facts;
 }
 
 std::string read_bounded(const std::string& path, size_t max_bytes) {
@@ -93,7 +136,44 @@ std::string canonical_or_same(const std::string& path) {
   return error ? path : resolved.string();
 }
 
+// The files a memory map maps (the text after the fifth field of each line).
+std::set<std::string> mapped_files(const std::string& maps) {
+  std::set<std::string> files;
+  std::istringstream lines(maps);
+  std::string line;
+  while (std::getline(lines, line)) {
+    const size_t slash = line.find('/');
+    if (slash != std::string::npos) files.insert(line.substr(slash));
+  }
+  return files;
+}
+
+// Why an executable with these facts escapes libfaketime whatever is preloaded; "" when it may
+// not (a dynamic non-Go ELF, or not an ELF at all: a script's interpreter is checked instead).
+std::string why_unreachable(const ElfFacts& facts) {
+  if (facts.go) {
+    return "is a Go program, and Go reads the time without libc, where libfaketime cannot move it";
+  }
+  if (facts.elf && !facts.dynamic) {
+    return "is a static binary: no loader runs to preload libfaketime into it";
+  }
+  return "";
+}
+
 }  // namespace
+
+ElfFacts elf_facts(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  unsigned char ident[EI_NIDENT] = {};
+  ElfFacts facts;
+  if (read_at(fd, ident, sizeof ident, 0) && std::memcmp(ident, ELFMAG, SELFMAG) == 0) {
+    if (ident[EI_CLASS] == ELFCLASS64) facts = read_facts<Elf64_Ehdr, Elf64_Phdr, Elf64_Shdr>(fd);
+    if (ident[EI_CLASS] == ELFCLASS32) facts = read_facts<Elf32_Ehdr, Elf32_Phdr, Elf32_Shdr>(fd);
+  }
+  ::close(fd);
+  return facts;
+}
 
 std::vector<pid_t> process_group(pid_t pgid, const std::string& proc) {
   std::vector<pid_t> members;
@@ -108,40 +188,40 @@ std::vector<pid_t> process_group(pid_t pgid, const std::string& proc) {
   return members;
 }
 
-bool is_go_program(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  unsigned char ident[EI_NIDENT] = {};
-  std::optional<std::vector<std::string>> names;
-  if (read_at(fd, ident, sizeof ident, 0) && std::memcmp(ident, ELFMAG, SELFMAG) == 0) {
-    if (ident[EI_CLASS] == ELFCLASS64) names = section_names<Elf64_Ehdr, Elf64_Shdr>(fd);
-    if (ident[EI_CLASS] == ELFCLASS32) names = section_names<Elf32_Ehdr, Elf32_Shdr>(fd);
-  }
-  ::close(fd);
-  if (!names) return false;
-  return std::any_of(names->begin(), names->end(), [](const std::string& name) {
-    return name == ".go.buildinfo" || name == ".note.go.buildid";
-  });
+std::string check_worker_program(const std::string& program) {
+  const std::string why = why_unreachable(elf_facts(program));
+  return why.empty() ? "" : program + " " + why;
 }
 
 std::string clock_fault_unreachable(pid_t pgid, const std::string& library,
+                                    const std::vector<std::string>& preloads,
                                     const std::string& proc) {
-  const std::string loaded = canonical_or_same(library);
+  std::error_code error;
+  if (fs::read_symlink(proc + "/self", error).string() != std::to_string(::getpid())) {
+    return "it cannot be checked: " + proc +
+           " shows another PID namespace's processes (a sandbox without a /proc of its own)";
+  }
+  const std::string faketime = canonical_or_same(library);
+  std::set<std::string> expected;  // what a process still being loaded may have mapped already
+  for (const std::string& p : preloads) expected.insert(canonical_or_same(p));
   for (const pid_t pid : process_group(pgid, proc)) {
     const std::string dir = proc + "/" + std::to_string(pid);
-    std::error_code error;
     const std::string exe = fs::read_symlink(dir + "/exe", error).string();
     const std::string maps = read_bounded(dir + "/maps", kMapsBytesMax);
-    if (error || maps.empty()) continue;  // ended while being read
+    if (error || maps.empty()) continue;  // ended while being read, or not ours to read
     const std::string who = "process " + std::to_string(pid) + " (" + exe + ")";
-    if (is_go_program(dir + "/exe")) {
-      return who +
-             " is a Go program, and Go reads the time without libc, where libfaketime "
-             "cannot move it";
-    }
-    if (maps.find(loaded) == std::string::npos) {
-      return who + " has not loaded libfaketime (" + loaded +
-             "): a static binary, or its LD_PRELOAD was cleared";
+    const ElfFacts facts = elf_facts(dir + "/exe");
+    if (!facts.elf) continue;  // replaced while being read
+    if (const std::string why = why_unreachable(facts); !why.empty()) return who + " " + why;
+    const std::set<std::string> files = mapped_files(maps);
+    if (files.count(faketime) > 0) continue;
+    const std::string loader = canonical_or_same(facts.interpreter);
+    const bool loaded = std::any_of(files.begin(), files.end(), [&](const std::string& f) {
+      return f != exe && f != loader && expected.count(f) == 0 &&
+             f.find(".so") != std::string::npos;
+    });
+    if (loaded) {
+      return who + " has not loaded libfaketime (" + faketime + "): its LD_PRELOAD was cleared";
     }
   }
   return "";

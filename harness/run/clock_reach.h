@@ -3,17 +3,21 @@
 // dynamic loader into every process the worker runs (run/workers.h); libfaketime moves only
 // the time a process asks libc for. Two kinds of process escape it, and a run under such a
 // fault would then pass as if the clock had moved:
-//   - one that does not load it: a static binary (the loader never runs), or a process whose
-//     LD_PRELOAD was cleared;
 //   - a Go program, static or not: Go's runtime reads the time from the vDSO itself, never
 //     through libc (measured with go1.19: time.Now() unmoved under libfaketime, with cgo too).
-// A Go program is told by the sections its linker writes into every ELF binary: .go.buildinfo
-// and .note.go.buildid.
+//     Told by what its linker writes into every ELF binary: the .go.buildinfo and
+//     .note.go.buildid sections, and the "Go" build-id note in a PT_NOTE segment (which stays
+//     when the section headers are stripped);
+//   - a program that does not load libfaketime: a static ELF (no PT_INTERP: no loader runs), or
+//     a dynamic one whose LD_PRELOAD was cleared.
 //
-// The check reads /proc: every process of the worker's process group (run/process.h gives each
-// worker its own), its executable and its memory map. It is made once the worker has written a
-// line (so the worker's own program has been exec'd), per incarnation; what it misses: a process
-// the worker starts later, or one that leaves the worker's process group.
+// Two checks. Before the workers start, the client's program itself (check_worker_program).
+// While they run, once an incarnation has written a line (its own program has been exec'd),
+// every process of its process group (run/process.h gives each worker its own), through /proc:
+// its executable and its memory map. A dynamic process whose map holds no shared object yet
+// but the loader and the preloads is still being loaded (exec'd a moment ago): it is skipped,
+// not judged, since libfaketime may still come. What the checks miss: a process the worker
+// starts later, or caught mid-exec, or one that leaves the worker's process group.
 //
 // Thread rules: none (reads /proc and files only).
 #pragma once
@@ -25,19 +29,32 @@
 
 namespace locklab {
 
+struct ElfFacts {
+  bool elf = false;              // a readable, well-formed ELF file
+  bool go = false;               // a Go program (see above)
+  bool dynamic = false;          // has a PT_INTERP: the dynamic loader runs it
+  std::string interpreter = {};  // that loader's path, as the file names it
+};
+
+// What the file at `path` is (all false for anything that is not a readable, well-formed ELF).
+ElfFacts elf_facts(const std::string& path);
+
 // The processes whose process group is `pgid`, zombies left out (they have no memory map);
 // from `proc` ("/proc"). Empty when none.
 std::vector<pid_t> process_group(pid_t pgid, const std::string& proc = "/proc");
 
-// Whether the ELF file at `path` is a Go program (carries a .go.buildinfo or .note.go.buildid
-// section). False for anything that is not a readable, well-formed ELF file.
-bool is_go_program(const std::string& path);
+// Why worker clock faults cannot reach a worker whose program is `program` (a Go program or a
+// static ELF), or "" (a script, a dynamic ELF: the run-time check decides).
+std::string check_worker_program(const std::string& program);
 
 // Why libfaketime at `library` cannot move the wall clock of some process of process group
 // `pgid`, naming the process and its executable; "" when every process there loads it and none
-// is a Go program. A process that ends while it is read, or whose memory map this process may
-// not read, is skipped.
+// is a Go program. `preloads`: every library the worker preloads (libfaketime among them).
+// Skipped: a process that ends while it is read, one whose memory map this process may not
+// read, one still being loaded (above). When `proc` belongs to another PID namespace than this
+// process (a sandbox without a /proc of its own), says that the check cannot be made.
 std::string clock_fault_unreachable(pid_t pgid, const std::string& library,
+                                    const std::vector<std::string>& preloads,
                                     const std::string& proc = "/proc");
 
 }  // namespace locklab

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 
 #include "db/faketime_clock.h"
 #include "run/clock_reach.h"
@@ -25,6 +26,11 @@ WorkerPool::WorkerPool(Supervisor& supervisor, HistoryWriter& history, WorkerLau
 }
 
 void WorkerPool::start_all() {
+  if (!launch_.faketime.empty()) {
+    if (const std::string why = check_worker_program(launch_.program); !why.empty()) {
+      throw std::runtime_error("worker clock faults cannot move the workers' clocks: " + why);
+    }
+  }
   for (const std::string& id : ids_) start(id);
 }
 
@@ -104,6 +110,7 @@ void WorkerPool::start(const std::string& id) {
   options.log_path = launch_.log_dir + "/" + id + ".log";
   const pid_t pid = supervisor_.spawn(options);
   pids_[id] = pid;
+  groups_.push_back(pid);
   history_.append(
       {0, "harness", EventType::kInfo, "spawn", "", std::nullopt, {{"worker", id}, {"pid", pid}}});
 }
@@ -119,8 +126,10 @@ void WorkerPool::drain() {
 // Once the incarnation has written a line its own program runs (env has exec'd it).
 void WorkerPool::check_clock_reach(const std::string& id) {
   clock_checked_[id] = true;
-  const std::string library = launch_.faketime.substr(launch_.faketime.rfind(':') + 1);
-  const std::string why = clock_fault_unreachable(pid(id), library);
+  std::vector<std::string> preloads;
+  std::istringstream list(launch_.faketime);
+  for (std::string path; std::getline(list, path, ':');) preloads.push_back(path);
+  const std::string why = clock_fault_unreachable(pid(id), preloads.back(), preloads);
   if (!why.empty()) outputs_.problem(id, "worker clock faults cannot move its clock: " + why);
 }
 
@@ -239,9 +248,13 @@ void WorkerPool::judge_stopped(const std::string& id) {
 
 void WorkerPool::stop_all(int64_t grace_ms) {
   stopping_ = true;
+  // To the worker's process group: a worker that is a wrapper (a shell running the lock's
+  // program) must not leave that program behind.
   for (const auto& [id, p] : pids_) {
-    supervisor_.signal(p, SIGCONT);
-    supervisor_.signal(p, SIGTERM);
+    if (supervisor_.running(p)) {
+      ::kill(-p, SIGCONT);
+      ::kill(-p, SIGTERM);
+    }
   }
   // One grace for all: the workers stop together, so a worker that ignores SIGTERM costs the
   // run one grace, not one per worker.
@@ -266,6 +279,9 @@ void WorkerPool::stop_all(int64_t grace_ms) {
   for (const auto& [id, p] : overdue) {
     if (std::optional<ExitStatus> status = supervisor_.wait_exit(p, grace_ms)) record_exit(*status);
   }
+  // What is left of every incarnation's group (a child the worker started and left running,
+  // a killed incarnation's children). A group that still has members keeps its id from reuse.
+  for (const pid_t group : groups_) ::kill(-group, SIGKILL);
 }
 
 }  // namespace locklab

@@ -67,8 +67,9 @@ class WorkerPool {
   // Records the exit of one of our workers; false when the pid is not a worker's.
   bool record_exit(const ExitStatus& status);
   int running() const;
-  // SIGCONT + SIGTERM to all, wait up to grace_ms (one grace for all), then SIGKILL to those
-  // still running; records every exit (an overdue one's exit event says so: value.stop).
+  // SIGCONT + SIGTERM to every worker's process group, wait up to grace_ms (one grace for all),
+  // then SIGKILL to those still running; records every exit (an overdue one's exit event says
+  // so: value.stop). Last, SIGKILL to what is left of every incarnation's process group.
   void stop_all(int64_t grace_ms);
   // Merges what the running workers wrote since the last call into the history; under worker
   // clock faults, checks each incarnation that has written a line for processes the faults
@@ -92,6 +93,7 @@ class WorkerPool {
   std::map<std::string, bool> killed_;     // per id: the harness sent its incarnation SIGKILL
   std::map<std::string, bool> faulted_;    // per id: a fault paused or killed it, ever
   std::map<std::string, int64_t> clock_offsets_ms_;  // per id, when faketime is on
+  std::vector<pid_t> groups_;  // every incarnation's process group (its pid), for stop_all
   std::map<std::string, bool> clock_checked_;  // per id: its incarnation's processes were checked
   bool stopping_ = false;                            // stop_all was called: exits are expected
   std::map<std::string, int64_t> overdue_;  // per id: still running this grace after SIGTERM

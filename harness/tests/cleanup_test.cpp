@@ -301,6 +301,30 @@ TEST(FinishedRun, ReplicaSetRunLeavesNothingBehind) {
   fs::remove_all(dir);
 }
 
+// A loopback run (no PID namespace to end it) of a worker that starts a child, which ignores
+// SIGTERM, and exits on SIGTERM leaving it running: the child is gone when locklab has exited
+// (stop_all ends each worker's process group). Left out: a child that leaves the group (setsid).
+TEST(FinishedRun, AWorkersChildIsGoneAfterALoopbackRun) {
+  if (!programs_built()) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
+  if (access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "needs /usr/bin/python3";
+  testkit::TempDir dir;
+  std::ofstream(dir.file("client.toml"))
+      << "name = \"leaves-child\"\ndescription = \"a worker that leaves a child\"\nprogram = \""
+      << LOCKLAB_SOURCE_DIR << "/harness/tests/clients/misbehaving_worker.py\"\n"
+      << "args = [\"--mode\", \"leaves-child\"]\nworkloads = [\"mutex\"]\nfencing_tokens = false\n";
+  std::ofstream(dir.file("s.toml"))
+      << "[workload]\nclient = \"client.toml\"\nworkers = 2\nduration_ms = 1500\n";
+  const std::string out = dir.file("run");
+  const ToolResult r = testing::run_on_loopback(dir.file("s.toml"), out, 120'000);
+  EXPECT_NE(r.code, 2) << r.output;
+  // Both children were started (each names its worker's history file under `out`).
+  EXPECT_NE(read_text(out + "/history.jsonl").find("\"w2\""), std::string::npos) << r.output;
+  EXPECT_TRUE(poll_until(after(std::chrono::milliseconds(5'000)),
+                         [&] { return processes_mentioning(out).empty(); }))
+      << processes_mentioning(out).size() << " processes of the run remain";
+  for (const pid_t pid : processes_mentioning(out)) ::kill(pid, SIGKILL);
+}
+
 // A run that fails while starting (the member program exits at once): nothing remains.
 TEST(FailedRun, MemberProgramThatExitsLeavesNothingBehind) {
   if (const std::string why = netns_backend_refusal(); !why.empty()) GTEST_SKIP() << why;

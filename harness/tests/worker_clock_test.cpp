@@ -9,12 +9,15 @@
 // Left out: sleeps to a CLOCK_REALTIME deadline (handed to libfaketime, which serves them), and
 // a worker that starts its unreachable process only after its first line (not checked).
 #include <dlfcn.h>
+#include <elf.h>
 #include <gtest/gtest.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -161,24 +164,103 @@ std::string build_go_worker(const testkit::TempDir& dir, bool cgo) {
   return out;
 }
 
-TEST(ClockReach, GoProgramsAreToldByTheirSectionsAndOthersAreNot) {
+TEST(ClockReach, GoProgramsAndStaticBinariesAreToldFromTheirHeaders) {
   if (go_tool().empty()) GTEST_SKIP() << "needs the go tool (golang-go)";
   testkit::TempDir dir;
-  EXPECT_TRUE(is_go_program(build_go_worker(dir, false)));
-  EXPECT_TRUE(is_go_program(build_go_worker(dir, true)));
-  EXPECT_FALSE(is_go_program("/bin/sh"));
-  EXPECT_FALSE(is_go_program(std::string(LOCKLAB_BIN_DIR) + "/static-clock-worker"));
-  EXPECT_FALSE(is_go_program(dir.file("missing")));
+  const std::string go = build_go_worker(dir, false);
+  const ElfFacts static_go = elf_facts(go);
+  EXPECT_TRUE(static_go.go && static_go.elf && !static_go.dynamic);
+  const ElfFacts cgo = elf_facts(build_go_worker(dir, true));
+  EXPECT_TRUE(cgo.go && cgo.dynamic);
+  const ElfFacts sh = elf_facts("/bin/sh");
+  EXPECT_TRUE(sh.elf && sh.dynamic && !sh.go);
+  EXPECT_NE(sh.interpreter.find("ld-linux"), std::string::npos) << sh.interpreter;
+  const ElfFacts c_static = elf_facts(std::string(LOCKLAB_BIN_DIR) + "/static-clock-worker");
+  EXPECT_TRUE(c_static.elf && !c_static.dynamic && !c_static.go);
+  EXPECT_FALSE(elf_facts(dir.file("missing")).elf);
   std::ofstream(dir.file("text")) << "#!/bin/sh\necho .go.buildinfo\n";
-  EXPECT_FALSE(is_go_program(dir.file("text")));
-  // An ELF cut short: its section headers are past the end.
+  EXPECT_FALSE(elf_facts(dir.file("text")).elf);
+  std::string bytes;
   {
-    std::ifstream in(dir.file("go-worker"), std::ios::binary);
-    std::string head(4096, '\0');
-    in.read(head.data(), static_cast<std::streamsize>(head.size()));
-    std::ofstream(dir.file("cut"), std::ios::binary) << head;
+    std::ifstream in(go, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
-  EXPECT_FALSE(is_go_program(dir.file("cut")));
+  ASSERT_GT(bytes.size(), sizeof(Elf64_Ehdr));
+  // Section headers gone (e_shoff, e_shnum, e_shstrndx zeroed): its PT_NOTE still says Go.
+  std::string stripped = bytes;
+  Elf64_Ehdr header{};
+  std::memcpy(&header, stripped.data(), sizeof header);
+  header.e_shoff = 0;
+  header.e_shnum = 0;
+  header.e_shstrndx = 0;
+  std::memcpy(stripped.data(), &header, sizeof header);
+  std::ofstream(dir.file("stripped"), std::ios::binary) << stripped;
+  EXPECT_TRUE(elf_facts(dir.file("stripped")).go);
+  // An ELF cut after its program headers: what they point to is past the end, so nothing in
+  // them is read, and it is not taken for Go.
+  Elf64_Ehdr original{};
+  std::memcpy(&original, bytes.data(), sizeof original);
+  std::ofstream(dir.file("cut"), std::ios::binary)
+      << bytes.substr(0, original.e_phoff + original.e_phnum * sizeof(Elf64_Phdr));
+  EXPECT_TRUE(elf_facts(dir.file("cut")).elf);
+  EXPECT_FALSE(elf_facts(dir.file("cut")).go);
+  EXPECT_EQ(check_worker_program(go).find(go + " is a Go program"), 0u);
+  EXPECT_EQ(check_worker_program("/bin/sh"), "");
+  EXPECT_EQ(check_worker_program(dir.file("text")), "");
+}
+
+// The run-time check over a /proc made here (a unit test of the classification): one process
+// of group 4242 whose executable and memory map are written below.
+class FakeProc {
+ public:
+  FakeProc() {
+    std::filesystem::create_symlink(std::to_string(getpid()), dir_.file("self"));
+    std::filesystem::create_directories(dir_.file("77"));
+    std::ofstream(dir_.file("77/stat")) << "77 (a (b) c) S 1 4242 4242 0 -1\n";
+  }
+  std::string check(const std::string& exe, const std::vector<std::string>& mapped) {
+    std::filesystem::remove(dir_.file("77/exe"));
+    std::filesystem::create_symlink(exe, dir_.file("77/exe"));
+    std::ofstream maps(dir_.file("77/maps"));
+    for (const std::string& file : mapped) {
+      maps << "7f0000000000-7f0000001000 r-xp 00000000 08:01 1234     " << file << "\n";
+    }
+    maps << "7ffd00000000-7ffd00001000 r-xp 00000000 00:00 0        [vdso]\n";
+    maps.close();
+    return clock_fault_unreachable(4242, "/x/libfaketimeMT.so.1",
+                                   {"/x/liblocklab-faketime-sleep.so", "/x/libfaketimeMT.so.1"},
+                                   dir_.path());
+  }
+  const testkit::TempDir& dir() const { return dir_; }
+
+ private:
+  testkit::TempDir dir_;
+};
+
+TEST(ClockReach, EachProcessIsJudgedByItsExecutableAndMemoryMap) {
+  FakeProc proc;
+  const std::string sh = std::filesystem::canonical("/bin/sh").string();
+  const std::string loader = std::filesystem::canonical(elf_facts("/bin/sh").interpreter).string();
+  EXPECT_EQ(proc.check(sh, {sh, loader, "/x/liblocklab-faketime-sleep.so", "/x/libfaketimeMT.so.1",
+                            "/usr/lib/x86_64-linux-gnu/libc.so.6"}),
+            "");
+  // exec'd a moment ago: the loader has mapped the first preload and nothing else yet
+  EXPECT_EQ(proc.check(sh, {sh, loader, "/x/liblocklab-faketime-sleep.so"}), "");
+  const std::string cleared = proc.check(sh, {sh, loader, "/usr/lib/x86_64-linux-gnu/libc.so.6"});
+  EXPECT_EQ(cleared.find("process 77 (" + sh + ") has not loaded libfaketime"), 0u) << cleared;
+  EXPECT_NE(cleared.find("LD_PRELOAD was cleared"), std::string::npos) << cleared;
+  const std::string c_static = std::string(LOCKLAB_BIN_DIR) + "/static-clock-worker";
+  EXPECT_NE(proc.check(c_static, {c_static}).find("is a static binary"), std::string::npos);
+}
+
+// A /proc of another PID namespace (a sandbox that could not mount its own) shows other pids:
+// the check says it cannot be made rather than finding nothing wrong.
+TEST(ClockReach, AProcOfAnotherPidNamespaceIsNotTakenForOurs) {
+  testkit::TempDir dir;
+  std::filesystem::create_symlink("1", dir.file("self"));
+  EXPECT_NE(
+      clock_fault_unreachable(4242, "/x/f.so", {"/x/f.so"}, dir.path()).find("cannot be checked"),
+      std::string::npos);
 }
 
 // What the check stands on: a Go program's wall clock does not move under libfaketime, as a C
@@ -252,6 +334,14 @@ void expect_unreachable(const ToolResult& r, const std::string& why) {
   EXPECT_NE(r.output.find(why), std::string::npos) << r.output;
 }
 
+// The client's program is a Go program or a static binary: refused before any worker starts.
+void expect_refused_at_start(const ToolResult& r, const std::string& why) {
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("worker clock faults cannot move the workers' clocks: " + why),
+            std::string::npos)
+      << r.output;
+}
+
 TEST(ClockReach, ARunOfAGoWorkerUnderAWorkerClockFaultFailsSayingWhy) {
   if (go_tool().empty() || find_libfaketime().empty()) GTEST_SKIP() << "needs go and libfaketime";
   if (!locklab::testing::programs_built()) GTEST_SKIP() << "needs locklab and mongosim built";
@@ -259,7 +349,13 @@ TEST(ClockReach, ARunOfAGoWorkerUnderAWorkerClockFaultFailsSayingWhy) {
     testkit::TempDir dir;
     SCOPED_TRACE(cgo ? "cgo" : "static");
     const std::string program = build_go_worker(dir, cgo);
-    expect_unreachable(run_client_under_skew(dir, program),
+    expect_refused_at_start(run_client_under_skew(dir, program),
+                            program + " is a Go program, and Go reads the time without libc");
+    // Behind a shell script that runs it as a child: found in the worker's process group.
+    const std::string wrapper = dir.file("wrapper.sh");
+    std::ofstream(wrapper) << "#!/bin/sh\n\"" << program << "\" \"$@\"\n";
+    std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
+    expect_unreachable(run_client_under_skew(dir, wrapper),
                        program + ") is a Go program, and Go reads the time without libc");
   }
 }
@@ -269,7 +365,7 @@ TEST(ClockReach, ARunOfAStaticWorkerUnderAWorkerClockFaultFailsSayingWhy) {
   if (!locklab::testing::programs_built()) GTEST_SKIP() << "needs locklab and mongosim built";
   testkit::TempDir dir;
   const std::string program = std::string(LOCKLAB_BIN_DIR) + "/static-clock-worker";
-  expect_unreachable(run_client_under_skew(dir, program), program + ") has not loaded libfaketime");
+  expect_refused_at_start(run_client_under_skew(dir, program), program + " is a static binary");
 }
 
 // The same static worker without a worker clock fault: nothing to reach, no such problem.

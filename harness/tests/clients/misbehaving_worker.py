@@ -17,6 +17,9 @@
                  the harness's SIGKILL
   silent         writes nothing and runs until SIGTERM, even in a run counted by --operations
   good           breaks nothing: its good events, then sleeps (time.sleep) until SIGTERM
+  leaves-child   as good, but first starts a child that ignores SIGTERM and sleeps for 10
+                 minutes, named on its command line by this worker's --history path; the
+                 worker exits on SIGTERM and leaves it running
 Around the bad line it writes good events (an acquire and a release of L1, then another), so a
 test can check that none of them is lost. Then, as a worker must, it exits 0: at once in a run
 counted by --operations (its two operations are done), on SIGTERM in a run timed by duration. Of
@@ -24,6 +27,7 @@ the other protocol flags it reads only --id, --history and --operations.
 """
 import os
 import signal
+import subprocess
 import sys
 import time
 
@@ -45,6 +49,10 @@ def main():
         sys.exit(0)
     if mode == "ignore-term":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if mode == "leaves-child":
+        subprocess.Popen([sys.executable, "-c",
+                          "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+                          "time.sleep(600)", args["--history"]])
     if mode == "stdout":
         fd = sys.stdout.fileno()
     else:
