@@ -1,5 +1,8 @@
 #include "db/faketime_clock.h"
 
+#include <semaphore.h>
+#include <sys/mman.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -35,6 +38,12 @@ std::vector<std::string> faketime_environment(const std::string& preload,
                                               const std::string& timestamp_file) {
   return {"LD_PRELOAD=" + preload, "FAKETIME_DONT_FAKE_MONOTONIC=1",
           "FAKETIME_TIMESTAMP_FILE=" + timestamp_file, "FAKETIME_NO_CACHE=1"};
+}
+
+void remove_faketime_files(pid_t creator) {
+  const std::string pid = std::to_string(creator);
+  ::sem_unlink(("/faketime_sem_" + pid).c_str());
+  ::shm_unlink(("/faketime_shm_" + pid).c_str());
 }
 
 }  // namespace locklab

@@ -7,6 +7,8 @@
 // thread (one writer per file).
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -28,5 +30,15 @@ std::string ld_preload_list(const std::vector<std::string>& libraries);
 // `timestamp_file` (a path the process sees).
 std::vector<std::string> faketime_environment(const std::string& preload,
                                               const std::string& timestamp_file);
+
+// Removes the semaphore and shared memory libfaketime made in the process `creator`
+// (/dev/shm/sem.faketime_sem_<pid>, faketime_shm_<pid>), once that process has ended and been
+// reaped. libfaketime makes the pair in the first process it is loaded into, hands it on to the
+// process's children and exec'd images (FAKETIME_SHARED), and removes it only when the process
+// that made it returns from main: a worker's `env` makes it and execs the worker, and a process
+// killed by a signal never returns, so without this every worker left its pair behind.
+// Call it only for a process whose pid is not yet reused (just reaped). Errors are ignored
+// (the pair may not exist: a process that never loaded libfaketime).
+void remove_faketime_files(pid_t creator);
 
 }  // namespace locklab

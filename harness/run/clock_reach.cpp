@@ -175,6 +175,11 @@ ElfFacts elf_facts(const std::string& path) {
   return facts;
 }
 
+bool proc_is_ours(const std::string& proc) {
+  std::error_code error;
+  return fs::read_symlink(proc + "/self", error).string() == std::to_string(::getpid());
+}
+
 std::vector<pid_t> process_group(pid_t pgid, const std::string& proc) {
   std::vector<pid_t> members;
   std::error_code error;
@@ -193,11 +198,50 @@ std::string check_worker_program(const std::string& program) {
   return why.empty() ? "" : program + " " + why;
 }
 
+namespace {
+
+// Why one process of the group escapes libfaketime; "" when it does not, or when it ended
+// while being read, or is still being loaded.
+std::string process_unreachable(const std::string& proc, pid_t pid, const std::string& faketime,
+                                const std::set<std::string>& preloads) {
+  const std::string dir = proc + "/" + std::to_string(pid);
+  std::error_code error;
+  const std::string exe = fs::read_symlink(dir + "/exe", error).string();
+  const std::string maps = read_bounded(dir + "/maps", kMapsBytesMax);
+  const ElfFacts facts = elf_facts(dir + "/exe");
+  const std::string who = "process " + std::to_string(pid) + " (" + exe + ")";
+  if (error || maps.empty() || !facts.elf) {
+    const std::optional<Stat> stat = read_stat(proc, std::to_string(pid));
+    if (!stat || stat->state == 'Z') return "";  // ended while being read
+    return who +
+           " cannot be checked: its executable or memory map cannot be read here (an "
+           "executable its user may run but not read?)";
+  }
+  const std::set<std::string> files = mapped_files(maps);
+  const std::string loader = canonical_or_same(facts.interpreter);
+  const auto library = [&](const std::string& f) {
+    return f != exe && f != loader && preloads.count(f) == 0 && f.find(".so") != std::string::npos;
+  };
+  if (facts.go) return who + " " + why_unreachable(facts);
+  for (const std::string& f : files) {
+    if (library(f) && elf_facts(f).go) {
+      return who + " has loaded " + f + ", Go code, which reads the time without libc";
+    }
+  }
+  if (files.count(faketime) > 0) return "";  // loaded (a program run through ld.so too)
+  if (const std::string why = why_unreachable(facts); !why.empty()) return who + " " + why;
+  if (std::any_of(files.begin(), files.end(), library)) {
+    return who + " has not loaded libfaketime (" + faketime + "): its LD_PRELOAD was cleared";
+  }
+  return "";  // only the loader and the preloads so far: still being loaded
+}
+
+}  // namespace
+
 std::string clock_fault_unreachable(pid_t pgid, const std::string& library,
                                     const std::vector<std::string>& preloads,
                                     const std::string& proc) {
-  std::error_code error;
-  if (fs::read_symlink(proc + "/self", error).string() != std::to_string(::getpid())) {
+  if (!proc_is_ours(proc)) {
     return "it cannot be checked: " + proc +
            " shows another PID namespace's processes (a sandbox without a /proc of its own)";
   }
@@ -205,23 +249,8 @@ std::string clock_fault_unreachable(pid_t pgid, const std::string& library,
   std::set<std::string> expected;  // what a process still being loaded may have mapped already
   for (const std::string& p : preloads) expected.insert(canonical_or_same(p));
   for (const pid_t pid : process_group(pgid, proc)) {
-    const std::string dir = proc + "/" + std::to_string(pid);
-    const std::string exe = fs::read_symlink(dir + "/exe", error).string();
-    const std::string maps = read_bounded(dir + "/maps", kMapsBytesMax);
-    if (error || maps.empty()) continue;  // ended while being read, or not ours to read
-    const std::string who = "process " + std::to_string(pid) + " (" + exe + ")";
-    const ElfFacts facts = elf_facts(dir + "/exe");
-    if (!facts.elf) continue;  // replaced while being read
-    if (const std::string why = why_unreachable(facts); !why.empty()) return who + " " + why;
-    const std::set<std::string> files = mapped_files(maps);
-    if (files.count(faketime) > 0) continue;
-    const std::string loader = canonical_or_same(facts.interpreter);
-    const bool loaded = std::any_of(files.begin(), files.end(), [&](const std::string& f) {
-      return f != exe && f != loader && expected.count(f) == 0 &&
-             f.find(".so") != std::string::npos;
-    });
-    if (loaded) {
-      return who + " has not loaded libfaketime (" + faketime + "): its LD_PRELOAD was cleared";
+    if (std::string why = process_unreachable(proc, pid, faketime, expected); !why.empty()) {
+      return why;
     }
   }
   return "";

@@ -14,10 +14,15 @@
 // Two checks. Before the workers start, the client's program itself (check_worker_program).
 // While they run, once an incarnation has written a line (its own program has been exec'd),
 // every process of its process group (run/process.h gives each worker its own), through /proc:
-// its executable and its memory map. A dynamic process whose map holds no shared object yet
-// but the loader and the preloads is still being loaded (exec'd a moment ago): it is skipped,
-// not judged, since libfaketime may still come. What the checks miss: a process the worker
-// starts later, or caught mid-exec, or one that leaves the worker's process group.
+// its executable and its memory map. In that order: Go code (the executable, or a mapped
+// shared object: a c-shared Go library) escapes; libfaketime mapped reaches (a program run
+// through ld.so itself too); a static executable escapes; a dynamic one whose map holds a
+// shared object other than the loader and the preloads has loaded without libfaketime; one
+// whose map holds nothing else yet is still being loaded (exec'd a moment ago) and is skipped.
+// A live process whose executable or map cannot be read (an execute-only binary, another
+// user's) cannot be checked, and says so. What the checks miss: a process the worker starts
+// later or that leaves its process group, and a Go program with neither its sections, its
+// build-id note, nor a mapped Go library (built with -buildid= and its section headers cut).
 //
 // Thread rules: none (reads /proc and files only).
 #pragma once
@@ -42,6 +47,10 @@ ElfFacts elf_facts(const std::string& path);
 // The processes whose process group is `pgid`, zombies left out (they have no memory map);
 // from `proc` ("/proc"). Empty when none.
 std::vector<pid_t> process_group(pid_t pgid, const std::string& proc = "/proc");
+
+// Whether /proc/self is this process: false when /proc belongs to another PID namespace (a
+// sandbox that could not mount its own), whose pids mean other processes.
+bool proc_is_ours(const std::string& proc = "/proc");
 
 // Why worker clock faults cannot reach a worker whose program is `program` (a Go program or a
 // static ELF), or "" (a script, a dynamic ELF: the run-time check decides).

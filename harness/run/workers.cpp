@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "db/faketime_clock.h"
 #include "run/clock_reach.h"
@@ -170,6 +171,7 @@ bool WorkerPool::record_exit(const ExitStatus& status) {
     if (it->second != status.pid) continue;
     outputs_.close(it->first, killed_[it->first]);
     judge_exit(it->first, status);
+    if (!launch_.faketime.empty()) remove_faketime_files(status.pid);  // just reaped: still ours
     nlohmann::json value = {
         {"worker", it->first}, {"pid", status.pid}, {"status", status.describe()}};
     if (auto late = overdue_.find(it->first); late != overdue_.end()) {
@@ -246,10 +248,30 @@ void WorkerPool::judge_stopped(const std::string& id) {
                            launch_.log_dir + "/" + id + ".log");
 }
 
+// What is left of every incarnation's process group once the leaders are done (a wrapper's
+// child finishing its release, a child a worker left running, a killed incarnation's
+// children): up to `deadline` to end, then SIGKILL. Only groups seen with members are
+// signalled: a group with members keeps its id from reuse, while an empty one's id may be
+// another process's by now. Not at all when /proc is not this PID namespace's.
+void WorkerPool::end_groups(std::chrono::steady_clock::time_point deadline) {
+  if (!proc_is_ours()) return;
+  const auto alive = [this] {
+    std::vector<pid_t> left;
+    for (const pid_t group : groups_) {
+      if (!process_group(group).empty()) left.push_back(group);
+    }
+    return left;
+  };
+  while (!alive().empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(kGroupPollMs));
+  }
+  for (const pid_t group : alive()) ::kill(-group, SIGKILL);
+}
+
 void WorkerPool::stop_all(int64_t grace_ms) {
   stopping_ = true;
   // To the worker's process group: a worker that is a wrapper (a shell running the lock's
-  // program) must not leave that program behind.
+  // program) must not leave that program behind, nor stop it without its grace.
   for (const auto& [id, p] : pids_) {
     if (supervisor_.running(p)) {
       ::kill(-p, SIGCONT);
@@ -271,6 +293,7 @@ void WorkerPool::stop_all(int64_t grace_ms) {
       overdue.emplace_back(id, p);
     }
   }
+  end_groups(deadline);
   for (const auto& [id, p] : overdue) {
     killed_[id] = true;
     overdue_[id] = grace_ms;
@@ -279,9 +302,7 @@ void WorkerPool::stop_all(int64_t grace_ms) {
   for (const auto& [id, p] : overdue) {
     if (std::optional<ExitStatus> status = supervisor_.wait_exit(p, grace_ms)) record_exit(*status);
   }
-  // What is left of every incarnation's group (a child the worker started and left running,
-  // a killed incarnation's children). A group that still has members keeps its id from reuse.
-  for (const pid_t group : groups_) ::kill(-group, SIGKILL);
+  end_groups(std::chrono::steady_clock::now());
 }
 
 }  // namespace locklab

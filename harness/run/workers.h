@@ -24,6 +24,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <string>
@@ -69,7 +70,8 @@ class WorkerPool {
   int running() const;
   // SIGCONT + SIGTERM to every worker's process group, wait up to grace_ms (one grace for all),
   // then SIGKILL to those still running; records every exit (an overdue one's exit event says
-  // so: value.stop). Last, SIGKILL to what is left of every incarnation's process group.
+  // so: value.stop). What is left of every incarnation's process group (a wrapper's child) has
+  // the same grace, then SIGKILL.
   void stop_all(int64_t grace_ms);
   // Merges what the running workers wrote since the last call into the history; under worker
   // clock faults, checks each incarnation that has written a line for processes the faults
@@ -103,6 +105,8 @@ class WorkerPool {
                                     const std::string& history_path) const;
   void judge_exit(const std::string& id, const ExitStatus& status);
   void check_clock_reach(const std::string& id);
+  void end_groups(std::chrono::steady_clock::time_point deadline);
+  static constexpr int64_t kGroupPollMs = 20;
   void judge_stopped(const std::string& id);
   std::string clock_file(const std::string& id) const;
 };

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -133,6 +134,20 @@ TEST(WorkerClock, ARunOfAPythonClientUnderWorkerClockFaultsHasNoCrash) {
   EXPECT_NE(r.code, 2) << r.output;
   EXPECT_EQ(r.output.find("ended on its own"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("Invalid argument"), std::string::npos) << r.output;
+  // libfaketime's shared memory: the pair each worker's first process made is gone
+  // (db/faketime_clock.h remove_faketime_files). A loopback run's workers use the host's /dev/shm.
+  std::ifstream history(dir.file("out/history.jsonl"));
+  int spawns = 0;
+  for (std::string line; std::getline(history, line);) {
+    const nlohmann::json event = nlohmann::json::parse(line);
+    if (event.value("f", "") != "spawn") continue;
+    ++spawns;
+    const std::string pid = std::to_string(event["value"]["pid"].get<int>());
+    for (const std::string& name : {"faketime_shm_" + pid, "sem.faketime_sem_" + pid}) {
+      EXPECT_FALSE(std::filesystem::exists("/dev/shm/" + name)) << name;
+    }
+  }
+  EXPECT_EQ(spawns, 2);
 }
 
 // The go tool, or "" (install-deps.sh installs golang-go).
@@ -251,6 +266,27 @@ TEST(ClockReach, EachProcessIsJudgedByItsExecutableAndMemoryMap) {
   EXPECT_NE(cleared.find("LD_PRELOAD was cleared"), std::string::npos) << cleared;
   const std::string c_static = std::string(LOCKLAB_BIN_DIR) + "/static-clock-worker";
   EXPECT_NE(proc.check(c_static, {c_static}).find("is a static binary"), std::string::npos);
+  // A program run through the loader itself (exec ld.so program): the loader looks static, but
+  // libfaketime is loaded, which is what counts.
+  EXPECT_EQ(proc.check(loader, {loader, "/x/liblocklab-faketime-sleep.so", "/x/libfaketimeMT.so.1",
+                                "/usr/lib/x86_64-linux-gnu/libc.so.6"}),
+            "");
+  // An executable this process may not read (here: gone from under a live process).
+  EXPECT_NE(proc.check(proc.dir().file("nothing-here"), {sh}).find("cannot be checked"),
+            std::string::npos);
+}
+
+// Go code in a shared library (a c-shared Go library loaded by a Python or C program) reads the
+// time without libc just the same.
+TEST(ClockReach, AGoLibraryInTheMapIsFound) {
+  if (go_tool().empty()) GTEST_SKIP() << "needs the go tool (golang-go)";
+  FakeProc proc;
+  const std::string go_library = proc.dir().file("libgo.so");
+  std::filesystem::copy_file(build_go_worker(proc.dir(), true), go_library);
+  const std::string sh = std::filesystem::canonical("/bin/sh").string();
+  const std::string loader = std::filesystem::canonical(elf_facts("/bin/sh").interpreter).string();
+  const std::string why = proc.check(sh, {sh, loader, "/x/libfaketimeMT.so.1", go_library});
+  EXPECT_NE(why.find("has loaded " + go_library + ", Go code"), std::string::npos) << why;
 }
 
 // A /proc of another PID namespace (a sandbox that could not mount its own) shows other pids:
