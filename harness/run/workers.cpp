@@ -118,6 +118,7 @@ void WorkerPool::start(const std::string& id) {
 
 void WorkerPool::drain() {
   outputs_.drain();
+  forget_empty_groups();
   if (launch_.faketime.empty()) return;
   for (const std::string& id : ids_) {
     if (!clock_checked_[id] && pid(id) != 0 && outputs_.lines(id) > 0) check_clock_reach(id);
@@ -127,10 +128,12 @@ void WorkerPool::drain() {
 // Once the incarnation has written a line its own program runs (env has exec'd it).
 void WorkerPool::check_clock_reach(const std::string& id) {
   clock_checked_[id] = true;
+  const pid_t group = pid(id);
+  if (group <= 0) return;  // group 0 would be the kernel's threads
   std::vector<std::string> preloads;
   std::istringstream list(launch_.faketime);
   for (std::string path; std::getline(list, path, ':');) preloads.push_back(path);
-  const std::string why = clock_fault_unreachable(pid(id), preloads.back(), preloads);
+  const std::string why = clock_fault_unreachable(group, preloads.back(), preloads);
   if (!why.empty()) outputs_.problem(id, "worker clock faults cannot move its clock: " + why);
 }
 
@@ -158,7 +161,9 @@ bool WorkerPool::signal(const std::string& id, int sig) {
   const pid_t p = pid(id);
   if (p != 0 && sig == SIGKILL) killed_[id] = true;
   if (p != 0 && (sig == SIGKILL || sig == SIGSTOP)) faulted_[id] = true;
-  return p != 0 && supervisor_.signal(p, sig);
+  // To the worker's process group (the leader is running, so the group's id is ours): a
+  // wrapper's program is paused or killed with it.
+  return p != 0 && supervisor_.running(p) && ::kill(-p, sig) == 0;
 }
 
 pid_t WorkerPool::pid(const std::string& id) const {
@@ -254,29 +259,35 @@ void WorkerPool::judge_stopped(const std::string& id) {
 // signalled: a group with members keeps its id from reuse, while an empty one's id may be
 // another process's by now. Not at all when /proc is not this PID namespace's.
 void WorkerPool::end_groups(std::chrono::steady_clock::time_point deadline) {
-  if (!proc_is_ours()) return;
-  const auto alive = [this] {
-    std::vector<pid_t> left;
-    for (const pid_t group : groups_) {
-      if (!process_group(group).empty()) left.push_back(group);
-    }
-    return left;
-  };
-  while (!alive().empty() && std::chrono::steady_clock::now() < deadline) {
+  forget_empty_groups();
+  while (!groups_.empty() && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(kGroupPollMs));
+    forget_empty_groups();
   }
-  for (const pid_t group : alive()) ::kill(-group, SIGKILL);
+  for (const pid_t group : groups_) ::kill(-group, SIGKILL);
+}
+
+// A group whose leader has ended is dropped as soon as it is seen empty (every drain, every
+// 20 ms or so): its id is free from then on and may become another process's. One whose
+// leader runs is kept (the id is the leader's). When /proc is not this PID namespace's, no
+// group can be seen: all but the running leaders' are dropped, never signalled.
+void WorkerPool::forget_empty_groups() {
+  const bool visible = proc_is_ours();
+  std::erase_if(groups_, [&](pid_t group) {
+    if (supervisor_.running(group)) return false;
+    return !visible || process_group(group).empty();
+  });
 }
 
 void WorkerPool::stop_all(int64_t grace_ms) {
   stopping_ = true;
-  // To the worker's process group: a worker that is a wrapper (a shell running the lock's
-  // program) must not leave that program behind, nor stop it without its grace.
-  for (const auto& [id, p] : pids_) {
-    if (supervisor_.running(p)) {
-      ::kill(-p, SIGCONT);
-      ::kill(-p, SIGTERM);
-    }
+  // To every worker's process group, and to what is left of earlier incarnations' (a killed
+  // wrapper's program): a worker that is a wrapper must not leave its program behind, nor stop
+  // it without its grace.
+  forget_empty_groups();
+  for (const pid_t group : groups_) {
+    ::kill(-group, SIGCONT);
+    ::kill(-group, SIGTERM);
   }
   // One grace for all: the workers stop together, so a worker that ignores SIGTERM costs the
   // run one grace, not one per worker.

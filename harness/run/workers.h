@@ -62,7 +62,8 @@ class WorkerPool {
   void start_all();
   // Spawns the worker (if not running) and records a spawn event. Throws on spawn failure.
   void start(const std::string& id);
-  // Sends `sig`; false when the worker is not running.
+  // Sends `sig` to the worker's process group (a wrapper's program too); false when the worker
+  // is not running.
   bool signal(const std::string& id, int sig);
   pid_t pid(const std::string& id) const;  // 0 when not running
   // Records the exit of one of our workers; false when the pid is not a worker's.
@@ -95,7 +96,9 @@ class WorkerPool {
   std::map<std::string, bool> killed_;     // per id: the harness sent its incarnation SIGKILL
   std::map<std::string, bool> faulted_;    // per id: a fault paused or killed it, ever
   std::map<std::string, int64_t> clock_offsets_ms_;  // per id, when faketime is on
-  std::vector<pid_t> groups_;  // every incarnation's process group (its pid), for stop_all
+  // Process groups (an incarnation's pid) that may have members: a running leader's, or one
+  // seen with members since its leader ended (forget_empty_groups).
+  std::vector<pid_t> groups_;
   std::map<std::string, bool> clock_checked_;  // per id: its incarnation's processes were checked
   bool stopping_ = false;                            // stop_all was called: exits are expected
   std::map<std::string, int64_t> overdue_;  // per id: still running this grace after SIGTERM
@@ -106,6 +109,7 @@ class WorkerPool {
   void judge_exit(const std::string& id, const ExitStatus& status);
   void check_clock_reach(const std::string& id);
   void end_groups(std::chrono::steady_clock::time_point deadline);
+  void forget_empty_groups();
   static constexpr int64_t kGroupPollMs = 20;
   void judge_stopped(const std::string& id);
   std::string clock_file(const std::string& id) const;
