@@ -37,6 +37,19 @@ bool python_and_faketime() {
   return !find_libfaketime().empty() && access("/usr/bin/python3", X_OK) == 0;
 }
 
+// Runs `argv` (an env command line that preloads libfaketime) and then removes the /dev/shm
+// pair libfaketime made under that process's pid, as the harness does for a worker
+// (remove_faketime_files): a shell runs it as a child, to know the pid.
+ToolResult run_under_faketime(const std::vector<std::string>& argv, int64_t timeout_ms) {
+  std::vector<std::string> shell = {
+      "/bin/sh", "-c",
+      "\"$@\" & child=$!; wait $child; code=$?; "
+      "rm -f /dev/shm/faketime_shm_$child /dev/shm/sem.faketime_sem_$child; exit $code",
+      "sh"};
+  shell.insert(shell.end(), argv.begin(), argv.end());
+  return run_tool(shell, "", "", timeout_ms);
+}
+
 // python3 under a wall clock moved `offset_ms`, with the environment a worker gets.
 ToolResult python_under_moved_clock(const testkit::TempDir& dir, int64_t offset_ms,
                                     const std::string& preload, const std::string& program) {
@@ -44,7 +57,7 @@ ToolResult python_under_moved_clock(const testkit::TempDir& dir, int64_t offset_
   std::vector<std::string> argv = {"/usr/bin/env", "-u", "FAKETIME"};
   for (std::string& entry : faketime_environment(preload, dir.file("clock"))) argv.push_back(entry);
   argv.insert(argv.end(), {"/usr/bin/python3", "-c", program});
-  return run_tool(argv, "", "", 60'000);
+  return run_under_faketime(argv, 60'000);
 }
 
 constexpr const char* kSleepThenPrintWallClock =
@@ -311,7 +324,7 @@ TEST(ClockReach, LibfaketimeMovesDateAndNotAGoProgram) {
     for (std::string& e : faketime_environment(worker_faketime_preload(), dir.file("clock")))
       argv.push_back(e);
     argv.insert(argv.end(), {program, "+%s"});
-    return run_tool(argv, "", "", 30'000);
+    return run_under_faketime(argv, 30'000);
   };
   const int64_t now_s = std::chrono::duration_cast<std::chrono::seconds>(
                             std::chrono::system_clock::now().time_since_epoch())
