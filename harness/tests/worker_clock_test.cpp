@@ -171,10 +171,12 @@ std::string go_tool() {
   return "";
 }
 
-// Builds the Go worker into `dir`; `cgo`: linked by the C toolchain against libc (dynamic, so
-// libfaketime is loaded into it, and still moves nothing). Returns the program's path.
-std::string build_go_worker(const testkit::TempDir& dir, bool cgo) {
-  const std::string out = dir.file(cgo ? "go-worker-cgo" : "go-worker");
+// Builds the Go program `source` into `dir` as `name`; `cgo`: linked by the C toolchain
+// against libc (dynamic, so libfaketime is loaded into it, and still moves nothing). Returns the
+// program's path; throws with go's output when the build fails.
+std::string build_go(const testkit::TempDir& dir, const std::string& source,
+                     const std::string& name, bool cgo) {
+  const std::string out = dir.file(name);
   std::vector<std::string> argv = {"/usr/bin/env",
                                    "GOCACHE=" + dir.file("gocache"),
                                    "GOPATH=" + dir.file("gopath"),
@@ -185,11 +187,17 @@ std::string build_go_worker(const testkit::TempDir& dir, bool cgo) {
                                    "-o",
                                    out};
   if (cgo) argv.push_back("-ldflags=-linkmode=external");
-  argv.push_back(std::string(LOCKLAB_SOURCE_DIR) +
-                 "/harness/tests/clients/go_clock_worker/main.go");
+  argv.push_back(source);
   const ToolResult built = run_tool(argv, "", "", 120'000);
   if (built.code != 0) throw std::runtime_error("go build: " + built.output);
   return out;
+}
+
+// The Go worker (harness/tests/clients/go_clock_worker).
+std::string build_go_worker(const testkit::TempDir& dir, bool cgo) {
+  return build_go(
+      dir, std::string(LOCKLAB_SOURCE_DIR) + "/harness/tests/clients/go_clock_worker/main.go",
+      cgo ? "go-worker-cgo" : "go-worker", cgo);
 }
 
 TEST(ClockReach, GoProgramsAndStaticBinariesAreToldFromTheirHeaders) {
@@ -337,20 +345,7 @@ TEST(ClockReach, LibfaketimeMovesDateAndNotAGoProgram) {
   std::ofstream(source) << "package main\nimport (\"fmt\"; \"time\")\n"
                            "func main() { fmt.Println(time.Now().Unix()) }\n";
   for (const bool cgo : {false, true}) {
-    const std::string out = dir.file(cgo ? "godate-cgo" : "godate");
-    std::vector<std::string> argv = {"/usr/bin/env",
-                                     "GOCACHE=" + dir.file("gocache"),
-                                     "GOPATH=" + dir.file("gopath"),
-                                     "GO111MODULE=off",
-                                     std::string("CGO_ENABLED=") + (cgo ? "1" : "0"),
-                                     go_tool(),
-                                     "build",
-                                     "-o",
-                                     out};
-    if (cgo) argv.push_back("-ldflags=-linkmode=external");
-    argv.push_back(source);
-    const ToolResult built = run_tool(argv, "", "", 120'000);
-    ASSERT_EQ(built.code, 0) << built.output;
+    const std::string out = build_go(dir, source, cgo ? "godate-cgo" : "godate", cgo);
     const ToolResult go = wall_s_under_faketime(out);
     ASSERT_EQ(go.code, 0) << go.output;
     EXPECT_LT(std::stoll(go.output) - now_s, 3600) << "cgo " << cgo << ": " << go.output;
