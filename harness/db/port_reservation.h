@@ -9,7 +9,9 @@
 // A reservation closes that window for as long as it lives: a socket bound to 127.0.0.1:<port>
 // without SO_REUSEADDR (so the kernel picks a port nobody holds), then given SO_REUSEADDR, and
 // never listening. Linux then (measured, kernel 6.x, in a namespace with an eight-port range):
-//   - refuses the port to any other bind(0), with or without SO_REUSEADDR, listening or not;
+//   - refuses the port to any other bind(0) on 127.0.0.1, 0.0.0.0 or a dual-stack ::, with or
+//     without SO_REUSEADDR, listening or not (one on 127.0.0.2 or a v6-only socket may share
+//     the number: harmless, members bind 127.0.0.1);
 //   - skips it as the source port of outbound connections;
 //   - refuses a plain bind() to it (EADDRINUSE);
 //   - lets a server that sets SO_REUSEADDR (mongosim's listener, mongod, Node's net.Server)
