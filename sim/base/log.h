@@ -29,6 +29,8 @@ inline constexpr int32_t kCommandFailed = 90001;
 inline constexpr int32_t kBadMessage = 90002;
 inline constexpr int32_t kListenFailed = 90003;
 inline constexpr int32_t kStartup = 90004;
+inline constexpr int32_t kElectionProgress = 90005;   // a step of an election (topology.h)
+inline constexpr int32_t kMemberUnreachable = 90006;  // a vote request that got no answer
 }  // namespace log_id
 
 // Writes one line. `context` names the thread of activity ("listener", "conn7").

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cassert>
 #include <ctime>
+#include <limits>
 
 #include "base/command_error.h"
 #include "base/error_codes.h"
@@ -57,6 +58,10 @@ Topology::Topology(ReplSetConfig config, const Options& options)
 void Topology::emit(Action action) {
   assert(actions_.size() < kMaxPendingActions && "take_actions() must be drained after events");
   actions_.push_back(std::move(action));
+}
+
+void Topology::note_election(std::string what) {
+  emit(Action{.kind = ActionKind::kElectionProgress, .reason = std::move(what)});
 }
 
 std::vector<Action> Topology::take_actions() {
@@ -131,6 +136,16 @@ std::string Topology::unelectable_reason(int64_t now_ms) const {
 
 // --- time -------------------------------------------------------------------------------------
 
+int64_t Topology::next_timer_ms() const {
+  int64_t next = std::numeric_limits<int64_t>::max();
+  if (is_candidate()) next = std::min(next, election_.deadline_ms);
+  if (state_ == MemberState::kSecondary && !is_candidate()) {
+    next = std::min(next, election_deadline_ms_);
+  }
+  if (priority_takeover_ms_ >= 0) next = std::min(next, priority_takeover_ms_);
+  return next;
+}
+
 void Topology::tick(int64_t now_ms) {
   send_due_heartbeats(now_ms);
   check_election_deadline(now_ms);
@@ -165,6 +180,8 @@ void Topology::check_election_timer(int64_t now_ms) {
   if (unelectable_reason(now_ms).empty()) {
     start_election(now_ms, "electionTimeout", false);
   } else {
+    note_election("not standing for election after the election timeout: " +
+                  unelectable_reason(now_ms));
     arm_election_timer(now_ms);
   }
 }
@@ -334,6 +351,10 @@ void Topology::on_vote_response(int64_t now_ms, int from, const VoteRequest& sen
   if (!config_.members[static_cast<size_t>(from)].is_voter()) return;
   election_.answered[static_cast<size_t>(from)] = true;
   if (response.vote_granted) election_.granted[static_cast<size_t>(from)] = true;
+  note_election(std::string(sent.dry_run ? "dry-run vote" : "vote") + " for term " +
+                std::to_string(sent.term) + " from " +
+                config_.members[static_cast<size_t>(from)].host +
+                (response.vote_granted ? ": granted" : ": refused: " + response.reason));
   if (granted_votes() < config_.majority_vote_count()) {
     // As mongod's vote requester: once every voter has answered without a majority the
     // election is lost at once, not at its deadline (a lingering candidate refuses
@@ -361,6 +382,8 @@ void Topology::start_election(int64_t now_ms, const std::string& reason, bool sk
   }
   election_.phase = ElectionPhase::kDryRun;
   election_.request_term = persisted_.term;
+  note_election("conducting a dry run election to see if we could be elected (" + reason +
+                "), current term " + std::to_string(persisted_.term));
   if (granted_votes() >= config_.majority_vote_count()) {
     start_real_election(now_ms);
     return;
@@ -379,6 +402,8 @@ void Topology::start_real_election(int64_t now_ms) {
   election_.request_term = persisted_.term;
   primary_ = -1;
   persist();
+  note_election("running for election in term " + std::to_string(persisted_.term) + " (" +
+                election_.reason + ")");
   if (granted_votes() >= config_.majority_vote_count()) {
     end_election(now_ms, true, "");
     return;
@@ -425,6 +450,7 @@ int Topology::granted_votes() const {
 
 void Topology::end_election(int64_t now_ms, bool won, const std::string& why) {
   std::string reason = election_.reason;
+  const bool dry_run = election_.phase == ElectionPhase::kDryRun;
   election_.phase = ElectionPhase::kNone;
   if (step_up_pending_) {
     step_up_pending_ = false;
@@ -436,6 +462,10 @@ void Topology::end_election(int64_t now_ms, bool won, const std::string& why) {
     last_election_reason_ = reason;
     become_primary(now_ms);
   } else {
+    note_election(std::string(dry_run ? "dry run in term " : "election for term ") +
+                  std::to_string(election_.request_term) + " lost (" + reason + "): " + why + "; " +
+                  std::to_string(granted_votes()) + " votes, " +
+                  std::to_string(config_.majority_vote_count()) + " needed");
     arm_election_timer(now_ms);
   }
 }

@@ -8,7 +8,10 @@
 //
 // How to drive it (the server's replication threads; a simulation does the same):
 // - Call tick(now) often (every ~50 ms): heartbeats, election timer, majority check, step-down
-//   deadlines and catch-up deadlines all fire from there.
+//   deadlines and catch-up deadlines all fire from there. Call it also at next_timer_ms(): the
+//   election timers fire at their deadline, not at the next regular tick (members whose ticks
+//   run in step would otherwise stand in the same tick whenever their jittered deadlines fall
+//   in one tick interval, and split the vote).
 // - kSendHeartbeat(target): send make_heartbeat_request() to the target (replSetHeartbeat);
 //   feed the reply to on_heartbeat_response(), nothing on failure (silence marks it down
 //   after electionTimeoutMillis; docs/mongodb-behaviour.md, Losing the majority). The target
@@ -35,6 +38,9 @@
 // - kStartRollback(target): run the rollback against target (see rollback_plan.h), then call
 //   on_rollback_complete() with the truncated log's optimes.
 // - kCommitPointAdvanced(optime): wake w:"majority" waiters and majority reads.
+// - kElectionProgress(reason): log it. An election's steps as this member takes them (dry run
+//   started, real election started, each vote answered, the election lost and why): a set that
+//   fails to elect says why in its members' logs.
 // A primary learns secondaries' progress from heartbeats and from on_position_update()
 // (replSetUpdatePosition, and the position an oplog fetch carries), which must be given the
 // reporter's term; it reports its own writes through on_my_optimes().
@@ -80,6 +86,7 @@ enum class ActionKind {
   kChangeSyncSource,
   kStartRollback,
   kCommitPointAdvanced,
+  kElectionProgress,
 };
 
 struct Action {
@@ -88,6 +95,7 @@ struct Action {
   VoteRequest vote_request = {};  // kSendVoteRequest
   int32_t code = 0;               // kStepDownFinished, kStepUpFinished: 0 or the error code
   std::string reason = {};        // human-readable, mongod's log wording where it has one
+                                  // (kElectionProgress: what happened)
   OpTime optime = {};             // kCommitPointAdvanced
 };
 
@@ -179,6 +187,11 @@ class Topology {
 
   std::vector<Action> take_actions();
 
+  // The earliest instant at which an election timer of this member runs out: the election
+  // timeout (a secondary), the candidate's vote deadline, a scheduled priority takeover.
+  // INT64_MAX when none is running.
+  int64_t next_timer_ms() const;
+
   const ReplSetConfig& config() const { return config_; }
   int self_index() const { return self_; }
   MemberState state() const { return state_; }
@@ -221,6 +234,7 @@ class Topology {
   };
 
   void emit(Action action);
+  void note_election(std::string what);
   void persist();
   void adopt_term(int64_t now_ms, int64_t term);
   void arm_election_timer(int64_t now_ms);

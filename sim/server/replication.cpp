@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <random>
 
 #include "base/error_codes.h"
 #include "base/log.h"
@@ -59,6 +61,12 @@ bool ReplicationCoordinator::active() const {
   return topology_.has_value();
 }
 
+uint64_t election_timer_seed(std::string_view self_host) {
+  std::random_device entropy;
+  uint64_t seed = (uint64_t{entropy()} << 32) ^ uint64_t { entropy() };
+  return seed ^ std::hash<std::string_view>{}(self_host);
+}
+
 bool ReplicationCoordinator::ensure_topology() {
   {
     std::lock_guard lock(mutex_);
@@ -75,7 +83,7 @@ bool ReplicationCoordinator::ensure_topology() {
   OpTime durable = storage_.last_durable();
   repl::Topology::Options options;
   options.self_index = self;
-  options.seed = static_cast<uint64_t>(getpid()) ^ static_cast<uint64_t>(now_ms());
+  options.seed = election_timer_seed(snap.self_host);
   options.persisted.term = snap.term;
   options.applied = applied;
   options.durable = durable;
@@ -196,6 +204,10 @@ void ReplicationCoordinator::perform(Actions actions) {
         changed_.notify_all();
         break;
       }
+      case repl::ActionKind::kElectionProgress:
+        log_event(Severity::kInfo, "ELECTION", log_id::kElectionProgress, "replication",
+                  "Election progress", bson::Document{{"what", bson::V(a.reason)}});
+        break;
       case repl::ActionKind::kPersistState:
         persist_state();  // before any message of the same event leaves (topology.h)
         break;
@@ -295,8 +307,19 @@ bool ReplicationCoordinator::sleep_ms(int64_t duration_ms) {
   return !stopping_;
 }
 
+// The next tick comes after kTickIntervalMs or when an election timer runs out, whichever is
+// first (topology.h, next_timer_ms).
+int64_t ReplicationCoordinator::next_tick_in_ms() {
+  std::lock_guard lock(mutex_);
+  if (!topology_) return kTickIntervalMs;
+  const int64_t next = topology_->next_timer_ms();
+  const int64_t now = now_ms();
+  if (next >= now + kTickIntervalMs) return kTickIntervalMs;
+  return std::max<int64_t>(next - now, 1);
+}
+
 void ReplicationCoordinator::tick_loop() {
-  while (sleep_ms(kTickIntervalMs)) {
+  while (sleep_ms(next_tick_in_ms())) {
     if (!ensure_topology()) {
       persist_one_member_config();
       continue;

@@ -2,7 +2,8 @@
 // over real TCP and performs the actions the topology asks for (docs/mongodb-behaviour.md, Replica
 // sets).
 //
-// - A tick thread calls Topology::tick() every kTickIntervalMs on the ServerClock and sends
+// - A tick thread calls Topology::tick() every kTickIntervalMs on the ServerClock, and at once
+//   when an election timer runs out (Topology::next_timer_ms), and sends
 //   heartbeats (replSetHeartbeat) and votes (replSetRequestVotes) on short-lived threads, each
 //   bounded by kMemberCommandTimeoutMs; a member that does not answer is simply silent.
 // - A fetcher thread pulls oplog entries from the topology's sync source (replSetFetchOplog, a
@@ -63,6 +64,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -77,6 +79,14 @@
 #include "server/server_context.h"
 
 namespace mongosim::server {
+
+// The seed of this member's election-timer jitter: drawn from the system's entropy source and
+// mixed with the member's own "host:port". Members in their own PID namespaces all run as the
+// same pid and learn the config from one heartbeat in the same millisecond, so a seed made of
+// pid and time was the same on every member: their jitter matched draw for draw, their timers
+// fired together and every election split the vote (the set stayed without a primary for as
+// long as the partition lasted).
+uint64_t election_timer_seed(std::string_view self_host);
 
 class ReplicationCoordinator final : public ReplicationView {
  public:
@@ -206,6 +216,7 @@ class ReplicationCoordinator final : public ReplicationView {
   bson::Document handle_rollback_optimes(const bson::Document& body);
   bson::Document handle_rollback_fetch(const bson::Document& body);
   bool sleep_ms(int64_t duration_ms);
+  int64_t next_tick_in_ms();
 
   bson::Document member_status_locked(int index, int64_t now) const;
 

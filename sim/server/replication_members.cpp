@@ -126,7 +126,18 @@ void ReplicationCoordinator::send_vote_request(int target, const repl::VoteReque
                      {"configTerm", bson::V(request.config_term)},
                      {"lastWrittenOpTime", bson::V(request.last_written.to_document())}};
   MemberReply reply = member_command(host, std::move(cmd), kMemberCommandTimeoutMs);
-  if (!reply_ok(reply)) return;
+  if (!reply_ok(reply)) {
+    // Silence to the topology (the election waits for its deadline); the log says which voter
+    // and why, so a set that fails to elect can be read afterwards.
+    std::string error = reply.body ? string_field(*reply.body, "errmsg") : reply.error;
+    log_event(Severity::kInfo, "ELECTION", log_id::kMemberUnreachable, "replication",
+              "Vote request got no answer",
+              bson::Document{{"host", bson::V(host)},
+                             {"dryRun", bson::V(request.dry_run)},
+                             {"term", bson::V(request.term)},
+                             {"error", bson::V(error)}});
+    return;
+  }
   repl::VoteResponse resp;
   resp.term = int_field(*reply.body, "term", 0);
   resp.vote_granted = bool_field(*reply.body, "voteGranted");

@@ -185,6 +185,7 @@ void ClusterSim::perform(int member, const Action& action) {
     case ActionKind::kStepDownFinished:
     case ActionKind::kStepUpFinished:
     case ActionKind::kChangeSyncSource:
+    case ActionKind::kElectionProgress:
       break;
   }
 }

@@ -78,6 +78,9 @@ void GlueSim::perform(int member, const Action& action) {
     case ActionKind::kChangeSyncSource:
     case ActionKind::kCommitPointAdvanced:
       break;  // waiters and the fetcher poll the topology
+    case ActionKind::kElectionProgress:
+      trace_event(member, action.reason);
+      break;
   }
 }
 

@@ -187,6 +187,29 @@ TEST(ReplTopology, ElectionTimerFiresWithinTimeoutPlusFifteenPercent) {
   EXPECT_LE(fired, 11'510);
 }
 
+// next_timer_ms is the instant the election timer runs out: a tick one millisecond before it
+// starts nothing, a tick at it starts the dry run; then it is the candidate's vote deadline.
+// (The glue ticks at it, so members do not stand only on their regular ticks.)
+TEST(ReplTopology, NextTimerIsTheElectionDeadlineThenTheVoteDeadline) {
+  Member m(1);
+  m.hear(0, MemberState::kPrimary, 0, ot(0, 1));
+  m.hear(2, MemberState::kSecondary, 0, ot(0, 1));
+  const int64_t deadline = m.topo.next_timer_ms();
+  ASSERT_GE(deadline, m.now + 10'000);
+  ASSERT_LE(deadline, m.now + 11'500);
+  m.now = deadline - 1'000;
+  m.hear(2, MemberState::kSecondary, 0, ot(0, 1));  // still sees the majority (not the primary)
+  m.topo.tick(deadline - 1);
+  m.collect();
+  EXPECT_TRUE(m.taken(ActionKind::kSendVoteRequest).empty());
+  EXPECT_EQ(m.topo.next_timer_ms(), deadline);
+  m.topo.tick(deadline);
+  m.collect();
+  ASSERT_FALSE(m.taken(ActionKind::kSendVoteRequest).empty());
+  EXPECT_TRUE(m.topo.is_candidate());
+  EXPECT_EQ(m.topo.next_timer_ms(), deadline + m.topo.config().settings.election_timeout_ms);
+}
+
 TEST(ReplTopology, DoesNotStandWithoutSeeingAMajority) {
   Member m(0);
   m.advance(30'000);
