@@ -5,6 +5,11 @@
 // within stop_grace_ms. Every started server is also killed when this Node process exits, so a
 // failing or interrupted run never leaves one behind.
 //
+// Ready means the child's own "Waiting for connections" log line (id 23016) naming our port, not a
+// connection that succeeds: the port is picked free and handed over by number, so another
+// process can take it first; the child then exits (and start() retries on a fresh port), but a
+// connect could have reached that other process's listener.
+//
 // One MongosimProcess per server; not shared between concurrent callers. The server's output is
 // kept in a bounded ring of lines for diagnostics.
 
@@ -18,6 +23,7 @@ const PRIMARY_DEADLINE_MS = 20000;
 const POLL_INTERVAL_MS = 50;
 const STOP_GRACE_MS = 5000;
 const LOG_LINES_MAX = 200;
+const LINE_BYTES_MAX = 1 << 20;  // a longer unfinished line is kept as it is
 const SET_NAME = 'rs0';
 
 const live = new Set();
@@ -50,22 +56,27 @@ function freePort() {
   });
 }
 
-function canConnect(port) {
-  return new Promise((resolve) => {
-    const sock = net.connect({ host: '127.0.0.1', port });
-    sock.once('connect', () => { sock.destroy(); resolve(true); });
-    sock.once('error', () => resolve(false));
-  });
+// The port of a "Waiting for connections" line (log id 23016), or null for any other line.
+function listeningPort(line) {
+  if (!line.includes('"id":23016')) return null;
+  try {
+    const entry = JSON.parse(line);
+    return entry.attr && Number.isInteger(entry.attr.port) ? entry.attr.port : null;
+  } catch (_) {
+    return null;
+  }
 }
 
 class MongosimProcess {
-  constructor(binaryPath, { extraArgs = [], initiate = true } = {}) {
+  // pickPort: how a start attempt chooses its port (a test's hook; default: a free one).
+  constructor(binaryPath, { extraArgs = [], initiate = true, pickPort = freePort } = {}) {
     if (!binaryPath || !fs.existsSync(binaryPath)) {
       throw new Error(`mongosim binary not found at "${binaryPath}"`);
     }
     this.binaryPath = binaryPath;
     this.extraArgs = extraArgs;
     this.initiateAlone = initiate;
+    this.pickPort = pickPort;
     this.child = null;
     this.port = 0;
     this.logLines = [];
@@ -97,7 +108,7 @@ class MongosimProcess {
   async start() {
     let lastError = null;
     for (let attempt = 0; attempt < START_ATTEMPTS_MAX; attempt++) {
-      this.port = await freePort();
+      this.port = await this.pickPort();
       this.spawnChild();
       try {
         await this.waitListening();
@@ -119,19 +130,32 @@ class MongosimProcess {
     const args = ['--port', String(this.port), '--bind_ip', '127.0.0.1', '--replSet', SET_NAME,
       '--setParameter', 'ttlMonitorSleepSecs=1', ...this.extraArgs];
     this.exited = null;
+    this.listening = false;
     this.logLines = [];
     const child = spawn(this.binaryPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     live.add(child);
-    const keep = (chunk) => {
-      for (const line of chunk.toString().split('\n')) {
-        if (line === '') continue;
-        this.logLines.push(line);
-        if (this.logLines.length > LOG_LINES_MAX) this.logLines.shift();
-      }
+    const keep = (line) => {
+      if (line === '') return;
+      if (listeningPort(line) === this.port) this.listening = true;
+      this.logLines.push(line);
+      if (this.logLines.length > LOG_LINES_MAX) this.logLines.shift();
     };
-    child.stdout.on('data', keep);
-    child.stderr.on('data', keep);
+    // A chunk ends anywhere, also inside a line: the unfinished tail waits for the next chunk.
+    const lineReader = () => {
+      let tail = '';
+      return (chunk) => {
+        const parts = (tail + chunk.toString()).split('\n');
+        tail = parts.pop();
+        if (tail.length > LINE_BYTES_MAX) {
+          keep(tail);
+          tail = '';
+        }
+        parts.forEach(keep);
+      };
+    };
+    child.stdout.on('data', lineReader());
+    child.stderr.on('data', lineReader());
     child.on('exit', (code, signal) => {
       live.delete(child);
       this.exited = { code, signal };
@@ -148,7 +172,7 @@ class MongosimProcess {
       if (this.exited) {
         throw new Error(`mongosim exited before listening (${JSON.stringify(this.exited)})`);
       }
-      if (await canConnect(this.port)) return;
+      if (this.listening) return;
       await sleep(POLL_INTERVAL_MS);
     }
     throw new Error(`mongosim did not listen on port ${this.port} within ${LISTEN_DEADLINE_MS} ms`);
