@@ -30,7 +30,7 @@ inline constexpr int32_t kBadMessage = 90002;
 inline constexpr int32_t kListenFailed = 90003;
 inline constexpr int32_t kStartup = 90004;
 inline constexpr int32_t kElectionProgress = 90005;   // a step of an election (topology.h)
-inline constexpr int32_t kMemberUnreachable = 90006;  // a vote request that got no answer
+inline constexpr int32_t kVoteRequestFailed = 90006;  // no answer, or an error reply
 }  // namespace log_id
 
 // Writes one line. `context` names the thread of activity ("listener", "conn7").

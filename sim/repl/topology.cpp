@@ -177,13 +177,18 @@ void Topology::check_election_timer(int64_t now_ms) {
     return;
   }
   if (now_ms < election_deadline_ms_) return;
-  if (unelectable_reason(now_ms).empty()) {
+  const std::string unelectable = unelectable_reason(now_ms);
+  if (unelectable.empty()) {
+    not_standing_logged_.clear();
     start_election(now_ms, "electionTimeout", false);
-  } else {
-    note_election("not standing for election after the election timeout: " +
-                  unelectable_reason(now_ms));
-    arm_election_timer(now_ms);
+    return;
   }
+  // Once per reason: an isolated or priority-0 member meets its timer every electionTimeout.
+  if (unelectable != not_standing_logged_) {
+    note_election("not standing for election after the election timeout: " + unelectable);
+    not_standing_logged_ = unelectable;
+  }
+  arm_election_timer(now_ms);
 }
 
 // Priority takeover (docs/mongodb-behaviour.md, Elections): a caught-up secondary of higher
@@ -286,6 +291,7 @@ void Topology::update_primary_from(int from, const HeartbeatResponse& response) 
     // Elections).
     if (state_ == MemberState::kSecondary && !is_candidate()) {
       arm_election_timer(members_[static_cast<size_t>(from)].last_heartbeat_ms);
+      not_standing_logged_.clear();
     }
   } else if (primary_ == from) {
     primary_ = -1;
@@ -344,17 +350,26 @@ VoteResponse Topology::on_vote_request(int64_t now_ms, const VoteRequest& reques
 void Topology::on_vote_response(int64_t now_ms, int from, const VoteRequest& sent,
                                 const VoteResponse& response) {
   if (from < 0 || from >= config_.member_count()) return;
+  const auto is_current = [&] {
+    return ((election_.phase == ElectionPhase::kDryRun && sent.dry_run) ||
+            (election_.phase == ElectionPhase::kReal && !sent.dry_run)) &&
+           sent.term == election_.request_term &&
+           config_.members[static_cast<size_t>(from)].is_voter();
+  };
+  // Logged before the voter's term is adopted: a refusal from a newer term ends the election.
+  if (is_current()) {
+    note_election(std::string(sent.dry_run ? "dry-run vote" : "vote") + " for term " +
+                  std::to_string(sent.term) + " from " +
+                  config_.members[static_cast<size_t>(from)].host +
+                  (response.vote_granted ? ": granted" : ": refused: " + response.reason) +
+                  (response.term > persisted_.term
+                       ? " (the voter is in term " + std::to_string(response.term) + ")"
+                       : ""));
+  }
   adopt_term(now_ms, response.term);
-  bool current = (election_.phase == ElectionPhase::kDryRun && sent.dry_run) ||
-                 (election_.phase == ElectionPhase::kReal && !sent.dry_run);
-  if (!current || sent.term != election_.request_term) return;
-  if (!config_.members[static_cast<size_t>(from)].is_voter()) return;
+  if (!is_current()) return;
   election_.answered[static_cast<size_t>(from)] = true;
   if (response.vote_granted) election_.granted[static_cast<size_t>(from)] = true;
-  note_election(std::string(sent.dry_run ? "dry-run vote" : "vote") + " for term " +
-                std::to_string(sent.term) + " from " +
-                config_.members[static_cast<size_t>(from)].host +
-                (response.vote_granted ? ": granted" : ": refused: " + response.reason));
   if (granted_votes() < config_.majority_vote_count()) {
     // As mongod's vote requester: once every voter has answered without a majority the
     // election is lost at once, not at its deadline (a lingering candidate refuses

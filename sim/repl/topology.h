@@ -294,6 +294,7 @@ class Topology {
   CatchUp catch_up_;
   bool step_up_pending_ = false;
   std::string last_election_reason_;
+  std::string not_standing_logged_;  // the unelectable reason last logged at the timer
   std::vector<Action> actions_;
 };
 

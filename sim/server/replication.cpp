@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <functional>
 #include <random>
@@ -309,13 +310,19 @@ bool ReplicationCoordinator::sleep_ms(int64_t duration_ms) {
 
 // The next tick comes after kTickIntervalMs or when an election timer runs out, whichever is
 // first (topology.h, next_timer_ms).
+int64_t tick_sleep_ms(int64_t now_ms, int64_t next_timer_ms, int64_t tick_interval_ms) {
+  assert(tick_interval_ms >= 1);
+  if (next_timer_ms <= now_ms) return 1;
+  // next > now, so the difference fits in 64 unsigned bits (INT64_MAX, no timer, included).
+  const uint64_t gap_ms = static_cast<uint64_t>(next_timer_ms) - static_cast<uint64_t>(now_ms);
+  return gap_ms >= static_cast<uint64_t>(tick_interval_ms) ? tick_interval_ms
+                                                            : static_cast<int64_t>(gap_ms);
+}
+
 int64_t ReplicationCoordinator::next_tick_in_ms() {
   std::lock_guard lock(mutex_);
   if (!topology_) return kTickIntervalMs;
-  const int64_t next = topology_->next_timer_ms();
-  const int64_t now = now_ms();
-  if (next >= now + kTickIntervalMs) return kTickIntervalMs;
-  return std::max<int64_t>(next - now, 1);
+  return tick_sleep_ms(now_ms(), topology_->next_timer_ms(), kTickIntervalMs);
 }
 
 void ReplicationCoordinator::tick_loop() {

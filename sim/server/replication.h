@@ -81,12 +81,17 @@
 namespace mongosim::server {
 
 // The seed of this member's election-timer jitter: drawn from the system's entropy source and
-// mixed with the member's own "host:port". Members in their own PID namespaces all run as the
-// same pid and learn the config from one heartbeat in the same millisecond, so a seed made of
-// pid and time was the same on every member: their jitter matched draw for draw, their timers
-// fired together and every election split the vote (the set stayed without a primary for as
-// long as the partition lasted).
+// mixed with the member's own "host:port". Members in PID namespaces of their own (containers)
+// all run as the same pid and learn the config from one heartbeat in the same millisecond, so a
+// seed made of pid and time was the same on every member: their jitter matched draw for draw,
+// their timers ran out together and every election split the vote (the set stayed without a
+// primary for as long as the partition lasted).
 uint64_t election_timer_seed(std::string_view self_host);
+
+// How long the tick thread sleeps: the tick interval, or less when the topology's next election
+// timer (Topology::next_timer_ms, INT64_MAX for none) runs out sooner; at least 1 ms, so a
+// deadline already passed is met by the next tick without spinning.
+int64_t tick_sleep_ms(int64_t now_ms, int64_t next_timer_ms, int64_t tick_interval_ms);
 
 class ReplicationCoordinator final : public ReplicationView {
  public:

@@ -128,10 +128,11 @@ void ReplicationCoordinator::send_vote_request(int target, const repl::VoteReque
   MemberReply reply = member_command(host, std::move(cmd), kMemberCommandTimeoutMs);
   if (!reply_ok(reply)) {
     // Silence to the topology (the election waits for its deadline); the log says which voter
-    // and why, so a set that fails to elect can be read afterwards.
+    // and why (no answer within kMemberCommandTimeoutMs, or an error reply), so a set that
+    // fails to elect can be read afterwards. It may come after the election has ended.
     std::string error = reply.body ? string_field(*reply.body, "errmsg") : reply.error;
-    log_event(Severity::kInfo, "ELECTION", log_id::kMemberUnreachable, "replication",
-              "Vote request got no answer",
+    log_event(Severity::kInfo, "ELECTION", log_id::kVoteRequestFailed, "replication",
+              "Vote request failed",
               bson::Document{{"host", bson::V(host)},
                              {"dryRun", bson::V(request.dry_run)},
                              {"term", bson::V(request.term)},

@@ -475,6 +475,48 @@ TEST(ReplTopology, CandidateRefusedByEveryVoterEndsItsElectionAtOnce) {
   EXPECT_TRUE(m.topo.is_candidate());
 }
 
+// The election's steps are logged (kElectionProgress): each vote with its voter and reason, also
+// a refusal from a newer term that ends the election before the vote is counted, and the loss.
+TEST(ReplTopology, ElectionProgressNamesEveryVoteAndTheLoss) {
+  Member m(1);
+  m.hear_all_secondaries();
+  m.topo.step_up(m.now, true);
+  m.collect();
+  auto requests = m.taken(ActionKind::kSendVoteRequest);
+  ASSERT_EQ(requests.size(), 2u);
+  const int64_t term = m.topo.term();
+  m.topo.on_vote_response(m.now, requests[0].target, requests[0].vote_request,
+                          VoteResponse{term + 3, false, "candidate's term is lower"});
+  m.collect();
+  std::string log;
+  for (const Action& a : m.taken(ActionKind::kElectionProgress)) log += a.reason + "\n";
+  EXPECT_NE(log.find("running for election in term " + std::to_string(term)), std::string::npos)
+      << log;
+  EXPECT_NE(log.find("vote for term " + std::to_string(term) + " from " +
+                     m.topo.config().members[static_cast<size_t>(requests[0].target)].host +
+                     ": refused: candidate's term is lower (the voter is in term " +
+                     std::to_string(term + 3) + ")"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("lost (stepUpRequestSkipDryRun): saw a higher term"), std::string::npos)
+      << log;
+  EXPECT_FALSE(m.topo.is_candidate());
+}
+
+// A member that cannot stand says so when its timer runs out, once per reason, not at every
+// timeout (an isolated or priority-0 member meets its timer every electionTimeout).
+TEST(ReplTopology, NotStandingIsLoggedOncePerReason) {
+  Member m(1);
+  m.advance(60'000);  // nobody heard: CannotSeeMajority at every timeout
+  auto notes = m.taken(ActionKind::kElectionProgress);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].reason,
+            "not standing for election after the election timeout: CannotSeeMajority");
+  m.hear(0, MemberState::kPrimary, 0, ot(0, 1));  // a primary again: the next loss is news
+  m.advance(30'000);
+  EXPECT_EQ(m.taken(ActionKind::kElectionProgress).size(), 2u);
+}
+
 TEST(ReplTopology, HigherPriorityCaughtUpSecondaryTakesOver) {
   Member m(0, config_of(3, {2, 1, 1}));
   int64_t start = m.now;

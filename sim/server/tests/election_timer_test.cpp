@@ -1,7 +1,7 @@
-// The election-timer seed the glue gives each member's Topology (replication.h,
-// election_timer_seed): two members that learn the config and hear the primary at the same
-// instants must not fire their election timers together, or every election after the primary
-// is lost splits the vote.
+// The glue's election timers (replication.h): the seed it gives each member's Topology
+// (election_timer_seed), so that two members that learn the config and hear the primary at the
+// same instants do not stand together, which splits the vote; and how long its tick thread
+// sleeps (tick_sleep_ms), so that a timer fires at its deadline, not at the next regular tick.
 //
 // What the model omits: the network and real clocks. Both topologies run in this one process,
 // so they share a pid and a clock, which is exactly the situation of members in their own PID
@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -114,6 +115,23 @@ TEST(ElectionTimerSeed, DiffersBetweenCallsAndHosts) {
   EXPECT_NE(a, b);
   EXPECT_NE(a, c);
   EXPECT_NE(b, c);
+}
+
+// The sleep is the tick interval unless a timer runs out sooner; never 0 or negative (a deadline
+// already passed is met by the next tick, not by spinning). What the model omits: the thread
+// itself (tick_loop only calls this between ticks).
+TEST(TickSleep, IsTheIntervalOrTheTimeToTheNextTimer) {
+  constexpr int64_t kNow = 1'000'000;
+  constexpr int64_t kTickMs = 50;
+  EXPECT_EQ(tick_sleep_ms(kNow, std::numeric_limits<int64_t>::max(), kTickMs), kTickMs);
+  EXPECT_EQ(tick_sleep_ms(kNow, kNow + 1'000, kTickMs), kTickMs);
+  EXPECT_EQ(tick_sleep_ms(kNow, kNow + kTickMs, kTickMs), kTickMs);
+  EXPECT_EQ(tick_sleep_ms(kNow, kNow + 17, kTickMs), 17);
+  EXPECT_EQ(tick_sleep_ms(kNow, kNow + 1, kTickMs), 1);
+  EXPECT_EQ(tick_sleep_ms(kNow, kNow, kTickMs), 1);
+  EXPECT_EQ(tick_sleep_ms(kNow, kNow - 5'000, kTickMs), 1);
+  EXPECT_EQ(tick_sleep_ms(kNow, std::numeric_limits<int64_t>::min(), kTickMs), 1);
+  EXPECT_EQ(tick_sleep_ms(-kNow, std::numeric_limits<int64_t>::max(), kTickMs), kTickMs);
 }
 
 }  // namespace
