@@ -41,4 +41,23 @@ std::vector<std::string> faketime_environment(const std::string& preload,
 // (the pair may not exist: a process that never loaded libfaketime).
 void remove_faketime_files(pid_t creator);
 
+// The record of a run's processes under libfaketime, kept in the run's temporary directory so
+// that whoever removes that directory (the run's teardown, the janitor after a SIGKILLed harness,
+// a later run's sweep: run/cleanup.h) also removes their /dev/shm pairs. Needed because a pair
+// outlives its process whenever that process ends without returning from main: the faketime
+// program leaves its pair on SIGTERM as on SIGKILL (measured: faketime 0.9.10), and a worker's
+// pair is left when the harness dies before it reaps the worker.
+//
+// note_faketime_process appends "<pid> <start time>" (/proc/<pid>/stat's starttime, so a pid
+// reused by another process is told apart; 0 when /proc does not show it as this process's
+// child) to <dir>/faketime-processes; call it right after spawning the child. Throws
+// std::runtime_error naming the file when it cannot be written.
+void note_faketime_process(const std::string& dir, pid_t pid);
+// For each process noted in <dir>: if it still runs as the noted process, SIGKILLs it (the run is
+// over; a process of ours killed by the harness's death may still be exiting) and removes the
+// pair; if no process has its pid, removes the pair; if its pid names another process (or one
+// noted with start time 0), leaves it and its pair alone. Returns how many noted processes' pairs
+// it removed. Never throws.
+int remove_noted_faketime_files(const std::string& dir);
+
 }  // namespace locklab

@@ -10,6 +10,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "db/faketime_clock.h"
 #include "db/netns.h"
 #include "run/process.h"
 
@@ -93,9 +94,15 @@ void cleanup_run(const std::string& prefix, HostNamespaces host) {
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(kTempRoot, ec)) {
     if (entry.path().filename().string().starts_with(prefix + "-")) {
-      std::filesystem::remove_all(entry.path(), ec);
+      remove_run_temp_dir(entry.path().string());
     }
   }
+}
+
+void remove_run_temp_dir(const std::string& dir) {
+  remove_noted_faketime_files(dir);
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
 }
 
 std::vector<std::string> sweep_stale_runs(HostNamespaces host) {

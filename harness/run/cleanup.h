@@ -1,5 +1,7 @@
-// Leaving nothing behind. A run owns namespaces "ll-<pid>-*" (nft tables live inside them) and a
-// temporary directory "/tmp/ll-<pid>-*"; its child processes die with it (PDEATHSIG). On the netns
+// Leaving nothing behind. A run owns namespaces "ll-<pid>-*" (nft tables live inside them), a
+// temporary directory "/tmp/ll-<pid>-*" and the libfaketime files in /dev/shm of the processes
+// it started under libfaketime (noted in that directory); its child processes die with it
+// (PDEATHSIG). On the netns
 // backend the namespaces exist only inside the run's sandbox (run/sandbox.h), which the kernel
 // frees when the run dies; what follows is for the temporary directory, and for namespaces that
 // older versions created on the host. Three mechanisms together cover every way a run can end:
@@ -42,5 +44,8 @@ void start_janitor(const std::string& prefix, HostNamespaces host = HostNamespac
 
 // Creates /tmp/<prefix>-XXXXXX and returns its path. Throws std::runtime_error.
 std::string make_run_temp_dir(const std::string& prefix);
+// Removes a run's temporary directory and, first, the libfaketime files of the processes noted
+// in it (db/faketime_clock.h, note_faketime_process). Never throws.
+void remove_run_temp_dir(const std::string& dir);
 
 }  // namespace locklab

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <deque>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
@@ -484,14 +485,31 @@ std::optional<std::string> read_line(int fd, int64_t timeout_ms, size_t max_byte
   return std::nullopt;
 }
 
-char process_state(pid_t pid) {
+std::optional<ProcessStat> process_stat(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string line;
-  if (!std::getline(in, line)) return 0;
-  // The command name is in parentheses and may contain spaces; the state follows the last ')'.
+  if (!std::getline(in, line)) return std::nullopt;
+  // The command name is in parentheses and may contain spaces; field 3 (state) follows the last
+  // ')', then 4 (ppid) ... 22 (starttime).
   const size_t close_paren = line.rfind(')');
-  if (close_paren == std::string::npos || close_paren + 2 >= line.size()) return 0;
-  return line[close_paren + 2];
+  if (close_paren == std::string::npos) return std::nullopt;
+  std::istringstream rest(line.substr(close_paren + 1));
+  ProcessStat stat;
+  std::string field;
+  for (int index = 3; index <= 22 && rest >> field; ++index) {
+    if (index == 3) stat.state = field[0];
+    if (index == 4) stat.parent = static_cast<pid_t>(std::strtol(field.c_str(), nullptr, 10));
+    if (index == 22) {
+      stat.start_ticks = std::strtoull(field.c_str(), nullptr, 10);
+      return stat;
+    }
+  }
+  return std::nullopt;
+}
+
+char process_state(pid_t pid) {
+  const std::optional<ProcessStat> stat = process_stat(pid);
+  return stat ? stat->state : 0;
 }
 
 std::string netns_path(const std::string& netns) {

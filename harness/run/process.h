@@ -153,6 +153,15 @@ std::optional<std::string> read_line(int fd, int64_t timeout_ms, size_t max_byte
 
 // /proc/<pid>/stat's state letter ('R', 'S', 'T' stopped, 'Z' zombie...), or 0 when gone.
 char process_state(pid_t pid);
+// What /proc/<pid>/stat says of a process (as this process's /proc sees it), or nothing when
+// there is no such process. The start time (clock ticks since boot) with the pid names one
+// process across pid reuse.
+struct ProcessStat {
+  char state = 0;
+  pid_t parent = 0;
+  uint64_t start_ticks = 0;
+};
+std::optional<ProcessStat> process_stat(pid_t pid);
 
 // A network namespace reference as the harness passes them around: a name under
 // /var/run/netns ("ll-123-m0"), or an absolute path to a namespace file (a container's

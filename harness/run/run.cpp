@@ -152,8 +152,7 @@ class Run {
     supervisor_.stop_all(1000);
     if (db_) db_->teardown();
     if (!temp_dir_.empty()) {
-      std::error_code ec;
-      fs::remove_all(temp_dir_, ec);
+      remove_run_temp_dir(temp_dir_);
       temp_dir_.clear();
     }
   }
@@ -244,7 +243,10 @@ class Run {
     launch.base.critical_section_ms = s_.workload.critical_section_ms;
     launch.base.honour_lost = s_.workload.honour_lost;
     launch.base.read_percent = s_.workload.read_percent;
-    if (moves_worker_clocks(s_)) launch.faketime = worker_faketime_preload();
+    if (moves_worker_clocks(s_)) {
+      launch.faketime = worker_faketime_preload();
+      launch.faketime_record_dir = temp_dir_;
+    }
     launch.base.operations = s_.workload.operations;
     launch.base.lock = s_.lock;
     launch.seed = seed_;

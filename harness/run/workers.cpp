@@ -111,6 +111,9 @@ void WorkerPool::start(const std::string& id) {
   options.log_path = launch_.log_dir + "/" + id + ".log";
   const pid_t pid = supervisor_.spawn(options);
   pids_[id] = pid;
+  if (!launch_.faketime.empty() && !launch_.faketime_record_dir.empty()) {
+    note_faketime_process(launch_.faketime_record_dir, pid);
+  }
   groups_.push_back(pid);
   history_.append(
       {0, "harness", EventType::kInfo, "spawn", "", std::nullopt, {{"worker", id}, {"pid", pid}}});

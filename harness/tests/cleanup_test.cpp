@@ -15,8 +15,10 @@
 #include <fstream>
 #include <functional>
 #include <optional>
+#include <set>
 #include <thread>
 
+#include "db/faketime_clock.h"
 #include "db/netns.h"
 #include "programs.h"
 #include "run/process.h"
@@ -323,6 +325,107 @@ TEST(FinishedRun, AWorkersChildIsGoneAfterALoopbackRun) {
                          [&] { return processes_mentioning(out).empty(); }))
       << processes_mentioning(out).size() << " processes of the run remain";
   for (const pid_t pid : processes_mentioning(out)) ::kill(pid, SIGKILL);
+}
+
+// libfaketime's /dev/shm pairs ("faketime_shm_<pid>", "sem.faketime_sem_<pid>") by creator pid.
+std::set<pid_t> faketime_pairs() {
+  std::set<pid_t> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/dev/shm", ec)) {
+    const std::string name = entry.path().filename().string();
+    for (const std::string prefix : {"faketime_shm_", "sem.faketime_sem_"}) {
+      if (name.starts_with(prefix)) out.insert(std::atoi(name.c_str() + prefix.size()));
+    }
+  }
+  return out;
+}
+
+// Pairs made since `before` whose creator is gone: what nobody will remove any more. (A pair of a
+// live process belongs to a run still going, this one's or a concurrent test's.)
+std::set<pid_t> orphaned_faketime_pairs(const std::set<pid_t>& before) {
+  std::set<pid_t> out;
+  for (const pid_t pid : faketime_pairs()) {
+    const char state = process_state(pid);  // a zombie is gone too (this test may be its reaper)
+    if (!before.contains(pid) && (state == 0 || state == 'Z' || state == 'X')) out.insert(pid);
+  }
+  return out;
+}
+
+// A loopback run (the host's /dev/shm: no sandbox) whose workers run under libfaketime, the
+// harness SIGKILLed mid-run: its workers die with it (PDEATHSIG) without returning from main, so
+// libfaketime never removes their pairs; the janitor does (db/faketime_clock.h, the noted
+// processes). What the model omits: a janitor killed too (a later run's sweep covers it, through
+// the same note).
+TEST(KilledLoopbackRun, LeavesNoFaketimePairOfItsWorkers) {
+  if (!programs_built()) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
+  if (access("/usr/bin/python3", X_OK) != 0 ||
+      run_tool({"sh", "-c", "command -v faketime"}).code != 0) {
+    GTEST_SKIP() << "needs /usr/bin/python3 and libfaketime";
+  }
+  testkit::TempDir dir;
+  std::ofstream(dir.file("s.toml"))
+      << "[workload]\nclient = \"test-well-behaved\"\nworkers = 2\nduration_ms = 60000\n"
+         "[nemesis]\nquiet_ms = 0\n"
+         "[[nemesis.fault]]\nat_ms = 0\nfault = \"clock-skew-worker\"\ntarget = \"w1\"\n"
+         "offset_ms = 60000\nduration_ms = 50000\n";
+  const std::set<pid_t> before = faketime_pairs();
+  Supervisor supervisor;
+  const std::string out = dir.file("run");
+  const pid_t harness =
+      supervisor.spawn({{std::string(LOCKLAB_BIN_DIR) + "/locklab", "run", dir.file("s.toml"),
+                         "--cluster", "loopback", "--seed", "1", "--out", out},
+                        "",
+                        dir.file("locklab.log")});
+  // Both workers have written their first events: each has made its pair by now.
+  const auto both_going = [&] {
+    return read_text(out + "/workers/w1.0.jsonl").find("\"invoke\"") != std::string::npos &&
+           read_text(out + "/workers/w2.0.jsonl").find("\"invoke\"") != std::string::npos;
+  };
+  ASSERT_TRUE(poll_until(after(std::chrono::milliseconds(60'000)), both_going))
+      << read_text(dir.file("locklab.log"));
+  std::set<pid_t> made;
+  for (const pid_t pid : faketime_pairs()) {
+    if (!before.contains(pid)) made.insert(pid);
+  }
+  EXPECT_GE(made.size(), 2u) << "the workers made no libfaketime pairs: nothing is tested";
+  ASSERT_TRUE(supervisor.signal(harness, SIGKILL));
+  ASSERT_TRUE(supervisor.wait_exit(harness, 60'000).has_value());
+  const std::string prefix = "ll-" + std::to_string(harness);
+  EXPECT_TRUE(poll_until(after(std::chrono::milliseconds(20'000)),
+                         [&] { return temp_dirs(prefix).empty(); }));
+  EXPECT_TRUE(poll_until(after(std::chrono::milliseconds(5'000)),
+                         [&] { return orphaned_faketime_pairs(before).empty(); }))
+      << orphaned_faketime_pairs(before).size() << " pairs left by dead processes";
+  for (const pid_t pid : orphaned_faketime_pairs(before)) remove_faketime_files(pid);
+}
+
+// A loopback run of --mongod members under the faketime program (member clock faults), run to
+// the end: the faketime program leaves its pair when stopped by a signal, as each member is; the
+// run's teardown removes them.
+TEST(FinishedLoopbackRun, LeavesNoFaketimePairOfItsMembers) {
+  if (!programs_built()) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
+  if (run_tool({"sh", "-c", "command -v faketime"}).code != 0) GTEST_SKIP() << "needs faketime";
+  testkit::TempDir dir;
+  std::ofstream(dir.file("s.toml"))
+      << "[cluster]\nmembers = 3\nelection_timeout_ms = 1000\n"
+         "[workload]\nduration_ms = 2500\n"
+         "[nemesis]\nquiet_ms = 500\n"
+         "[[nemesis.fault]]\nat_ms = 200\nfault = \"clock-skew\"\ntarget = \"m1\"\n"
+         "offset_ms = 5000\nduration_ms = 1000\n";
+  const std::set<pid_t> before = faketime_pairs();
+  const std::string out = dir.file("run");
+  const ToolResult r =
+      run_tool({std::string(LOCKLAB_BIN_DIR) + "/locklab", "run", dir.file("s.toml"), "--cluster",
+                "loopback", "--seed", "1", "--mongod", std::string(LOCKLAB_BIN_DIR) + "/mongosim",
+                "--out", out},
+               "", "", 120'000);
+  EXPECT_NE(r.code, 2) << r.output;
+  EXPECT_NE(read_text(out + "/history.jsonl").find("\"clock-skew\""), std::string::npos)
+      << r.output;
+  EXPECT_TRUE(poll_until(after(std::chrono::milliseconds(5'000)),
+                         [&] { return orphaned_faketime_pairs(before).empty(); }))
+      << orphaned_faketime_pairs(before).size() << " pairs left by dead processes";
+  for (const pid_t pid : orphaned_faketime_pairs(before)) remove_faketime_files(pid);
 }
 
 // A run that fails while starting (the member program exits at once): nothing remains.
