@@ -70,7 +70,7 @@ void note_faketime_process(const std::string& dir, pid_t pid) {
   if (!out) throw std::runtime_error("cannot note a faketime process in " + path);
 }
 
-int remove_noted_faketime_files(const std::string& dir) {
+int end_noted_faketime_processes(const std::string& dir) {
   std::ifstream in(dir + kNotedProcessesFile);
   int removed = 0;
   pid_t pid = 0;
@@ -79,7 +79,13 @@ int remove_noted_faketime_files(const std::string& dir) {
     if (pid <= 0) continue;
     const std::optional<ProcessStat> now = process_stat(pid);
     if (now && (noted_start == 0 || now->start_ticks != noted_start)) continue;  // not ours
-    if (now) ::kill(pid, SIGKILL);
+    if (noted_start != 0) {
+      // Its group too: the faketime program's child (the member proper) outlives it otherwise.
+      // A pid stays reserved while a group of that number has members, so a group found here
+      // is still the noted process's own.
+      ::kill(-pid, SIGKILL);
+      ::kill(pid, SIGKILL);
+    }
     remove_faketime_files(pid);
     ++removed;
   }

@@ -53,11 +53,12 @@ void remove_faketime_files(pid_t creator);
 // child) to <dir>/faketime-processes; call it right after spawning the child. Throws
 // std::runtime_error naming the file when it cannot be written.
 void note_faketime_process(const std::string& dir, pid_t pid);
-// For each process noted in <dir>: if it still runs as the noted process, SIGKILLs it (the run is
-// over; a process of ours killed by the harness's death may still be exiting) and removes the
-// pair; if no process has its pid, removes the pair; if its pid names another process (or one
-// noted with start time 0), leaves it and its pair alone. Returns how many noted processes' pairs
+// For each process noted in <dir>: unless its pid now names another process (or it was noted
+// with start time 0), SIGKILLs it and its process group (the run is over; a process of ours
+// killed by the harness's death may still be exiting, and a faketime wrapper's child is left
+// running by its death) and removes its pair; one noted with start time 0 gets its pair removed
+// once no process has its pid, and is never signalled. Returns how many noted processes' pairs
 // it removed. Never throws.
-int remove_noted_faketime_files(const std::string& dir);
+int end_noted_faketime_processes(const std::string& dir);
 
 }  // namespace locklab

@@ -100,7 +100,7 @@ void cleanup_run(const std::string& prefix, HostNamespaces host) {
 }
 
 void remove_run_temp_dir(const std::string& dir) {
-  remove_noted_faketime_files(dir);
+  end_noted_faketime_processes(dir);
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
 }

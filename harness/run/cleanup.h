@@ -44,8 +44,9 @@ void start_janitor(const std::string& prefix, HostNamespaces host = HostNamespac
 
 // Creates /tmp/<prefix>-XXXXXX and returns its path. Throws std::runtime_error.
 std::string make_run_temp_dir(const std::string& prefix);
-// Removes a run's temporary directory and, first, the libfaketime files of the processes noted
-// in it (db/faketime_clock.h, note_faketime_process). Never throws.
+// Removes a run's temporary directory and, first, ends the processes noted in it under
+// libfaketime and removes their files (db/faketime_clock.h, end_noted_faketime_processes).
+// Never throws.
 void remove_run_temp_dir(const std::string& dir);
 
 }  // namespace locklab

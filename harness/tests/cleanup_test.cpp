@@ -399,6 +399,46 @@ TEST(KilledLoopbackRun, LeavesNoFaketimePairOfItsWorkers) {
   for (const pid_t pid : orphaned_faketime_pairs(before)) remove_faketime_files(pid);
 }
 
+// The same for --mongod members under the faketime program (member clock faults): the wrapper
+// dies with the harness (PDEATHSIG), the member it forked does not; the janitor ends the noted
+// wrapper's process group, so no member is left running (their dbpaths name the run's prefix),
+// and no pair is left.
+TEST(KilledLoopbackRun, LeavesNoMemberOfAFaketimeWrapper) {
+  if (!programs_built()) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
+  if (run_tool({"sh", "-c", "command -v faketime"}).code != 0) GTEST_SKIP() << "needs faketime";
+  testkit::TempDir dir;
+  std::ofstream(dir.file("s.toml"))
+      << "[cluster]\nmembers = 3\nelection_timeout_ms = 1000\n"
+         "[workload]\nduration_ms = 60000\n"
+         "[nemesis]\nquiet_ms = 500\n"
+         "[[nemesis.fault]]\nat_ms = 200\nfault = \"clock-skew\"\ntarget = \"m1\"\n"
+         "offset_ms = 5000\nduration_ms = 50000\n";
+  const std::set<pid_t> before = faketime_pairs();
+  Supervisor supervisor;
+  const std::string out = dir.file("run");
+  const pid_t harness =
+      supervisor.spawn({{std::string(LOCKLAB_BIN_DIR) + "/locklab", "run", dir.file("s.toml"),
+                         "--cluster", "loopback", "--seed", "1", "--mongod",
+                         std::string(LOCKLAB_BIN_DIR) + "/mongosim", "--out", out},
+                        "",
+                        dir.file("locklab.log")});
+  const std::string prefix = "ll-" + std::to_string(harness);
+  ASSERT_TRUE(poll_until(after(std::chrono::milliseconds(60'000)),
+                         history_mentions(out, "\"f\":\"clock-skew\"")))
+      << read_text(dir.file("locklab.log"));
+  EXPECT_GE(processes_mentioning(prefix + "-").size(), 3u) << "the members are not all up";
+  ASSERT_TRUE(supervisor.signal(harness, SIGKILL));
+  ASSERT_TRUE(supervisor.wait_exit(harness, 60'000).has_value());
+  EXPECT_TRUE(poll_until(after(std::chrono::milliseconds(20'000)),
+                         [&] { return processes_mentioning(prefix + "-").empty(); }))
+      << processes_mentioning(prefix + "-").size() << " members of the run still run";
+  EXPECT_TRUE(poll_until(after(std::chrono::milliseconds(5'000)),
+                         [&] { return orphaned_faketime_pairs(before).empty(); }))
+      << orphaned_faketime_pairs(before).size() << " pairs left by dead processes";
+  for (const pid_t pid : processes_mentioning(prefix + "-")) ::kill(pid, SIGKILL);
+  for (const pid_t pid : orphaned_faketime_pairs(before)) remove_faketime_files(pid);
+}
+
 // A loopback run of --mongod members under the faketime program (member clock faults), run to
 // the end: the faketime program leaves its pair when stopped by a signal, as each member is; the
 // run's teardown removes them.

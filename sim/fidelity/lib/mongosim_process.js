@@ -58,18 +58,22 @@ function freePort() {
 
 // The port of a "Waiting for connections" line (log id 23016), or null for any other line.
 function listeningPort(line) {
-  if (!line.includes('"id":23016')) return null;
+  if (!line.includes('23016')) return null;  // most lines: no JSON parse
   try {
     const entry = JSON.parse(line);
-    return entry.attr && Number.isInteger(entry.attr.port) ? entry.attr.port : null;
+    if (entry === null || entry.id !== 23016 || !entry.attr) return null;
+    return Number.isInteger(entry.attr.port) ? entry.attr.port : null;
   } catch (_) {
     return null;
   }
 }
 
 class MongosimProcess {
-  // pickPort: how a start attempt chooses its port (a test's hook; default: a free one).
-  constructor(binaryPath, { extraArgs = [], initiate = true, pickPort = freePort } = {}) {
+  // pickPort: how a start attempt chooses its port; listenDeadlineMs: how long an attempt waits
+  // for the ready line (tests' hooks; defaults: a free port, LISTEN_DEADLINE_MS).
+  constructor(binaryPath, {
+    extraArgs = [], initiate = true, pickPort = freePort, listenDeadlineMs = LISTEN_DEADLINE_MS,
+  } = {}) {
     if (!binaryPath || !fs.existsSync(binaryPath)) {
       throw new Error(`mongosim binary not found at "${binaryPath}"`);
     }
@@ -77,6 +81,7 @@ class MongosimProcess {
     this.extraArgs = extraArgs;
     this.initiateAlone = initiate;
     this.pickPort = pickPort;
+    this.listenDeadlineMs = listenDeadlineMs;
     this.child = null;
     this.port = 0;
     this.logLines = [];
@@ -145,7 +150,7 @@ class MongosimProcess {
     const lineReader = () => {
       let tail = '';
       return (chunk) => {
-        const parts = (tail + chunk.toString()).split('\n');
+        const parts = (tail + chunk).split('\n');
         tail = parts.pop();
         if (tail.length > LINE_BYTES_MAX) {
           keep(tail);
@@ -154,6 +159,9 @@ class MongosimProcess {
         parts.forEach(keep);
       };
     };
+    // Decoded as a stream, so a character split across two reads stays whole.
+    child.stdout.setEncoding('utf8');
+    child.stderr.setEncoding('utf8');
     child.stdout.on('data', lineReader());
     child.stderr.on('data', lineReader());
     child.on('exit', (code, signal) => {
@@ -167,7 +175,7 @@ class MongosimProcess {
   }
 
   async waitListening() {
-    const deadline = Date.now() + LISTEN_DEADLINE_MS;
+    const deadline = Date.now() + this.listenDeadlineMs;
     while (Date.now() < deadline) {
       if (this.exited) {
         throw new Error(`mongosim exited before listening (${JSON.stringify(this.exited)})`);
@@ -175,7 +183,8 @@ class MongosimProcess {
       if (this.listening) return;
       await sleep(POLL_INTERVAL_MS);
     }
-    throw new Error(`mongosim did not listen on port ${this.port} within ${LISTEN_DEADLINE_MS} ms`);
+    throw new Error(
+        `mongosim did not listen on port ${this.port} within ${this.listenDeadlineMs} ms`);
   }
 
   // replSetInitiate over a direct connection, then wait for hello to say writable primary.

@@ -3,10 +3,20 @@
 // A stand-in for the mongosim binary in mongosim_process.test.js: it takes mongosim's --port,
 // listens there on 127.0.0.1 and logs mongosim's "Waiting for connections" line (id 23016), or
 // exits 48 as mongosim does when the port is taken. FAKE_SPLIT_MS writes that line in two
-// pieces that far apart (a pipe read ends inside a line). It runs until SIGTERM.
+// pieces that far apart (a pipe read ends inside a line). FAKE_DECOY=1: it first logs another
+// line that names id 23016 and the port inside its attributes, and never listens. It runs until
+// SIGTERM.
 const net = require('node:net');
 
 const port = Number(process.argv[process.argv.indexOf('--port') + 1]);
+if (process.env.FAKE_DECOY === '1') {
+  process.stdout.write(JSON.stringify({ t: { $date: new Date().toISOString() }, s: 'I',
+    c: 'COMMAND', id: 51803, ctx: 'conn1', msg: 'Slow query',
+    attr: { port, command: { id: 23016 } } }) + '\n');
+  setInterval(() => {}, 1000);
+  process.on('SIGTERM', () => process.exit(0));
+  return;
+}
 const splitMs = Number(process.env.FAKE_SPLIT_MS || 0);
 const server = net.createServer((sock) => sock.destroy());
 server.on('error', (err) => {

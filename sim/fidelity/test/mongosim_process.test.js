@@ -78,3 +78,15 @@ test('a child that exits before its ready line is not ready', async () => {
     await new Promise((resolve) => other.close(resolve));
   }
 });
+
+test('a line naming id 23016 and the port elsewhere is not the ready line', async () => {
+  process.env.FAKE_DECOY = '1';
+  const m = new MongosimProcess(FAKE, { initiate: false, listenDeadlineMs: 1000 });
+  try {
+    await assert.rejects(m.start(), /did not listen/);
+    assert.strictEqual(m.listening, false);
+  } finally {
+    delete process.env.FAKE_DECOY;
+    await m.stop();
+  }
+});
