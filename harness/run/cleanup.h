@@ -1,10 +1,10 @@
 // Leaving nothing behind. A run owns namespaces "ll-<pid>-*" (nft tables live inside them), a
 // temporary directory "/tmp/ll-<pid>-*" and the libfaketime files in /dev/shm of the processes
-// it started under libfaketime (noted in that directory); its child processes die with it
-// (PDEATHSIG). On the netns
-// backend the namespaces exist only inside the run's sandbox (run/sandbox.h), which the kernel
-// frees when the run dies; what follows is for the temporary directory, and for namespaces that
-// older versions created on the host. Three mechanisms together cover every way a run can end:
+// it started under libfaketime (noted in that directory, with their process groups: a faketime
+// wrapper's child); its child processes die with it (PDEATHSIG). On the netns backend the
+// namespaces exist only inside the run's sandbox (run/sandbox.h), which the kernel frees when
+// the run dies; what follows is for the temporary directory, and for namespaces that older
+// versions created on the host. Three mechanisms together cover every way a run can end:
 //   1. normal teardown and the SIGINT/SIGTERM path delete what the run created;
 //   2. a janitor process, forked at start, waits for the harness to die by any means (even
 //      SIGKILL: the kernel closes the harness's end of a pipe) and then deletes the run's

@@ -1,7 +1,5 @@
 #include "server/replication.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cassert>
 #include <chrono>
@@ -64,8 +62,9 @@ bool ReplicationCoordinator::active() const {
 
 uint64_t election_timer_seed(std::string_view self_host) {
   std::random_device entropy;
-  uint64_t seed = (uint64_t{entropy()} << 32) ^ uint64_t { entropy() };
-  return seed ^ std::hash<std::string_view>{}(self_host);
+  const uint64_t high = entropy();
+  const uint64_t low = entropy();
+  return ((high << 32) ^ low) ^ std::hash<std::string_view>{}(self_host);
 }
 
 bool ReplicationCoordinator::ensure_topology() {
