@@ -37,28 +37,9 @@ std::vector<std::string> faketime_environment(const std::string& preload,
 // process's children and exec'd images (FAKETIME_SHARED), and removes it only when the process
 // that made it returns from main: a worker's `env` makes it and execs the worker, and a process
 // killed by a signal never returns, so without this every worker left its pair behind.
-// Call it only for a process whose pid is not yet reused (just reaped). Errors are ignored
-// (the pair may not exist: a process that never loaded libfaketime).
+// Call it only for a process whose pid is not yet reused (just reaped, or checked by its start
+// time: run/noted_processes.h, which also covers processes the harness never reaped). Errors are
+// ignored (the pair may not exist: a process that never loaded libfaketime).
 void remove_faketime_files(pid_t creator);
-
-// The record of a run's processes under libfaketime, kept in the run's temporary directory so
-// that whoever removes that directory (the run's teardown, the janitor after a SIGKILLed harness,
-// a later run's sweep: run/cleanup.h) also removes their /dev/shm pairs. Needed because a pair
-// outlives its process whenever that process ends without returning from main: the faketime
-// program leaves its pair on SIGTERM as on SIGKILL (measured: faketime 0.9.10), and a worker's
-// pair is left when the harness dies before it reaps the worker.
-//
-// note_faketime_process appends "<pid> <start time>" (/proc/<pid>/stat's starttime, so a pid
-// reused by another process is told apart; 0 when /proc does not show it as this process's
-// child) to <dir>/faketime-processes; call it right after spawning the child. Throws
-// std::runtime_error naming the file when it cannot be written.
-void note_faketime_process(const std::string& dir, pid_t pid);
-// For each process noted in <dir>: unless its pid now names another process (or it was noted
-// with start time 0), SIGKILLs it and its process group (the run is over; a process of ours
-// killed by the harness's death may still be exiting, and a faketime wrapper's child is left
-// running by its death) and removes its pair; one noted with start time 0 gets its pair removed
-// once no process has its pid, and is never signalled. Returns how many noted processes' pairs
-// it removed. Never throws.
-int end_noted_faketime_processes(const std::string& dir);
 
 }  // namespace locklab

@@ -12,6 +12,7 @@
 #include "checker/clock.h"
 #include "db/admin.h"
 #include "db/faketime_clock.h"
+#include "run/noted_processes.h"
 
 namespace locklab {
 namespace {
@@ -137,14 +138,14 @@ void ProcessDb::start_member(int member) {
   fs::create_directories(dbpath);
   SpawnOptions spawn;
   spawn.argv = wrapper(member);
-  const bool wrapped = !spawn.argv.empty();  // the faketime program: its /dev/shm pair is noted
+  const bool wrapped = !spawn.argv.empty();  // the faketime program
   spawn.argv.insert(spawn.argv.end(), {program_, "--replSet", config().set_name, "--bind_ip",
                                        m.address, "--port", std::to_string(m.port), "--dbpath",
                                        dbpath, "--setParameter", "ttlMonitorSleepSecs=1"});
   spawn.netns = m.netns;
   spawn.log_path = config().log_dir + "/" + member_name(member) + ".log";
   pids_.at(member) = supervisor_.spawn(spawn);
-  if (wrapped) note_faketime_process(config().data_dir, pids_.at(member));
+  note_run_process(config().data_dir, pids_.at(member), wrapped);
 }
 
 void ProcessDb::stop(int64_t grace_ms) {

@@ -10,8 +10,8 @@
 #include <set>
 #include <stdexcept>
 
-#include "db/faketime_clock.h"
 #include "db/netns.h"
+#include "run/noted_processes.h"
 #include "run/process.h"
 
 namespace locklab {
@@ -100,7 +100,7 @@ void cleanup_run(const std::string& prefix, HostNamespaces host) {
 }
 
 void remove_run_temp_dir(const std::string& dir) {
-  end_noted_faketime_processes(dir);
+  end_noted_processes(dir);
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
 }

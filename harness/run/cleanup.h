@@ -1,7 +1,7 @@
 // Leaving nothing behind. A run owns namespaces "ll-<pid>-*" (nft tables live inside them), a
-// temporary directory "/tmp/ll-<pid>-*" and the libfaketime files in /dev/shm of the processes
-// it started under libfaketime (noted in that directory, with their process groups: a faketime
-// wrapper's child); its child processes die with it (PDEATHSIG). On the netns backend the
+// temporary directory "/tmp/ll-<pid>-*", and the processes it started, noted in that directory
+// with their process groups and libfaketime files (run/noted_processes.h); its child processes
+// die with it (PDEATHSIG), their children with the noted groups. On the netns backend the
 // namespaces exist only inside the run's sandbox (run/sandbox.h), which the kernel frees when
 // the run dies; what follows is for the temporary directory, and for namespaces that older
 // versions created on the host. Three mechanisms together cover every way a run can end:
@@ -44,9 +44,8 @@ void start_janitor(const std::string& prefix, HostNamespaces host = HostNamespac
 
 // Creates /tmp/<prefix>-XXXXXX and returns its path. Throws std::runtime_error.
 std::string make_run_temp_dir(const std::string& prefix);
-// Removes a run's temporary directory and, first, ends the processes noted in it under
-// libfaketime and removes their files (db/faketime_clock.h, end_noted_faketime_processes).
-// Never throws.
+// Removes a run's temporary directory and, first, ends the processes noted in it
+// (run/noted_processes.h, end_noted_processes). Never throws.
 void remove_run_temp_dir(const std::string& dir);
 
 }  // namespace locklab

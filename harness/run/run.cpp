@@ -243,10 +243,8 @@ class Run {
     launch.base.critical_section_ms = s_.workload.critical_section_ms;
     launch.base.honour_lost = s_.workload.honour_lost;
     launch.base.read_percent = s_.workload.read_percent;
-    if (moves_worker_clocks(s_)) {
-      launch.faketime = worker_faketime_preload();
-      launch.faketime_record_dir = temp_dir_;
-    }
+    if (moves_worker_clocks(s_)) launch.faketime = worker_faketime_preload();
+    launch.record_dir = temp_dir_;
     launch.base.operations = s_.workload.operations;
     launch.base.lock = s_.lock;
     launch.seed = seed_;

@@ -13,6 +13,7 @@
 
 #include "db/faketime_clock.h"
 #include "run/clock_reach.h"
+#include "run/noted_processes.h"
 
 namespace locklab {
 
@@ -111,9 +112,8 @@ void WorkerPool::start(const std::string& id) {
   options.log_path = launch_.log_dir + "/" + id + ".log";
   const pid_t pid = supervisor_.spawn(options);
   pids_[id] = pid;
-  if (!launch_.faketime.empty() && !launch_.faketime_record_dir.empty()) {
-    note_faketime_process(launch_.faketime_record_dir, pid);
-  }
+  if (!launch_.record_dir.empty())
+    note_run_process(launch_.record_dir, pid, !launch_.faketime.empty());
   groups_.push_back(pid);
   history_.append(
       {0, "harness", EventType::kInfo, "spawn", "", std::nullopt, {{"worker", id}, {"pid", pid}}});

@@ -52,9 +52,9 @@ struct WorkerLaunch {
   // library is preloaded through `env`, which execs: the worker keeps its pid, so stop and kill
   // signals reach it (the faketime program forks and would take them instead).
   std::string faketime;
-  // With faketime: the directory where each worker process is noted (the run's temporary
-  // directory; db/faketime_clock.h, note_faketime_process), or "" for none.
-  std::string faketime_record_dir;
+  // The directory where each worker process is noted (the run's temporary directory:
+  // run/noted_processes.h), or "" for none.
+  std::string record_dir;
 };
 
 class WorkerPool {

@@ -439,6 +439,46 @@ TEST(KilledLoopbackRun, LeavesNoMemberOfAFaketimeWrapper) {
   for (const pid_t pid : orphaned_faketime_pairs(before)) remove_faketime_files(pid);
 }
 
+// A loopback run SIGKILLed while each worker has a child that ignores SIGTERM: the workers die
+// with the harness (PDEATHSIG), their children do not; the janitor ends each noted worker's
+// process group (run/noted_processes.h). Left out: a child that leaves the group (setsid).
+TEST(KilledLoopbackRun, LeavesNoChildOfAWorker) {
+  if (!programs_built()) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
+  if (access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "needs /usr/bin/python3";
+  testkit::TempDir dir;
+  std::ofstream(dir.file("client.toml"))
+      << "name = \"leaves-child\"\ndescription = \"a worker that leaves a child\"\nprogram = \""
+      << LOCKLAB_SOURCE_DIR << "/harness/tests/clients/misbehaving_worker.py\"\n"
+      << "args = [\"--mode\", \"leaves-child\"]\nworkloads = [\"mutex\"]\nfencing_tokens = false\n";
+  std::ofstream(dir.file("s.toml"))
+      << "[workload]\nclient = \"client.toml\"\nworkers = 2\nduration_ms = 60000\n";
+  Supervisor supervisor;
+  const std::string out = dir.file("run");
+  const pid_t harness =
+      supervisor.spawn({{std::string(LOCKLAB_BIN_DIR) + "/locklab", "run", dir.file("s.toml"),
+                         "--cluster", "loopback", "--seed", "1", "--out", out},
+                        "",
+                        dir.file("locklab.log")});
+  // Each child names its worker's history file (under `out`) on its command line.
+  const auto children = [&] {
+    std::vector<pid_t> found;
+    for (const pid_t pid : processes_mentioning(out)) {
+      const std::string cmdline = read_proc_file("/proc/" + std::to_string(pid) + "/cmdline");
+      if (cmdline.find("time.sleep(600)") != std::string::npos) found.push_back(pid);
+    }
+    return found;
+  };
+  ASSERT_TRUE(poll_until(after(std::chrono::milliseconds(60'000)), [&] {
+    return children().size() == 2;
+  })) << read_text(dir.file("locklab.log"));
+  ASSERT_TRUE(supervisor.signal(harness, SIGKILL));
+  ASSERT_TRUE(supervisor.wait_exit(harness, 60'000).has_value());
+  EXPECT_TRUE(poll_until(after(std::chrono::milliseconds(20'000)),
+                         [&] { return processes_mentioning(out).empty(); }))
+      << processes_mentioning(out).size() << " processes of the run remain";
+  for (const pid_t pid : processes_mentioning(out)) ::kill(pid, SIGKILL);
+}
+
 // A loopback run of --mongod members under the faketime program (member clock faults), run to
 // the end: the faketime program leaves its pair when stopped by a signal, as each member is; the
 // run's teardown removes them.

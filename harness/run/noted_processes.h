@@ -1,0 +1,34 @@
+// The record of the processes a run started (workers, members), kept in the run's temporary
+// directory so that whoever removes that directory also ends what they left: the run's teardown,
+// the janitor after a SIGKILLed harness, a later run's sweep (run/cleanup.h). A run's children
+// die with it (PDEATHSIG), but not their own children: a worker's child, the member a faketime
+// wrapper forked. And a process under libfaketime leaves its /dev/shm pair whenever it ends
+// without returning from main (db/faketime_clock.h): the faketime program on SIGTERM as on
+// SIGKILL (measured: faketime 0.9.10), a worker when the harness dies before reaping it.
+//
+// Each line is "<pid> <start time> <0|1 under libfaketime>"; the start time
+// (/proc/<pid>/stat's starttime) tells a reused pid apart, and is 0 when /proc does not show the
+// process as this process's child (a /proc the sandbox could not remount: never signalled).
+// Stateless; one writer per directory (the harness's main thread).
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+
+namespace locklab {
+
+// Appends the child `pid`, just spawned, to <dir>/processes. Throws std::runtime_error naming
+// the file when it cannot be written.
+void note_run_process(const std::string& dir, pid_t pid, bool under_faketime);
+
+// For each process noted in <dir>, unless its pid now names another process or it was noted with
+// start time 0: SIGKILLs it and its process group (the run is over; a process of ours may still
+// be exiting after the harness's death, and its children outlive it otherwise). A pid stays
+// reserved while a group of that number has members, so a group found for a noted pid whose
+// process is gone is still that process's own. Then removes the libfaketime pair of each noted
+// under libfaketime whose pid names no other process. Returns how many noted processes it
+// ended or found gone. Never throws.
+int end_noted_processes(const std::string& dir);
+
+}  // namespace locklab
