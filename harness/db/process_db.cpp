@@ -66,7 +66,8 @@ ProcessDb::ProcessDb(DbConfig config, Supervisor& supervisor, std::string progra
       placement_(placement),
       netns_refusal_(std::move(netns_refusal)),
       pids_(static_cast<size_t>(size()), 0),
-      paused_(static_cast<size_t>(size()), false) {}
+      paused_(static_cast<size_t>(size()), false),
+      wrapped_(static_cast<size_t>(size()), false) {}
 
 // The members themselves are the Supervisor's to kill if stop() was never called.
 ProcessDb::~ProcessDb() {
@@ -145,7 +146,13 @@ void ProcessDb::start_member(int member) {
   spawn.netns = m.netns;
   spawn.log_path = config().log_dir + "/" + member_name(member) + ".log";
   pids_.at(member) = supervisor_.spawn(spawn);
+  wrapped_.at(member) = wrapped;
   note_run_process(config().data_dir, pids_.at(member), wrapped);
+}
+
+void ProcessDb::note_member_ended(int member, pid_t pid) {
+  if (wrapped_.at(member)) remove_faketime_files(pid);
+  note_run_process_ended(config().data_dir, pid);
 }
 
 void ProcessDb::stop(int64_t grace_ms) {
@@ -161,6 +168,7 @@ void ProcessDb::stop(int64_t grace_ms) {
       supervisor_.wait_exit(pid, grace_ms);
     }
     signal_member(m, SIGKILL);  // whatever is left of its group (a wrapper's child)
+    if (pid > 0 && !supervisor_.running(pid)) note_member_ended(m, pid);
   }
 }
 
@@ -204,6 +212,7 @@ void ProcessDb::kill_member(int member) {
     throw std::runtime_error("member " + member_name(member) + " is not running");
   signal_member(member, SIGKILL);
   supervisor_.wait_exit(pid, kKillWaitMs);
+  if (!supervisor_.running(pid)) note_member_ended(member, pid);
   pids_.at(member) = 0;
   paused_.at(member) = false;
 }

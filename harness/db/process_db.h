@@ -89,10 +89,14 @@ class ProcessDb : public Db {
   std::vector<PortReservation> reservations_;  // loopback: one per member, kept over restarts
   std::vector<pid_t> pids_;
   std::vector<bool> paused_;
+  std::vector<bool> wrapped_;  // the member runs under the faketime program (its /dev/shm pair)
 
   void build_network();
   void start_relays();
   void start_member(int member);
+  // The member's process (reaped) and group (SIGKILLed) are over: its pair goes, and the run's
+  // cleanup leaves its pid alone (run/noted_processes.h).
+  void note_member_ended(int member, pid_t pid);
   bool signal_member(int member, int sig);
 };
 

@@ -6,9 +6,14 @@
 // without returning from main (db/faketime_clock.h): the faketime program on SIGTERM as on
 // SIGKILL (measured: faketime 0.9.10), a worker when the harness dies before reaping it.
 //
-// Each line is "<pid> <start time> <0|1 under libfaketime>"; the start time
-// (/proc/<pid>/stat's starttime) tells a reused pid apart, and is 0 when /proc does not show the
-// process as this process's child (a /proc the sandbox could not remount: never signalled).
+// A start is "+ <pid> <start time> <0|1 under libfaketime>"; the start time (/proc/<pid>/stat's
+// starttime) tells a reused pid apart, and is 0 when /proc does not show the process as this
+// process's child (a /proc the sandbox could not remount: never signalled). An end is
+// "- <pid>": the harness saw the process and its whole group end (and removed its pair), so its
+// pid, and a group of that number, may be anyone's from then on; the cleanup leaves it alone.
+// What it ends is what the harness did not see end: processes alive at its death, and their
+// groups, which kept the pid reserved since (a pid is not reused while a group of that number
+// has members).
 // Stateless; one writer per directory (the harness's main thread).
 #pragma once
 
@@ -21,14 +26,15 @@ namespace locklab {
 // Appends the child `pid`, just spawned, to <dir>/processes. Throws std::runtime_error naming
 // the file when it cannot be written.
 void note_run_process(const std::string& dir, pid_t pid, bool under_faketime);
+// Appends the end of the noted process `pid`: it was reaped, its group is empty or SIGKILLed,
+// and its libfaketime pair (if any) removed. Throws like note_run_process.
+void note_run_process_ended(const std::string& dir, pid_t pid);
 
-// For each process noted in <dir>, unless its pid now names another process or it was noted with
-// start time 0: SIGKILLs it and its process group (the run is over; a process of ours may still
-// be exiting after the harness's death, and its children outlive it otherwise). A pid stays
-// reserved while a group of that number has members, so a group found for a noted pid whose
-// process is gone is still that process's own. Then removes the libfaketime pair of each noted
-// under libfaketime whose pid names no other process. Returns how many noted processes it
-// ended or found gone. Never throws.
+// For each process noted in <dir> and not noted ended, unless its pid now names another process
+// or it was noted with start time 0: SIGKILLs it and its process group (the run is over; a
+// process of ours may still be exiting after the harness's death, and its children outlive it
+// otherwise). Then removes the libfaketime pair of each such process noted under libfaketime
+// whose pid names no other process. Returns how many it ended or found gone. Never throws.
 int end_noted_processes(const std::string& dir);
 
 }  // namespace locklab

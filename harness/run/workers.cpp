@@ -278,7 +278,11 @@ void WorkerPool::forget_empty_groups() {
   const bool visible = proc_is_ours();
   std::erase_if(groups_, [&](pid_t group) {
     if (supervisor_.running(group)) return false;
-    return !visible || process_group(group).empty();
+    if (!visible) return true;
+    if (!process_group(group).empty()) return false;
+    // Reaped (its pair removed: record_exit) and its group empty: the id may be anyone's now.
+    if (!launch_.record_dir.empty()) note_run_process_ended(launch_.record_dir, group);
+    return true;
   });
 }
 

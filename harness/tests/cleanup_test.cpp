@@ -21,6 +21,7 @@
 #include "db/faketime_clock.h"
 #include "db/netns.h"
 #include "programs.h"
+#include "run/noted_processes.h"
 #include "run/process.h"
 #include "run/sandbox.h"
 #include "testkit.h"
@@ -437,6 +438,51 @@ TEST(KilledLoopbackRun, LeavesNoMemberOfAFaketimeWrapper) {
       << orphaned_faketime_pairs(before).size() << " pairs left by dead processes";
   for (const pid_t pid : processes_mentioning(prefix + "-")) ::kill(pid, SIGKILL);
   for (const pid_t pid : orphaned_faketime_pairs(before)) remove_faketime_files(pid);
+}
+
+// end_noted_processes signals a noted process still running as itself (and its group), and
+// never one whose pid now names another process (start time differs), one noted with start time
+// 0 (not known to be ours), or one noted ended (its pid may be anyone's). What the model omits: a
+// real pid reuse (a wrong start time stands in for it) and libfaketime (no pairs here).
+TEST(NotedProcesses, OnlyTheRunsOwnLiveProcessesAreEnded) {
+  testkit::TempDir dir;
+  Supervisor supervisor;
+  const auto sleeper = [&] { return supervisor.spawn({{"/bin/sleep", "600"}, "", ""}); };
+  const pid_t ours = sleeper();
+  const pid_t reused = sleeper();
+  const pid_t unknown = sleeper();
+  const pid_t ended = sleeper();
+  note_run_process(dir.path(), ours, false);
+  {
+    std::ofstream notes(dir.file("processes"), std::ios::app);
+    notes << "+ " << reused << " " << process_stat(reused)->start_ticks + 1 << " 0\n";
+    notes << "+ " << unknown << " 0 0\n";
+  }
+  note_run_process(dir.path(), ended, false);
+  note_run_process_ended(dir.path(), ended);
+  EXPECT_EQ(end_noted_processes(dir.path()), 1);
+  const auto exit_of_ours = supervisor.wait_exit(ours, 10'000);
+  ASSERT_TRUE(exit_of_ours.has_value()) << "the run's own process was not ended";
+  EXPECT_EQ(exit_of_ours->signal, SIGKILL);
+  for (const pid_t other : {reused, unknown, ended}) {
+    EXPECT_TRUE(supervisor.running(other)) << other << " was signalled";
+    supervisor.signal(other, SIGKILL);
+    supervisor.wait_exit(other, 10'000);
+  }
+}
+
+// A noted file that is not one: reading stops at the first line it does not know, nothing is
+// signalled for what follows.
+TEST(NotedProcesses, AnUnknownLineEndsTheReading) {
+  testkit::TempDir dir;
+  Supervisor supervisor;
+  const pid_t child = supervisor.spawn({{"/bin/sleep", "600"}, "", ""});
+  { std::ofstream(dir.file("processes")) << "garbage\n"; }
+  note_run_process(dir.path(), child, false);
+  EXPECT_EQ(end_noted_processes(dir.path()), 0);
+  EXPECT_TRUE(supervisor.running(child));
+  supervisor.signal(child, SIGKILL);
+  supervisor.wait_exit(child, 10'000);
 }
 
 // A loopback run SIGKILLed while each worker has a child that ignores SIGTERM: the workers die
