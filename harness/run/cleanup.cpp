@@ -39,7 +39,7 @@ bool alive(pid_t pid) {
   while (read(read_fd, &byte, 1) != 0) {
     if (errno != EINTR) break;
   }
-  cleanup_run(prefix, host);
+  cleanup_run(prefix, host, GoneGroups::kEnd);  // the harness has just died
   _exit(0);
 }
 
@@ -84,7 +84,7 @@ void kill_namespace_processes(const std::string& ns) {
   }
 }
 
-void cleanup_run(const std::string& prefix, HostNamespaces host) {
+void cleanup_run(const std::string& prefix, HostNamespaces host, GoneGroups gone) {
   const std::vector<std::string> namespaces =
       host == HostNamespaces::kClean ? list_namespaces(prefix + "-") : std::vector<std::string>{};
   for (const std::string& ns : namespaces) {
@@ -94,13 +94,13 @@ void cleanup_run(const std::string& prefix, HostNamespaces host) {
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(kTempRoot, ec)) {
     if (entry.path().filename().string().starts_with(prefix + "-")) {
-      remove_run_temp_dir(entry.path().string());
+      remove_run_temp_dir(entry.path().string(), gone);
     }
   }
 }
 
-void remove_run_temp_dir(const std::string& dir) {
-  end_noted_processes(dir);
+void remove_run_temp_dir(const std::string& dir, GoneGroups gone) {
+  end_noted_processes(dir, gone);
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
 }
@@ -118,7 +118,7 @@ std::vector<std::string> sweep_stale_runs(HostNamespaces host) {
   for (pid_t pid : owners) {
     if (pid <= 0 || alive(pid)) continue;
     const std::string prefix = "ll-" + std::to_string(pid);
-    cleanup_run(prefix, host);
+    cleanup_run(prefix, host, GoneGroups::kLeave);  // long after, maybe: pids may be reused
     cleaned.push_back(prefix);
   }
   return cleaned;

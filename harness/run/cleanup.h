@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "run/noted_processes.h"
+
 namespace locklab {
 
 // "ll-<pid>" for this process.
@@ -33,7 +35,10 @@ enum class HostNamespaces { kClean, kLeave };
 
 // Kills every process left inside the namespaces named "<prefix>-*" and deletes those
 // namespaces (unless kLeave), and deletes the directories /tmp/<prefix>-*. Never throws.
-void cleanup_run(const std::string& prefix, HostNamespaces host = HostNamespaces::kClean);
+// `gone`: what to do with the groups of noted processes that are gone (run/noted_processes.h):
+// the janitor ends them, a later sweep leaves them.
+void cleanup_run(const std::string& prefix, HostNamespaces host = HostNamespaces::kClean,
+                 GoneGroups gone = GoneGroups::kLeave);
 // cleanup_run for every "ll-<pid>" whose process is gone; returns the prefixes it cleaned.
 std::vector<std::string> sweep_stale_runs(HostNamespaces host = HostNamespaces::kClean);
 
@@ -46,6 +51,6 @@ void start_janitor(const std::string& prefix, HostNamespaces host = HostNamespac
 std::string make_run_temp_dir(const std::string& prefix);
 // Removes a run's temporary directory and, first, ends the processes noted in it
 // (run/noted_processes.h, end_noted_processes). Never throws.
-void remove_run_temp_dir(const std::string& dir);
+void remove_run_temp_dir(const std::string& dir, GoneGroups gone);
 
 }  // namespace locklab

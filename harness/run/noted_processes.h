@@ -6,9 +6,12 @@
 // without returning from main (db/faketime_clock.h): the faketime program on SIGTERM as on
 // SIGKILL (measured: faketime 0.9.10), a worker when the harness dies before reaping it.
 //
-// A start is "+ <pid> <start time> <0|1 under libfaketime>"; the start time (/proc/<pid>/stat's
-// starttime) tells a reused pid apart, and is 0 when /proc does not show the process as this
-// process's child (a /proc the sandbox could not remount: never signalled). An end is
+// A start is "+ <pid> <start time> <0|1 under libfaketime> <PID namespace>"; the start time
+// (/proc/<pid>/stat's starttime) tells a reused pid apart, and is 0 when /proc does not show the
+// process as this process's child (a /proc the sandbox could not remount: never signalled); the
+// PID namespace (the inode of /proc/self/ns/pid) is the noter's: a reader in another one (the
+// janitor and the sweep outside a netns run's sandbox, whose pids mean nothing there) leaves the
+// entry alone, and the sandbox's end kills what ran in it anyway. An end is
 // "- <pid>": the harness saw the process and its whole group end (and removed its pair), so its
 // pid, and a group of that number, may be anyone's from then on; the cleanup leaves it alone.
 // What it ends is what the harness did not see end: processes alive at its death, and their
@@ -30,11 +33,21 @@ void note_run_process(const std::string& dir, pid_t pid, bool under_faketime);
 // and its libfaketime pair (if any) removed. Throws like note_run_process.
 void note_run_process_ended(const std::string& dir, pid_t pid);
 
-// For each process noted in <dir> and not noted ended, unless its pid now names another process
-// or it was noted with start time 0: SIGKILLs it and its process group (the run is over; a
-// process of ours may still be exiting after the harness's death, and its children outlive it
-// otherwise). Then removes the libfaketime pair of each such process noted under libfaketime
-// whose pid names no other process. Returns how many it ended or found gone. Never throws.
-int end_noted_processes(const std::string& dir);
+// What to do with the group of a noted process that is gone: kEnd right after the run (its
+// teardown; the janitor, woken by the harness's death), when that group has kept the pid
+// reserved since; kLeave long after (a later run's sweep of a run whose janitor died too: the pid
+// may have been free and reused since).
+enum class GoneGroups { kEnd, kLeave };
+
+// For each process noted in <dir> by this PID namespace and not noted ended, unless its pid now
+// names another process or it was noted with start time 0: SIGKILLs it and its process group
+// (the run is over; a process of ours may still be exiting after the harness's death, and its
+// children outlive it otherwise); a gone one's group only with kEnd. Then removes the
+// libfaketime pair of each such process noted under libfaketime whose pid names no other
+// process. Nothing at all unless <dir> and its record belong to this process's effective user
+// and are writable by nobody else (a directory another user made under /tmp, named like a dead
+// run's, must not make this process signal anyone). Returns how many it ended or found gone.
+// Never throws.
+int end_noted_processes(const std::string& dir, GoneGroups gone);
 
 }  // namespace locklab

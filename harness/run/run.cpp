@@ -152,7 +152,7 @@ class Run {
     supervisor_.stop_all(1000);
     if (db_) db_->teardown();
     if (!temp_dir_.empty()) {
-      remove_run_temp_dir(temp_dir_);
+      remove_run_temp_dir(temp_dir_, GoneGroups::kEnd);
       temp_dir_.clear();
     }
   }

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@
 #include "db/faketime_clock.h"
 #include "db/netns.h"
 #include "programs.h"
+#include "run/clock_reach.h"
 #include "run/noted_processes.h"
 #include "run/process.h"
 #include "run/sandbox.h"
@@ -440,34 +442,96 @@ TEST(KilledLoopbackRun, LeavesNoMemberOfAFaketimeWrapper) {
   for (const pid_t pid : orphaned_faketime_pairs(before)) remove_faketime_files(pid);
 }
 
+// The inode of this process's PID namespace (what note_run_process records).
+uint64_t own_pid_namespace() {
+  struct stat st {};
+  return ::stat("/proc/self/ns/pid", &st) == 0 ? static_cast<uint64_t>(st.st_ino) : 0;
+}
+
+// A child of this test in a process group of its own (Supervisor), killed and reaped at the end.
+struct Sleeper {
+  Supervisor& supervisor;
+  pid_t pid;
+  explicit Sleeper(Supervisor& s, const std::string& script = "exec sleep 600")
+      : supervisor(s), pid(s.spawn({{"/bin/sh", "-c", script}, "", ""})) {}
+  ~Sleeper() {
+    ::kill(-pid, SIGKILL);
+    supervisor.signal(pid, SIGKILL);
+    supervisor.wait_exit(pid, 10'000);
+  }
+  bool alive() const { return supervisor.running(pid); }
+};
+
 // end_noted_processes signals a noted process still running as itself (and its group), and
 // never one whose pid now names another process (start time differs), one noted with start time
-// 0 (not known to be ours), or one noted ended (its pid may be anyone's). What the model omits: a
-// real pid reuse (a wrong start time stands in for it) and libfaketime (no pairs here).
+// 0 (not known to be ours), one noted ended (its pid may be anyone's) or one noted in another PID
+// namespace (a netns run's sandbox: its pids mean other processes here). What the model omits:
+// a real pid reuse and a real sandbox (a wrong start time and a wrong namespace stand in for
+// them), and libfaketime (no pairs here).
 TEST(NotedProcesses, OnlyTheRunsOwnLiveProcessesAreEnded) {
   testkit::TempDir dir;
   Supervisor supervisor;
-  const auto sleeper = [&] { return supervisor.spawn({{"/bin/sleep", "600"}, "", ""}); };
-  const pid_t ours = sleeper();
-  const pid_t reused = sleeper();
-  const pid_t unknown = sleeper();
-  const pid_t ended = sleeper();
-  note_run_process(dir.path(), ours, false);
+  Sleeper ours(supervisor), reused(supervisor), unknown(supervisor), ended(supervisor),
+      elsewhere(supervisor);
+  note_run_process(dir.path(), ours.pid, false);
   {
     std::ofstream notes(dir.file("processes"), std::ios::app);
-    notes << "+ " << reused << " " << process_stat(reused)->start_ticks + 1 << " 0\n";
-    notes << "+ " << unknown << " 0 0\n";
+    notes << "+ " << reused.pid << " " << process_stat(reused.pid)->start_ticks + 1 << " 0 "
+          << own_pid_namespace() << "\n";
+    notes << "+ " << unknown.pid << " 0 0 " << own_pid_namespace() << "\n";
+    notes << "+ " << elsewhere.pid << " " << process_stat(elsewhere.pid)->start_ticks << " 0 "
+          << own_pid_namespace() + 1 << "\n";
   }
-  note_run_process(dir.path(), ended, false);
-  note_run_process_ended(dir.path(), ended);
-  EXPECT_EQ(end_noted_processes(dir.path()), 1);
-  const auto exit_of_ours = supervisor.wait_exit(ours, 10'000);
+  note_run_process(dir.path(), ended.pid, false);
+  note_run_process_ended(dir.path(), ended.pid);
+  EXPECT_EQ(end_noted_processes(dir.path(), GoneGroups::kEnd), 1);
+  const auto exit_of_ours = supervisor.wait_exit(ours.pid, 10'000);
   ASSERT_TRUE(exit_of_ours.has_value()) << "the run's own process was not ended";
   EXPECT_EQ(exit_of_ours->signal, SIGKILL);
-  for (const pid_t other : {reused, unknown, ended}) {
-    EXPECT_TRUE(supervisor.running(other)) << other << " was signalled";
-    supervisor.signal(other, SIGKILL);
-    supervisor.wait_exit(other, 10'000);
+  for (const Sleeper* other : {&reused, &unknown, &ended, &elsewhere}) {
+    EXPECT_TRUE(other->alive()) << other->pid << " was signalled";
+  }
+}
+
+// The group of a noted process that is gone (its leader exited, a child of it stays in the
+// group): ended right after the run (kEnd), left alone by a later sweep (kLeave), when the pid
+// may have been reused.
+TEST(NotedProcesses, AGoneProcesssGroupIsEndedOnlyRightAfterTheRun) {
+  testkit::TempDir dir;
+  Supervisor supervisor;
+  Sleeper leader(supervisor, "sleep 600 & read line");  // exits when its stdin (/dev/null) ends
+  note_run_process(dir.path(), leader.pid, false);
+  ASSERT_TRUE(supervisor.wait_exit(leader.pid, 10'000).has_value());
+  std::vector<pid_t> left;
+  ASSERT_TRUE(poll_until(after(std::chrono::milliseconds(10'000)), [&] {
+    left = process_group(leader.pid);
+    return !left.empty();
+  }));
+  EXPECT_EQ(end_noted_processes(dir.path(), GoneGroups::kLeave), 1);
+  EXPECT_FALSE(process_group(leader.pid).empty()) << "a sweep killed a gone process's group";
+  EXPECT_EQ(end_noted_processes(dir.path(), GoneGroups::kEnd), 1);
+  EXPECT_TRUE(poll_until(after(std::chrono::milliseconds(10'000)),
+                         [&] { return process_group(leader.pid).empty(); }));
+}
+
+// A record in a directory another user owns, or one others may write (a /tmp/ll-<dead pid>-*
+// that someone else made): nothing is signalled. Needs root (to give the directory away).
+TEST(NotedProcesses, ARecordOthersCouldHaveWrittenIsIgnored) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to give a directory to another owner";
+  Supervisor supervisor;
+  for (const bool give_away : {true, false}) {
+    testkit::TempDir dir;
+    Sleeper victim(supervisor);
+    note_run_process(dir.path(), victim.pid, false);
+    if (give_away) {
+      ASSERT_EQ(::chown(dir.path().c_str(), 65534, 65534), 0);
+    } else {
+      ASSERT_EQ(::chmod(dir.file("processes").c_str(), 0666), 0);
+    }
+    EXPECT_EQ(end_noted_processes(dir.path(), GoneGroups::kEnd), 0);
+    EXPECT_TRUE(victim.alive()) << (give_away ? "another owner's" : "a world-writable")
+                                << " record made this process kill";
+    ::chown(dir.path().c_str(), 0, 0);
   }
 }
 
@@ -476,13 +540,11 @@ TEST(NotedProcesses, OnlyTheRunsOwnLiveProcessesAreEnded) {
 TEST(NotedProcesses, AnUnknownLineEndsTheReading) {
   testkit::TempDir dir;
   Supervisor supervisor;
-  const pid_t child = supervisor.spawn({{"/bin/sleep", "600"}, "", ""});
+  Sleeper child(supervisor);
   { std::ofstream(dir.file("processes")) << "garbage\n"; }
-  note_run_process(dir.path(), child, false);
-  EXPECT_EQ(end_noted_processes(dir.path()), 0);
-  EXPECT_TRUE(supervisor.running(child));
-  supervisor.signal(child, SIGKILL);
-  supervisor.wait_exit(child, 10'000);
+  note_run_process(dir.path(), child.pid, false);
+  EXPECT_EQ(end_noted_processes(dir.path(), GoneGroups::kEnd), 0);
+  EXPECT_TRUE(child.alive());
 }
 
 // A loopback run SIGKILLed while each worker has a child that ignores SIGTERM: the workers die
