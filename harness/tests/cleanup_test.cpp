@@ -306,6 +306,33 @@ TEST(FinishedRun, ReplicaSetRunLeavesNothingBehind) {
   fs::remove_all(dir);
 }
 
+// The client "leaves-child" (misbehaving_worker.py: each worker starts a child that ignores
+// SIGTERM) and a scenario of two such workers for `duration_ms`, written into `dir`.
+void write_leaves_child_scenario(const testkit::TempDir& dir, int64_t duration_ms) {
+  std::ofstream(dir.file("client.toml"))
+      << "name = \"leaves-child\"\ndescription = \"a worker that leaves a child\"\nprogram = \""
+      << LOCKLAB_SOURCE_DIR << "/harness/tests/clients/misbehaving_worker.py\"\n"
+      << "args = [\"--mode\", \"leaves-child\"]\nworkloads = [\"mutex\"]\nfencing_tokens = false\n";
+  std::ofstream(dir.file("s.toml")) << "[workload]\nclient = \"client.toml\"\nworkers = 2\n"
+                                    << "duration_ms = " << duration_ms << "\n";
+}
+
+// `locklab run <dir>/s.toml --cluster loopback --seed 1 [extra] --out <dir>/run` started in the
+// background (its output in <dir>/locklab.log); returns the harness's pid.
+pid_t spawn_loopback_run(Supervisor& supervisor, const testkit::TempDir& dir,
+                         const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> argv = {std::string(LOCKLAB_BIN_DIR) + "/locklab",
+                                   "run",
+                                   dir.file("s.toml"),
+                                   "--cluster",
+                                   "loopback",
+                                   "--seed",
+                                   "1"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  argv.insert(argv.end(), {"--out", dir.file("run")});
+  return supervisor.spawn({argv, "", dir.file("locklab.log")});
+}
+
 // A loopback run (no PID namespace to end it) of a worker that starts a child, which ignores
 // SIGTERM, and exits on SIGTERM leaving it running: the child is gone when locklab has exited
 // (stop_all ends each worker's process group). Left out: a child that leaves the group (setsid).
@@ -313,12 +340,7 @@ TEST(FinishedRun, AWorkersChildIsGoneAfterALoopbackRun) {
   if (!programs_built()) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
   if (access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "needs /usr/bin/python3";
   testkit::TempDir dir;
-  std::ofstream(dir.file("client.toml"))
-      << "name = \"leaves-child\"\ndescription = \"a worker that leaves a child\"\nprogram = \""
-      << LOCKLAB_SOURCE_DIR << "/harness/tests/clients/misbehaving_worker.py\"\n"
-      << "args = [\"--mode\", \"leaves-child\"]\nworkloads = [\"mutex\"]\nfencing_tokens = false\n";
-  std::ofstream(dir.file("s.toml"))
-      << "[workload]\nclient = \"client.toml\"\nworkers = 2\nduration_ms = 1500\n";
+  write_leaves_child_scenario(dir, 1500);
   const std::string out = dir.file("run");
   const ToolResult r = testing::run_on_loopback(dir.file("s.toml"), out, 120'000);
   EXPECT_NE(r.code, 2) << r.output;
@@ -374,11 +396,7 @@ TEST(KilledLoopbackRun, LeavesNoFaketimePairOfItsWorkers) {
   const std::set<pid_t> before = faketime_pairs();
   Supervisor supervisor;
   const std::string out = dir.file("run");
-  const pid_t harness =
-      supervisor.spawn({{std::string(LOCKLAB_BIN_DIR) + "/locklab", "run", dir.file("s.toml"),
-                         "--cluster", "loopback", "--seed", "1", "--out", out},
-                        "",
-                        dir.file("locklab.log")});
+  const pid_t harness = spawn_loopback_run(supervisor, dir);
   // Both workers have written their first events: each has made its pair by now.
   const auto both_going = [&] {
     return read_text(out + "/workers/w1.0.jsonl").find("\"invoke\"") != std::string::npos &&
@@ -420,11 +438,7 @@ TEST(KilledLoopbackRun, LeavesNoMemberOfAFaketimeWrapper) {
   Supervisor supervisor;
   const std::string out = dir.file("run");
   const pid_t harness =
-      supervisor.spawn({{std::string(LOCKLAB_BIN_DIR) + "/locklab", "run", dir.file("s.toml"),
-                         "--cluster", "loopback", "--seed", "1", "--mongod",
-                         std::string(LOCKLAB_BIN_DIR) + "/mongosim", "--out", out},
-                        "",
-                        dir.file("locklab.log")});
+      spawn_loopback_run(supervisor, dir, {"--mongod", std::string(LOCKLAB_BIN_DIR) + "/mongosim"});
   const std::string prefix = "ll-" + std::to_string(harness);
   ASSERT_TRUE(poll_until(after(std::chrono::milliseconds(60'000)),
                          history_mentions(out, "\"f\":\"clock-skew\"")))
@@ -554,19 +568,10 @@ TEST(KilledLoopbackRun, LeavesNoChildOfAWorker) {
   if (!programs_built()) GTEST_SKIP() << "needs locklab, locklab-worker and mongosim built";
   if (access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "needs /usr/bin/python3";
   testkit::TempDir dir;
-  std::ofstream(dir.file("client.toml"))
-      << "name = \"leaves-child\"\ndescription = \"a worker that leaves a child\"\nprogram = \""
-      << LOCKLAB_SOURCE_DIR << "/harness/tests/clients/misbehaving_worker.py\"\n"
-      << "args = [\"--mode\", \"leaves-child\"]\nworkloads = [\"mutex\"]\nfencing_tokens = false\n";
-  std::ofstream(dir.file("s.toml"))
-      << "[workload]\nclient = \"client.toml\"\nworkers = 2\nduration_ms = 60000\n";
+  write_leaves_child_scenario(dir, 60000);
   Supervisor supervisor;
   const std::string out = dir.file("run");
-  const pid_t harness =
-      supervisor.spawn({{std::string(LOCKLAB_BIN_DIR) + "/locklab", "run", dir.file("s.toml"),
-                         "--cluster", "loopback", "--seed", "1", "--out", out},
-                        "",
-                        dir.file("locklab.log")});
+  const pid_t harness = spawn_loopback_run(supervisor, dir);
   // Each child names its worker's history file (under `out`) on its command line.
   const auto children = [&] {
     std::vector<pid_t> found;

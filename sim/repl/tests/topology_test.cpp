@@ -82,6 +82,13 @@ class Member {
     }
     return out;
   }
+  // Sees every member, then replSetStepUp without a dry run: the real vote requests it sent.
+  std::vector<Action> step_up_skipping_dry_run() {
+    hear_all_secondaries();
+    topo.step_up(now, true);
+    collect();
+    return taken(ActionKind::kSendVoteRequest);
+  }
   // Drives a full election win with yes votes from every other member.
   void win_election() {
     for (int i = 0; i < 20 && taken(ActionKind::kSendVoteRequest).empty(); ++i) {
@@ -455,10 +462,7 @@ TEST(ReplTopology, StepUpRefusedWhenUnelectableAndSkipsDryRunWhenAsked) {
 // away, which is how the lingering showed (a step-up refused seconds after the refusals).
 TEST(ReplTopology, CandidateRefusedByEveryVoterEndsItsElectionAtOnce) {
   Member m(1);
-  m.hear_all_secondaries();
-  m.topo.step_up(m.now, true);
-  m.collect();
-  auto requests = m.taken(ActionKind::kSendVoteRequest);
+  auto requests = m.step_up_skipping_dry_run();
   ASSERT_EQ(requests.size(), 2u);
   m.topo.on_vote_response(m.now, requests[0].target, requests[0].vote_request,
                           VoteResponse{m.topo.term(), false, "already voted"});
@@ -479,10 +483,7 @@ TEST(ReplTopology, CandidateRefusedByEveryVoterEndsItsElectionAtOnce) {
 // a refusal from a newer term that ends the election before the vote is counted, and the loss.
 TEST(ReplTopology, ElectionProgressNamesEveryVoteAndTheLoss) {
   Member m(1);
-  m.hear_all_secondaries();
-  m.topo.step_up(m.now, true);
-  m.collect();
-  auto requests = m.taken(ActionKind::kSendVoteRequest);
+  auto requests = m.step_up_skipping_dry_run();
   ASSERT_EQ(requests.size(), 2u);
   const int64_t term = m.topo.term();
   m.topo.on_vote_response(m.now, requests[0].target, requests[0].vote_request,
