@@ -136,19 +136,12 @@ class Exploration {
     }
     summary_["interrupted"] = interrupted();
     write_summary();
-    std::cerr << "explore: " << summary_["cases"] << " cases, " << std::fixed
-              << std::setprecision(1) << summary_["cases_per_minute"].get<double>()
-              << " cases/min, " << summary_["findings"].size() << " findings; summary "
+    const ExploreVerdict verdict = explore_verdict(summary_);
+    std::cerr << "explore: " << verdict.line << ", " << std::fixed << std::setprecision(1)
+              << summary_["cases_per_minute"].get<double>() << " cases/min; summary "
               << (out_ / "summary.md").string() << std::endl;
     if (interrupted()) return 130;
-    if (!summary_["findings"].empty()) return 1;
-    // An exploration none of whose cases could be judged found nothing because it saw nothing.
-    const nlohmann::json& outcomes = summary_["outcomes"];
-    if (outcomes.value("valid", 0) + outcomes.value("unknown", 0) == 0) {
-      std::cerr << "explore: no case was judged (see harness errors in summary.md)" << std::endl;
-      return 2;
-    }
-    return 0;
+    return verdict.exit_code;
   }
 
  private:
@@ -480,8 +473,8 @@ int merge_command(const std::vector<std::string>& dirs, const std::string& out_d
     fs::create_directories(out_dir);
     write_file(fs::path(out_dir) / "summary.json", merged.dump(2) + "\n");
     write_file(fs::path(out_dir) / "summary.md", summary_markdown(merged));
-    std::cerr << "explore: merged " << dirs.size() << " summaries: " << merged["cases"]
-              << " cases, " << merged["findings"].size() << " findings; "
+    const ExploreVerdict verdict = explore_verdict(merged);
+    std::cerr << "explore: merged " << dirs.size() << " summaries: " << verdict.line << "; "
               << (fs::path(out_dir) / "summary.md").string() << std::endl;
     if (!merged["shards_missing"].empty()) {
       std::cerr << "explore: shards " << merged["shards_missing"].dump()
@@ -489,7 +482,7 @@ int merge_command(const std::vector<std::string>& dirs, const std::string& out_d
                    "exploration"
                 << std::endl;
     }
-    return merged["findings"].empty() ? 0 : 1;
+    return verdict.exit_code;
   } catch (const std::exception& e) {
     std::cerr << "locklab explore --merge: " << e.what() << "\n";
     return 2;

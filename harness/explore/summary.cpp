@@ -199,4 +199,22 @@ std::string summary_markdown(const nlohmann::json& s) {
   return md.str();
 }
 
+ExploreVerdict explore_verdict(const nlohmann::json& s) {
+  const int cases = s.at("cases").get<int>();
+  const int not_judged = static_cast<int>(s.at("harness_errors").size());
+  const size_t findings = s.at("findings").size();
+  std::ostringstream line;
+  line << cases << " cases, " << cases - not_judged << " judged";
+  if (not_judged > 0) line << ", " << not_judged << " not judged (harness errors)";
+  line << ", " << findings << (findings == 1 ? " finding" : " findings");
+  ExploreVerdict v;
+  v.line = line.str();
+  if (findings > 0) {
+    v.exit_code = 1;
+  } else if (not_judged > 0) {
+    v.exit_code = 2;
+  }
+  return v;
+}
+
 }  // namespace locklab

@@ -2,8 +2,9 @@
 // findings and errors kept, the earliest first failure, cases per minute over the summed runner
 // time); summaries of different explorations (seed, settings, properties judged, or not one
 // split: a shard twice, another shard count) are refused; --shard and
-// --time-budget parse or are refused naming the option. What this leaves out: running shards (the
-// explore.* ctests).
+// --time-budget parse or are refused naming the option; the exit code and last line say how many
+// cases were not judged, and a run with any is never "nothing found". What this leaves out: running
+// shards (the explore.* ctests).
 #include <gtest/gtest.h>
 
 #include "explore/explore.h"
@@ -93,6 +94,42 @@ TEST(ExploreSummary, SummariesOfDifferentExplorationsAreRefused) {
   } catch (const std::invalid_argument& e) {
     EXPECT_EQ(std::string(e.what()), "summary lacks \"outcomes\"");
   }
+}
+
+// A shard of 10 cases with no finding, `errors` of them not judged.
+nlohmann::json quiet_shard(int index, int errors) {
+  nlohmann::json s = new_summary("locklab explore --shard", 9, index, 2);
+  s["cases"] = 10;
+  s["outcomes"] = {{"valid", 10 - errors}};
+  if (errors > 0) s["outcomes"]["harness-error"] = errors;
+  for (int i = 0; i < errors; ++i) {
+    s["harness_errors"].push_back({{"case", i}, {"detail", "exec: Permission denied"}});
+  }
+  s["shards"][0]["cases"] = 10;
+  return s;
+}
+
+TEST(ExploreVerdict, CasesNotJudgedAreNeverNothingFound) {
+  ExploreVerdict v = explore_verdict(quiet_shard(0, 0));
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_EQ(v.line, "10 cases, 10 judged, 0 findings");
+  v = explore_verdict(quiet_shard(0, 3));
+  EXPECT_EQ(v.exit_code, 2);
+  EXPECT_EQ(v.line, "10 cases, 7 judged, 3 not judged (harness errors), 0 findings");
+  // A merge carries one shard's unjudged cases into the whole exploration's verdict.
+  v = explore_verdict(merge_summaries({quiet_shard(0, 0), quiet_shard(1, 1)}));
+  EXPECT_EQ(v.exit_code, 2);
+  EXPECT_EQ(v.line, "20 cases, 19 judged, 1 not judged (harness errors), 0 findings");
+}
+
+TEST(ExploreVerdict, AFindingIsReportedWhateverElseWasNotJudged) {
+  nlohmann::json s = shard(0, 10, 60, 4);
+  EXPECT_EQ(explore_verdict(s).exit_code, 1);
+  EXPECT_EQ(explore_verdict(s).line, "10 cases, 10 judged, 1 finding");
+  s["harness_errors"].push_back({{"case", 7}, {"detail", "timeout"}});
+  EXPECT_EQ(explore_verdict(s).exit_code, 1);
+  EXPECT_EQ(explore_verdict(s).line,
+            "10 cases, 9 judged, 1 not judged (harness errors), 1 finding");
 }
 
 TEST(ExploreArguments, ShardAndDurationsParseOrNameTheOption) {
