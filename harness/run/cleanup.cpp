@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -64,6 +65,15 @@ pid_t owner_of(const std::string& name) {
   return pid;
 }
 
+// Whether `path` is a directory (not a link to one) of this process's user. Another user's
+// "ll-<pid>-*" is that user's run (or a name planted to be deleted): their own runs sweep it.
+namespace {
+bool own_directory(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid();
+}
+}  // namespace
+
 // SIGKILLs every process inside a namespace. Children of the harness die with it
 // (PDEATHSIG), but not their own children: a member under faketime is the wrapper's child.
 void kill_namespace_processes(const std::string& ns) {
@@ -93,7 +103,8 @@ void cleanup_run(const std::string& prefix, HostNamespaces host, GoneGroups gone
   }
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(kTempRoot, ec)) {
-    if (entry.path().filename().string().starts_with(prefix + "-")) {
+    if (entry.path().filename().string().starts_with(prefix + "-") &&
+        own_directory(entry.path().string())) {
       remove_run_temp_dir(entry.path().string(), gone);
     }
   }

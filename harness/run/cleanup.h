@@ -34,7 +34,8 @@ pid_t owner_of(const std::string& name);
 enum class HostNamespaces { kClean, kLeave };
 
 // Kills every process left inside the namespaces named "<prefix>-*" and deletes those
-// namespaces (unless kLeave), and deletes the directories /tmp/<prefix>-*. Never throws.
+// namespaces (unless kLeave), and deletes the directories /tmp/<prefix>-* of this user (another
+// user's, even to root, are left: a run's temporary directory is its own user's). Never throws.
 // `gone`: what to do with the groups of noted processes that are gone (run/noted_processes.h):
 // the janitor ends them, a later sweep leaves them.
 void cleanup_run(const std::string& prefix, HostNamespaces host = HostNamespaces::kClean,

@@ -90,6 +90,24 @@ TEST(RunCleanup, SweepRemovesADeadRunsLeftovers) {
   EXPECT_FALSE(fs::exists(dir));
 }
 
+// A root run's sweep leaves another user's "ll-<dead pid>-*" directory (that user's run, or a
+// name planted so that root deletes what it holds); its own of that name it removes.
+TEST(RunCleanup, SweepLeavesAnotherUsersDirectory) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to give a directory to another owner";
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);
+  const std::string prefix = "ll-" + std::to_string(child);
+  const std::string theirs = make_run_temp_dir(prefix);
+  std::ofstream(theirs + "/keep") << "theirs\n";
+  ASSERT_EQ(::chown(theirs.c_str(), 65534, 65534), 0);
+  const std::string mine = make_run_temp_dir(prefix);
+  sweep_stale_runs(HostNamespaces::kLeave);
+  EXPECT_TRUE(fs::exists(theirs + "/keep")) << "another user's directory was removed";
+  EXPECT_FALSE(fs::exists(mine));
+  fs::remove_all(theirs);
+}
+
 using testing::programs_built;
 
 std::string read_text(const std::string& path) {
