@@ -9,9 +9,10 @@
 # tables made with the same JOBS on the same machine). Each lands in OUT_DIR/seed-<S>/ with its
 # own summary.json, summary.md, repros and log (explore.log); OUT_DIR/seeds.md and
 # OUT_DIR/seeds.json are the table (scripts/explore_table.py). Progress: one line per seed.
-# Exit status: 0 when every exploration ran and judged its cases (found something or not); 1 when
-# one could not run, was interrupted or left cases unjudged (explore's exit 2); 2 for bad
-# arguments.
+# Exit status: 0 when every exploration ran to its end and either found something (explore's exit
+# 1, even beside cases it could not judge: the table counts those) or judged every case; 1 when one
+# could not run, was interrupted, or found nothing with cases unjudged (explore's exit 2); 2 for
+# bad arguments.
 set -uo pipefail
 
 usage() {

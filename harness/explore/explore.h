@@ -20,10 +20,10 @@
 //   summary.json, summary.md         the figures (explore/summary.h)
 // Progress goes to stderr, one line per case.
 //
-// Exit code (explore_verdict, explore/summary.h; --merge the same over the merged summary): 0
-// nothing found and every case judged, 1 a finding, 2 bad arguments, an error of the explorer
-// itself or any case not judged (a harness error: "nothing found" would claim it), 130
-// interrupted (after writing the summary).
+// Exit code (explore_verdict, explore/summary.h): 0 nothing found and every case judged, 1 a
+// finding, 2 bad arguments, an error of the explorer itself or any case not judged (a harness
+// error: "nothing found" would claim it), 130 interrupted (after writing the summary). --merge:
+// the same over the merged summary, and 2 also when a shard was interrupted or is missing.
 // Thread rules: the process's main thread; one exploration per process.
 #pragma once
 

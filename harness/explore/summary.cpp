@@ -203,16 +203,20 @@ ExploreVerdict explore_verdict(const nlohmann::json& s) {
   const int cases = s.at("cases").get<int>();
   const int not_judged = static_cast<int>(s.at("harness_errors").size());
   const size_t findings = s.at("findings").size();
+  const bool interrupted = s.value("interrupted", false);
+  const bool partial = !s.value("shards_missing", nlohmann::json::array()).empty();
   std::ostringstream line;
   line << cases << " cases, " << cases - not_judged << " judged";
   if (not_judged > 0) line << ", " << not_judged << " not judged (harness errors)";
   line << ", " << findings << (findings == 1 ? " finding" : " findings");
+  if (interrupted) line << ", interrupted";
+  if (partial) line << ", shards missing";
   ExploreVerdict v;
   v.line = line.str();
   if (findings > 0) {
     v.exit_code = 1;
-  } else if (not_judged > 0) {
-    v.exit_code = 2;
+  } else if (not_judged > 0 || interrupted || partial) {
+    v.exit_code = 2;  // nothing found in what ran, but not all of it ran or was judged
   }
   return v;
 }

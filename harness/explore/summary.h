@@ -30,9 +30,11 @@ nlohmann::json merge_summaries(const std::vector<nlohmann::json>& summaries);
 std::string summary_markdown(const nlohmann::json& summary);
 
 // What a summary lets an exploration claim, as its exit code and its last line: 1 when it found
-// something; else 2 when any case was not judged (a harness error, or a client that did not run):
-// "nothing found" would then claim cases nobody judged; else 0. The line counts the cases, how
-// many were judged and not, and the findings. Interruption (130) is the caller's to add.
+// something; else 2 when any case was not judged (a harness error, or a client that did not run),
+// a run was interrupted, or a merge lacks shards of its split: "nothing found" would then claim
+// cases nobody ran or judged; else 0. The line counts the cases, how many were judged and not,
+// the findings, and says "interrupted" or "shards missing". A run's own interruption exits 130:
+// the caller's to decide.
 struct ExploreVerdict {
   int exit_code = 0;
   std::string line;

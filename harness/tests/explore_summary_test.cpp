@@ -122,6 +122,18 @@ TEST(ExploreVerdict, CasesNotJudgedAreNeverNothingFound) {
   EXPECT_EQ(v.line, "20 cases, 19 judged, 1 not judged (harness errors), 0 findings");
 }
 
+// A merge that holds an interrupted shard, or lacks one, covers cases nobody ran.
+TEST(ExploreVerdict, APartOfTheExplorationNotRunIsNeverNothingFound) {
+  nlohmann::json stopped = quiet_shard(1, 0);
+  stopped["interrupted"] = true;
+  ExploreVerdict v = explore_verdict(merge_summaries({quiet_shard(0, 0), stopped}));
+  EXPECT_EQ(v.exit_code, 2);
+  EXPECT_EQ(v.line, "20 cases, 20 judged, 0 findings, interrupted");
+  v = explore_verdict(merge_summaries({quiet_shard(0, 0)}));
+  EXPECT_EQ(v.exit_code, 2);
+  EXPECT_EQ(v.line, "10 cases, 10 judged, 0 findings, shards missing");
+}
+
 TEST(ExploreVerdict, AFindingIsReportedWhateverElseWasNotJudged) {
   nlohmann::json s = shard(0, 10, 60, 4);
   EXPECT_EQ(explore_verdict(s).exit_code, 1);
