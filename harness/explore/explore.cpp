@@ -465,7 +465,8 @@ int merge_command(const std::vector<std::string>& dirs, const std::string& out_d
       if (!in) throw std::invalid_argument("cannot read " + path.string());
       try {
         all.push_back(nlohmann::json::parse(in));
-      } catch (const nlohmann::json::exception& e) {
+        merge_summaries({all.back()});  // each alone first: a bad key's error names its file
+      } catch (const std::exception& e) {
         throw std::invalid_argument(path.string() + ": " + e.what());
       }
     }

@@ -7,8 +7,11 @@
 // shards (the explore.* ctests).
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "explore/explore.h"
 #include "explore/summary.h"
+#include "temp_dir.h"
 
 namespace locklab {
 namespace {
@@ -132,6 +135,21 @@ TEST(ExploreVerdict, APartOfTheExplorationNotRunIsNeverNothingFound) {
   v = explore_verdict(merge_summaries({quiet_shard(0, 0)}));
   EXPECT_EQ(v.exit_code, 2);
   EXPECT_EQ(v.line, "10 cases, 10 judged, 0 findings, shards missing");
+}
+
+// A summary with a key of the wrong type is refused naming its file, whichever shard it is.
+TEST(ExploreMerge, ABadSummaryIsNamed) {
+  testkit::TempDir good;
+  testkit::TempDir bad;
+  std::ofstream(good.file("summary.json")) << quiet_shard(0, 0).dump();
+  nlohmann::json broken = quiet_shard(1, 0);
+  broken["cases"] = "ten";
+  std::ofstream(bad.file("summary.json")) << broken.dump();
+  testing::internal::CaptureStderr();
+  const int code = merge_command({good.path(), bad.path()}, good.file("merged"));
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(err.find(bad.file("summary.json") + ": "), std::string::npos) << err;
 }
 
 TEST(ExploreVerdict, AFindingIsReportedWhateverElseWasNotJudged) {
