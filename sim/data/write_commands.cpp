@@ -96,6 +96,42 @@ const ExecutedStatement* already_executed(Store::Impl& impl, const RetryScope& r
   return impl.sessions.executed(*retry.session_key, retry.txn_number, stmt_id);
 }
 
+// The batch every write command runs: its statements in order, each once per retryable write
+// (one already executed is replayed from the session table), a statement's error kept as a write
+// error (or thrown, for the codes that fail the whole command), an ordered batch stopping at the
+// first. `one(i, stmt_id, retry, r)` runs statement i. The command's arguments are checked first,
+// by the caller: a malformed statement fails the whole command before anything is written.
+template <typename Statement>
+BatchResult run_batch(Store::Impl& impl, CommandContext& ctx, const char* cmd, size_t count,
+                      const Statement& one) {
+  const bool ordered = bool_field(ctx.body, cmd, "ordered").value_or(true);
+  RetryScope retry = impl.begin_retryable(ctx, true);
+  WriteScope scope(impl);
+  scope.require_writable();
+  if (retry.active()) impl.sessions.begin(*retry.session_key, retry.txn_number);
+  BatchResult r;
+  for (size_t i = 0; i < count; ++i) {
+    const int32_t stmt_id = stmt_id_of(ctx, cmd, i);
+    if (const auto* done = already_executed(impl, retry, stmt_id)) {
+      replay_statement(*done, i, stmt_id, r);
+      continue;
+    }
+    try {
+      one(i, stmt_id, retry, r);
+    } catch (const CommandError& e) {
+      if (fails_whole_command(e.code())) throw;
+      r.write_errors.push_back(bson::V(write_error(i, e)));
+      if (ordered) break;
+    }
+  }
+  // Nothing written, every statement a retry: the write concern waits on the newest optime,
+  // which covers the statements' first executions.
+  if (!r.retried_stmt_ids.empty() && !ctx.last_write_optime) {
+    ctx.last_write_optime = impl.oplog.last_optime();
+  }
+  return r;
+}
+
 // --- insert ---
 
 void insert_one(Store::Impl& impl, CommandContext& ctx, const std::string& coll,
@@ -115,30 +151,12 @@ bson::Document cmd_insert(Store::Impl& impl, CommandContext& ctx) {
   std::string coll = collection_argument(ctx);
   const bson::Array& docs = batch_argument(ctx, "insert", "documents");
   for (size_t i = 0; i < docs.size(); ++i) statement_document(docs, i, "insert", "documents");
-  bool ordered = bool_field(ctx.body, "insert", "ordered").value_or(true);
-  RetryScope retry = impl.begin_retryable(ctx, true);
-  WriteScope scope(impl);
-  scope.require_writable();
-  if (retry.active()) impl.sessions.begin(*retry.session_key, retry.txn_number);
-  BatchResult r;
-  for (size_t i = 0; i < docs.size(); ++i) {
-    int32_t stmt_id = stmt_id_of(ctx, "insert", i);
-    if (const auto* done = already_executed(impl, retry, stmt_id)) {
-      replay_statement(*done, i, stmt_id, r);
-      continue;
-    }
-    try {
-      insert_one(impl, ctx, coll, docs[i], retry, stmt_id);
-      r.n += 1;
-    } catch (const CommandError& e) {
-      if (fails_whole_command(e.code())) throw;
-      r.write_errors.push_back(bson::V(write_error(i, e)));
-      if (ordered) break;
-    }
-  }
-  if (!r.retried_stmt_ids.empty() && !ctx.last_write_optime) {
-    ctx.last_write_optime = impl.oplog.last_optime();
-  }
+  const BatchResult r =
+      run_batch(impl, ctx, "insert", docs.size(),
+                [&](size_t i, int32_t stmt_id, const RetryScope& retry, BatchResult& out) {
+                  insert_one(impl, ctx, coll, docs[i], retry, stmt_id);
+                  out.n += 1;
+                });
   return batch_reply(r, false);
 }
 
@@ -219,29 +237,11 @@ bson::Document cmd_update(Store::Impl& impl, CommandContext& ctx) {
     required_value(s, "update", "updates", "q");
     required_value(s, "update", "updates", "u");
   }
-  bool ordered = bool_field(ctx.body, "update", "ordered").value_or(true);
-  RetryScope retry = impl.begin_retryable(ctx, true);
-  WriteScope scope(impl);
-  scope.require_writable();
-  if (retry.active()) impl.sessions.begin(*retry.session_key, retry.txn_number);
-  BatchResult r;
-  for (size_t i = 0; i < updates.size(); ++i) {
-    int32_t stmt_id = stmt_id_of(ctx, "update", i);
-    if (const auto* done = already_executed(impl, retry, stmt_id)) {
-      replay_statement(*done, i, stmt_id, r);
-      continue;
-    }
-    try {
-      update_one_statement(impl, ctx, coll, updates[i].as_document(), i, retry, stmt_id, r);
-    } catch (const CommandError& e) {
-      if (fails_whole_command(e.code())) throw;
-      r.write_errors.push_back(bson::V(write_error(i, e)));
-      if (ordered) break;
-    }
-  }
-  if (!r.retried_stmt_ids.empty() && !ctx.last_write_optime) {
-    ctx.last_write_optime = impl.oplog.last_optime();
-  }
+  const BatchResult r = run_batch(
+      impl, ctx, "update", updates.size(),
+      [&](size_t i, int32_t stmt_id, const RetryScope& retry, BatchResult& out) {
+        update_one_statement(impl, ctx, coll, updates[i].as_document(), i, retry, stmt_id, out);
+      });
   return batch_reply(r, true);
 }
 
@@ -285,29 +285,11 @@ bson::Document cmd_delete(Store::Impl& impl, CommandContext& ctx) {
     required_value(s, "delete", "deletes", "q");
     required_value(s, "delete", "deletes", "limit");
   }
-  bool ordered = bool_field(ctx.body, "delete", "ordered").value_or(true);
-  RetryScope retry = impl.begin_retryable(ctx, true);
-  WriteScope scope(impl);
-  scope.require_writable();
-  if (retry.active()) impl.sessions.begin(*retry.session_key, retry.txn_number);
-  BatchResult r;
-  for (size_t i = 0; i < deletes.size(); ++i) {
-    int32_t stmt_id = stmt_id_of(ctx, "delete", i);
-    if (const auto* done = already_executed(impl, retry, stmt_id)) {
-      replay_statement(*done, i, stmt_id, r);
-      continue;
-    }
-    try {
-      delete_one_statement(impl, ctx, coll, deletes[i].as_document(), retry, stmt_id, r);
-    } catch (const CommandError& e) {
-      if (fails_whole_command(e.code())) throw;
-      r.write_errors.push_back(bson::V(write_error(i, e)));
-      if (ordered) break;
-    }
-  }
-  if (!r.retried_stmt_ids.empty() && !ctx.last_write_optime) {
-    ctx.last_write_optime = impl.oplog.last_optime();
-  }
+  const BatchResult r = run_batch(
+      impl, ctx, "delete", deletes.size(),
+      [&](size_t i, int32_t stmt_id, const RetryScope& retry, BatchResult& out) {
+        delete_one_statement(impl, ctx, coll, deletes[i].as_document(), retry, stmt_id, out);
+      });
   return batch_reply(r, false);
 }
 
