@@ -1,9 +1,9 @@
 #include "distributed_lock.h"
 
 #include <cassert>
-#include <condition_variable>
 #include <cstdio>
-#include <mutex>
+
+#include "uniform_pause.h"
 
 namespace locklab::clients::distributedlock {
 namespace {
@@ -71,15 +71,8 @@ std::string DistributedLock::new_guid() {
 
 // Sleeps min + U(0,1) * (max - min); false when stopped meanwhile.
 bool DistributedLock::busy_wait(std::stop_token stop) {
-  const double u = std::uniform_real_distribution<double>(0.0, 1.0)(wait_rng_);
-  const auto min = config_.lock.busy_wait_min_ms;
-  const auto sleep_ms =
-      min + static_cast<int64_t>(u * static_cast<double>(config_.lock.busy_wait_max_ms - min));
-  std::mutex mutex;
-  std::condition_variable_any cv;
-  std::unique_lock<std::mutex> guard(mutex);
-  cv.wait_for(guard, stop, std::chrono::milliseconds(sleep_ms), [] { return false; });
-  return !stop.stop_requested();
+  return uniform_pause(wait_rng_, config_.lock.busy_wait_min_ms, config_.lock.busy_wait_max_ms,
+                       stop);
 }
 
 AcquireResult DistributedLock::acquire(const std::string& lock, HoldMode mode, std::stop_token stop,

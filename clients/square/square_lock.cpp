@@ -5,11 +5,10 @@
 #include <algorithm>
 #include <cassert>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <stdexcept>
 
 #include "checker/clock.h"
+#include "uniform_pause.h"
 
 namespace locklab::clients::square {
 namespace {
@@ -102,15 +101,8 @@ Reply SquareLock::slock(const std::string& resource, const std::string& lock_id)
 
 // The worker's retry pause: min + U(0,1) * (max - min); false when stopped meanwhile.
 bool SquareLock::retry_wait(std::stop_token stop) {
-  const double u = std::uniform_real_distribution<double>(0.0, 1.0)(wait_rng_);
-  const auto min = config_.lock.busy_wait_min_ms;
-  const auto sleep_ms =
-      min + static_cast<int64_t>(u * static_cast<double>(config_.lock.busy_wait_max_ms - min));
-  std::mutex mutex;
-  std::condition_variable_any cv;
-  std::unique_lock<std::mutex> guard(mutex);
-  cv.wait_for(guard, stop, std::chrono::milliseconds(sleep_ms), [] { return false; });
-  return !stop.stop_requested();
+  return uniform_pause(wait_rng_, config_.lock.busy_wait_min_ms, config_.lock.busy_wait_max_ms,
+                       stop);
 }
 
 AcquireResult SquareLock::acquire(const std::string& lock, HoldMode mode, std::stop_token stop,
