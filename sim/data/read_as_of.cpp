@@ -67,6 +67,25 @@ bool oplog_reaches(const Store::Impl& impl, bool reached_point) {
   return reached_point || impl.oplog.dropped_through() == bson::Timestamp{};
 }
 
+// Undoes, newest first, the entries of `ns` after `point` that `concerns` accepts; throws
+// (134) when the oplog no longer reaches back to the point.
+template <typename Concerns>
+void undo_back_to(Store::Impl& impl, View& view, const std::string& ns, OpTime point,
+                  const Concerns& concerns) {
+  const auto& entries = impl.oplog.entries();
+  bool reached_point = false;
+  for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+    if (it->optime <= point) {
+      reached_point = true;
+      break;
+    }
+    if (it->ns == ns && concerns(*it)) undo(view, *it);
+  }
+  if (!oplog_reaches(impl, reached_point)) {
+    unavailable("the oplog no longer reaches back to the majority commit point");
+  }
+}
+
 }  // namespace
 
 std::optional<bson::Document> document_as_of(Store::Impl& impl, const std::string& db,
@@ -76,22 +95,9 @@ std::optional<bson::Document> document_as_of(Store::Impl& impl, const std::strin
   if (Collection* c = impl.find_collection(db, coll)) {
     if (auto rid = c->find_id(id)) view.set(id, c->get(*rid));
   }
-  const std::string ns = db + "." + coll;
-  const auto& entries = impl.oplog.entries();
-  bool reached_point = false;
-  for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
-    if (it->optime <= point) {
-      reached_point = true;
-      break;
-    }
-    if (it->ns == ns && (it->op == 'i' || it->op == 'u' || it->op == 'd') &&
-        query::compare_values(id_of(*it), id) == 0) {
-      undo(view, *it);
-    }
-  }
-  if (!oplog_reaches(impl, reached_point)) {
-    unavailable("the oplog no longer reaches back to the majority commit point");
-  }
+  undo_back_to(impl, view, db + "." + coll, point, [&](const OplogEntry& e) {
+    return (e.op == 'i' || e.op == 'u' || e.op == 'd') && query::compare_values(id_of(e), id) == 0;
+  });
   if (view.slots.empty()) return std::nullopt;
   return std::move(view.slots.front());
 }
@@ -102,19 +108,7 @@ std::vector<bson::Document> documents_as_of(Store::Impl& impl, const std::string
   if (Collection* c = impl.find_collection(db, coll)) {
     for (const auto& [rid, doc] : c->records()) view.set(*doc.get("_id"), doc);
   }
-  const std::string ns = db + "." + coll;
-  const auto& entries = impl.oplog.entries();
-  bool reached_point = false;
-  for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
-    if (it->optime <= point) {
-      reached_point = true;
-      break;
-    }
-    if (it->ns == ns) undo(view, *it);
-  }
-  if (!oplog_reaches(impl, reached_point)) {
-    unavailable("the oplog no longer reaches back to the majority commit point");
-  }
+  undo_back_to(impl, view, db + "." + coll, point, [](const OplogEntry&) { return true; });
   std::vector<bson::Document> out;
   for (auto& slot : view.slots) {
     if (slot) out.push_back(std::move(*slot));

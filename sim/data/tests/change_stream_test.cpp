@@ -378,6 +378,24 @@ TEST_F(ChangeStreamTest, OnlyMajorityCommittedEventsAreReturned) {
   EXPECT_TRUE(Same(*rest[0].as_document().get("documentKey"), R"({"_id": 2})"));
 }
 
+// updateLookup reads at the commit point: the document as it was there, whatever this or
+// another document of the collection became after it (here: 1 deleted, then 2 updated).
+TEST_F(ChangeStreamTest, UpdateLookupOfACommittedEventReadsTheDocumentAtTheCommitPoint) {
+  OpTime committed;
+  customize_ = [&](StoreOptions& o) { o.majority_read_point = [&] { return committed; }; };
+  make_store(60);
+  Document opened = open(R"({"fullDocument": "updateLookup"})");
+  write(R"({"insert": "c", "documents": [{"_id": 1, "v": 1}, {"_id": 2, "v": 1}]})");
+  write(R"({"update": "c", "updates": [{"q": {"_id": 1}, "u": {"$set": {"v": 2}}}]})");
+  committed = store_->last_applied();
+  write(R"({"delete": "c", "deletes": [{"q": {"_id": 1}, "limit": 1}]})");
+  write(R"({"update": "c", "updates": [{"q": {"_id": 2}, "u": {"$set": {"v": 5}}}]})");
+  bson::Array events = batch(more(opened));
+  ASSERT_EQ(types(events), (std::vector<std::string>{"insert", "insert", "update"}));
+  EXPECT_TRUE(Same(*events[2].as_document().get("fullDocument"), R"({"_id": 1, "v": 2})"))
+      << js(events[2]);
+}
+
 TEST_F(ChangeStreamTest, AResumePointTheOplogCapDroppedIsHistoryLost) {
   customize_ = [](StoreOptions& o) { o.oplog_max_entries = 5; };
   make_store(60);
