@@ -13,7 +13,7 @@
 #include <random>
 #include <thread>
 
-#include "client/resource_client.h"
+#include "client/resource_steps.h"
 #include "client/worker_signals.h"
 #include "client/write_concern_flag.h"
 #include "db/admin.h"
@@ -29,7 +29,10 @@ class Worker {
         config_(client.worker),
         recorder_(recorder),
         lock_(std::move(lock)),
-        resources_(config_),
+        steps_(config_,
+               [this](const std::string& f, EventType type, const std::string& lock_id,
+                      std::optional<int64_t> token,
+                      nlohmann::json value) { record(f, type, lock_id, token, std::move(value)); }),
         rng_(config_.seed) {}
 
   // One acquire, critical section, release. Returns false when the worker should stop.
@@ -46,7 +49,7 @@ class Worker {
       record("lost", EventType::kOk, lock, token, {{"detail", "lost notification"}});
     }
     release(lock, token);
-    return next_write_ < kWriteIdsPerIncarnation;
+    return steps_.write_ids_left();
   }
 
  private:
@@ -54,9 +57,8 @@ class Worker {
   WorkerConfig config_;  // client_.worker
   Recorder& recorder_;
   std::unique_ptr<SeedLock> lock_;
-  ResourceClient resources_;
+  ResourceSteps steps_;
   std::mt19937_64 rng_;
-  int64_t next_write_ = 1;  // sequence of this incarnation's fenced write ids
 
   void record(const std::string& f, EventType type, const std::string& lock,
               std::optional<int64_t> token, nlohmann::json value) {
@@ -100,7 +102,9 @@ class Worker {
   void critical_section(const std::string& lock, std::optional<int64_t> token, LostSignal& signal,
                         std::stop_token stop) {
     if (config_.kind == WorkloadKind::kCounter) {
-      counter_increment(lock, token, signal, stop);
+      steps_.counter_increment(lock, token, [&] {
+        return signal.hold_for(config_.critical_section_ms, config_.honour_lost, stop);
+      });
       return;
     }
     int64_t hold_ms = config_.critical_section_ms;
@@ -108,57 +112,7 @@ class Worker {
     const bool held = signal.hold_for(hold_ms, config_.honour_lost, stop);
     if (config_.kind == WorkloadKind::kFenced && held) {
       assert(token.has_value());  // fenced runs only on locks with tokens (SeedClient::kinds)
-      fenced_write(lock, *token);
-    }
-  }
-
-  // "<process>-<n>", unique across the worker's incarnations (n = incarnation * 10^6 + seq).
-  std::string next_write_id() {
-    assert(next_write_ < kWriteIdsPerIncarnation);
-    const int64_t n = config_.incarnation * kWriteIdsPerIncarnation + next_write_++;
-    return config_.id + "-" + std::to_string(n);
-  }
-
-  void fenced_write(const std::string& lock, int64_t token) {
-    const std::string resource = resource_name(lock);
-    const std::string id = next_write_id();
-    const nlohmann::json value = {{"resource", resource}, {"id", id}};
-    record("write", EventType::kInvoke, lock, token, value);
-    std::string error;
-    const WriteOutcome outcome = resources_.fenced_write(resource, token, id, &error);
-    if (outcome == WriteOutcome::kAccepted) {
-      record("write", EventType::kOk, lock, token, value);
-    } else if (outcome == WriteOutcome::kRejected) {
-      record("write", EventType::kFail, lock, token,
-             {{"resource", resource}, {"id", id}, {"reason", "stale token"}});
-    } else {
-      record("write", EventType::kInfo, lock, token,
-             {{"resource", resource}, {"id", id}, {"error", error}});
-    }
-  }
-
-  // Read, hold, write read + 1; the write's invoke is recorded before the update is sent.
-  void counter_increment(const std::string& lock, std::optional<int64_t> token, LostSignal& signal,
-                         std::stop_token stop) {
-    std::string error;
-    const std::optional<int64_t> count = resources_.read_counter(&error);
-    if (!count) {
-      record("read", EventType::kFail, lock, token,
-             {{"resource", kCounterResource}, {"error", error}});
-      return;
-    }
-    record("read", EventType::kOk, lock, token,
-           {{"resource", kCounterResource}, {"count", *count}});
-    if (!signal.hold_for(config_.critical_section_ms, config_.honour_lost, stop)) return;
-    const int64_t next = *count + 1;
-    const nlohmann::json value = {
-        {"resource", kCounterResource}, {"count", next}, {"read", *count}};
-    record("write", EventType::kInvoke, lock, token, value);
-    if (resources_.write_counter(next, &error) == WriteOutcome::kAccepted) {
-      record("write", EventType::kOk, lock, token, value);
-    } else {  // no unique key can collide on the counter: any failure is unknown
-      record("write", EventType::kInfo, lock, token,
-             {{"resource", kCounterResource}, {"count", next}, {"error", error}});
+      steps_.fenced_write(lock, *token);
     }
   }
 

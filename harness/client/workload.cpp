@@ -12,7 +12,7 @@
 #include <random>
 
 #include "checker/history.h"
-#include "client/resource_client.h"
+#include "client/resource_steps.h"
 #include "client/worker_signals.h"
 #include "mongolock/errors.h"
 #include "mongolock/provider.h"
@@ -106,7 +106,10 @@ class Worker {
                                [this](const mongolock::Event& event) {
                                  record_lock_event(history_, config_, event);
                                })),
-        resources_(config),
+        steps_(config_,
+               [this](const std::string& f, EventType type, const std::string& lock_id,
+                      std::optional<int64_t> token,
+                      nlohmann::json value) { record(f, type, lock_id, token, std::move(value)); }),
         rng_(config.seed) {}
 
   // One acquire, critical section, release. Returns false when the worker should stop.
@@ -130,16 +133,15 @@ class Worker {
       record("lost", EventType::kOk, lock, token, {{"detail", "lost notification"}});
     }
     release(lock, token, *held);
-    return next_write_ < kWriteIdsPerIncarnation;
+    return steps_.write_ids_left();
   }
 
  private:
   WorkerConfig config_;
   HistoryWriter& history_;
   mongolock::Provider provider_;
-  ResourceClient resources_;
+  ResourceSteps steps_;
   std::mt19937_64 rng_;
-  int64_t next_write_ = 1;  // sequence of this incarnation's fenced write ids
 
   void record(const std::string& f, EventType type, const std::string& lock,
               std::optional<int64_t> token, nlohmann::json value) {
@@ -199,43 +201,18 @@ class Worker {
         hold(signal, stop);
         return;
       case WorkloadKind::kFenced:
-        if (hold(signal, stop)) fenced_write(lock, token);
+        if (hold(signal, stop)) steps_.fenced_write(lock, token);
         return;
       case WorkloadKind::kCounter:
-        counter_increment(lock, token, signal, stop);
+        steps_.counter_increment(lock, token, [&] { return hold(signal, stop); });
         return;
       case WorkloadKind::kRw: {
         const auto span_ms = static_cast<uint64_t>(2 * config_.critical_section_ms + 1);
-        if (hold(signal, stop, static_cast<int64_t>(rng_() % span_ms))) fenced_write(lock, token);
+        if (hold(signal, stop, static_cast<int64_t>(rng_() % span_ms))) {
+          steps_.fenced_write(lock, token);
+        }
         return;
       }
-    }
-  }
-
-  // "<process>-<n>", unique across the worker's incarnations (n = incarnation * 10^6 + seq).
-  std::string next_write_id() {
-    assert(next_write_ < kWriteIdsPerIncarnation);
-    const int64_t n = config_.incarnation * kWriteIdsPerIncarnation + next_write_++;
-    return config_.id + "-" + std::to_string(n);
-  }
-
-  void fenced_write(const std::string& lock, int64_t token) {
-    const std::string resource = resource_name(lock);
-    const std::string id = next_write_id();
-    record("write", EventType::kInvoke, lock, token, {{"resource", resource}, {"id", id}});
-    std::string error;
-    switch (resources_.fenced_write(resource, token, id, &error)) {
-      case WriteOutcome::kAccepted:
-        record("write", EventType::kOk, lock, token, {{"resource", resource}, {"id", id}});
-        return;
-      case WriteOutcome::kRejected:
-        record("write", EventType::kFail, lock, token,
-               {{"resource", resource}, {"id", id}, {"reason", "stale token"}});
-        return;
-      case WriteOutcome::kUnknown:
-        record("write", EventType::kInfo, lock, token,
-               {{"resource", resource}, {"id", id}, {"error", error}});
-        return;
     }
   }
 
@@ -257,36 +234,6 @@ class Worker {
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
 #pragma GCC diagnostic pop
 #endif
-
-  // Read, hold, write read + 1. The write's invoke is recorded before the update is sent, so
-  // a worker killed with the update in flight leaves a pending (indeterminate) write.
-  void counter_increment(const std::string& lock, int64_t token, LostSignal& signal,
-                         std::stop_token stop) {
-    std::string error;
-    std::optional<int64_t> count = resources_.read_counter(&error);
-    if (!count) {
-      record("read", EventType::kFail, lock, token,
-             {{"resource", kCounterResource}, {"error", error}});
-      return;
-    }
-    record("read", EventType::kOk, lock, token,
-           {{"resource", kCounterResource}, {"count", *count}});
-    if (!hold(signal, stop)) return;
-    const int64_t next = *count + 1;
-    const nlohmann::json value = {
-        {"resource", kCounterResource}, {"count", next}, {"read", *count}};
-    record("write", EventType::kInvoke, lock, token, value);
-    switch (resources_.write_counter(next, &error)) {
-      case WriteOutcome::kAccepted:
-        record("write", EventType::kOk, lock, token, value);
-        return;
-      case WriteOutcome::kRejected:  // no unique key can collide here: treated as unknown
-      case WriteOutcome::kUnknown:
-        record("write", EventType::kInfo, lock, token,
-               {{"resource", kCounterResource}, {"count", next}, {"error", error}});
-        return;
-    }
-  }
 
   void release(const std::string& lock, int64_t token, mongolock::Handle& held) {
     record("release", EventType::kInvoke, lock, token, nullptr);
