@@ -1,6 +1,7 @@
 // The resources the workloads guard, written the one way every worker writes them: locklab-worker
 // (client/workload.cpp) and the seed-lock clients' kit (clients/kit/client_run.cpp) both use this,
-// so the harness's final reads and the checkers judge every client's writes alike.
+// through ResourceSteps (client/resource_steps.h, which records the events), so the harness's
+// final reads and the checkers judge every client's writes alike.
 //   fenced   collection kFencedCollection, document "R<lock>": updateOne with upsert, filter
 //            {_id, token: {$lte: T}} (just {_id} with fencing off), update $set token, $inc
 //            count, $push {id, token} onto `writes` (the last kFencedWritesKept kept, in apply
