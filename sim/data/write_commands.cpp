@@ -35,17 +35,23 @@ const bson::Array& batch_argument(const CommandContext& ctx, const char* cmd, co
   return statements;
 }
 
-// stmtIds given by the client override the default "statement i has stmtId i"
-// (docs/mongodb-behaviour.md, Retryable writes).
-int32_t stmt_id_of(const CommandContext& ctx, const char* cmd, size_t i) {
+// The statements' stmtIds: those the client gave, which override the default "statement i has
+// stmtId i" (docs/mongodb-behaviour.md, Retryable writes). The whole list is checked before any
+// statement runs: one entry per statement, each a number.
+std::vector<int32_t> stmt_ids_of(const CommandContext& ctx, const char* cmd, size_t count) {
+  std::vector<int32_t> out(count);
   const bson::Array* ids = array_field(ctx.body, cmd, "stmtIds");
-  if (ids == nullptr) return static_cast<int32_t>(i);
-  if (ids->size() <= i || !(*ids)[i].is_number()) {
-    throw CommandError(kInvalidLength,
-                       "Number of statement ids must match the number of "
-                       "batch entries");
+  for (size_t i = 0; i < count; ++i) {
+    if (ids == nullptr) {
+      out[i] = static_cast<int32_t>(i);
+    } else if (ids->size() != count || !(*ids)[i].is_number()) {
+      throw CommandError(kInvalidLength,
+                         "Number of statement ids must match the number of batch entries");
+    } else {
+      out[i] = static_cast<int32_t>((*ids)[i].number_as_double());
+    }
   }
-  return static_cast<int32_t>((*ids)[i].number_as_double());
+  return out;
 }
 
 const bson::Document& statement_document(const bson::Array& statements, size_t i, const char* cmd,
@@ -105,13 +111,14 @@ template <typename Statement>
 BatchResult run_batch(Store::Impl& impl, CommandContext& ctx, const char* cmd, size_t count,
                       const Statement& one) {
   const bool ordered = bool_field(ctx.body, cmd, "ordered").value_or(true);
+  const std::vector<int32_t> stmt_ids = stmt_ids_of(ctx, cmd, count);
   RetryScope retry = impl.begin_retryable(ctx, true);
   WriteScope scope(impl);
   scope.require_writable();
   if (retry.active()) impl.sessions.begin(*retry.session_key, retry.txn_number);
   BatchResult r;
   for (size_t i = 0; i < count; ++i) {
-    const int32_t stmt_id = stmt_id_of(ctx, cmd, i);
+    const int32_t stmt_id = stmt_ids[i];
     if (const auto* done = already_executed(impl, retry, stmt_id)) {
       replay_statement(*done, i, stmt_id, r);
       continue;

@@ -63,7 +63,8 @@ void extract_session(const bson::Document& body, const CommandSpec& spec, bool r
   }
   const bson::Value* txn = body.get("txnNumber");
   if (txn == nullptr) return;
-  if (txn->type() != bson::Type::kInt64 && txn->type() != bson::Type::kInt32) {
+  // A 64-bit integer only (the sessions spec: drivers send a long), as mongod's parser takes it.
+  if (txn->type() != bson::Type::kInt64) {
     throw CommandError(code::kTypeMismatch, "BSON field 'txnNumber' is the wrong type '" +
                                                 std::string(bson::type_name(txn->type())) +
                                                 "', expected type 'long'");

@@ -21,6 +21,22 @@ TEST_F(RetryableWriteTest, RetriedInsertIsNotAppliedTwice) {
   EXPECT_EQ(all("c").size(), 2u);
 }
 
+// stmtIds are checked whole before any statement runs (one number per statement): a list that
+// was found short at its second statement had already written the first.
+TEST_F(RetryableWriteTest, StmtIdsOfTheWrongLengthWriteNothing) {
+  for (const char* ids : {"[0]", "[0, 1, 2]", "[0, \"x\"]"}) {
+    const std::string cmd = with_session(
+        std::string(R"({"insert": "c", "documents": [{"_id": 30}, {"_id": 31}], "stmtIds": )") +
+            ids + "}",
+        1);
+    const CommandError e = fail(cmd);
+    EXPECT_EQ(e.code(), 16) << ids;
+    EXPECT_EQ(std::string(e.what()),
+              "Number of statement ids must match the number of batch entries");
+    EXPECT_TRUE(all("c").empty()) << ids << " wrote before it was refused";
+  }
+}
+
 TEST_F(RetryableWriteTest, RetriedUpdateReturnsStoredResultIncludingUpsert) {
   run(R"({"insert": "c", "documents": [{"_id": 1, "x": 1}]})");
   std::string cmd = with_session(R"({"update": "c", "updates": [

@@ -520,6 +520,20 @@ Document retryable_insert(int64_t txn, int32_t id) {
                   {"txnNumber", V(txn)}};
 }
 
+// A txnNumber that is not a long is refused (it failed an assertion and ended the member), and
+// the member serves the next command.
+TEST_F(ReplicaSet, ATxnNumberThatIsNotALongIsRefused) {
+  RawClient raw(server_.port());
+  Document insert = retryable_insert(1, 1);
+  insert.set("txnNumber", V(int32_t{1}));
+  Document refused = raw.command(insert, "test");
+  EXPECT_EQ(refused.get("code")->as_int32(), code::kTypeMismatch) << bson::to_json(refused);
+  EXPECT_EQ(refused.get("errmsg")->as_string(),
+            "BSON field 'txnNumber' is the wrong type 'int', expected type 'long'");
+  Document accepted = raw.command(retryable_insert(1, 1), "test");
+  EXPECT_TRUE(accepted.get("ok")->truthy()) << bson::to_json(accepted);
+}
+
 TEST_F(ReplicaSet, FailCommandErrorOnRetryableWriteGetsLabels) {
   RawClient raw(server_.port());
   raw.command(Document{{"configureFailPoint", V("failCommand")},
