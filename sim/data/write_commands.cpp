@@ -1,6 +1,8 @@
 // insert, update and delete (docs/mongodb-behaviour.md, Write commands): per-statement execution
 // with writeErrors, ordered/unordered batches, upserts, and retryable-write deduplication
 // (docs/mongodb-behaviour.md, Retryable writes).
+#include <climits>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -37,19 +39,27 @@ const bson::Array& batch_argument(const CommandContext& ctx, const char* cmd, co
 
 // The statements' stmtIds: those the client gave, which override the default "statement i has
 // stmtId i" (docs/mongodb-behaviour.md, Retryable writes). The whole list is checked before any
-// statement runs: one entry per statement, each a number.
+// statement runs: one entry per statement (else InvalidLength), each a whole number that fits
+// an int (else TypeMismatch: a cast of a larger one would be undefined).
 std::vector<int32_t> stmt_ids_of(const CommandContext& ctx, const char* cmd, size_t count) {
   std::vector<int32_t> out(count);
   const bson::Array* ids = array_field(ctx.body, cmd, "stmtIds");
+  if (ids != nullptr && ids->size() != count) {
+    throw CommandError(kInvalidLength,
+                       "Number of statement ids must match the number of batch entries");
+  }
   for (size_t i = 0; i < count; ++i) {
     if (ids == nullptr) {
       out[i] = static_cast<int32_t>(i);
-    } else if (ids->size() != count || !(*ids)[i].is_number()) {
-      throw CommandError(kInvalidLength,
-                         "Number of statement ids must match the number of batch entries");
-    } else {
-      out[i] = static_cast<int32_t>((*ids)[i].number_as_double());
+      continue;
     }
+    const bson::Value& id = (*ids)[i];
+    const double d = id.is_number() ? id.number_as_double() : 0.5;
+    // NaN fails both bounds; 0.5 stands for "not a number".
+    if (!(d >= INT32_MIN && d <= INT32_MAX) || std::trunc(d) != d) {
+      throw wrong_type(cmd, "stmtIds." + std::to_string(i), id, " 'int'");
+    }
+    out[i] = static_cast<int32_t>(d);
   }
   return out;
 }
