@@ -11,6 +11,7 @@
 #include "base/repl_state_lock.h"
 #include "data/store.h"
 #include "server/durability.h"
+#include "server/member_store.h"
 #include "server/options.h"
 #include "server/replication.h"
 #include "server/server.h"
@@ -66,25 +67,9 @@ int main(int argc, char** argv) {
   }
   server::ServerContext& ctx = srv->context();
 
-  // Every write and every fetched batch goes through this lock (repl_state_lock.h). Until the
-  // replication layer manages it (a set of two or more members), the member's ReplicaState says
-  // whether it is writable and in which term.
+  // Every write and every fetched batch goes through this lock (repl_state_lock.h).
   ReplStateLock repl_state_lock;
-  repl_state_lock.set_unmanaged_source([&ctx] {
-    server::ReplicaSnapshot snap = ctx.replica.snapshot();
-    return WriteState{snap.is_writable_primary(), snap.term};
-  });
-  data::StoreOptions store_options;
-  store_options.clock = &ctx.clock;
-  store_options.failpoints = &ctx.failpoints;
-  store_options.ttl_monitor_sleep_secs = [&ctx] { return ctx.parameters.ttl_monitor_sleep_secs(); };
-  store_options.current_term = [&ctx] { return ctx.replica.term(); };
-  store_options.can_accept_writes = [&ctx] { return ctx.replica.snapshot().is_writable_primary(); };
-  store_options.repl_state_lock = &repl_state_lock;
-  store_options.majority_read_point = [&ctx] { return ctx.replication().majority_read_point(); };
-  store_options.replica_set = [&ctx] { return ctx.replica.snapshot().replication_enabled; };
-  store_options.change_signal = &ctx.change_signal;
-  data::Store store(store_options);
+  data::Store store(server::member_store_options(ctx, repl_state_lock));
   store.register_commands(ctx.registry);
   ctx.attach_oplog(store);
 

@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -49,6 +50,10 @@ class CursorManager {
   // A batch is cut once it reaches this many bytes, as mongod cuts at 16 MiB.
   static constexpr size_t kMaxBatchBytes = 16 * 1024 * 1024;
   static constexpr size_t kMaxStreamCursors = 1'000;
+
+  // Ids are random (std::random_device), or follow `id_seed` when it is set.
+  explicit CursorManager(std::optional<uint64_t> id_seed = std::nullopt)
+      : rng_(id_seed ? *id_seed : std::random_device{}()) {}
 
   // Takes the first batch out of `docs` and, if any remain, opens a cursor on the rest.
   // Returns the {cursor: {firstBatch, id, ns}} reply.
@@ -103,7 +108,7 @@ class CursorManager {
 
   mutable std::mutex mu_;
   std::map<int64_t, Cursor> cursors_;
-  std::mt19937_64 rng_{std::random_device{}()};
+  std::mt19937_64 rng_;
 };
 
 }  // namespace mongosim::data

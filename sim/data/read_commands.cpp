@@ -168,7 +168,9 @@ bson::Document cmd_aggregate(Store::Impl& impl, CommandContext& ctx) {
     return open_change_stream(impl, ctx, pipeline, batch_size);
   }
   for (size_t i = 1; i < pipeline.size(); ++i) {
-    if (pipeline[i].as_document().first_key() == "$changeStream") {
+    // An empty stage is refused by the pipeline's own parse (40323), after this check.
+    const bson::Document& stage = pipeline[i].as_document();
+    if (!stage.empty() && stage.first_key() == "$changeStream") {
       throw CommandError(40602, "$changeStream is only valid as the first stage in a pipeline.");
     }
   }

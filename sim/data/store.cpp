@@ -31,7 +31,8 @@ std::optional<RetryableStatement> RetryScope::statement(int32_t stmt_id) const {
 
 Store::Impl::Impl(StoreOptions opts)
     : options(std::move(opts)),
-      oplog(options.oplog_max_entries > 0 ? options.oplog_max_entries : Oplog::kMaxEntries) {
+      oplog(options.oplog_max_entries > 0 ? options.oplog_max_entries : Oplog::kMaxEntries),
+      cursors(options.cursor_id_seed) {
   assert(options.clock != nullptr && options.failpoints != nullptr);
   signal = options.change_signal != nullptr ? options.change_signal : &own_signal;
   repl_lock = options.repl_state_lock != nullptr ? options.repl_state_lock : &own_repl_lock;

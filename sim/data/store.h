@@ -56,6 +56,9 @@ struct StoreOptions {
   ChangeSignal* change_signal = nullptr;
   // The oplog's cap in entries; 0: data::Oplog::kMaxEntries. Smaller only in tests.
   size_t oplog_max_entries = 0;
+  // Unset: cursor ids are random, as mongod's. Set: they follow this seed (the wire fuzzer, whose
+  // fixed inputs name cursors by id; sim/fuzz/wire_target.h).
+  std::optional<uint64_t> cursor_id_seed;
 };
 
 class Store final : public ReplicationStorage {

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz/bson_mutation.h"
 #include "fuzz/wire_target.h"
 
 namespace {
@@ -107,7 +108,11 @@ int32_t interesting_int32(std::mt19937_64& rng) {
 
 void edit_once(Input& in, const std::vector<Input>& corpus, std::mt19937_64& rng) {
   auto pos = [&](size_t extra) { return in.empty() ? 0 : rng() % (in.size() + extra); };
-  switch (rng() % 6) {
+  switch (rng() % 8) {
+    case 6:
+    case 7:  // one body element retyped or removed, lengths fixed (bson_mutation.h)
+      if (mongosim::fuzz::edit_one_element(in, rng)) break;
+      [[fallthrough]];
     case 0:  // flip one bit
       if (!in.empty()) in[pos(0)] ^= static_cast<uint8_t>(1u << (rng() % 8));
       break;

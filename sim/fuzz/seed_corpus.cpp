@@ -1,7 +1,8 @@
 // fuzz_seed_corpus DIR: writes the wire fuzz target's seed corpus, one file per client session
 // (a handshake followed by the commands of one command family), so mutation starts from
 // well-formed traffic that reaches deep into dispatch and the data commands rather than from
-// random bytes that the framing check rejects.
+// random bytes that the framing check rejects. Cursor ids are the ones the target's members hand
+// out (fuzz::cursor_id), so a getMore reaches its cursor.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,7 @@
 
 #include "bson/codec.h"
 #include "bson/value.h"
+#include "fuzz/wire_target.h"
 #include "server/op_msg.h"
 #include "server/wire.h"
 
@@ -56,6 +58,100 @@ Document doc_xy(int32_t x) {
   return Document{{"_id", V(x)}, {"x", V(x)}, {"tags", V(Array{V("a"), V("b")})}};
 }
 
+mongosim::bson::Value optime(uint32_t seconds, int64_t term) {
+  return V(Document{{"ts", mongosim::bson::Value::timestamp({seconds, 1})}, {"t", V(term)}});
+}
+
+Document session_fields(Document body, int64_t txn_number) {
+  body.append("lsid",
+              V(Document{{"id", mongosim::bson::Value::binary(4, std::string(16, '\x01'))}}));
+  body.append("txnNumber", V(txn_number));
+  return body;
+}
+
+// What a lock client sends a replica set: retryable writes (lsid, txnNumber, stmtIds), majority
+// and causal reads, a change stream and its getMore, and the session's end. A standalone refuses
+// most of it; the one-member set (wire_target.h) serves it.
+std::string set_lock_client_session() {
+  Document fam{{"findAndModify", V("locks")},
+               {"query", V(Document{{"_id", V("L")}})},
+               {"update", V(Document{{"$inc", V(Document{{"token", V(int64_t{1})}})}})},
+               {"upsert", V(true)},
+               {"new", V(true)},
+               {"writeConcern", V(Document{{"w", V("majority")}, {"j", V(true)}})}};
+  Document update{
+      {"update", V("locks")},
+      {"updates",
+       V(Array{V(Document{{"q", V(Document{{"_id", V("L")}})},
+                          {"u", V(Document{{"$unset", V(Document{{"holder", V("")}})}})}})})},
+      {"stmtIds", V(Array{V(int32_t{0})})}};
+  Document read{
+      {"find", V("locks")},
+      {"filter", V(Document{{"_id", V("L")}})},
+      {"readConcern", V(Document{{"level", V("majority")},
+                                 {"afterClusterTime", mongosim::bson::Value::timestamp({1, 1})}})},
+      {"maxTimeMS", V(int32_t{50})}};
+  Document stream{{"aggregate", V("locks")},
+                  {"pipeline", V(Array{V(Document{{"$changeStream", V(Document{})}})})},
+                  {"cursor", V(Document{})}};
+  Document more{{"getMore", V(mongosim::fuzz::cursor_id(1))},
+                {"collection", V("locks")},
+                {"maxTimeMS", V(int32_t{5})}};
+  return hello(1) + op_msg(2, cmd(session_fields(fam, 1))) +
+         op_msg(3, cmd(session_fields(update, 2))) + op_msg(4, cmd(read)) + op_msg(5, cmd(stream)) +
+         op_msg(6, cmd(more)) +
+         op_msg(7, cmd(Document{{"endSessions", V(Array{V(Document{{"id", V(int32_t{1})}})})}},
+                       "admin"));
+}
+
+// The member-to-member commands, as a peer sends them (sim/server/replication*.cpp), and the
+// operator's step-down and freeze; the one-member set answers each (most with a refusal).
+std::string set_member_session() {
+  std::vector<Document> cmds = {
+      Document{{"replSetGetStatus", V(int32_t{1})}},
+      Document{{"replSetHeartbeat", V("fuzz")},
+               {"fromIndex", V(int32_t{0})},
+               {"term", V(int64_t{1})},
+               {"configVersion", V(int64_t{1})}},
+      Document{{"replSetUpdatePosition", V(int32_t{1})},
+               {"fromIndex", V(int32_t{0})},
+               {"term", V(int64_t{1})},
+               {"appliedOpTime", optime(1, 1)},
+               {"durableOpTime", optime(1, 1)}},
+      Document{{"replSetFetchOplog", V(int32_t{1})},
+               {"after", optime(0, -1)},
+               {"limit", V(int64_t{10})},
+               {"maxAwaitMs", V(int64_t{0})},
+               {"lastKnownCommittedOpTime", optime(0, -1)}},
+      Document{{"replSetRequestVotes", V(int32_t{1})},
+               {"setName", V("fuzz")},
+               {"dryRun", V(true)},
+               {"term", V(int64_t{2})},
+               {"candidateIndex", V(int32_t{0})},
+               {"configVersion", V(int64_t{1})},
+               {"configTerm", V(int64_t{1})},
+               {"lastWrittenOpTime", optime(1, 1)}},
+      Document{{"replSetRollbackOptimes", V(int32_t{1})},
+               {"from", optime(0, -1)},
+               {"upTo", optime(1, 1)},
+               {"limit", V(int64_t{10})}},
+      Document{{"replSetRollbackFetch", V(int32_t{1})},
+               {"documents", V(Array{V(Document{{"ns", V("fuzz.c")}, {"_id", V(int32_t{1})}})})},
+               {"namespaces", V(Array{V("fuzz.c")})}},
+      Document{{"replSetStepDown", V(int32_t{1})}, {"stepDownSecs", V(int32_t{1})}},
+      Document{{"replSetFreeze", V(int32_t{0})}},
+  };
+  std::string bytes;
+  int32_t id = 1;
+  for (Document& c : cmds) bytes += op_msg(id++, cmd(std::move(c), "admin"));
+  return bytes;
+}
+
+void add_set_sessions(std::vector<Session>& out) {
+  out.push_back({"set-lock-client", set_lock_client_session()});
+  out.push_back({"set-member-commands", set_member_session()});
+}
+
 std::vector<Session> sessions() {
   std::vector<Session> out;
   out.push_back({"handshake-op-query", op_query_hello(1) + hello(2)});
@@ -69,7 +165,8 @@ std::vector<Session> sessions() {
                                {"filter", V(Document{{"x", V(Document{{"$gte", V(int32_t{1})}})}})},
                                {"sort", V(Document{{"x", V(int32_t{-1})}})},
                                {"batchSize", V(int32_t{1})}})) +
-           op_msg(4, cmd(Document{{"getMore", V(int64_t{1})}, {"collection", V("c")}}))});
+           op_msg(4, cmd(Document{{"getMore", V(mongosim::fuzz::cursor_id(1))},
+                                  {"collection", V("c")}}))});
   out.push_back(
       {"insert-sequence-checksum", op_msg(1, cmd(Document{{"insert", V("c")}}), true,
                                           {{"documents", Array{V(doc_xy(3)), V(doc_xy(4))}}})});
@@ -141,6 +238,7 @@ std::vector<Session> sessions() {
       {"admin", op_msg(1, cmd(Document{{"serverStatus", V(int32_t{1})}}, "admin")) +
                     op_msg(2, cmd(Document{{"buildInfo", V(int32_t{1})}}, "admin")) +
                     op_msg(3, cmd(Document{{"replSetGetStatus", V(int32_t{1})}}, "admin"))});
+  add_set_sessions(out);
   return out;
 }
 

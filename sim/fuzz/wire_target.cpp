@@ -5,64 +5,123 @@
 
 #include <cassert>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <csignal>
+#include <deque>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "base/log.h"
+#include "base/repl_state_lock.h"
+#include "data/cursors.h"
 #include "data/store.h"
 #include "server/connection.h"
 #include "server/dispatcher.h"
+#include "server/member_store.h"
+#include "server/op_msg.h"
+#include "server/replication.h"
 #include "server/server.h"
 
 namespace mongosim::fuzz {
 namespace {
 
 // Writes the whole input, then half-closes so the server sees end-of-stream after the last byte.
-void write_then_close(int fd, const uint8_t* data, size_t size) {
-  size_t sent = 0;
-  while (sent < size) {
-    ssize_t n = ::send(fd, data + sent, size - sent, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // the server closed the connection: the rest is never read
-    sent += static_cast<size_t>(n);
-  }
+void write_then_close(int fd, const std::string& prefix, const uint8_t* data, size_t size) {
+  auto write_all = [fd](const uint8_t* bytes, size_t n) {
+    size_t sent = 0;
+    while (sent < n) {
+      ssize_t k = ::send(fd, bytes + sent, n - sent, MSG_NOSIGNAL);
+      if (k < 0 && errno == EINTR) continue;
+      if (k <= 0) return false;  // the server closed the connection: the rest is never read
+      sent += static_cast<size_t>(k);
+    }
+    return true;
+  };
+  if (write_all(reinterpret_cast<const uint8_t*>(prefix.data()), prefix.size()))
+    write_all(data, size);
   ::shutdown(fd, SHUT_WR);
 }
 
-// Reads and discards replies until the server side is closed, so replies never fill the socket
-// buffer and stall the connection thread.
-void drain(int fd) {
+// Reads replies until the server side is closed, so replies never fill the socket buffer and
+// stall the connection thread; keeps the first `keep` bytes in `out` (if given).
+void drain(int fd, std::string* out, size_t keep) {
   char buffer[16 * 1024];
   while (true) {
     ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;
+    if (out != nullptr && out->size() < keep)
+      out->append(buffer, std::min(static_cast<size_t>(n), keep - out->size()));
   }
 }
 
-// A standalone server with the data layer's commands, as sim/main.cpp builds one, but never
-// listening: the fuzz input arrives on a socketpair instead of an accepted socket.
-struct Fixture {
-  Fixture() : server(server::ServerOptions{}), store(store_options(server.context())) {
+data::StoreOptions store_options(server::ServerContext& ctx, ReplStateLock& repl_state_lock) {
+  data::StoreOptions o = server::member_store_options(ctx, repl_state_lock);
+  o.cursor_id_seed = kCursorIdSeed;
+  return o;
+}
+
+// A standalone server with the data layer's commands, as sim/main.cpp builds one without
+// --replSet, but never listening: the input arrives on a socketpair instead of an accepted socket.
+struct Standalone {
+  Standalone()
+      : server(server::ServerOptions{}), store(store_options(server.context(), repl_state_lock)) {
     store.register_commands(server.context().registry);
     server.context().attach_oplog(store);
   }
+  ~Standalone() { store.stop(); }
+  Standalone(const Standalone&) = delete;
+  Standalone& operator=(const Standalone&) = delete;
 
-  static data::StoreOptions store_options(server::ServerContext& ctx) {
-    data::StoreOptions o;
-    o.clock = &ctx.clock;
-    o.failpoints = &ctx.failpoints;
-    o.current_term = [] { return int64_t{0}; };
-    // A standalone, as sim/main.cpp wires one: change streams are refused (40573) after their
-    // stage is parsed, so no getMore can wait on the fuzz input's connection.
-    o.replica_set = [] { return false; };
-    o.change_signal = &ctx.change_signal;
-    return o;
+  server::ServerContext& context() { return server.context(); }
+  std::string prefix() const { return {}; }
+
+  server::Server server;
+  ReplStateLock repl_state_lock;
+  data::Store store;
+};
+
+server::ServerOptions set_options() {
+  server::ServerOptions o;
+  o.repl_set = "fuzz";
+  // The member's own host:port in its config. Port 1 is never served here, so nothing the member
+  // might send to its config's hosts reaches another process on this machine.
+  o.port = 1;
+  return o;
+}
+
+// A one-member replica set wired as sim/main.cpp wires a member (store, replication-state lock,
+// replication coordinator and its threads); prefix() is the replSetInitiate that makes it primary.
+struct OneMemberSet {
+  OneMemberSet()
+      : server(set_options()),
+        store(store_options(server.context(), repl_state_lock)),
+        replication(server.context(), store, repl_state_lock, nullptr) {
+    store.register_commands(server.context().registry);
+    server.context().attach_oplog(store);
+    replication.register_commands();
+    replication.start();
+  }
+  ~OneMemberSet() {
+    replication.stop();
+    store.stop();
+  }
+  OneMemberSet(const OneMemberSet&) = delete;
+  OneMemberSet& operator=(const OneMemberSet&) = delete;
+
+  server::ServerContext& context() { return server.context(); }
+  static std::string prefix() {
+    bson::Document initiate{{"replSetInitiate", bson::V(bson::Document{})},
+                            {"$db", bson::V("admin")}};
+    return server::encode_op_msg_request(0, 0, initiate, {}, false);
   }
 
   server::Server server;
+  ReplStateLock repl_state_lock;
   data::Store store;
+  server::ReplicationCoordinator replication;
 };
 
 void silence_once() {
@@ -74,29 +133,91 @@ void silence_once() {
   (void)done;
 }
 
-}  // namespace
+// Shuts the member down if serving has not ended within kServeBudgetMs (wire_target.h).
+class ServeWatchdog {
+ public:
+  explicit ServeWatchdog(server::ServerContext& ctx)
+      : thread_([this, &ctx] {
+          std::unique_lock lock(mutex_);
+          if (!done_cv_.wait_for(lock, std::chrono::milliseconds(kServeBudgetMs),
+                                 [this] { return done_; })) {
+            ctx.request_shutdown();
+          }
+        }) {}
+  ~ServeWatchdog() {
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    done_cv_.notify_all();
+    thread_.join();
+  }
+  ServeWatchdog(const ServeWatchdog&) = delete;
+  ServeWatchdog& operator=(const ServeWatchdog&) = delete;
 
-void run_wire_input(const uint8_t* data, size_t size) {
-  if (size > kMaxInputBytes) return;
-  silence_once();
-  auto fixture = std::make_unique<Fixture>();
-  server::Dispatcher dispatcher(fixture->server.context());
+ private:
+  std::mutex mutex_;
+  std::condition_variable done_cv_;
+  bool done_ = false;
+  std::thread thread_;  // last: it reads the members above
+};
 
+template <typename Member>
+void serve(const uint8_t* data, size_t size, std::string* replies) {
+  auto member = std::make_unique<Member>();
+  server::Dispatcher dispatcher(member->context());
   int fds[2];
   [[maybe_unused]] int rc = ::socketpair(AF_UNIX, SOCK_STREAM, 0, fds);
   assert(rc == 0);
   const int client_fd = fds[0];
   const int server_fd = fds[1];
-
-  std::thread writer([&] { write_then_close(client_fd, data, size); });
-  std::thread reader([&] { drain(client_fd); });
-  server::Connection(fixture->server.context(), dispatcher, server_fd, 1, "fuzz:0").serve();
+  const std::string prefix = member->prefix();
+  std::thread writer([&] { write_then_close(client_fd, prefix, data, size); });
+  std::thread reader([&] { drain(client_fd, replies, kMaxReplyBytes); });
+  {
+    ServeWatchdog watchdog(member->context());
+    server::Connection(member->context(), dispatcher, server_fd, 1, "fuzz:0").serve();
+  }
   ::shutdown(server_fd, SHUT_RDWR);  // ends the drain and any write the server never read
   writer.join();
   reader.join();
   ::close(server_fd);
   ::close(client_fd);
-  fixture->store.stop();
+}
+
+}  // namespace
+
+int64_t cursor_id(int n) {
+  assert(n >= 1);
+  data::CursorManager cursors(kCursorIdSeed);
+  int64_t id = 0;
+  for (int i = 0; i < n; ++i) {
+    std::deque<bson::Document> two(2);  // one for the first batch, one left for the cursor
+    id = cursors.open("fuzz.c", std::move(two), 1, false, 0)
+             .get("cursor")
+             ->as_document()
+             .get("id")
+             ->as_int64();
+  }
+  return id;
+}
+
+void run_wire_input(const uint8_t* data, size_t size) {
+  if (size > kMaxInputBytes) return;
+  silence_once();
+  serve<Standalone>(data, size, nullptr);
+  serve<OneMemberSet>(data, size, nullptr);
+}
+
+std::string serve_wire_input(const uint8_t* data, size_t size, Topology topology) {
+  silence_once();
+  std::string replies;
+  if (topology == Topology::kStandalone) {
+    serve<Standalone>(data, size, &replies);
+  } else {
+    serve<OneMemberSet>(data, size, &replies);
+  }
+  return replies;
 }
 
 }  // namespace mongosim::fuzz

@@ -1,14 +1,28 @@
 // The wire fuzz target: one input is the byte stream a client sends on one connection. It runs
 // through the real path a socket's bytes take in mongosim — framing, OP_MSG / OP_QUERY parsing,
-// BSON decoding, command dispatch and the data commands against a fresh in-memory store — so a
-// crash, an assertion, a sanitizer report or a hang anywhere on that path is a finding.
+// BSON decoding, command dispatch and the data commands — on two fresh members in turn: a
+// standalone, and a one-member replica set wired as the mongosim program wires one (its store,
+// replication-state lock and replication coordinator with its threads, initiated by a
+// replSetInitiate sent ahead of the input). The set is where sessions, txnNumber and stmtIds,
+// read concern (afterClusterTime, majority, snapshot), write concern, change streams and the
+// member-to-member commands run; a standalone refuses most of them first. A crash, an assertion,
+// a sanitizer report or a hang anywhere on that path is a finding.
+//
+// What this omits: other members (no heartbeat is ever answered, nothing is fetched from a
+// peer), concurrent connections (one input is one connection), --dbpath (no journal, no
+// restart), and any wait longer than kServeBudgetMs: when serving an input takes longer (a
+// getMore awaiting events, a read waiting for an afterClusterTime that never comes), the member
+// is shut down, which must end every wait, and the rest of the input is not served.
 //
 // Used by the libFuzzer entry point (wire_fuzz.cpp, clang builds with -DLOCKLAB_FUZZ=ON) and by
 // the standalone corpus/mutation driver (fuzz_driver.cpp) that every build runs as a ctest.
+// Thread rules: each call builds and tears down its own members; calls may not overlap (the
+// process-wide log and SIGPIPE settings are set once).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace mongosim::fuzz {
 
@@ -16,7 +30,28 @@ namespace mongosim::fuzz {
 // bound keeps every iteration fast.
 inline constexpr size_t kMaxInputBytes = 256 * 1024;
 
-// Serves `data` as one client connection on a fresh server and store, then tears both down.
+// How long one member serves one input before it is shut down (see above). Well-formed sessions
+// of the seed corpus take a few milliseconds; a wait is what runs longer.
+inline constexpr int64_t kServeBudgetMs = 500;
+
+// The most reply bytes serve_wire_input keeps; the rest are read and dropped.
+inline constexpr size_t kMaxReplyBytes = 16 * 1024 * 1024;
+
+enum class Topology { kStandalone, kOneMemberSet };
+
+// The members' cursor ids follow this seed (data::StoreOptions::cursor_id_seed), so an input can
+// name a cursor it opened: a getMore or killCursors reaches a live cursor, a change stream's
+// getMore its wait.
+inline constexpr uint64_t kCursorIdSeed = 20261202;
+
+// The id of the n-th cursor (n >= 1) a fresh member opens, for the seed corpus.
+int64_t cursor_id(int n);
+
+// Serves `data` as one client connection on a fresh standalone, then on a fresh one-member set.
 void run_wire_input(const uint8_t* data, size_t size);
+
+// Serves `data` on one fresh member and returns the bytes it replied, in order (the set's
+// replies begin with the reply to the fixture's replSetInitiate). For the target's own tests.
+std::string serve_wire_input(const uint8_t* data, size_t size, Topology topology);
 
 }  // namespace mongosim::fuzz

@@ -180,6 +180,14 @@ TEST_F(InsertFindTest, AggregateCountDocumentsShape) {
   EXPECT_EQ(fail(R"({"aggregate": "c", "cursor": {}})").code(), 40414);
 }
 
+// An empty stage after the first is refused as every stage without exactly one field is (40323);
+// the check for a misplaced $changeStream once read its name first and ended the member.
+TEST_F(InsertFindTest, AnEmptyStageAfterTheFirstIsRefused) {
+  EXPECT_EQ(fail(R"({"aggregate": "c", "cursor": {}, "pipeline": [{"$match": {}}, {}]})").code(),
+            40323);
+  EXPECT_EQ(fail(R"({"aggregate": "c", "cursor": {}, "pipeline": [{}]})").code(), 40323);
+}
+
 // An aggregation can build a document whose encoding is exponential in the memory it holds (a
 // $reduce nesting its accumulator twice per step: 2^40 leaves in 40 shared arrays). A result is
 // measured within 16 MiB (it used to be walked leaf by leaf, which never ended) and refused as
