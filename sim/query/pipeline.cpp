@@ -265,8 +265,12 @@ void validate_pipeline(const Array& stages) {
   if (stages.size() > kPipelineStagesMax) {
     fail(code::kFailedToParse, "Pipeline length must be no longer than 1000 stages");
   }
-  for (const Value& stage : stages)
-    validate_stage(stage_name(stage), stage.as_document().at(0).second);
+  for (const Value& stage : stages) {
+    // The name first: it refuses a stage without exactly one field (40323) before at(0) reads it
+    // (the two arguments of one call are evaluated in no set order).
+    const std::string& name = stage_name(stage);
+    validate_stage(name, stage.as_document().at(0).second);
+  }
 }
 
 std::string stage_name_of(const Value& stage) {
