@@ -104,17 +104,18 @@ std::string set_lock_client_session() {
                        "admin"));
 }
 
-// The member-to-member commands, as a peer sends them (sim/server/replication*.cpp), and the
-// operator's step-down and freeze; the one-member set answers each (most with a refusal).
+// The member-to-member commands, as the other member of a two-member set sends them
+// (sim/server/replication*.cpp), and the operator's step-down and freeze: the fuzz target's
+// secondary (wire_target.h) serves them.
 std::string set_member_session() {
   std::vector<Document> cmds = {
       Document{{"replSetGetStatus", V(int32_t{1})}},
       Document{{"replSetHeartbeat", V("fuzz")},
-               {"fromIndex", V(int32_t{0})},
+               {"fromIndex", V(int32_t{1})},
                {"term", V(int64_t{1})},
                {"configVersion", V(int64_t{1})}},
       Document{{"replSetUpdatePosition", V(int32_t{1})},
-               {"fromIndex", V(int32_t{0})},
+               {"fromIndex", V(int32_t{1})},
                {"term", V(int64_t{1})},
                {"appliedOpTime", optime(1, 1)},
                {"durableOpTime", optime(1, 1)}},
@@ -127,7 +128,7 @@ std::string set_member_session() {
                {"setName", V("fuzz")},
                {"dryRun", V(true)},
                {"term", V(int64_t{2})},
-               {"candidateIndex", V(int32_t{0})},
+               {"candidateIndex", V(int32_t{1})},
                {"configVersion", V(int64_t{1})},
                {"configTerm", V(int64_t{1})},
                {"lastWrittenOpTime", optime(1, 1)}},

@@ -86,17 +86,36 @@ struct Standalone {
 server::ServerOptions set_options() {
   server::ServerOptions o;
   o.repl_set = "fuzz";
-  // The member's own host:port in its config. Port 1 is never served here, so nothing the member
-  // might send to its config's hosts reaches another process on this machine.
+  // The member's own host:port in its config. Ports 1 and 2 (the other member's) are never
+  // served here, so nothing the member sends to its config's hosts reaches another process.
   o.port = 1;
   return o;
 }
 
-// A one-member replica set wired as sim/main.cpp wires a member (store, replication-state lock,
-// replication coordinator and its threads); prefix() is the replSetInitiate that makes it primary.
-struct OneMemberSet {
-  OneMemberSet()
-      : server(set_options()),
+// The replSetInitiate sent ahead of the input: an empty config (this member alone, which makes
+// it primary at once), or this member and one on port 2, which never answers (this member
+// stays a secondary and serves the member-to-member commands of a set with a topology).
+std::string initiate_message(Topology topology) {
+  bson::Document config;
+  if (topology == Topology::kSecondaryOfTwo) {
+    auto member = [](int32_t id, const char* host) {
+      return bson::V(bson::Document{{"_id", bson::V(id)}, {"host", bson::V(host)}});
+    };
+    config = bson::Document{
+        {"_id", bson::V("fuzz")},
+        {"members", bson::V(bson::Array{member(0, "127.0.0.1:1"), member(1, "127.0.0.1:2")})}};
+  }
+  bson::Document initiate{{"replSetInitiate", bson::V(std::move(config))},
+                          {"$db", bson::V("admin")}};
+  return server::encode_op_msg_request(0, 0, initiate, {}, false);
+}
+
+// A replica-set member wired as sim/main.cpp wires one (store, replication-state lock,
+// replication coordinator and its threads); prefix() is the replSetInitiate that configures it.
+struct SetMember {
+  explicit SetMember(Topology topology)
+      : topology_(topology),
+        server(set_options()),
         store(store_options(server.context(), repl_state_lock)),
         replication(server.context(), store, repl_state_lock, nullptr) {
     store.register_commands(server.context().registry);
@@ -104,20 +123,17 @@ struct OneMemberSet {
     replication.register_commands();
     replication.start();
   }
-  ~OneMemberSet() {
+  ~SetMember() {
     replication.stop();
     store.stop();
   }
-  OneMemberSet(const OneMemberSet&) = delete;
-  OneMemberSet& operator=(const OneMemberSet&) = delete;
+  SetMember(const SetMember&) = delete;
+  SetMember& operator=(const SetMember&) = delete;
 
   server::ServerContext& context() { return server.context(); }
-  static std::string prefix() {
-    bson::Document initiate{{"replSetInitiate", bson::V(bson::Document{})},
-                            {"$db", bson::V("admin")}};
-    return server::encode_op_msg_request(0, 0, initiate, {}, false);
-  }
+  std::string prefix() const { return initiate_message(topology_); }
 
+  const Topology topology_;
   server::Server server;
   ReplStateLock repl_state_lock;
   data::Store store;
@@ -163,8 +179,7 @@ class ServeWatchdog {
 };
 
 template <typename Member>
-void serve(const uint8_t* data, size_t size, std::string* replies) {
-  auto member = std::make_unique<Member>();
+void serve(std::unique_ptr<Member> member, const uint8_t* data, size_t size, std::string* replies) {
   server::Dispatcher dispatcher(member->context());
   int fds[2];
   [[maybe_unused]] int rc = ::socketpair(AF_UNIX, SOCK_STREAM, 0, fds);
@@ -204,20 +219,22 @@ int64_t cursor_id(int n) {
 
 void run_wire_input(const uint8_t* data, size_t size) {
   if (size > kMaxInputBytes) return;
-  silence_once();
-  serve<Standalone>(data, size, nullptr);
-  serve<OneMemberSet>(data, size, nullptr);
+  for (Topology topology : kTopologies) serve_wire_input(data, size, topology, nullptr);
 }
 
 std::string serve_wire_input(const uint8_t* data, size_t size, Topology topology) {
-  silence_once();
   std::string replies;
-  if (topology == Topology::kStandalone) {
-    serve<Standalone>(data, size, &replies);
-  } else {
-    serve<OneMemberSet>(data, size, &replies);
-  }
+  serve_wire_input(data, size, topology, &replies);
   return replies;
+}
+
+void serve_wire_input(const uint8_t* data, size_t size, Topology topology, std::string* replies) {
+  silence_once();
+  if (topology == Topology::kStandalone) {
+    serve(std::make_unique<Standalone>(), data, size, replies);
+  } else {
+    serve(std::make_unique<SetMember>(topology), data, size, replies);
+  }
 }
 
 }  // namespace mongosim::fuzz

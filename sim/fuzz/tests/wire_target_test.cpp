@@ -1,6 +1,7 @@
 // The wire fuzz target's fixtures (sim/fuzz/wire_target.h) serve what they claim to: the
 // one-member set is a writable primary that serves the seed corpus's lock-client session (so
-// mutations of it reach the set's session, read- and write-concern and change-stream paths), a
+// mutations of it reach the set's session, read- and write-concern and change-stream paths), the
+// two-member set's secondary serves the member-to-member commands past their topology check, a
 // standalone refuses what only a set serves, and a wait past the serve budget ends at shutdown
 // with a reply and no later command served.
 //
@@ -94,6 +95,22 @@ TEST(WireTarget, TheSetServesALockClientsSession) {
   EXPECT_TRUE(writable->type() == bson::Type::kBool && writable->as_bool())
       << "the set's hello: not a primary";
   EXPECT_EQ(replies[3].get("n")->number_as_double(), 1.0) << "the retryable update matched nothing";
+}
+
+TEST(WireTarget, TheSecondaryServesTheMemberToMemberCommands) {
+  std::vector<Document> replies =
+      serve(corpus_file("set-member-commands"), Topology::kSecondaryOfTwo);
+  // initiate, replSetGetStatus, then heartbeat, updatePosition, fetchOplog, requestVotes,
+  // rollbackOptimes, rollbackFetch, stepDown, freeze
+  ASSERT_EQ(replies.size(), 10u);
+  for (size_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(ok(replies[i]), 1.0) << "reply " << i << ": " << bson::to_json(replies[i]);
+  }
+  EXPECT_EQ(replies[1].get("myState")->number_as_double(), 2.0) << "not a secondary";
+  // On the one-member set the same commands stop at the topology check.
+  std::vector<Document> alone = serve(corpus_file("set-member-commands"), Topology::kOneMemberSet);
+  ASSERT_EQ(alone.size(), 10u);
+  EXPECT_EQ(code(alone[2]), code::kNotYetInitialized) << bson::to_json(alone[2]);
 }
 
 TEST(WireTarget, AStandaloneRefusesWhatOnlyASetServes) {
