@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <random>
@@ -219,8 +220,10 @@ std::optional<TransactionalWriteFault> FailPoints::match_primary_transactional_w
   // (docs/mongodb-behaviour.md, Fail points).
   fault.close_connection = !fp.data.has("closeConnection") || flag(fp.data, "closeConnection");
   if (const bson::Value* code = fp.data.get("failBeforeCommitExceptionCode")) {
-    if (code->is_number())
-      fault.fail_before_commit_code = static_cast<int32_t>(code->number_as_double());
+    // A code is an int32; another number (1e300, 1.5) leaves the default, as a non-number does.
+    std::optional<int64_t> n = code->number_as_exact_int64();
+    if (n && *n >= std::numeric_limits<int32_t>::min() && *n <= std::numeric_limits<int32_t>::max())
+      fault.fail_before_commit_code = static_cast<int32_t>(*n);
   }
   return fault;
 }

@@ -356,6 +356,16 @@ std::optional<int64_t> Value::number_as_exact_int64() const {
   }
 }
 
+std::optional<int64_t> Value::number_as_truncated_int64() const {
+  if (type_ == Type::kInt32 || type_ == Type::kInt64) return i64_;
+  if (type_ != Type::kDouble && type_ != Type::kDecimal128) return std::nullopt;
+  const double d = std::trunc(number_as_double());
+  if (!std::isfinite(d) || d < -9223372036854775808.0 || d >= 9223372036854775808.0) {
+    return std::nullopt;
+  }
+  return static_cast<int64_t>(d);
+}
+
 bool Value::truthy() const {
   switch (type_) {
     case Type::kBool: return i64_ != 0;

@@ -121,6 +121,9 @@ class Value {
   double number_as_double() const;
   // Exact int64 if the number is integral and fits; nullopt otherwise.
   std::optional<int64_t> number_as_exact_int64() const;
+  // The number truncated toward zero, if that fits in an int64 (NaN, infinities and values
+  // beyond the range: nullopt); nullopt for a non-number. A cast of such a double is undefined.
+  std::optional<int64_t> number_as_truncated_int64() const;
   // BSON truthiness as $cond/$and use it: false, null, undefined and numeric zero are false.
   bool truthy() const;
 

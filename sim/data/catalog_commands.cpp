@@ -1,6 +1,7 @@
 // createIndexes, listIndexes, listCollections, listDatabases, create, drop and dropDatabase
 // (docs/mongodb-behaviour.md, Catalog commands).
 #include <deque>
+#include <limits>
 #include <string>
 
 #include "bson/codec.h"
@@ -66,7 +67,14 @@ IndexSpec parse_index_spec(const bson::Value& raw) {
                          "type of '" +
                              std::string(bson::type_name(ttl->type())) + "'");
     }
-    spec.expire_after_secs = static_cast<int64_t>(ttl->number_as_double());
+    // mongod takes [0, 2^31 - 1] seconds; beyond it (or NaN) is refused, not cast.
+    std::optional<int64_t> secs = ttl->number_as_truncated_int64();
+    if (!secs || *secs > std::numeric_limits<int32_t>::max()) {
+      throw CommandError(code::kCannotCreateIndex,
+                         "TTL index 'expireAfterSeconds' option must be within an acceptable "
+                         "range, try a lower number");
+    }
+    spec.expire_after_secs = *secs;
     if (*spec.expire_after_secs < 0) {
       throw CommandError(code::kCannotCreateIndex,
                          "TTL index 'expireAfterSeconds' option cannot be less than 0");

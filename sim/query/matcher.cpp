@@ -259,12 +259,16 @@ Predicate parse_mod(const Value& arg) {
   if (a.size() > 2) bad_value("malformed mod, too many elements");
   if (!a[0].is_number()) bad_value("malformed mod, divisor not a number");
   if (!a[1].is_number()) bad_value("malformed mod, remainder not a number");
-  auto divisor = a[0].number_as_exact_int64();
-  if (!divisor || *divisor == 0) bad_value("divisor cannot be 0");
+  // Both truncated toward zero; NaN, an infinity or a value whose truncation is not a 64-bit
+  // integer is refused (docs/mongodb-behaviour.md, Query engine, Filters 5).
+  std::optional<int64_t> divisor = a[0].number_as_truncated_int64();
+  if (!divisor) bad_value("malformed mod, divisor value is invalid");
+  std::optional<int64_t> remainder = a[1].number_as_truncated_int64();
+  if (!remainder) bad_value("malformed mod, remainder value is invalid");
+  if (*divisor == 0) bad_value("divisor cannot be 0");
   Predicate p;
   p.op = Op::kMod;
-  p.operand = Value::array(
-      {Value::int64(*divisor), Value::int64(static_cast<int64_t>(a[1].number_as_double()))});
+  p.operand = Value::array({Value::int64(*divisor), Value::int64(*remainder)});
   return p;
 }
 
@@ -510,10 +514,11 @@ bool elem_match(const Predicate& p, const std::vector<Candidate>& cands, const E
 
 bool mod_matches(const Predicate& p, const Candidate& c) {
   if (c.value == nullptr || !c.value->is_number()) return false;
-  double d = c.value->number_as_double();
-  if (!std::isfinite(d)) return false;
-  if (d >= 9223372036854775808.0 || d < -9223372036854775808.0) return false;
-  auto x = static_cast<int64_t>(std::trunc(d));
+  // A long is taken exactly (through a double, one past 2^53 would round); a NaN, an infinity or
+  // a value beyond the 64-bit range matches nothing.
+  std::optional<int64_t> dividend = c.value->number_as_truncated_int64();
+  if (!dividend) return false;
+  const int64_t x = *dividend;
   int64_t divisor = p.operand.as_array()[0].as_int64();
   int64_t remainder = divisor == -1 ? 0 : x % divisor;  // INT64_MIN % -1 would trap
   return remainder == p.operand.as_array()[1].as_int64();

@@ -15,8 +15,14 @@ int64_t seconds_field(const bson::Value& v, const std::string& name) {
                                                 std::string(bson::type_name(v.type())) +
                                                 "', expected a number");
   }
-  auto exact = v.number_as_exact_int64();
-  return exact ? *exact : static_cast<int64_t>(v.number_as_double());
+  // Truncated, as mongod reads a number as a long; beyond kMaxCommandSeconds (NaN and the
+  // infinities included) the period cannot be added to a time in milliseconds.
+  std::optional<int64_t> secs = v.number_as_truncated_int64();
+  if (!secs || *secs > kMaxCommandSeconds || *secs < -kMaxCommandSeconds) {
+    throw CommandError(code::kBadValue, "BSON field '" + name + "' is out of range: at most " +
+                                            std::to_string(kMaxCommandSeconds) + " seconds");
+  }
+  return *secs;
 }
 
 bool bool_field(const bson::Value& v, const std::string& name) {

@@ -10,6 +10,10 @@
 
 namespace mongosim::repl {
 
+// The longest period (seconds) these commands take: a bound so that now (ms) + period * 1000
+// stays within 64 bits; beyond it (or a NaN or infinity) is BadValue.
+inline constexpr int64_t kMaxCommandSeconds = int64_t{1} << 40;
+
 // {replSetStepDown: <secs>, secondaryCatchUpPeriodSecs?: <secs>, force?: <bool>}.
 // stepDownSecs 0 means 60; secondaryCatchUpPeriodSecs defaults to 10, or 0 with force.
 StepDownRequest parse_step_down_request(const bson::Document& cmd);

@@ -12,9 +12,12 @@
 
 namespace mongosim::server::replication_fields {
 
+// A whole number that fits in 64 bits; any other value (1.5, 1e300, NaN) reads as the fallback
+// (a cast of such a double to int64 is undefined).
 inline int64_t int_field(const bson::Document& doc, const char* name, int64_t fallback) {
   const bson::Value* v = doc.get(name);
-  return v != nullptr && v->is_number() ? static_cast<int64_t>(v->number_as_double()) : fallback;
+  if (v == nullptr || !v->is_number()) return fallback;
+  return v->number_as_exact_int64().value_or(fallback);
 }
 
 inline bool bool_field(const bson::Document& doc, const char* name) {

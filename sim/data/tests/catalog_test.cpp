@@ -56,6 +56,16 @@ TEST_F(CatalogTest, BadIndexSpecs) {
       fail(R"({"createIndexes": "c", "indexes": [{"key": {"_id": 1}, "unique": true}]})").code(),
       code::kInvalidOptions);
   EXPECT_EQ(fail(R"({"createIndexes": "c", "indexes": {}})").code(), code::kTypeMismatch);
+  // Beyond 2^31 - 1 seconds, or NaN: refused as mongod refuses it, never cast (1e300 to int64 is
+  // undefined).
+  for (const char* ttl : {"1e300", "2147483648", R"({"$numberDouble": "NaN"})"}) {
+    const CommandError e =
+        fail(std::string(R"({"createIndexes": "c", "indexes": [{"key": {"a": 1}, )") +
+             R"("name": "a_1", "expireAfterSeconds": )" + ttl + "}]}");
+    EXPECT_EQ(e.code(), code::kCannotCreateIndex) << ttl;
+    EXPECT_NE(std::string(e.what()).find("must be within an acceptable range"), std::string::npos)
+        << ttl << ": " << e.what();
+  }
 }
 
 TEST_F(CatalogTest, UniqueIndexOverDuplicatesFails) {

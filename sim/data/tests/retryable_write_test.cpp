@@ -160,6 +160,18 @@ TEST_F(RetryableWriteTest, FailBeforeCommitDoesNotApply) {
   EXPECT_EQ(all("c").size(), 1u);
 }
 
+// A code that is not an int32 (1e300 would be an undefined cast) is no code: the write applies.
+TEST_F(RetryableWriteTest, FailBeforeCommitWithACodeThatIsNotAnInt32FailsNothing) {
+  failpoints_.configure(
+      J(R"({"configureFailPoint": "onPrimaryTransactionalWrite", "mode": {"times": 1},
+            "data": {"closeConnection": false, "failBeforeCommitExceptionCode": 1e300}})"));
+  std::string cmd = with_session(
+      R"({"findAndModify": "c", "query": {"_id": 3}, "update": {"$set": {"a": 1}}, "upsert": true})",
+      1);
+  EXPECT_EQ(run(cmd).get("lastErrorObject")->as_document().get("n")->as_int32(), 1);
+  EXPECT_EQ(all("c").size(), 1u);
+}
+
 TEST_F(RetryableWriteTest, FaultIsNotConsultedWithoutTxnNumber) {
   failpoints_.configure(
       J(R"({"configureFailPoint": "onPrimaryTransactionalWrite", "mode": "alwaysOn",

@@ -130,6 +130,24 @@ TEST(Matcher, TypeSizeAllRegexMod) {
   EXPECT_TRUE(M(R"({"a": {"$mod": [4, 1]}})", R"({"a": 9})"));
 }
 
+// $mod truncates its operands and refuses what does not truncate to a long (a cast of 1e300
+// to int64 is undefined: the wire fuzzer's structure-aware edit put one there).
+TEST(Matcher, ModTruncatesItsOperandsAndRefusesWhatIsNotALong) {
+  EXPECT_TRUE(M(R"({"a": {"$mod": [4.9, 1.9]}})", R"({"a": 9})"));
+  EXPECT_FALSE(M(R"({"a": {"$mod": [4, 1]}})", R"({"a": {"$numberDouble": "NaN"}})"));
+  EXPECT_FALSE(M(R"({"a": {"$mod": [4, 1]}})", R"({"a": 1e300})"));
+  // 2^53 + 1 is not a double: taken through one, it would be 2^53 and leave 0.
+  EXPECT_TRUE(M(R"({"a": {"$mod": [2, 1]}})", R"({"a": {"$numberLong": "9007199254740993"}})"));
+  std::string msg;
+  EXPECT_EQ(parse_error(R"({"a": {"$mod": [1e300, 1]}})", &msg), 2);
+  EXPECT_EQ(msg, "malformed mod, divisor value is invalid");
+  EXPECT_EQ(parse_error(R"({"a": {"$mod": [4, {"$numberDouble": "NaN"}]}})", &msg), 2);
+  EXPECT_EQ(msg, "malformed mod, remainder value is invalid");
+  EXPECT_EQ(parse_error(R"({"a": {"$mod": [4, {"$numberDouble": "-Infinity"}]}})"), 2);
+  EXPECT_EQ(parse_error(R"({"a": {"$mod": [0.5, 0]}})", &msg), 2);
+  EXPECT_EQ(msg, "divisor cannot be 0");
+}
+
 TEST(Matcher, ExprComparesWithoutTypeBracketing) {
   // A number is always less than a Date in BSON order (docs/mongodb-behaviour.md, Expressions):
   // this "never expires" bug is real.

@@ -53,6 +53,24 @@ TEST(ReplCommandArgs, StepDownRefusesBadPeriodsWithMongodsMessages) {
   }
 }
 
+// A period is added to a time in milliseconds: one that cannot be (1e300, NaN, 2^40 + 1 s) is
+// refused rather than cast (undefined) or multiplied past 64 bits.
+TEST(ReplCommandArgs, PeriodsBeyondTheBoundAreRefused) {
+  const std::string too_long = "BSON field 'replSetStepDown' is out of range: at most " +
+                               std::to_string(kMaxCommandSeconds) + " seconds";
+  expect_bad_value(R"({"replSetStepDown": 1e300})", too_long);
+  expect_bad_value(R"({"replSetStepDown": {"$numberDouble": "NaN"}})", too_long);
+  expect_bad_value(R"({"replSetStepDown": {"$numberLong": "1099511627777"}})", too_long);
+  expect_bad_value(R"({"replSetStepDown": 10, "secondaryCatchUpPeriodSecs": 1e300})",
+                   "BSON field 'secondaryCatchUpPeriodSecs' is out of range: at most " +
+                       std::to_string(kMaxCommandSeconds) + " seconds");
+  EXPECT_EQ(parse(R"({"replSetStepDown": 30.9})").step_down_secs, 30);
+  EXPECT_THROW(parse_freeze_secs(bson::from_json(R"({"replSetFreeze": -1e300})")), CommandError);
+  EXPECT_EQ(
+      parse_freeze_secs(bson::from_json(R"({"replSetFreeze": {"$numberLong": "1099511627776"}})")),
+      kMaxCommandSeconds);
+}
+
 TEST(ReplCommandArgs, FreezeAndStepUp) {
   EXPECT_EQ(parse_freeze_secs(bson::from_json(R"({"replSetFreeze": 30})")), 30);
   EXPECT_EQ(parse_freeze_secs(bson::from_json(R"({"replSetFreeze": 0})")), 0);

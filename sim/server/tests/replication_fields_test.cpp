@@ -1,0 +1,35 @@
+// The readers of member-to-member command fields (server/replication_fields.h): a field that is
+// missing, of another type, or a number that is not a whole 64-bit integer reads as the fallback.
+// A term of 1e300 in a heartbeat was cast to int64 (undefined; found by the wire fuzzer with
+// libFuzzer and UBSan).
+#include "server/replication_fields.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "bson/codec.h"
+
+namespace mongosim::server {
+namespace {
+
+using replication_fields::int_field;
+using replication_fields::optime_field;
+
+TEST(ReplicationFields, AnIntFieldIsAWholeLongOrTheFallback) {
+  const bson::Document d = bson::from_json(R"({
+      "i": 7, "l": {"$numberLong": "9007199254740993"}, "whole": 12.0, "half": 1.5,
+      "huge": 1e300, "nan": {"$numberDouble": "NaN"}, "s": "7"})");
+  EXPECT_EQ(int_field(d, "i", -1), 7);
+  EXPECT_EQ(int_field(d, "l", -1), 9007199254740993);
+  EXPECT_EQ(int_field(d, "whole", -1), 12);
+  for (const char* name : {"half", "huge", "nan", "s", "missing"}) {
+    EXPECT_EQ(int_field(d, name, -1), -1) << name;
+  }
+  const bson::Document optime =
+      bson::from_json(R"({"o": {"ts": {"$timestamp": {"t": 5, "i": 1}}, "t": -1e300}})");
+  EXPECT_EQ(optime_field(optime, "o").term, -1);
+}
+
+}  // namespace
+}  // namespace mongosim::server
