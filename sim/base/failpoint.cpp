@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <limits>
 #include <map>
 #include <mutex>
 #include <random>
@@ -197,8 +196,8 @@ std::optional<FailCommandAction> FailPoints::match_fail_command(std::string_view
   if (flag(data, "blockConnection"))
     action.block_ms = data.get("blockTimeMS")->number_as_exact_int64().value_or(0);
   if (const bson::Value* code = data.get("errorCode")) {
-    action.error_code =
-        static_cast<int32_t>(code->number_as_exact_int64().value_or(code::kUnknownError));
+    // Not an int32 (NumberLong(4294967387) is not 91): UnknownError.
+    action.error_code = code->number_as_exact_int32().value_or(code::kUnknownError);
   }
   if (const bson::Value* labels = data.get("errorLabels")) {
     action.error_labels.emplace();
@@ -221,9 +220,7 @@ std::optional<TransactionalWriteFault> FailPoints::match_primary_transactional_w
   fault.close_connection = !fp.data.has("closeConnection") || flag(fp.data, "closeConnection");
   if (const bson::Value* code = fp.data.get("failBeforeCommitExceptionCode")) {
     // A code is an int32; another number (1e300, 1.5) leaves the default, as a non-number does.
-    std::optional<int64_t> n = code->number_as_exact_int64();
-    if (n && *n >= std::numeric_limits<int32_t>::min() && *n <= std::numeric_limits<int32_t>::max())
-      fault.fail_before_commit_code = static_cast<int32_t>(*n);
+    fault.fail_before_commit_code = code->number_as_exact_int32();
   }
   return fault;
 }

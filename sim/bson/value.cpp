@@ -356,6 +356,12 @@ std::optional<int64_t> Value::number_as_exact_int64() const {
   }
 }
 
+std::optional<int32_t> Value::number_as_exact_int32() const {
+  std::optional<int64_t> v = number_as_exact_int64();
+  if (!v || *v < INT32_MIN || *v > INT32_MAX) return std::nullopt;
+  return static_cast<int32_t>(*v);
+}
+
 std::optional<int64_t> Value::number_as_truncated_int64() const {
   if (type_ == Type::kInt32 || type_ == Type::kInt64) return i64_;
   if (type_ != Type::kDouble && type_ != Type::kDecimal128) return std::nullopt;

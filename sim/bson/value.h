@@ -124,6 +124,8 @@ class Value {
   // The number truncated toward zero, if that fits in an int64 (NaN, infinities and values
   // beyond the range: nullopt); nullopt for a non-number. A cast of such a double is undefined.
   std::optional<int64_t> number_as_truncated_int64() const;
+  // Exact int32 if the number is integral and fits in 32 bits (an error code, an index).
+  std::optional<int32_t> number_as_exact_int32() const;
   // BSON truthiness as $cond/$and use it: false, null, undefined and numeric zero are false.
   bool truthy() const;
 

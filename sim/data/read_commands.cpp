@@ -129,7 +129,8 @@ bson::Document cmd_count(Store::Impl& impl, CommandContext& ctx) {
   query::Matcher m = query::Matcher::parse(filter);
   int64_t skip = non_negative(ctx.body, cmd, "skip", 0);
   // count treats a negative limit like its absolute value.
-  int64_t limit = std::abs(int_field(ctx.body, cmd, "limit").value_or(0));
+  int64_t limit = int_field(ctx.body, cmd, "limit").value_or(0);
+  if (limit < 0) limit = limit == INT64_MIN ? INT64_MAX : -limit;
   query::EvalContext ectx = impl.eval_context(ctx);
   int64_t n = 0;
   {

@@ -82,8 +82,14 @@ Collection& Store::Impl::collection_for_write(const std::string& db, const std::
 void Store::Impl::before_write_change() {
   assert(write_hold != nullptr && write_hold->state().writable);
   check_journal_capacity();
-  auto interrupted = [this] { return write_hold->interrupt_requested(); };
+  // Ended by a replication state change or by shutdown (which must end every wait).
+  auto interrupted = [this] {
+    return write_hold->interrupt_requested() || signal->shutting_down();
+  };
   options.failpoints->pause_while_set("hangBeforeOplogAppend", interrupted);
+  if (signal->shutting_down()) {
+    throw CommandError(code::kInterruptedAtShutdown, "interrupted at shutdown");
+  }
   if (interrupted()) {
     throw CommandError(code::kInterruptedDueToReplStateChange,
                        "operation was interrupted by a replication state change");

@@ -130,6 +130,16 @@ void collect_paths(const Value& v, Path& path, std::vector<Path>& out, int depth
   }
 }
 
+// The element at `path` of `body` (a path collect_paths gave).
+const Value& value_at(const Document& body, const Path& path) {
+  const Value* v = &body.at(path[0]).second;
+  for (size_t level = 1; level < path.size(); ++level)
+    v = v->is_document() ? &v->as_document().at(path[level]).second : &v->as_array()[path[level]];
+  return *v;
+}
+
+constexpr int kMaxDraws = 8;
+
 // Replaces (or, with `remove`, removes) the element at `path` of `body`.
 void edit_at(Document& body, const Path& path, bool remove, Value replacement) {
   Document* doc = &body;
@@ -168,8 +178,14 @@ bool edit_one_element(std::vector<uint8_t>& in, std::mt19937_64& rng) {
   collect_children(body, path, paths, 1);
   if (paths.empty()) return false;
   const Path& target = paths[rng() % paths.size()];
-  const bool remove = rng() % 8 == 0;
-  edit_at(body, target, remove, palette_value(rng));
+  // Always a change: a palette value identical to the element's own is drawn again, and after a
+  // few draws the element is removed instead.
+  const Value& current = value_at(body, target);
+  Value replacement = palette_value(rng);
+  for (int draw = 0; draw < kMaxDraws && replacement.identical(current); ++draw)
+    replacement = palette_value(rng);
+  const bool remove = rng() % 8 == 0 || replacement.identical(current);
+  edit_at(body, target, remove, std::move(replacement));
 
   uint32_t flags = server::read_u32_le(in.data() + at.message + server::kHeaderBytes);
   const bool checksum = (flags & server::op_msg_flag::kChecksumPresent) != 0;

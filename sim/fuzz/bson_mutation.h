@@ -18,9 +18,9 @@ inline constexpr int kMaxEditDepth = 8;
 
 // Picks one OP_MSG of `in` whose body decodes and one element of that body (at depth <=
 // kMaxEditDepth), and replaces its value with one drawn from a palette of boundary values of every
-// BSON type, or removes it; re-encodes the body and fixes the message's length. A checksum is
-// dropped with its flag bit (it would no longer match). Messages after a malformed frame are not
-// considered. Returns false, `in` unchanged, when there is no such message.
+// BSON type (never one identical to it), or removes it; re-encodes the body and fixes the message's
+// length. A checksum is dropped with its flag bit (it would no longer match). Messages after a
+// malformed frame are not considered. Returns false, `in` unchanged, when there is no such message.
 bool edit_one_element(std::vector<uint8_t>& in, std::mt19937_64& rng);
 
 }  // namespace mongosim::fuzz

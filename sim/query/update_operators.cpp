@@ -368,7 +368,7 @@ LeafResult push(const UpdateOp& op, const Value* existing, const ApplyState& st)
     auto len = static_cast<int64_t>(arr.size());
     if (n >= 0 && n < len) {
       arr.resize(static_cast<size_t>(n));
-    } else if (n < 0 && -n < len) {
+    } else if (n < 0 && n > -len) {  // not -n < len: -INT64_MIN overflows
       arr.erase(arr.begin(), arr.begin() + (len + n));
     }
   }

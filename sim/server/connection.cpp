@@ -41,8 +41,7 @@ int32_t next_reply_id() {
 
 bool is_not_primary(const bson::Document& reply) {
   const bson::Value* code = reply.get("code");
-  return code != nullptr && code->is_number() &&
-         static_cast<int32_t>(code->number_as_double()) == code::kNotWritablePrimary;
+  return code != nullptr && code->number_as_exact_int32() == code::kNotWritablePrimary;
 }
 
 }  // namespace

@@ -134,8 +134,8 @@ DispatchOutcome Dispatcher::run(ConnectionState& connection, DispatchRequest req
   }
   if (const bson::Value* ok = out.reply.get("ok"); ok != nullptr && !ok->truthy()) {
     const bson::Value* code = out.reply.get("code");
-    int32_t error_code = code != nullptr && code->is_number()
-                             ? static_cast<int32_t>(code->number_as_double())
+    int32_t error_code = code != nullptr
+                             ? code->number_as_exact_int32().value_or(code::kUnknownError)
                              : code::kUnknownError;
     if (!out.reply.has("$clusterTime")) finish(p, out.reply, error_code, std::nullopt);
     server_.metrics.count_failure(p.spec ? std::string_view(p.spec->name) : kUnknownCommandMetric);
@@ -259,8 +259,9 @@ DispatchOutcome Dispatcher::execute(ConnectionState& connection, Prepared& p) {
   }
   if (const bson::Value* wce = out.reply.get("writeConcernError");
       wce != nullptr && wce->is_document()) {
-    if (const bson::Value* c = wce->as_document().get("code"); c != nullptr && c->is_number()) {
-      wce_code = static_cast<int32_t>(c->number_as_double());
+    // A fail point's writeConcernError may carry any number: one that is not an int32 is no code.
+    if (const bson::Value* c = wce->as_document().get("code"); c != nullptr) {
+      wce_code = c->number_as_exact_int32();
     }
   }
   append_ok(out.reply);

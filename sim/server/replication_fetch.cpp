@@ -122,7 +122,7 @@ ReplicationCoordinator::FetchRound ReplicationCoordinator::fetch_once() {
       topology_->on_my_optimes(now_ms(), now_applied, now_durable);
     }
     const OpTime source_committed = optime_field(b, "lastCommittedOpTime");
-    topology_->on_sync_source_progress(now_ms(), int_field(b, "term", 0), source_committed);
+    topology_->on_sync_source_progress(now_ms(), term_field(b, "term", 0), source_committed);
     // A commit point this member may not adopt (a primary catching up adopts none) would be
     // news to the source on every fetch: it would answer at once, every time.
     commit_point_behind = topology_->last_committed() < source_committed;

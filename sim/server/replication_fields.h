@@ -20,6 +20,23 @@ inline int64_t int_field(const bson::Document& doc, const char* name, int64_t fa
   return v->number_as_exact_int64().value_or(fallback);
 }
 
+// A member index or a state: int_field, and a value outside the 32-bit range reads as the
+// fallback (4294967297 is not member 1).
+inline int int32_field(const bson::Document& doc, const char* name, int fallback) {
+  const int64_t v = int_field(doc, name, fallback);
+  return v >= INT32_MIN && v <= INT32_MAX ? static_cast<int>(v) : fallback;
+}
+
+// The largest term another member's message may carry: an election adds one to the newest term
+// it has seen, which must stay within 64 bits. A term beyond it (or below -1) is garbage.
+inline constexpr int64_t kMaxTerm = int64_t{1} << 62;
+
+// A term field: int_field, and a value outside [-1, kMaxTerm] reads as the fallback.
+inline int64_t term_field(const bson::Document& doc, const char* name, int64_t fallback) {
+  const int64_t term = int_field(doc, name, fallback);
+  return term >= -1 && term <= kMaxTerm ? term : fallback;
+}
+
 inline bool bool_field(const bson::Document& doc, const char* name) {
   const bson::Value* v = doc.get(name);
   return v != nullptr && v->truthy();
@@ -37,7 +54,7 @@ inline OpTime optime_field(const bson::Document& doc, const char* name) {
   const bson::Value* ts = d.get("ts");
   OpTime out;
   if (ts != nullptr && ts->type() == bson::Type::kTimestamp) out.ts = ts->as_timestamp();
-  out.term = int_field(d, "t", -1);
+  out.term = term_field(d, "t", -1);
   return out;
 }
 

@@ -78,14 +78,14 @@ void ReplicationCoordinator::send_heartbeat(int target) {
   const bson::Document& b = *reply.body;
   repl::HeartbeatResponse resp;
   resp.set_name = string_field(b, "setName");
-  resp.term = int_field(b, "term", 0);
-  resp.state = static_cast<MemberState>(int_field(b, "state", 6));
+  resp.term = term_field(b, "term", 0);
+  resp.state = static_cast<MemberState>(int32_field(b, "state", 6));
   resp.applied = optime_field(b, "appliedOpTime");
   resp.durable = optime_field(b, "durableOpTime");
   resp.last_committed = optime_field(b, "lastCommittedOpTime");
   resp.config_version = int_field(b, "configVersion", 0);
-  resp.primary_index = static_cast<int>(int_field(b, "primaryIndex", -1));
-  resp.sync_source_index = static_cast<int>(int_field(b, "syncSourceIndex", -1));
+  resp.primary_index = int32_field(b, "primaryIndex", -1);
+  resp.sync_source_index = int32_field(b, "syncSourceIndex", -1);
   const bson::Value* priority = b.get("priority");
   resp.priority = priority != nullptr && priority->is_number() ? priority->number_as_double() : 0;
   if (const bson::Value* id = b.get("replicaSetId");
@@ -140,7 +140,7 @@ void ReplicationCoordinator::send_vote_request(int target, const repl::VoteReque
     return;
   }
   repl::VoteResponse resp;
-  resp.term = int_field(*reply.body, "term", 0);
+  resp.term = term_field(*reply.body, "term", 0);
   resp.vote_granted = bool_field(*reply.body, "voteGranted");
   resp.reason = string_field(*reply.body, "reason");
   Actions actions;
@@ -171,8 +171,8 @@ bson::Document ReplicationCoordinator::handle_heartbeat(const bson::Document& bo
   require_topology_of_this_set(body);
   repl::HeartbeatRequest req;
   req.set_name = string_field(body, "replSetHeartbeat");
-  req.from_index = static_cast<int>(int_field(body, "fromIndex", -1));
-  req.term = int_field(body, "term", 0);
+  req.from_index = int32_field(body, "fromIndex", -1);
+  req.term = term_field(body, "term", 0);
   req.config_version = int_field(body, "configVersion", 0);
   repl::HeartbeatResponse resp;
   Actions actions;
@@ -210,10 +210,10 @@ bson::Document ReplicationCoordinator::handle_request_votes(const bson::Document
   repl::VoteRequest req;
   req.set_name = string_field(body, "setName");
   req.dry_run = bool_field(body, "dryRun");
-  req.term = int_field(body, "term", 0);
-  req.candidate_index = static_cast<int>(int_field(body, "candidateIndex", -1));
+  req.term = term_field(body, "term", 0);
+  req.candidate_index = int32_field(body, "candidateIndex", -1);
   req.config_version = int_field(body, "configVersion", 0);
-  req.config_term = int_field(body, "configTerm", -1);
+  req.config_term = term_field(body, "configTerm", -1);
   req.last_written = optime_field(body, "lastWrittenOpTime");
   repl::VoteResponse resp;
   Actions actions;
@@ -233,7 +233,7 @@ bson::Document ReplicationCoordinator::handle_request_votes(const bson::Document
 
 bson::Document ReplicationCoordinator::handle_update_position(const bson::Document& body) {
   require_topology_of_this_set(body);
-  int from = static_cast<int>(int_field(body, "fromIndex", -1));
+  int from = int32_field(body, "fromIndex", -1);
   Actions actions;
   {
     std::lock_guard lock(mutex_);
@@ -242,7 +242,7 @@ bson::Document ReplicationCoordinator::handle_update_position(const bson::Docume
     }
     // The reporter's term: a report from a member already in a newer term must not count
     // toward this (stale) primary's commit point; it steps the primary down instead.
-    topology_->on_position_update(now_ms(), from, int_field(body, "term", 0),
+    topology_->on_position_update(now_ms(), from, term_field(body, "term", 0),
                                   optime_field(body, "appliedOpTime"),
                                   optime_field(body, "durableOpTime"));
     actions = drain_locked();

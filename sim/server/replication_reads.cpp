@@ -56,12 +56,12 @@ void ReplicationCoordinator::linearizable_barrier(int64_t max_time_ms) {
   if (!error) return;
   const bson::Value* code = error->get("code");
   if (max_time_ms > 0 && code != nullptr && code->is_number() &&
-      static_cast<int32_t>(code->number_as_double()) == code::kWriteConcernFailed) {
+      code->number_as_exact_int32() == code::kWriteConcernFailed) {
     throw CommandError(code::kMaxTimeMSExpired, "operation exceeded time limit");
   }
   const bson::Value* message = error->get("errmsg");
-  throw CommandError(code != nullptr && code->is_number()
-                         ? static_cast<int32_t>(code->number_as_double())
+  throw CommandError(code != nullptr
+                         ? code->number_as_exact_int32().value_or(code::kWriteConcernFailed)
                          : code::kWriteConcernFailed,
                      message != nullptr && message->is_string() ? message->as_string()
                                                                 : "linearizable read failed");

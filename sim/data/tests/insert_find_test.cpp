@@ -168,6 +168,11 @@ TEST_F(InsertFindTest, CountWithQuerySkipLimit) {
   EXPECT_TRUE(Same(run(R"({"count": "c", "query": {"a": 1}})"), R"({"n": 2})"));
   EXPECT_TRUE(Same(run(R"({"count": "c", "skip": 1, "limit": 1})"), R"({"n": 1})"));
   EXPECT_TRUE(Same(run(R"({"count": "missing"})"), R"({"n": 0})"));
+  // A negative limit counts as its absolute value; the most negative long has none (its
+  // negation overflows): no limit.
+  EXPECT_TRUE(Same(run(R"({"count": "c", "limit": -2})"), R"({"n": 2})"));
+  EXPECT_TRUE(Same(run(R"({"count": "c", "limit": {"$numberLong": "-9223372036854775808"}})"),
+                   R"({"n": 3})"));
 }
 
 TEST_F(InsertFindTest, AggregateCountDocumentsShape) {

@@ -135,6 +135,24 @@ TEST(WireTarget, AWaitPastTheBudgetEndsAtShutdownAndNothingAfterItIsServed) {
   std::vector<Document> replies = serve(waits, Topology::kOneMemberSet);
   ASSERT_EQ(replies.size(), 3u) << "initiate, aggregate, the interrupted getMore; no ping";
   EXPECT_EQ(code(replies[2]), code::kInterruptedAtShutdown) << bson::to_json(replies[2]);
+
+  // A write paused by a fail point before its oplog append, then a ping.
+  Document configure{{"configureFailPoint", V("hangBeforeOplogAppend")}, {"mode", V("alwaysOn")}};
+  configure.append("$db", V("admin"));
+  const std::string paused =
+      server::encode_op_msg_request(1, 0, configure) +
+      request(2, Document{{"insert", V("c")}, {"documents", V(bson::Array{V(Document{})})}}) +
+      request(3, Document{{"ping", V(int32_t{1})}});
+  for (Topology topology : kTopologies) {
+    if (topology == Topology::kSecondaryOfTwo) continue;  // a secondary refuses the write first
+    std::vector<Document> r = serve(paused, topology);
+    const size_t insert = topology == Topology::kStandalone ? 1 : 2;
+    ASSERT_EQ(r.size(), insert + 1) << "the paused insert ends the input; no ping";
+    const bson::Value* errors = r[insert].get("writeErrors");
+    ASSERT_TRUE(errors != nullptr && errors->is_array() && errors->as_array().size() == 1)
+        << bson::to_json(r[insert]);
+    EXPECT_EQ(code(errors->as_array()[0].as_document()), code::kInterruptedAtShutdown);
+  }
 }
 
 }  // namespace

@@ -107,6 +107,11 @@ TEST(Update, PushWithModifiers) {
                 R"({"a": [9, 1, 2]})");
   EXPECT_DOC_EQ(U(R"({"$push": {"a": {"$each": [1, 2, 3], "$slice": -2}}})", R"({"a": []})"),
                 R"({"a": [2, 3]})");
+  // The most negative long keeps everything (its negation overflows; it is not a huge positive).
+  EXPECT_DOC_EQ(
+      U(R"({"$push": {"a": {"$each": [], "$slice": {"$numberLong": "-9223372036854775808"}}}})",
+        R"({"a": [1, 2, 3]})"),
+      R"({"a": [1, 2, 3]})");
   EXPECT_DOC_EQ(U(R"({"$push": {"a": {"$each": [{"x": 2}], "$sort": {"x": -1}}}})",
                   R"({"a": [{"x": 1}, {"x": 3}]})"),
                 R"({"a": [{"x": 3}, {"x": 2}, {"x": 1}]})");

@@ -170,6 +170,16 @@ TEST(FailPoints, TimesConsumesExactlyThatManyMatches) {
   EXPECT_EQ(off.get("count")->as_int64(), 2);
 }
 
+// A code that is not an int32 is no code: UnknownError, not the low 32 bits (4294967387 is 91).
+TEST(FailPoints, AnErrorCodeThatIsNotAnInt32IsUnknownError) {
+  FailPoints fp;
+  fp.configure(fail_command(V("alwaysOn"), Document{{"failCommands", V(bson::Array{V("ping")})},
+                                                    {"errorCode", V(int64_t{4294967387})}}));
+  auto action = fp.match_fail_command("ping", "");
+  ASSERT_TRUE(action);
+  EXPECT_EQ(action->error_code, code::kUnknownError);
+}
+
 TEST(FailPoints, AppNameFilters) {
   FailPoints fp;
   fp.configure(fail_command(V("alwaysOn"), Document{{"failCommands", V(bson::Array{V("ping")})},

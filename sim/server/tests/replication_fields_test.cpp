@@ -31,5 +31,17 @@ TEST(ReplicationFields, AnIntFieldIsAWholeLongOrTheFallback) {
   EXPECT_EQ(optime_field(optime, "o").term, -1);
 }
 
+// A member index past 32 bits is not its low bits (4294967297 is not member 1); a term past
+// kMaxTerm is garbage (an election adds one to it).
+TEST(ReplicationFields, IndexesAndTermsOutOfRangeReadAsTheFallback) {
+  const bson::Document d = bson::from_json(R"({"from": {"$numberLong": "4294967297"}, "one": 1,
+      "term": {"$numberLong": "9223372036854775807"}, "t": 5, "low": -2})");
+  EXPECT_EQ(replication_fields::int32_field(d, "from", -1), -1);
+  EXPECT_EQ(replication_fields::int32_field(d, "one", -1), 1);
+  EXPECT_EQ(replication_fields::term_field(d, "term", 0), 0);
+  EXPECT_EQ(replication_fields::term_field(d, "t", 0), 5);
+  EXPECT_EQ(replication_fields::term_field(d, "low", 0), 0);
+}
+
 }  // namespace
 }  // namespace mongosim::server
