@@ -8,8 +8,9 @@ packages=(
   g++ cmake ninja-build make pkg-config git
   # MongoDB C driver (the lock library and every test client)
   libmongoc-dev libbson-dev
-  # mongosim's allocator (sim/CMakeLists.txt), as mongod's
-  libtcmalloc-minimal4
+  # mongosim's allocator (sim/CMakeLists.txt) and its regular expressions (sim/query/regex.h),
+  # as mongod's
+  libtcmalloc-minimal4 libpcre2-dev
   # tests, property tests, benchmarks
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   # the journal-sync test reads the server's system calls

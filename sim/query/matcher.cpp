@@ -3,12 +3,12 @@
 // their path (path.h), which gives MongoDB's implicit array semantics.
 #include <cassert>
 #include <cmath>
-#include <regex>
 
 #include "base/command_error.h"
 #include "query/expression.h"
 #include "query/path.h"
 #include "query/query.h"
+#include "query/regex.h"
 #include "query/type_order.h"
 
 namespace mongosim::query {
@@ -46,8 +46,8 @@ struct Predicate {
   Value operand;
   std::vector<Predicate> sub;                   // $not, $elemMatch (value form), $all of $elemMatch
   std::shared_ptr<const Matcher::Node> object;  // $elemMatch (object form)
-  std::shared_ptr<const std::regex> regex;      // $regex, or a regex operand of $eq-by-value
-  std::vector<std::shared_ptr<const std::regex>> in_regexes;  // regexes inside $in/$nin
+  std::shared_ptr<const Regex> regex;           // $regex, or a regex operand of $eq-by-value
+  std::vector<std::shared_ptr<const Regex>> in_regexes;       // regexes inside $in/$nin
   std::vector<bson::Type> types;                              // $type
   bool type_number = false;                                   // $type: "number"
 };
@@ -78,23 +78,8 @@ void parse_operator(const std::string& name, const Value& arg, const Document& w
 
 // ---- parsing ----
 
-std::shared_ptr<const std::regex> compile_regex(const std::string& pattern,
-                                                const std::string& options) {
-  auto flags = std::regex::ECMAScript;
-  for (char c : options) {
-    if (c == 'i') {
-      flags |= std::regex::icase;
-    } else if (c == 'm') {
-      flags |= std::regex::multiline;
-    } else if (c != 's' && c != 'x' && c != 'u') {
-      bad_value(std::string("invalid flag in regex options: ") + c);
-    }
-  }
-  try {
-    return std::make_shared<const std::regex>(pattern, flags);
-  } catch (const std::regex_error& e) {
-    throw CommandError(51091, "Regular expression is invalid: " + std::string(e.what()));
-  }
+std::shared_ptr<const Regex> compile_regex(const std::string& pattern, const std::string& options) {
+  return std::make_shared<const Regex>(pattern, options);
 }
 
 bool is_operator_document(const Value& v) {
@@ -454,11 +439,10 @@ bool compares(Op op, const Value* v, const Value& operand) {
   }
 }
 
-bool regex_matches(const Predicate& p, const std::shared_ptr<const std::regex>& re,
-                   const Value* v) {
+bool regex_matches(const Predicate& p, const std::shared_ptr<const Regex>& re, const Value* v) {
   if (v == nullptr) return false;
   if (v->type() == bson::Type::kString || v->type() == bson::Type::kSymbol) {
-    return std::regex_search(v->as_string(), *re);
+    return re->search(v->as_string());
   }
   return v->type() == bson::Type::kRegex && p.operand.type() == bson::Type::kRegex &&
          v->identical(p.operand);
@@ -471,8 +455,7 @@ bool in_matches(const Predicate& p, const std::vector<Candidate>& cands) {
   }
   for (const auto& re : p.in_regexes) {
     for (const Candidate& c : cands) {
-      if (c.value != nullptr && c.value->is_string() &&
-          std::regex_search(c.value->as_string(), *re)) {
+      if (c.value != nullptr && c.value->is_string() && re->search(c.value->as_string())) {
         return true;
       }
     }

@@ -148,6 +148,37 @@ TEST(Matcher, ModTruncatesItsOperandsAndRefusesWhatIsNotALong) {
   EXPECT_EQ(msg, "divisor cannot be 0");
 }
 
+Document regex_filter(const std::string& pattern, const std::string& options = "") {
+  return Document{
+      {"a", bson::V(Document{{"$regex", bson::V(pattern)}, {"$options", bson::V(options)}})}};
+}
+
+Document with_a(const std::string& value) {
+  return Document{{"a", bson::V(value)}};
+}
+
+// PCRE2, as mongod: its options and syntax, and searches that stay bounded. std::regex recursed
+// once per character (a 20 KB subject ended the process) and backtracked for minutes.
+TEST(Matcher, RegexesArePcreAndTheirSearchesAreBounded) {
+  auto matches = [](const Document& filter, const Document& doc) {
+    return Matcher::parse(filter).matches(doc, ctx_at());
+  };
+  std::string long_subject;
+  for (int i = 0; i < 10'000; ++i) long_subject += "ab";
+  EXPECT_TRUE(matches(regex_filter("^(a|b)*$"), with_a(long_subject)));
+  EXPECT_TRUE(matches(regex_filter("a.b", "s"), with_a("a\nb")));
+  EXPECT_TRUE(matches(regex_filter("a b # spaces and a comment", "x"), with_a("ab")));
+  EXPECT_TRUE(matches(regex_filter("(?<=a)b"), with_a("ab")));  // lookbehind: PCRE, not ECMAScript
+  std::string message;
+  EXPECT_EQ(error_code_of(
+                [&] { (void)matches(regex_filter("^(a+)+$"), with_a(std::string(28, 'a') + "!")); },
+                &message),
+            code::kBadValue);
+  EXPECT_NE(message.find("Regular expression match failed"), std::string::npos) << message;
+  EXPECT_EQ(error_code_of([&] { (void)Matcher::parse(regex_filter("(")); }), 51091);
+  EXPECT_EQ(error_code_of([&] { (void)Matcher::parse(regex_filter("a", "q")); }), code::kBadValue);
+}
+
 TEST(Matcher, ExprComparesWithoutTypeBracketing) {
   // A number is always less than a Date in BSON order (docs/mongodb-behaviour.md, Expressions):
   // this "never expires" bug is real.
