@@ -407,9 +407,16 @@ void ReplicationCoordinator::refuse_without_topology(int32_t primary_code,
 
 void ReplicationCoordinator::await_outcome(std::optional<repl::Action>& slot, int64_t wait_ms) {
   std::unique_lock lock(mutex_);
-  bool done = changed_.wait_for(lock, std::chrono::milliseconds(wait_ms),
-                                [&] { return slot.has_value() || stopping_; });
-  if (!done || !slot) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+  // In slices: shutdown does not notify changed_, and must end this wait as it ends every other
+  // (the server joins its connection threads before replication stops).
+  while (!slot && !stopping_ && std::chrono::steady_clock::now() < deadline) {
+    if (server_.shutting_down())
+      throw CommandError(code::kInterruptedAtShutdown, "interrupted at shutdown");
+    auto slice = std::chrono::steady_clock::now() + std::chrono::milliseconds(kTickIntervalMs);
+    changed_.wait_until(lock, std::min(slice, deadline));
+  }
+  if (!slot) {
     throw CommandError(code::kExceededTimeLimit, "timed out waiting for the replica set");
   }
   repl::Action outcome = *slot;
