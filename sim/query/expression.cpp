@@ -489,7 +489,12 @@ Maybe to_long(const Maybe& v) {
                                            "' in $convert with no onError value: Did not consume "
                                            "whole string.");
       }
-      return Value::int64(std::stoll(s));
+      try {
+        return Value::int64(std::stoll(s));
+      } catch (const std::out_of_range&) {
+        fail(code::kConversionFailure,
+             "Failed to parse number '" + s + "' in $convert with no onError value: Overflow");
+      }
     }
     default:
       conversion_failure(v, "long");
@@ -1002,6 +1007,10 @@ Maybe op_date_add(std::string_view name, const Value& args, const Variables& var
   int64_t month_index = t.year * 12 + (t.month - 1) + count * months_in(unit->as_string());
   t.year = month_index >= 0 ? month_index / 12 : (month_index - 11) / 12;
   t.month = static_cast<int>(month_index - t.year * 12) + 1;
+  // Beyond about ±290 million years the date's milliseconds leave 64 bits (a date holds ±292
+  // million): an overflow, never a wrapped date.
+  constexpr int64_t kYearsMax = 290'000'000;
+  if (t.year > kYearsMax || t.year < -kYearsMax) fail(5166406, op + " overflowed");
   return Value::date(ms_from_civil(t));
 }
 
@@ -1021,6 +1030,8 @@ Maybe op_unary(std::string_view name, const Value& args, const Variables& vars, 
   assert(name == "$abs");
   if (is_nullish(v)) return Value::null();
   if (!v->is_number()) fail(28765, "$abs only supports numeric types, not " + type_of(v));
+  if (v->type() == bson::Type::kInt64 && v->as_int64() == INT64_MIN)
+    fail(28680, "can't take $abs of long long min");
   if (v->number_as_double() >= 0) return v;
   return subtract_numbers(Value::int32(0), *v).value;
 }

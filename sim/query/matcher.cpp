@@ -439,13 +439,15 @@ bool compares(Op op, const Value* v, const Value& operand) {
   }
 }
 
-bool regex_matches(const Predicate& p, const std::shared_ptr<const Regex>& re, const Value* v) {
+// A string or symbol the regex finds a match in, or a stored regex identical to `as_value` (the
+// regex as the filter gave it).
+bool regex_matches(const Value& as_value, const Regex& re, const Value* v) {
   if (v == nullptr) return false;
   if (v->type() == bson::Type::kString || v->type() == bson::Type::kSymbol) {
-    return re->search(v->as_string());
+    return re.search(v->as_string());
   }
-  return v->type() == bson::Type::kRegex && p.operand.type() == bson::Type::kRegex &&
-         v->identical(p.operand);
+  return v->type() == bson::Type::kRegex && as_value.type() == bson::Type::kRegex &&
+         v->identical(as_value);
 }
 
 bool in_matches(const Predicate& p, const std::vector<Candidate>& cands) {
@@ -453,11 +455,13 @@ bool in_matches(const Predicate& p, const std::vector<Candidate>& cands) {
     if (option.type() == bson::Type::kRegex) continue;
     if (any_equals(cands, option)) return true;
   }
-  for (const auto& re : p.in_regexes) {
+  // A regex option matches as a $regex does: strings, symbols, and an identical stored regex.
+  size_t next = 0;
+  for (const Value& option : p.operand.as_array()) {
+    if (option.type() != bson::Type::kRegex) continue;
+    const Regex& re = *p.in_regexes[next++];
     for (const Candidate& c : cands) {
-      if (c.value != nullptr && c.value->is_string() && re->search(c.value->as_string())) {
-        return true;
-      }
+      if (regex_matches(option, re, c.value)) return true;
     }
   }
   return false;
@@ -558,8 +562,8 @@ bool predicate_matches(const Predicate& p, const std::vector<Candidate>& cands,
       }
       return false;
     case Op::kRegex:
-      return any_candidate(cands,
-                           [&](const Candidate& c) { return regex_matches(p, p.regex, c.value); });
+      return any_candidate(
+          cands, [&](const Candidate& c) { return regex_matches(p.operand, *p.regex, c.value); });
     case Op::kMod:
       return any_candidate(cands, [&](const Candidate& c) { return mod_matches(p, c); });
   }

@@ -1,8 +1,9 @@
 // A $regex pattern, compiled by PCRE2 as mongod compiles its patterns (UTF-8; options i, m, s, x;
-// u accepted), and searched within bounds: PCRE2 keeps its backtracking on the heap, not the
-// stack (std::regex recursed once per character and a 20 KB subject ended the process), and a
-// search that needs more than kMatchLimit backtracking steps or kHeapLimitKiB of memory is
-// refused instead of running for minutes (docs/mongodb-behaviour.md, Query engine, Filters 6).
+// u accepted), and searched as mongod searches: a search that fails (PCRE2's match limit of
+// kMatchLimit steps reached, a subject that is not valid UTF-8) is no match. PCRE2 keeps its
+// backtracking on the heap, not the stack: std::regex recursed once per character and a 20 KB
+// subject ended the process, and it had no step limit (docs/mongodb-behaviour.md, Query engine,
+// Filters 6).
 //
 // Thread rules: a Regex is immutable after construction; search() may run on many threads at
 // once (each call has its own match data).
@@ -17,15 +18,14 @@ namespace mongosim::query {
 
 class Regex {
  public:
-  // Steps of PCRE2's matching machine per search (its default is 10,000,000: seconds on a
-  // pathological pattern here) and the heap its backtracking may use.
-  static constexpr uint32_t kMatchLimit = 1'000'000;
-  static constexpr uint32_t kHeapLimitKiB = 64 * 1024;
+  // Steps of PCRE2's matching machine per search: its default, which mongod keeps (about 0.3 s
+  // of a pathological pattern here).
+  static constexpr uint32_t kMatchLimit = 10'000'000;
 
-  // Throws CommandError 51091 for a pattern PCRE2 refuses, BadValue (2) for an unknown option.
+  // Throws CommandError 51091 for a pattern PCRE2 refuses, 51108 for an unknown option, BadValue
+  // (2) for a pattern with a NUL byte.
   Regex(const std::string& pattern, const std::string& options);
-  // Whether the pattern matches somewhere in `subject` (bytes that are not UTF-8 match nothing
-  // but do not fail the search). Throws CommandError BadValue (2) when the search exceeds a limit.
+  // Whether the pattern matches somewhere in `subject`; false when the search fails.
   bool search(std::string_view subject) const;
 
  private:

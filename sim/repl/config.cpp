@@ -26,6 +26,16 @@ int64_t whole_number(const bson::Value& v, const std::string& where) {
   return *exact;
 }
 
+// A whole number the config document stores as an int (version, the settings' periods): one past
+// 32 bits is refused rather than written back cut (2^31 ms would come back negative and the
+// member could not restart from its own dbpath).
+int64_t int32_number(const bson::Value& v, const std::string& where) {
+  const int64_t n = whole_number(v, where);
+  if (n < INT32_MIN || n > INT32_MAX)
+    invalid(where + " value of " + std::to_string(n) + " is out of range.");
+  return n;
+}
+
 double number(const bson::Value& v, const std::string& where) {
   if (!v.is_number()) {
     invalid(where + " field must be a number, not " + std::string(bson::type_name(v.type())));
@@ -107,21 +117,21 @@ ConfigSettings parse_settings(const bson::Value& v) {
   for (const auto& [key, value] : v.as_document()) {
     std::string where = "settings." + key;
     if (key == "electionTimeoutMillis") {
-      s.election_timeout_ms = whole_number(value, where);
+      s.election_timeout_ms = int32_number(value, where);
       if (s.election_timeout_ms <= 0) invalid("election timeout must be greater than 0");
     } else if (key == "heartbeatIntervalMillis") {
-      s.heartbeat_interval_ms = whole_number(value, where);
+      s.heartbeat_interval_ms = int32_number(value, where);
       if (s.heartbeat_interval_ms <= 0) invalid("heartbeat interval must be greater than 0");
     } else if (key == "heartbeatTimeoutSecs") {
-      s.heartbeat_timeout_secs = whole_number(value, where);
+      s.heartbeat_timeout_secs = int32_number(value, where);
       if (s.heartbeat_timeout_secs <= 0) invalid("heartbeat timeout must be greater than 0");
     } else if (key == "catchUpTimeoutMillis") {
-      s.catch_up_timeout_ms = whole_number(value, where);
+      s.catch_up_timeout_ms = int32_number(value, where);
       if (s.catch_up_timeout_ms < -1) {
         invalid("catch-up timeout must be positive, 0 (no catch-up) or -1 (infinite catch-up).");
       }
     } else if (key == "catchUpTakeoverDelayMillis") {
-      s.catch_up_takeover_delay_ms = whole_number(value, where);
+      s.catch_up_takeover_delay_ms = int32_number(value, where);
       if (s.catch_up_takeover_delay_ms < -1) {
         invalid(
             "catch-up takeover delay must be -1 (no catch-up takeover) or greater than or equal to "
@@ -243,7 +253,7 @@ bson::Document ReplSetConfig::to_document() const {
   return bson::Document{
       {"_id", V(set_name)},
       {"version", V(int32_t(version))},
-      {"term", V(int32_t(term))},
+      {"term", V(int64_t{term})},
       {"protocolVersion", V(int64_t{1})},
       {"writeConcernMajorityJournalDefault", V(true)},
       {"members", V(std::move(member_docs))},
@@ -260,7 +270,7 @@ ReplSetConfig parse_repl_set_config(const bson::Document& doc) {
       if (c.set_name.empty()) invalid("_id field must be a non-empty replica set name");
       has_name = true;
     } else if (key == "version") {
-      c.version = whole_number(value, "version");
+      c.version = int32_number(value, "version");
       if (c.version < 1)
         invalid("version field value of " + std::to_string(c.version) + " is out of range");
     } else if (key == "term") {

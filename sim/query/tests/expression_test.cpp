@@ -557,4 +557,23 @@ TEST(ExpressionArrays, FilterMapConcatErrors) {
 }
 
 }  // namespace
+// Numbers at the edge of 64 bits: an overflow is an error, never a wrapped value (a review sent
+// these to a server: a year added 300 million times came back as a date in 1685 BCE).
+TEST(Expression, SixtyFourBitEdgesAreErrorsNotWrappedValues) {
+  std::string msg;
+  EXPECT_EQ(eval_error(R"({"$dateAdd": {"startDate": {"$date": "2020-01-01T00:00:00Z"},
+                                          "unit": "year", "amount": {"$numberLong": "300000000"}}})",
+                       "{}", &msg),
+            5166406)
+      << msg;
+  EXPECT_EQ(
+      eval_error(R"({"$dateAdd": {"startDate": {"$date": {"$numberLong": "9223372036854775807"}},
+                                          "unit": "month", "amount": 1}})"),
+      5166406);
+  EXPECT_EQ(eval_error(R"({"$toLong": "9223372036854775808"})", "{}", &msg), 241) << msg;
+  EXPECT_EQ(eval_error(R"({"$abs": {"$numberLong": "-9223372036854775808"}})"), 28680);
+  expect_value(E(R"({"$toLong": "9223372036854775807"})"),
+               R"({"$numberLong": "9223372036854775807"})");
+}
+
 }  // namespace mongosim::query

@@ -152,4 +152,20 @@ TEST(ReplConfig, RefusesMoreThanSevenVotersOrFiftyMembers) {
 }
 
 }  // namespace
+// The config stores its version and periods as ints: past 32 bits is refused at initiate, not
+// written back cut (electionTimeoutMillis 2^31 came back negative and the member, restarted on its
+// dbpath, refused its own config).
+TEST(ReplConfig, NumbersPast32BitsAreRefusedNotCut) {
+  for (const char* config : {
+           R"({"_id": "rs", "version": {"$numberLong": "4294967298"},
+               "members": [{"_id": 0, "host": "h:1"}]})",
+           R"({"_id": "rs", "members": [{"_id": 0, "host": "h:1"}],
+               "settings": {"electionTimeoutMillis": {"$numberLong": "2147483648"}}})"}) {
+    EXPECT_THROW(parse_repl_set_config(bson::from_json(config)), CommandError) << config;
+  }
+  const ReplSetConfig c = parse_repl_set_config(bson::from_json(
+      R"({"_id": "rs", "term": {"$numberLong": "4294967298"}, "members": [{"_id": 0, "host": "h:1"}]})"));
+  EXPECT_EQ(parse_repl_set_config(c.to_document()).term, 4294967298);
+}
+
 }  // namespace mongosim::repl
