@@ -44,7 +44,12 @@ OpTime optime_of(const bson::Document& doc) {
   const bson::Value* ts = doc.get("ts");
   const bson::Value* term = doc.get("t");
   if (ts != nullptr && ts->type() == bson::Type::kTimestamp) t.ts = ts->as_timestamp();
-  if (term != nullptr && term->is_number()) t.term = static_cast<int64_t>(term->number_as_double());
+  // Checked before it is converted: a record whose term is 1e300 is not one this journal wrote.
+  if (term != nullptr && term->is_number()) {
+    const std::optional<int64_t> whole = term->number_as_exact_int64();
+    if (!whole) throw std::invalid_argument("optime with a term that is not a whole number");
+    t.term = *whole;
+  }
   return t;
 }
 

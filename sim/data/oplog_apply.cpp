@@ -33,13 +33,22 @@ std::pair<std::string, std::string> split_ns(const std::string& ns) {
   return {ns.substr(0, dot), ns.substr(dot + 1)};
 }
 
+// A whole number in [min, max]; nullopt for any other value (a cast of 1e300 is undefined).
+std::optional<int64_t> whole_in(const bson::Value& v, int64_t min, int64_t max) {
+  std::optional<int64_t> n = v.is_number() ? v.number_as_exact_int64() : std::nullopt;
+  if (n && (*n < min || *n > max)) n.reset();
+  return n;
+}
+
 OplogEntry parse_entry(const bson::Document& doc) {
   OplogEntry e;
   const bson::Value& ts = field(doc, "ts");
   const bson::Value& t = field(doc, "t");
   if (ts.type() != bson::Type::kTimestamp) bad_entry("ts");
-  if (!t.is_number()) bad_entry("t");
-  e.optime = OpTime{ts.as_timestamp(), static_cast<int64_t>(t.number_as_double())};
+  // A sync source's numbers are checked before they are converted: 1e300 is no term.
+  const std::optional<int64_t> term = whole_in(t, -1, INT64_MAX);
+  if (!term) bad_entry("t");
+  e.optime = OpTime{ts.as_timestamp(), *term};
   const bson::Value& op = field(doc, "op");
   if (!op.is_string() || op.as_string().size() != 1) bad_entry("op");
   e.op = op.as_string()[0];
@@ -60,10 +69,13 @@ OplogEntry parse_entry(const bson::Document& doc) {
   const bson::Value* lsid = doc.get("lsid");
   const bson::Value* txn = doc.get("txnNumber");
   const bson::Value* stmt = doc.get("stmtId");
-  if (lsid != nullptr && txn != nullptr && stmt != nullptr && txn->is_number() &&
-      stmt->is_number()) {
-    e.statement = StatementId{*lsid, static_cast<int64_t>(txn->number_as_double()),
-                              static_cast<int32_t>(stmt->number_as_double())};
+  if (lsid != nullptr && txn != nullptr && stmt != nullptr) {
+    // A txnNumber is a non-negative long, a stmtId an int (not 2^32 + 1, which is no statement).
+    const std::optional<int64_t> txn_number = whole_in(*txn, 0, INT64_MAX);
+    const std::optional<int64_t> stmt_id = whole_in(*stmt, INT32_MIN, INT32_MAX);
+    if (!txn_number) bad_entry("txnNumber");
+    if (!stmt_id) bad_entry("stmtId");
+    e.statement = StatementId{*lsid, *txn_number, static_cast<int32_t>(*stmt_id)};
   }
   return e;
 }

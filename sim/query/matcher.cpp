@@ -70,6 +70,8 @@ using Node = Matcher::Node;
 
 struct ParseState {
   bool uses_expr = false;
+  std::string
+      path;  // the field whose operators are being parsed ("" inside $elemMatch's value form)
 };
 
 NodePtr parse_document(const Document& filter, ParseState& st, int depth);
@@ -191,7 +193,9 @@ Predicate parse_elem_match(const Value& arg, ParseState& st, int depth) {
   // Value form when the first key is a field operator ({$gt: 1}); otherwise a sub-query.
   if (!d.empty() && is_field_operator(d.first_key())) {
     p.op = Op::kElemMatchValue;
+    const std::string outer = std::exchange(st.path, std::string());
     for (const auto& [name, v] : d) parse_operator(name, v, d, p.sub, st, depth + 1);
+    st.path = outer;
   } else {
     p.op = Op::kElemMatchObject;
     p.object = parse_document(d, st, depth + 1);
@@ -213,27 +217,35 @@ Predicate parse_not(const Value& arg, ParseState& st, int depth) {
   return p;
 }
 
-Predicate parse_regex(const Value& arg, const Document& whole) {
-  const Value* options = whole.get("$options");
+// mongod reads $regex and $options in document order: options in both are refused by whichever
+// comes second (51074 when the regex with flags comes second, 51075 when $options does; an
+// empty $options before a regex with flags is no conflict).
+Predicate parse_regex(const Document& whole) {
+  std::string pattern;
   std::string opts;
-  if (options != nullptr) {
-    if (!options->is_string()) bad_value("$options has to be a string");
-    opts = options->as_string();
+  for (const auto& [name, v] : whole) {
+    if (name == "$regex") {
+      if (v.is_string()) {
+        pattern = v.as_string();
+      } else if (v.type() == bson::Type::kRegex) {
+        pattern = v.regex_pattern();
+        if (!v.regex_options().empty()) {
+          if (!opts.empty()) throw CommandError(51074, "options set in both $regex and $options");
+          opts = v.regex_options();
+        }
+      } else {
+        bad_value("$regex has to be a string");
+      }
+    } else if (name == "$options") {
+      if (!v.is_string()) bad_value("$options has to be a string");
+      if (!opts.empty()) throw CommandError(51075, "options set in both $regex and $options");
+      opts = v.as_string();
+    }
   }
   Predicate p;
   p.op = Op::kRegex;
-  if (arg.type() == bson::Type::kRegex) {
-    if (options != nullptr && !arg.regex_options().empty()) {
-      bad_value("options set in both $regex and $options");
-    }
-    p.regex = compile_regex(arg.regex_pattern(), opts.empty() ? arg.regex_options() : opts);
-    p.operand = Value::regex(arg.regex_pattern(), opts.empty() ? arg.regex_options() : opts);
-  } else if (arg.is_string()) {
-    p.regex = compile_regex(arg.as_string(), opts);
-    p.operand = Value::regex(arg.as_string(), opts);
-  } else {
-    bad_value("$regex has to be a string");
-  }
+  p.regex = compile_regex(pattern, opts);
+  p.operand = Value::regex(pattern, opts);
   return p;
 }
 
@@ -265,8 +277,13 @@ void parse_operator(const std::string& name, const Value& arg, const Document& w
       {"$lte", Op::kLte}, {"$gt", Op::kGt}, {"$gte", Op::kGte}};
   for (const auto& [n, op] : kComparisons) {
     if (n == name) {
-      if (arg.type() == bson::Type::kRegex && op != Op::kEq && op != Op::kNe) {
-        bad_value("Can't have RegEx as arg to predicate over field '" + name + "'.");
+      // As mongod: $eq of a regex is equality with a stored regex; $ne of one is refused
+      // (SERVER-1705), and so is an ordering against one, naming the field's path.
+      if (arg.type() == bson::Type::kRegex && op == Op::kNe) {
+        bad_value("Can't have regex as arg to $ne.");
+      }
+      if (arg.type() == bson::Type::kRegex && op != Op::kEq) {
+        bad_value("Can't have RegEx as arg to predicate over field '" + st.path + "'.");
       }
       Predicate p;
       p.op = op;
@@ -309,7 +326,7 @@ void parse_operator(const std::string& name, const Value& arg, const Document& w
   } else if (name == "$not") {
     p = parse_not(arg, st, depth);
   } else if (name == "$regex") {
-    p = parse_regex(arg, whole);
+    p = parse_regex(whole);
   } else if (name == "$options") {
     if (!whole.has("$regex")) bad_value("$options needs a $regex");
     return;
@@ -327,7 +344,9 @@ NodePtr parse_path(const std::string& field, const Value& value, ParseState& st,
   node->path = split_path(field);
   if (is_operator_document(value)) {
     const Document& d = value.as_document();
+    const std::string outer = std::exchange(st.path, field);
     for (const auto& [name, arg] : d) parse_operator(name, arg, d, node->predicates, st, depth);
+    st.path = outer;
   } else {
     node->predicates.push_back(equality(value));
   }

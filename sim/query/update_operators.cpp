@@ -123,8 +123,10 @@ void validate_push(const std::string& op, const Value& v) {
                                   std::string(bson::type_name(m.type())));
       }
     } else if (k == "$sort") {
-      bool ok = m.is_document() || (m.is_number() && m.number_as_exact_int64() &&
-                                    std::abs(*m.number_as_exact_int64()) == 1);
+      // Compared, not std::abs'd: the smallest long has no absolute value.
+      const std::optional<int64_t> direction =
+          m.is_number() ? m.number_as_exact_int64() : std::nullopt;
+      bool ok = m.is_document() || direction == 1 || direction == -1;
       if (!ok)
         fail(code::kBadValue,
              "The $sort is invalid: use 1/-1 to sort the whole element, "

@@ -87,9 +87,19 @@ std::string file_time(int64_t now_ms) {
   return buf;
 }
 
-int64_t int_of(const bson::Document& doc, const char* name, int64_t fallback) {
+// A whole number in [min, max] (the file is ours, but a disk or an editor may have changed it: a
+// term of 1e300 must stop the member, not be cast); missing: the fallback.
+int64_t int_of(const bson::Document& doc, const char* name, int64_t fallback,
+               const std::string& path, int64_t min = INT64_MIN, int64_t max = INT64_MAX) {
   const bson::Value* v = doc.get(name);
-  return v != nullptr && v->is_number() ? static_cast<int64_t>(v->number_as_double()) : fallback;
+  if (v == nullptr) return fallback;
+  const std::optional<int64_t> n = v->is_number() ? v->number_as_exact_int64() : std::nullopt;
+  if (!n || *n < min || *n > max) {
+    throw std::runtime_error("cannot read " + path + ": '" + name + "' is " + bson::to_json(*v) +
+                             ", not a whole number in [" + std::to_string(min) + ", " +
+                             std::to_string(max) + "]");
+  }
+  return *n;
 }
 
 }  // namespace
@@ -177,9 +187,10 @@ std::optional<PersistedReplicaState> DbPath::load_replica_state() const {
   if (!decoded.doc) throw std::runtime_error("cannot read " + path + ": " + decoded.error);
   const bson::Document& d = *decoded.doc;
   PersistedReplicaState state;
-  state.election.term = int_of(d, "term", 0);
-  state.election.last_vote_term = int_of(d, "lastVoteTerm", -1);
-  state.election.last_vote_candidate = static_cast<int>(int_of(d, "lastVoteCandidate", -1));
+  state.election.term = int_of(d, "term", 0, path, 0);
+  state.election.last_vote_term = int_of(d, "lastVoteTerm", -1, path, -1);
+  state.election.last_vote_candidate =
+      static_cast<int>(int_of(d, "lastVoteCandidate", -1, path, -1, INT32_MAX));
   if (const bson::Value* config = d.get("config"); config != nullptr && config->is_document()) {
     try {
       state.config = repl::parse_repl_set_config(config->as_document());
@@ -211,7 +222,7 @@ OpTime DbPath::load_min_valid() const {
   if (ts == nullptr || ts->type() != bson::Type::kTimestamp) {
     throw std::runtime_error("cannot read " + path + ": no timestamp 'ts'");
   }
-  return OpTime{ts->as_timestamp(), int_of(*decoded.doc, "t", -1)};
+  return OpTime{ts->as_timestamp(), int_of(*decoded.doc, "t", -1, path, -1)};
 }
 
 void DbPath::save_min_valid(OpTime optime) {

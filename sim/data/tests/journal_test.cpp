@@ -148,6 +148,24 @@ TEST(Journal, CorruptionBeforeTheTailNamesFileAndOffset) {
   EXPECT_THROW(read_journal(path), JournalCorrupt);
 }
 
+// A record that decodes but whose optime's term is no whole number (1e300: a cast of it is
+// undefined) is corruption, named with its offset; it is never read as some term.
+TEST(Journal, TruncationRecordWithATermThatIsNoWholeNumberIsCorruption) {
+  TempDir dir;
+  const std::string path = dir.file("j");
+  const std::vector<uint64_t> ends = write_three(path);
+  const Document after{{"ts", Value::timestamp(bson::Timestamp{100, 2})}, {"t", bson::V(1e300)}};
+  write_bytes(path, read_bytes(path) + encode_journal_record(Document{{"k", bson::V("t")},
+                                                                      {"after", bson::V(after)}}));
+  try {
+    read_journal(path);
+    FAIL() << "a term of 1e300 was read";
+  } catch (const JournalCorrupt& e) {
+    EXPECT_EQ(e.offset(), ends[2]);
+    EXPECT_NE(std::string(e.what()).find("term"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Journal, TruncationRecordDropsLaterEntries) {
   TempDir dir;
   std::string path = dir.file("j");

@@ -121,6 +121,22 @@ TEST_F(OplogApplyTest, EntriesItCannotReadAreRefusedNamingTheField) {
   Document update_without_o2 = J(
       R"({"ts": {"$timestamp": {"t": 5, "i": 1}}, "t": 1, "op": "u", "ns": "db.c", "o": {"_id": 1}})");
   EXPECT_NE(code_of(update_without_o2).second.find("'o2'"), std::string::npos);
+  // A sync source's numbers are checked, not cast: a term or txnNumber of 1e300 (undefined as
+  // an int64) and a stmtId past 32 bits (not the statement it names) are refused.
+  const std::string insert =
+      R"("ts": {"$timestamp": {"t": 5, "i": 1}}, "op": "i", "ns": "db.c", "o": {"_id": 1})";
+  EXPECT_NE(code_of(J("{" + insert + R"(, "t": 1e300})")).second.find("'t'"), std::string::npos);
+  EXPECT_NE(code_of(J("{" + insert + R"(, "t": 1.5})")).second.find("'t'"), std::string::npos);
+  const std::string session =
+      R"(, "t": 1, "lsid": {"id": {"$binary": {"base64": "AAAAAAAAAAAAAAAAAAAAAA==", "subType": "04"}}}, )";
+  const std::string txn_message =
+      code_of(J("{" + insert + session + R"("txnNumber": 1e300, "stmtId": 0})")).second;
+  EXPECT_NE(txn_message.find("'txnNumber'"), std::string::npos) << txn_message;
+  const std::string stmt_message =
+      code_of(
+          J("{" + insert + session + R"("txnNumber": 1, "stmtId": {"$numberLong": "4294967296"}})"))
+          .second;
+  EXPECT_NE(stmt_message.find("'stmtId'"), std::string::npos) << stmt_message;
   EXPECT_TRUE(secondary.store->last_applied().is_null());  // nothing was logged
 }
 

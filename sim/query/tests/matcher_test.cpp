@@ -195,6 +195,57 @@ TEST(Matcher, InRegexesMatchSymbolsAndStoredRegexes) {
       Matcher::parse(in).matches(Document{{"a", bson::Value::regex("abc", "i")}}, ctx_at()));
 }
 
+// $regex and $options are read in document order, as mongod reads them: options given in both
+// are refused by the second (51074 for the regex's flags, 51075 for $options); an empty $options
+// before a regex with flags is no conflict.
+TEST(Matcher, RegexOptionsInBothPlacesAreRefusedByTheSecond) {
+  auto filter = [](const char* first, const Value& a, const char* second, const Value& b) {
+    return Document{{"a", bson::V(Document{{first, a}, {second, b}})}};
+  };
+  const Value flagged = bson::Value::regex("^ab", "i");
+  EXPECT_EQ(error_code_of(
+                [&] { (void)Matcher::parse(filter("$options", bson::V("m"), "$regex", flagged)); }),
+            51074);
+  EXPECT_EQ(error_code_of(
+                [&] { (void)Matcher::parse(filter("$regex", flagged, "$options", bson::V(""))); }),
+            51075);
+  EXPECT_EQ(error_code_of(
+                [&] { (void)Matcher::parse(filter("$regex", flagged, "$options", bson::V("i"))); }),
+            51075);
+  const Matcher empty_first = Matcher::parse(filter("$options", bson::V(""), "$regex", flagged));
+  EXPECT_TRUE(empty_first.matches(with_a("ABc"), ctx_at()));
+  const Matcher options_first =
+      Matcher::parse(filter("$options", bson::V("i"), "$regex", bson::Value::regex("^ab", "")));
+  EXPECT_TRUE(options_first.matches(with_a("ABc"), ctx_at()));
+  EXPECT_FALSE(options_first.matches(with_a("xab"), ctx_at()));
+}
+
+// A regex operand: $eq compares with a stored regex, $ne is refused (mongod's SERVER-1705), an
+// ordering names the field's path (mongod's message inside $elemMatch is not checked).
+TEST(Matcher, RegexOperandsOfComparisons) {
+  const Value regex = bson::Value::regex("abc", "");
+  const Matcher eq = Matcher::parse(Document{{"a", bson::V(Document{{"$eq", regex}})}});
+  EXPECT_TRUE(eq.matches(Document{{"a", regex}}, ctx_at()));
+  EXPECT_FALSE(eq.matches(with_a("abc"), ctx_at()));
+  std::string msg;
+  EXPECT_EQ(error_code_of(
+                [&] {
+                  (void)Matcher::parse(Document{{"a", bson::V(Document{{"$ne", regex}})}});
+                },
+                &msg),
+            code::kBadValue);
+  EXPECT_EQ(msg, "Can't have regex as arg to $ne.");
+  EXPECT_EQ(error_code_of(
+                [&] {
+                  (void)Matcher::parse(Document{{"a.b", bson::V(Document{{"$gte", regex}})}});
+                },
+                &msg),
+            code::kBadValue);
+  EXPECT_EQ(msg, "Can't have RegEx as arg to predicate over field 'a.b'.");
+  const Document elem{{"a", bson::V(Document{{"$elemMatch", bson::V(Document{{"$lt", regex}})}})}};
+  EXPECT_EQ(error_code_of([&] { (void)Matcher::parse(elem); }), code::kBadValue);
+}
+
 TEST(Matcher, ExprComparesWithoutTypeBracketing) {
   // A number is always less than a Date in BSON order (docs/mongodb-behaviour.md, Expressions):
   // this "never expires" bug is real.

@@ -115,6 +115,17 @@ TEST(Update, PushWithModifiers) {
   EXPECT_DOC_EQ(U(R"({"$push": {"a": {"$each": [{"x": 2}], "$sort": {"x": -1}}}})",
                   R"({"a": [{"x": 1}, {"x": 3}]})"),
                 R"({"a": [{"x": 3}, {"x": 2}, {"x": 1}]})");
+  // A $sort of the smallest long is refused as any other number but 1 and -1 (it was std::abs'd,
+  // whose result for it is undefined).
+  EXPECT_EQ(
+      error_code_of([] {
+        (void)Update::parse(JV(
+            R"({"$push": {"a": {"$each": [1], "$sort": {"$numberLong": "-9223372036854775808"}}}})"));
+      }),
+      2);
+  EXPECT_DOC_EQ(
+      U(R"({"$push": {"a": {"$each": [1], "$sort": {"$numberLong": "-1"}}}})", R"({"a": [0, 2]})"),
+      R"({"a": [2, 1, 0]})");
   std::string msg;
   EXPECT_EQ(apply_error(R"({"$push": {"a": 1}})", R"({"_id": 1, "a": 1})", &msg), 2);
   EXPECT_EQ(msg, "The field 'a' must be an array but is of type int in document {_id: 1}");
