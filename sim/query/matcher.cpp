@@ -2,6 +2,7 @@
 // nodes, then evaluated against documents. Leaf predicates see every value the query walk finds at
 // their path (path.h), which gives MongoDB's implicit array semantics.
 #include <cassert>
+#include <chrono>
 #include <cmath>
 
 #include "base/command_error.h"
@@ -642,6 +643,11 @@ Matcher Matcher::parse(const Document& filter) {
 }
 
 bool Matcher::matches(const Document& doc, const EvalContext& ctx) const {
+  // The command's maxTimeMS, read before each document: a scan stops between documents, as
+  // mongod's does at its yields (one document's regex may still run to PCRE2's step limit).
+  if (ctx.deadline && std::chrono::steady_clock::now() >= *ctx.deadline) {
+    throw CommandError(code::kMaxTimeMSExpired, "operation exceeded time limit");
+  }
   if (root_ == nullptr) return true;  // a default-constructed Matcher is the empty filter
   return node_matches(*root_, doc, ctx);
 }

@@ -227,6 +227,23 @@ TEST_F(InsertFindTest, AnAggregationOutOfTimeFails) {
                    R"({"_id": 1, "v": 2000})"));
 }
 
+// A scan's filter is under the command's maxTimeMS too, with no expression in it: each document
+// is matched only before the deadline (the command was received an hour ago here, so it has
+// passed, with no timing involved). Without a maxTimeMS the same commands run.
+TEST_F(InsertFindTest, AScanOutOfTimeFailsBetweenDocuments) {
+  run(R"({"insert": "c", "documents": [{"_id": 1, "a": "x"}, {"_id": 2, "a": "y"}]})");
+  received_ago_ = std::chrono::hours(1);
+  for (const char* command :
+       {R"({"find": "c", "filter": {"a": {"$regex": "^x"}}, "maxTimeMS": 1000})",
+        R"({"count": "c", "query": {"a": "y"}, "maxTimeMS": 1000})",
+        R"({"delete": "c", "deletes": [{"q": {"a": "x"}, "limit": 0}], "maxTimeMS": 1000})"}) {
+    EXPECT_EQ(fail(command).code(), code::kMaxTimeMSExpired) << command;
+  }
+  EXPECT_EQ(all("c").size(), 2U);  // the delete that ran out removed nothing
+  const Document r = run(R"({"count": "c", "query": {"a": {"$regex": "^x"}}})");
+  EXPECT_EQ(r.get("n")->number_as_double(), 1.0);
+}
+
 // A result may be up to 16 MiB + 16 KiB (mongod's internal limit); one past it is 10334.
 TEST_F(InsertFindTest, AResultUpTo16MiBPlus16KiBIsReturned) {
   const std::string big(16 * 1024 * 1024 - 40, 'x');
