@@ -44,17 +44,21 @@ test-asan:
 	  CMAKE_ARGS="-DLOCKLAB_SANITIZE=address,undefined"
 	@$(MAKE) --no-print-directory fuzz
 
-# Coverage-guided fuzzing of the wire path with libFuzzer (clang), bounded by FUZZ_SECONDS.
+# Coverage-guided fuzzing with libFuzzer (clang), bounded by FUZZ_SECONDS: FUZZ_TARGET=wire (a
+# client's connection, the default) or peer (a replica-set peer's replies; sim/fuzz/peer_target.h).
 # Findings land in build-fuzz/fuzz/findings/ (crash-*, timeout-*, leak-*).
+FUZZ_TARGET ?= wire
+FUZZ_CORPUS = build-fuzz/fuzz/$(if $(filter peer,$(FUZZ_TARGET)),peer-corpus,corpus)
 fuzz:
+	@case "$(FUZZ_TARGET)" in wire|peer) ;; *) echo "FUZZ_TARGET must be wire or peer, not '$(FUZZ_TARGET)'" >&2; exit 2;; esac
 	@scripts/install-deps.sh --fuzz
 	@cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
 	  -DLOCKLAB_FUZZ=ON -DLOCKLAB_SANITIZE=address,undefined >/dev/null
-	@cmake --build build-fuzz -j $(JOBS) --target fuzz_wire fuzz_seed_corpus
-	@build-fuzz/bin/fuzz_seed_corpus build-fuzz/fuzz/corpus
+	@cmake --build build-fuzz -j $(JOBS) --target fuzz_$(FUZZ_TARGET) fuzz_seed_corpus
+	@build-fuzz/bin/fuzz_seed_corpus build-fuzz/fuzz/corpus build-fuzz/fuzz/peer-corpus
 	@mkdir -p build-fuzz/fuzz/findings
-	@build-fuzz/bin/fuzz_wire -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 \
-	  -artifact_prefix=build-fuzz/fuzz/findings/ -print_final_stats=1 build-fuzz/fuzz/corpus
+	@build-fuzz/bin/fuzz_$(FUZZ_TARGET) -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 \
+	  -artifact_prefix=build-fuzz/fuzz/findings/ -print_final_stats=1 $(FUZZ_CORPUS)
 # TSan runs with lib/test/tsan.supp (races inside Debian's uninstrumented libmongoc/libbson).
 test-tsan:
 	@TSAN_OPTIONS="suppressions=$(CURDIR)/lib/test/tsan.supp $$TSAN_OPTIONS" \

@@ -3,10 +3,12 @@
 // of it as a ctest. libFuzzer's coverage-guided search is `make fuzz` (clang); this driver is
 // its always-on regression net.
 //
-//   fuzz_wire_driver [--mutations N] [--seed S] [--only I] PATH...
+//   fuzz_wire_driver [--target wire|peer] [--mutations N] [--seed S] [--only I] PATH...
 //
-// PATHs are corpus files or directories of them. Mutation i is derived from (seed, i) alone, so
-// a failure is reproduced with the same seed and `--only i`.
+// --target picks what an input is: a client's connection (wire_target.h, the default) or a
+// replica-set peer's script of replies (peer_target.h). PATHs are corpus files or directories of
+// them. Mutation i is derived from (seed, i) alone, so a failure is reproduced with the same seed
+// and `--only i` (a peer input's run also depends on the member's timing: peer_target.h).
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "fuzz/bson_mutation.h"
+#include "fuzz/peer_target.h"
 #include "fuzz/wire_target.h"
 
 namespace {
@@ -28,7 +31,10 @@ constexpr int64_t kMaxMutations = 10'000'000;
 constexpr int kMaxEditsPerInput = 6;
 constexpr int64_t kProgressEvery = 1000;
 
+using Target = void (*)(const uint8_t*, size_t);
+
 struct Options {
+  Target target = mongosim::fuzz::run_wire_input;
   int64_t mutations = 2000;
   uint64_t seed = 1;
   int64_t only = -1;
@@ -37,8 +43,8 @@ struct Options {
 
 [[noreturn]] void usage(const std::string& why) {
   std::fprintf(stderr,
-               "fuzz_wire_driver: %s\nusage: fuzz_wire_driver [--mutations N] [--seed S] "
-               "[--only I] PATH...\n",
+               "fuzz_wire_driver: %s\nusage: fuzz_wire_driver [--target wire|peer] "
+               "[--mutations N] [--seed S] [--only I] PATH...\n",
                why.c_str());
   std::exit(2);
 }
@@ -58,7 +64,16 @@ Options parse_args(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     bool has_value = i + 1 < argc;
-    if (arg == "--mutations" && has_value) {
+    if (arg == "--target" && has_value) {
+      const std::string target = argv[++i];
+      if (target == "wire") {
+        o.target = mongosim::fuzz::run_wire_input;
+      } else if (target == "peer") {
+        o.target = mongosim::fuzz::run_peer_input;
+      } else {
+        usage("--target: expected wire or peer, got '" + target + "'");
+      }
+    } else if (arg == "--mutations" && has_value) {
       o.mutations = parse_count("--mutations", argv[++i], kMaxMutations);
     } else if (arg == "--seed" && has_value) {
       o.seed = static_cast<uint64_t>(
@@ -169,12 +184,12 @@ int main(int argc, char** argv) {
   std::vector<Input> corpus = load_corpus(o.paths);
   if (o.only >= 0) {
     Input in = mutation(o, corpus, o.only);
-    mongosim::fuzz::run_wire_input(in.data(), in.size());
+    o.target(in.data(), in.size());
     std::printf("fuzz_wire_driver: mutation %lld (seed %llu) ran cleanly\n",
                 static_cast<long long>(o.only), static_cast<unsigned long long>(o.seed));
     return 0;
   }
-  for (const Input& in : corpus) mongosim::fuzz::run_wire_input(in.data(), in.size());
+  for (const Input& in : corpus) o.target(in.data(), in.size());
   std::printf("fuzz_wire_driver: %zu corpus inputs ran cleanly\n", corpus.size());
   for (int64_t i = 0; i < o.mutations; ++i) {
     // Printed before running, so the last line before a crash names the input to reproduce.
@@ -184,7 +199,7 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
     }
     Input in = mutation(o, corpus, i);
-    mongosim::fuzz::run_wire_input(in.data(), in.size());
+    o.target(in.data(), in.size());
   }
   std::printf("fuzz_wire_driver: %lld mutations (seed %llu) ran cleanly\n",
               static_cast<long long>(o.mutations), static_cast<unsigned long long>(o.seed));

@@ -1,8 +1,10 @@
-// fuzz_seed_corpus DIR: writes the wire fuzz target's seed corpus, one file per client session
+// fuzz_seed_corpus WIRE_DIR [PEER_DIR]: writes the wire fuzz target's seed corpus, one file per
+// client session
 // (a handshake followed by the commands of one command family), so mutation starts from
 // well-formed traffic that reaches deep into dispatch and the data commands rather than from
 // random bytes that the framing check rejects. Cursor ids are the ones the target's members hand
-// out (fuzz::cursor_id), so a getMore reaches its cursor.
+// out (fuzz::cursor_id), so a getMore reaches its cursor. PEER_DIR gets the peer target's seed
+// scripts (peer_seeds.h).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +13,7 @@
 
 #include "bson/codec.h"
 #include "bson/value.h"
+#include "fuzz/peer_seeds.h"
 #include "fuzz/wire_target.h"
 #include "server/op_msg.h"
 #include "server/wire.h"
@@ -243,27 +246,42 @@ std::vector<Session> sessions() {
   return out;
 }
 
+// Writes each (name, bytes) as DIR/name; false (with a message) on the first failure.
+template <typename Seeds>
+bool write_all(const char* dir, const Seeds& seeds) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    std::fprintf(stderr, "fuzz_seed_corpus: cannot create %s: %s\n", dir, ec.message().c_str());
+    return false;
+  }
+  for (const auto& [name, bytes] : seeds) {
+    std::string path = std::string(dir) + "/" + name;
+    std::ofstream file(path, std::ios::binary | std::ios::trunc);
+    file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!file) {
+      std::fprintf(stderr, "fuzz_seed_corpus: cannot write %s\n", path.c_str());
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: fuzz_seed_corpus DIR\n");
+  if (argc != 2 && argc != 3) {
+    std::fprintf(stderr, "usage: fuzz_seed_corpus WIRE_DIR [PEER_DIR]\n");
     return 2;
   }
-  std::error_code ec;
-  std::filesystem::create_directories(argv[1], ec);
-  if (ec) {
-    std::fprintf(stderr, "fuzz_seed_corpus: cannot create %s: %s\n", argv[1], ec.message().c_str());
-    return 1;
-  }
-  for (const Session& s : sessions()) {
-    std::string path = std::string(argv[1]) + "/" + s.name;
-    std::ofstream file(path, std::ios::binary | std::ios::trunc);
-    file.write(s.bytes.data(), static_cast<std::streamsize>(s.bytes.size()));
-    if (!file) {
-      std::fprintf(stderr, "fuzz_seed_corpus: cannot write %s\n", path.c_str());
-      return 1;
-    }
+  std::vector<std::pair<std::string, std::string>> wire;
+  for (Session& s : sessions()) wire.emplace_back(std::move(s.name), std::move(s.bytes));
+  if (!write_all(argv[1], wire)) return 1;
+  if (argc == 3) {
+    std::vector<std::pair<std::string, std::string>> peer;
+    for (auto& s : mongosim::fuzz::peer_seeds())
+      peer.emplace_back(std::move(s.name), std::move(s.script));
+    if (!write_all(argv[2], peer)) return 1;
   }
   return 0;
 }

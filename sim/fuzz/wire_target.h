@@ -2,20 +2,21 @@
 // through the real path a socket's bytes take in mongosim — framing, OP_MSG / OP_QUERY parsing,
 // BSON decoding, command dispatch and the data commands — on three fresh members in turn: a
 // standalone; the primary of a one-member replica set; and a secondary of a two-member set whose
-// other member never answers. Set members are wired as the mongosim program wires one (store,
-// replication-state lock, replication coordinator with its threads) and initiated by a
-// replSetInitiate sent ahead of the input. The primary is where sessions, txnNumber and stmtIds,
-// read concern (afterClusterTime, majority, snapshot), write concern and change streams run (a
-// standalone refuses most of them first); the secondary is where the member-to-member commands
-// (heartbeats, votes, positions, oplog and rollback fetches) run past their topology check (a
-// one-member set has none). A crash, an assertion, a sanitizer report or a hang anywhere on that
-// path is a finding.
+// other member never answers. Set members are wired as the mongosim program wires one
+// (fuzz_member.h: store, replication-state lock, replication coordinator with its threads) and
+// initiated by a replSetInitiate sent ahead of the input. The primary is where sessions, txnNumber
+// and stmtIds, read concern (afterClusterTime, majority, snapshot), write concern and change
+// streams run (a standalone refuses most of them first); the secondary is where the
+// member-to-member commands (heartbeats, votes, positions, oplog and rollback fetches) run past
+// their topology check (a one-member set has none). A crash, an assertion, a sanitizer report or a
+// hang anywhere on that path is a finding.
 //
 // What this omits: a peer that answers (nothing is fetched from one, no election is won over
-// one, no rollback runs), concurrent connections (one input is one connection), --dbpath (no
-// journal, no restart), and any wait longer than kServeBudgetMs: when serving an input takes
-// longer (a getMore awaiting events, a read waiting for an afterClusterTime that never comes),
-// the member is shut down, which must end every wait, and the rest of the input is not served.
+// one, no rollback runs: peer_target.h fuzzes those replies), concurrent connections (one input is
+// one connection), --dbpath (no journal, no restart), and any wait longer than kServeBudgetMs: when
+// serving an input takes longer (a getMore awaiting events, a read waiting for an afterClusterTime
+// that never comes), the member is shut down, which must end every wait, and the rest of the input
+// is not served.
 //
 // Used by the libFuzzer entry point (wire_fuzz.cpp, clang builds with -DLOCKLAB_FUZZ=ON) and by
 // the standalone corpus/mutation driver (fuzz_driver.cpp) that every build runs as a ctest.

@@ -162,15 +162,20 @@ std::optional<data::RollbackRequest> ReplicationCoordinator::build_request(
     if (docs == nullptr || !docs->is_array() || exists == nullptr || !exists->is_array()) {
       return std::nullopt;
     }
+    // Another process's reply: an entry that is not {ns, _id[, doc]} / {ns, exists} makes the
+    // whole reply malformed, treated like no reply (an entry is never read as another type).
     for (const auto& v : docs->as_array()) {
+      const bson::Value* id = v.is_document() ? v.as_document().get("_id") : nullptr;
+      if (id == nullptr || string_field(v.as_document(), "ns").empty()) return std::nullopt;
       const bson::Document& d = v.as_document();
-      data::RollbackDocument rd{string_field(d, "ns"), *d.get("_id"), std::nullopt};
+      data::RollbackDocument rd{string_field(d, "ns"), *id, std::nullopt};
       if (const bson::Value* found = d.get("doc"); found != nullptr && found->is_document()) {
         rd.source_version = found->as_document();
       }
       request.documents.push_back(std::move(rd));
     }
     for (const auto& v : exists->as_array()) {
+      if (!v.is_document() || string_field(v.as_document(), "ns").empty()) return std::nullopt;
       const bson::Document& d = v.as_document();
       if (!bool_field(d, "exists")) request.drop_namespaces.push_back(string_field(d, "ns"));
     }
