@@ -11,6 +11,11 @@
 
 namespace mongosim {
 
+// The largest term any member accepts from outside itself (another member's message, an oplog
+// entry it fetches or replays, its dbpath's files): an election adds one to the newest term it has
+// seen, which must stay within 64 bits. A term beyond it (or below -1) is garbage.
+inline constexpr int64_t kMaxTerm = int64_t{1} << 62;
+
 struct OpTime {
   bson::Timestamp ts;
   int64_t term = -1;  // -1: the null optime (nothing written yet)

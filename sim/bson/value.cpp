@@ -326,6 +326,35 @@ double decimal128_to_double(const std::string& raw) {
   return negative ? -result : result;
 }
 
+// A decimal's value as a long when it is a whole number that fits (1.000...0001 is not, however
+// near a double brings it), computed on its coefficient and exponent, never through a double.
+std::optional<int64_t> decimal128_exact_int64(const std::string& raw) {
+  __extension__ typedef unsigned __int128 Uint128;
+  uint64_t low = 0, high = 0;
+  std::memcpy(&low, raw.data(), 8);
+  std::memcpy(&high, raw.data() + 8, 8);
+  const bool negative = (high >> 63) != 0;
+  if (((high >> 58) & 0x1F) >= 0x1E) return std::nullopt;  // NaN, infinities
+  if (((high >> 61) & 3) == 3) return 0;                   // non-canonical: zero
+  int exponent = static_cast<int>((high >> 49) & 0x3FFF) - 6176;
+  Uint128 coeff = (Uint128{high & ((uint64_t{1} << 49) - 1)} << 64) | low;
+  Uint128 max_coeff = 1;
+  for (int i = 0; i < 34; ++i) max_coeff *= 10;
+  if (coeff >= max_coeff || coeff == 0) return 0;  // past 10^34 - 1 is non-canonical: zero
+  for (; exponent < 0; ++exponent) {               // at most 34 rounds before a digit is left over
+    if (coeff % 10 != 0) return std::nullopt;
+    coeff /= 10;
+  }
+  const Uint128 limit = negative ? Uint128{1} << 63 : (Uint128{1} << 63) - 1;
+  for (; exponent > 0; --exponent) {  // at most 19 rounds before it passes the limit
+    if (coeff > limit / 10) return std::nullopt;
+    coeff *= 10;
+  }
+  if (coeff > limit) return std::nullopt;
+  return negative ? static_cast<int64_t>(-static_cast<Uint128>(coeff))
+                  : static_cast<int64_t>(coeff);
+}
+
 }  // namespace
 
 double Value::number_as_double() const {
@@ -342,8 +371,9 @@ std::optional<int64_t> Value::number_as_exact_int64() const {
   switch (type_) {
     case Type::kInt32:
     case Type::kInt64: return i64_;
-    case Type::kDouble:
-    case Type::kDecimal128: {
+    case Type::kDecimal128:
+      return decimal128_exact_int64(str_);
+    case Type::kDouble: {
       double d = number_as_double();
       // 2^63 is exactly representable; anything >= it does not fit.
       if (!std::isfinite(d) || d != std::trunc(d) || d < -9223372036854775808.0 ||

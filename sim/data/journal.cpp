@@ -39,18 +39,21 @@ uint32_t get_u32(const uint8_t* p) {
   std::abort();
 }
 
+// An entry's or a truncation's optime as this journal wrote it: a timestamp and a whole term in
+// [-1, kMaxTerm]. Anything else is not a record this journal wrote (a missing term read as -1
+// would order before every entry, and a truncation after it would drop them all).
 OpTime optime_of(const bson::Document& doc) {
-  OpTime t;
   const bson::Value* ts = doc.get("ts");
   const bson::Value* term = doc.get("t");
-  if (ts != nullptr && ts->type() == bson::Type::kTimestamp) t.ts = ts->as_timestamp();
-  // Checked before it is converted: a record whose term is 1e300 is not one this journal wrote.
-  if (term != nullptr && term->is_number()) {
-    const std::optional<int64_t> whole = term->number_as_exact_int64();
-    if (!whole) throw std::invalid_argument("optime with a term that is not a whole number");
-    t.term = *whole;
+  if (ts == nullptr || ts->type() != bson::Type::kTimestamp) {
+    throw std::invalid_argument("optime without a timestamp 'ts'");
   }
-  return t;
+  const std::optional<int64_t> whole =
+      term != nullptr && term->is_number() ? term->number_as_exact_int64() : std::nullopt;
+  if (!whole || *whole < -1 || *whole > kMaxTerm) {
+    throw std::invalid_argument("optime whose term 't' is not a whole number in [-1, 2^62]");
+  }
+  return OpTime{ts->as_timestamp(), *whole};
 }
 
 bool all_zero(const std::string& bytes, size_t from) {

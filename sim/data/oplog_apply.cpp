@@ -46,7 +46,7 @@ OplogEntry parse_entry(const bson::Document& doc) {
   const bson::Value& t = field(doc, "t");
   if (ts.type() != bson::Type::kTimestamp) bad_entry("ts");
   // A sync source's numbers are checked before they are converted: 1e300 is no term.
-  const std::optional<int64_t> term = whole_in(t, -1, INT64_MAX);
+  const std::optional<int64_t> term = whole_in(t, -1, kMaxTerm);
   if (!term) bad_entry("t");
   e.optime = OpTime{ts.as_timestamp(), *term};
   const bson::Value& op = field(doc, "op");

@@ -1,5 +1,6 @@
 #include "query/expression.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <limits>
@@ -11,6 +12,7 @@
 #include "query/civil_time.h"
 #include "query/numeric.h"
 #include "query/path.h"
+#include "query/supported.h"
 #include "query/type_order.h"
 
 namespace mongosim::query {
@@ -1379,6 +1381,13 @@ int compare_maybe(const Maybe& a, const Maybe& b) {
 
 bool is_expression_name(std::string_view name) {
   return find_op(name) != nullptr;
+}
+
+std::vector<std::string_view> expression_operator_names() {
+  std::vector<std::string_view> names;
+  for (const OpSpec& op : kOps) names.push_back(op.name);
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 Value evaluate(const Value& expression, const Document& root, const EvalContext& ctx) {

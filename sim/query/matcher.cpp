@@ -10,6 +10,7 @@
 #include "query/path.h"
 #include "query/query.h"
 #include "query/regex.h"
+#include "query/supported.h"
 #include "query/type_order.h"
 
 namespace mongosim::query {
@@ -90,13 +91,7 @@ bool is_operator_document(const Value& v) {
 }
 
 bool is_field_operator(std::string_view name) {
-  static constexpr std::string_view kNames[] = {
-      "$eq",   "$ne",   "$lt",  "$lte",       "$gt",  "$gte",   "$in",      "$nin", "$exists",
-      "$type", "$size", "$all", "$elemMatch", "$not", "$regex", "$options", "$mod"};
-  for (auto n : kNames) {
-    if (n == name) return true;
-  }
-  return false;
+  return listed(kFieldOperators, name);
 }
 
 Predicate equality(const Value& operand) {

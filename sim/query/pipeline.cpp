@@ -9,6 +9,7 @@
 #include "query/numeric.h"
 #include "query/path.h"
 #include "query/stages.h"
+#include "query/supported.h"
 #include "query/type_order.h"
 
 namespace mongosim::query {
@@ -36,8 +37,7 @@ struct GroupState {
 };
 
 bool is_accumulator(std::string_view op) {
-  return op == "$sum" || op == "$avg" || op == "$min" || op == "$max" || op == "$first" ||
-         op == "$last" || op == "$push" || op == "$addToSet" || op == "$count";
+  return listed(kGroupAccumulators, op);
 }
 
 std::vector<Accumulator> parse_group(const Value& spec) {
@@ -221,7 +221,7 @@ void validate_stage(const std::string& name, const Value& spec) {
     if (parse_count_arg(spec, 15957, "the limit") <= 0) fail(15958, "the limit must be positive");
   } else if (name == "$group") {
     (void)parse_group(spec);
-  } else if (name != "$count" && name != "$unwind") {
+  } else if (!listed(kPipelineStages, name)) {
     fail(40324, "Unrecognized pipeline stage name: '" + name + "'");
   }
 }

@@ -6,6 +6,7 @@
 
 #include "base/command_error.h"
 #include "query/numeric.h"
+#include "query/supported.h"
 #include "query/type_order.h"
 
 namespace mongosim::query {
@@ -20,10 +21,7 @@ constexpr size_t kArrayPadMax = 1500000;
 }
 
 bool is_known_operator(std::string_view name) {
-  static constexpr std::string_view kNames[] = {
-      "$set",         "$setOnInsert", "$unset",    "$inc",  "$mul",     "$min", "$max",
-      "$currentDate", "$push",        "$addToSet", "$pull", "$pullAll", "$pop", "$rename"};
-  return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
+  return listed(kUpdateOperators, name);
 }
 
 // Operators that build missing path components; the others are no-ops on a missing path.
@@ -103,6 +101,38 @@ bool has_each(const Value& v) {
   return v.is_document() && !v.as_document().empty() && v.as_document().has("$each");
 }
 
+// $push's $sort as mongod's $push parses it: a number must be 1 or -1 (compared as a double, so
+// the smallest long is simply another number, never negated); a document a non-empty pattern of
+// such directions on fields without an empty part; anything else is invalid. All BadValue.
+void validate_push_sort(const Value& m) {
+  const auto unit = [](const Value& v) {
+    const double d = v.is_number() ? v.number_as_double() : 0;
+    return d == 1 || d == -1;
+  };
+  const char* kDirection = "The $sort element value must be either 1 or -1";
+  if (m.is_number()) {
+    if (!unit(m)) fail(code::kBadValue, kDirection);
+    return;
+  }
+  if (!m.is_document()) {
+    fail(code::kBadValue,
+         "The $sort is invalid: use 1/-1 to sort the whole element, or {field:1/-1} to sort "
+         "embedded fields");
+  }
+  const Document& pattern = m.as_document();
+  if (pattern.empty()) {
+    fail(code::kBadValue, "The $sort pattern is empty when it should be a set of fields.");
+  }
+  for (const auto& [field, direction] : pattern) {
+    if (!unit(direction)) fail(code::kBadValue, kDirection);
+    if (field.empty()) fail(code::kBadValue, "The $sort field cannot be empty");
+    if (field.front() == '.' || field.back() == '.' || field.find("..") != std::string::npos) {
+      fail(code::kBadValue, "The $sort field is a dotted field but has an empty part: " + field);
+    }
+  }
+  (void)Sort::parse(pattern);  // its own bound on keys
+}
+
 void validate_push(const std::string& op, const Value& v) {
   if (!has_each(v)) return;
   for (const auto& [k, m] : v.as_document()) {
@@ -123,30 +153,23 @@ void validate_push(const std::string& op, const Value& v) {
                                   std::string(bson::type_name(m.type())));
       }
     } else if (k == "$sort") {
-      // Compared, not std::abs'd: the smallest long has no absolute value.
-      const std::optional<int64_t> direction =
-          m.is_number() ? m.number_as_exact_int64() : std::nullopt;
-      bool ok = m.is_document() || direction == 1 || direction == -1;
-      if (!ok)
-        fail(code::kBadValue,
-             "The $sort is invalid: use 1/-1 to sort the whole element, "
-             "or {field:1/-1} to sort embedded fields");
-      if (m.is_document()) (void)Sort::parse(m.as_document());
+      validate_push_sort(m);
     } else {
       fail(code::kBadValue, "Unrecognized clause in $push: " + k);
     }
   }
 }
 
-// Operator form ({$gte: 6}) tests each element as a value (wrapped as {v: element});
-// otherwise each document element is matched as a document against the query.
+// Operator form ({$gte: 6}) tests each element as a value (wrapped as {"": element}, as mongod
+// wraps it, so a message names the path ""); otherwise each document element is matched as a
+// document against the query.
 std::shared_ptr<const Matcher> parse_pull_filter(const Value& v, bool* value_form) {
   *value_form = false;
   if (!v.is_document()) return nullptr;
   const Document& d = v.as_document();
   *value_form = !d.empty() && d.first_key()[0] == '$' && d.first_key() != "$and" &&
                 d.first_key() != "$or" && d.first_key() != "$nor" && d.first_key() != "$expr";
-  Document filter = *value_form ? Document{{"v", v}} : d;
+  Document filter = *value_form ? Document{{"", v}} : d;
   return std::make_shared<const Matcher>(Matcher::parse(filter));
 }
 
@@ -394,7 +417,7 @@ LeafResult add_to_set(const UpdateOp& op, const Value* existing, const ApplyStat
 
 bool pull_matches(const UpdateOp& op, const Value& element, const ApplyState& st) {
   if (op.pull_filter == nullptr) return compare_values(element, op.arg) == 0;
-  if (op.pull_value_form) return op.pull_filter->matches(Document{{"v", element}}, st.ctx);
+  if (op.pull_value_form) return op.pull_filter->matches(Document{{"", element}}, st.ctx);
   return element.is_document() && op.pull_filter->matches(element.as_document(), st.ctx);
 }
 

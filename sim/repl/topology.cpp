@@ -318,9 +318,14 @@ std::string Topology::voter_refusal(const VoteRequest& request) const {
     return "candidate index " + std::to_string(request.candidate_index) + " is not in my config";
   }
   if (!request.dry_run && persisted_.last_vote_term == request.term) {
-    return "already voted for another candidate (" +
-           config_.members[static_cast<size_t>(persisted_.last_vote_candidate)].host +
-           ") this term (" + std::to_string(request.term) + ")";
+    // The vote's index is from the persisted state, which a later config (or a changed dbpath
+    // file) need not match: named by host only when the config has it.
+    const int voted = persisted_.last_vote_candidate;
+    const std::string whom = voted >= 0 && voted < config_.member_count()
+                                 ? config_.members[static_cast<size_t>(voted)].host
+                                 : "member index " + std::to_string(voted);
+    return "already voted for another candidate (" + whom + ") this term (" +
+           std::to_string(request.term) + ")";
   }
   if (request.last_written < applied_) {
     return "candidate's data is staler than mine. candidate's last applied OpTime: " +

@@ -13,6 +13,7 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "base/command_error.h"
 #include "base/log.h"
 #include "bson/codec.h"
 
@@ -159,7 +160,16 @@ void DbPath::recover(data::Store& store) {
                              {"offset", bson::V(static_cast<int64_t>(contents.torn_offset))},
                              {"reason", bson::V(contents.torn_reason)}});
   }
-  for (const auto& entry : contents.entries) store.apply_oplog_entry(entry);
+  for (size_t i = 0; i < contents.entries.size(); ++i) {
+    try {
+      store.apply_oplog_entry(contents.entries[i]);
+    } catch (const CommandError& e) {  // an entry the oplog cannot take: name where it is
+      const std::string shown = bson::to_json(contents.entries[i]).substr(0, 300);
+      throw std::runtime_error("cannot replay " + path + ": entry " + std::to_string(i + 1) +
+                               " of " + std::to_string(contents.entries.size()) + " (" + shown +
+                               "): " + e.what());
+    }
+  }
   OpTime last = store.last_applied();
   log_event(Severity::kInfo, "STORAGE", 90102, "initandlisten", "Recovered from the journal",
             bson::Document{{"file", bson::V(path)},
@@ -187,8 +197,10 @@ std::optional<PersistedReplicaState> DbPath::load_replica_state() const {
   if (!decoded.doc) throw std::runtime_error("cannot read " + path + ": " + decoded.error);
   const bson::Document& d = *decoded.doc;
   PersistedReplicaState state;
-  state.election.term = int_of(d, "term", 0, path, 0);
-  state.election.last_vote_term = int_of(d, "lastVoteTerm", -1, path, -1);
+  // Terms as another member's (kMaxTerm: an election adds one); a vote for a member the config
+  // has (checked below, once the config is read).
+  state.election.term = int_of(d, "term", 0, path, 0, kMaxTerm);
+  state.election.last_vote_term = int_of(d, "lastVoteTerm", -1, path, -1, kMaxTerm);
   state.election.last_vote_candidate =
       static_cast<int>(int_of(d, "lastVoteCandidate", -1, path, -1, INT32_MAX));
   if (const bson::Value* config = d.get("config"); config != nullptr && config->is_document()) {
@@ -197,6 +209,13 @@ std::optional<PersistedReplicaState> DbPath::load_replica_state() const {
     } catch (const std::exception& e) {
       throw std::runtime_error("cannot read the replica-set config in " + path + ": " + e.what());
     }
+  }
+  const int members = state.config ? state.config->member_count() : 0;
+  if (state.election.last_vote_candidate >= members) {
+    throw std::runtime_error("cannot read " + path + ": 'lastVoteCandidate' is " +
+                             std::to_string(state.election.last_vote_candidate) +
+                             ", not a member of its config (" + std::to_string(members) +
+                             " members)");
   }
   state.min_valid = load_min_valid();
   return state;
@@ -222,7 +241,7 @@ OpTime DbPath::load_min_valid() const {
   if (ts == nullptr || ts->type() != bson::Type::kTimestamp) {
     throw std::runtime_error("cannot read " + path + ": no timestamp 'ts'");
   }
-  return OpTime{ts->as_timestamp(), int_of(*decoded.doc, "t", -1, path, -1)};
+  return OpTime{ts->as_timestamp(), int_of(*decoded.doc, "t", -1, path, -1, kMaxTerm)};
 }
 
 void DbPath::save_min_valid(OpTime optime) {

@@ -27,10 +27,6 @@ inline int int32_field(const bson::Document& doc, const char* name, int fallback
   return v >= INT32_MIN && v <= INT32_MAX ? static_cast<int>(v) : fallback;
 }
 
-// The largest term another member's message may carry: an election adds one to the newest term
-// it has seen, which must stay within 64 bits. A term beyond it (or below -1) is garbage.
-inline constexpr int64_t kMaxTerm = int64_t{1} << 62;
-
 // A term field: int_field, and a value outside [-1, kMaxTerm] reads as the fallback.
 inline int64_t term_field(const bson::Document& doc, const char* name, int64_t fallback) {
   const int64_t term = int_field(doc, name, fallback);

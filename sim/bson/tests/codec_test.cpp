@@ -202,3 +202,33 @@ RC_GTEST_PROP(CodecProps, ArbitraryBytesDecodeSafely, (const std::vector<uint8_t
 
 }  // namespace
 }  // namespace mongosim::bson
+
+namespace mongosim::bson {
+namespace {
+
+// A decimal is a whole long only when its coefficient and exponent say so: 1 followed by 33
+// zeros after the point is not 1 (a double rounds it to 1), 10E-1 is, 2^63 is past the range.
+TEST(Value, DecimalIsAnExactLongOnlyWhenItsDigitsSaySo) {
+  auto exact = [](const std::string& text) {
+    const Document d = from_json(R"({"v": {"$numberDecimal": ")" + text + R"("}})");
+    return d.get("v")->number_as_exact_int64();
+  };
+  EXPECT_EQ(exact("1.000000000000000000000000000000001"), std::nullopt);
+  EXPECT_EQ(exact("1.5"), std::nullopt);
+  EXPECT_EQ(exact("NaN"), std::nullopt);
+  EXPECT_EQ(exact("Infinity"), std::nullopt);
+  EXPECT_EQ(exact("10E-1"), 1);
+  EXPECT_EQ(exact("1E1"), 10);
+  EXPECT_EQ(exact("-0"), 0);
+  EXPECT_EQ(exact("1E18"), int64_t{1'000'000'000'000'000'000});
+  EXPECT_EQ(exact("1E19"), std::nullopt);
+  EXPECT_EQ(exact("9223372036854775807"), INT64_MAX);
+  EXPECT_EQ(exact("9223372036854775808"), std::nullopt);
+  EXPECT_EQ(exact("-9223372036854775808"), INT64_MIN);
+  EXPECT_EQ(exact("-9223372036854775809"), std::nullopt);
+  EXPECT_EQ(exact("123456789012345678900E-2"), int64_t{1234567890123456789});
+  EXPECT_EQ(exact("12345678901234567890E-2"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace mongosim::bson

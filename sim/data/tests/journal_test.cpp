@@ -148,21 +148,28 @@ TEST(Journal, CorruptionBeforeTheTailNamesFileAndOffset) {
   EXPECT_THROW(read_journal(path), JournalCorrupt);
 }
 
-// A record that decodes but whose optime's term is no whole number (1e300: a cast of it is
-// undefined) is corruption, named with its offset; it is never read as some term.
+// A truncation record that decodes but whose optime's term is no whole number in [-1, 2^62]
+// (1e300: a cast of it is undefined; a string or none: it read as -1, before every entry, and
+// recovery dropped them all) is corruption, named with its offset.
 TEST(Journal, TruncationRecordWithATermThatIsNoWholeNumberIsCorruption) {
-  TempDir dir;
-  const std::string path = dir.file("j");
-  const std::vector<uint64_t> ends = write_three(path);
-  const Document after{{"ts", Value::timestamp(bson::Timestamp{100, 2})}, {"t", bson::V(1e300)}};
-  write_bytes(path, read_bytes(path) + encode_journal_record(Document{{"k", bson::V("t")},
-                                                                      {"after", bson::V(after)}}));
-  try {
-    read_journal(path);
-    FAIL() << "a term of 1e300 was read";
-  } catch (const JournalCorrupt& e) {
-    EXPECT_EQ(e.offset(), ends[2]);
-    EXPECT_NE(std::string(e.what()).find("term"), std::string::npos) << e.what();
+  const Value ts = Value::timestamp(bson::Timestamp{100, 2});
+  const Document afters[] = {Document{{"ts", ts}, {"t", bson::V(1e300)}},
+                             Document{{"ts", ts}, {"t", bson::V("1")}}, Document{{"ts", ts}},
+                             Document{{"ts", ts}, {"t", bson::V(kMaxTerm + 1)}},
+                             Document{{"t", bson::V(int64_t{1})}}};
+  for (const Document& after : afters) {
+    SCOPED_TRACE(bson::to_json(after));
+    TempDir dir;
+    const std::string path = dir.file("j");
+    const std::vector<uint64_t> ends = write_three(path);
+    write_bytes(path, read_bytes(path) + encode_journal_record(Document{
+                                             {"k", bson::V("t")}, {"after", bson::V(after)}}));
+    try {
+      read_journal(path);
+      ADD_FAILURE() << "the truncation was read";
+    } catch (const JournalCorrupt& e) {
+      EXPECT_EQ(e.offset(), ends[2]);
+    }
   }
 }
 

@@ -221,7 +221,8 @@ TEST(Matcher, RegexOptionsInBothPlacesAreRefusedByTheSecond) {
 }
 
 // A regex operand: $eq compares with a stored regex, $ne is refused (mongod's SERVER-1705), an
-// ordering names the field's path (mongod's message inside $elemMatch is not checked).
+// ordering names the field's path ("" inside $elemMatch's value form, as mongod's parseElemMatch
+// parses it).
 TEST(Matcher, RegexOperandsOfComparisons) {
   const Value regex = bson::Value::regex("abc", "");
   const Matcher eq = Matcher::parse(Document{{"a", bson::V(Document{{"$eq", regex}})}});
@@ -243,7 +244,8 @@ TEST(Matcher, RegexOperandsOfComparisons) {
             code::kBadValue);
   EXPECT_EQ(msg, "Can't have RegEx as arg to predicate over field 'a.b'.");
   const Document elem{{"a", bson::V(Document{{"$elemMatch", bson::V(Document{{"$lt", regex}})}})}};
-  EXPECT_EQ(error_code_of([&] { (void)Matcher::parse(elem); }), code::kBadValue);
+  EXPECT_EQ(error_code_of([&] { (void)Matcher::parse(elem); }, &msg), code::kBadValue);
+  EXPECT_EQ(msg, "Can't have RegEx as arg to predicate over field ''.");
 }
 
 TEST(Matcher, ExprComparesWithoutTypeBracketing) {

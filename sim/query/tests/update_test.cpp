@@ -115,14 +115,32 @@ TEST(Update, PushWithModifiers) {
   EXPECT_DOC_EQ(U(R"({"$push": {"a": {"$each": [{"x": 2}], "$sort": {"x": -1}}}})",
                   R"({"a": [{"x": 1}, {"x": 3}]})"),
                 R"({"a": [{"x": 3}, {"x": 2}, {"x": 1}]})");
-  // A $sort of the smallest long is refused as any other number but 1 and -1 (it was std::abs'd,
-  // whose result for it is undefined).
-  EXPECT_EQ(
-      error_code_of([] {
-        (void)Update::parse(JV(
-            R"({"$push": {"a": {"$each": [1], "$sort": {"$numberLong": "-9223372036854775808"}}}})"));
-      }),
-      2);
+  // $sort's directions as mongod's $push checks them: a number other than 1 or -1 (the smallest
+  // long too, which was std::abs'd: undefined, caught by UBSan builds only, as its result was
+  // refused anyway), or one in a pattern, has mongod's "element value" message; a value neither
+  // number nor document the "invalid" one; an empty pattern or an empty field part theirs.
+  const std::pair<const char*, const char*> refused[] = {
+      {R"({"$numberLong": "-9223372036854775808"})",
+       "The $sort element value must be either 1 or -1"},
+      {"2", "The $sort element value must be either 1 or -1"},
+      {R"({"x": {"$numberLong": "-9223372036854775808"}})",
+       "The $sort element value must be either 1 or -1"},
+      {R"({"x": "1"})", "The $sort element value must be either 1 or -1"},
+      {R"("x")",
+       "The $sort is invalid: use 1/-1 to sort the whole element, or {field:1/-1} to sort "
+       "embedded fields"},
+      {"{}", "The $sort pattern is empty when it should be a set of fields."},
+      {R"({"a..b": 1})", "The $sort field is a dotted field but has an empty part: a..b"},
+  };
+  for (const auto& [sort, message] : refused) {
+    std::string got;
+    const std::string update =
+        std::string(R"({"$push": {"a": {"$each": [1], "$sort": )") + sort + "}}}";
+    EXPECT_EQ(error_code_of([&] { (void)Update::parse(JV(update)); }, &got), 2) << sort;
+    EXPECT_EQ(got, message) << sort;
+  }
+  EXPECT_DOC_EQ(U(R"({"$push": {"a": {"$each": [1], "$sort": 1.0}}})", R"({"a": [2, 0]})"),
+                R"({"a": [0, 1, 2]})");
   EXPECT_DOC_EQ(
       U(R"({"$push": {"a": {"$each": [1], "$sort": {"$numberLong": "-1"}}}})", R"({"a": [0, 2]})"),
       R"({"a": [2, 1, 0]})");
@@ -140,6 +158,16 @@ TEST(Update, AddToSetPullPullAllPop) {
                 R"({"a": [{"x": 1, "y": 1}, {"y": 1, "x": 1}]})");
   EXPECT_DOC_EQ(U(R"({"$pull": {"a": 2}})", R"({"a": [1, 2, 2, 3]})"), R"({"a": [1, 3]})");
   EXPECT_DOC_EQ(U(R"({"$pull": {"a": {"$gte": 2}}})", R"({"a": [1, 2, 3]})"), R"({"a": [1]})");
+  // A condition on elements is parsed as mongod wraps it, under the path "" (its messages say so).
+  std::string pull_message;
+  EXPECT_EQ(error_code_of(
+                [&] {
+                  (void)Update::parse(
+                      JV(R"({"$pull": {"a": {"$gt": {"$regex": "x", "$options": ""}}}})"));
+                },
+                &pull_message),
+            2);
+  EXPECT_EQ(pull_message, "Can't have RegEx as arg to predicate over field ''.");
   EXPECT_DOC_EQ(U(R"({"$pull": {"h": {"owner": "me"}}})",
                   R"({"h": [{"owner": "me", "t": 1}, {"owner": "you"}]})"),
                 R"({"h": [{"owner": "you"}]})");

@@ -139,6 +139,25 @@ TEST(ReplTopology, VotesAtMostOncePerTermAndPersistsTheVote) {
             std::string::npos);
 }
 
+// A vote persisted for a member index the config does not have (a later, smaller config; a
+// changed dbpath file) is named by its index: it indexed the config's members (out of range: a
+// crash).
+TEST(ReplTopology, AVoteForAMemberTheConfigLacksIsNamedByIndex) {
+  Topology topo(config_of(3), Topology::Options{.self_index = 1,
+                                                .seed = 42,
+                                                .persisted = {.term = 1,
+                                                              .last_vote_term = 1,
+                                                              .last_vote_candidate = 100'000'000},
+                                                .applied = ot(0, 1),
+                                                .durable = ot(0, 1),
+                                                .now_ms = kT0});
+  VoteResponse r = topo.on_vote_request(kT0, vote_request(0, 1, ot(0, 1)));
+  EXPECT_FALSE(r.vote_granted);
+  EXPECT_NE(r.reason.find("already voted for another candidate (member index 100000000)"),
+            std::string::npos)
+      << r.reason;
+}
+
 TEST(ReplTopology, RefusesStaleLogsLowerTermsAndOtherSets) {
   Member m(1, config_of(3), ot(2, 50));
   m.topo.on_vote_request(m.now, vote_request(0, 3, ot(2, 40)));
