@@ -109,12 +109,17 @@ void apply_create_index(Collection& c, const bson::Document& o) {
   c.add_index(std::move(parsed));
 }
 
-// The change itself, idempotently: the primary already enforced the constraints.
+// The change itself, idempotently. A well-formed history never breaks a unique index (its
+// primary enforced them, and entries apply in its order), but the entries come from another
+// process or a file: a change that would is refused (DuplicateKey) rather than corrupting an
+// index, and an update whose document names another _id than the one it updates is a bad entry.
 void apply_change(Store::Impl& impl, OplogEntry& e) {
   switch (e.op) {
     case 'i': {
       Collection& c = collection_for_apply(impl, e.ns, e.ui);
-      if (auto rid = c.find_id(id_of(e.o, "o"))) {
+      const std::optional<RecordId> rid = c.find_id(id_of(e.o, "o"));
+      c.check_unique(e.o, rid);
+      if (rid) {
         c.replace(*rid, e.o);
       } else {
         c.insert(e.o);
@@ -124,7 +129,11 @@ void apply_change(Store::Impl& impl, OplogEntry& e) {
     case 'u': {
       if (!e.o2) bad_entry("o2");
       Collection& c = collection_for_apply(impl, e.ns, e.ui);
-      if (auto rid = c.find_id(id_of(*e.o2, "o2"))) {
+      const bson::Value& id = id_of(*e.o2, "o2");
+      if (query::compare_values(id_of(e.o, "o"), id) != 0) bad_entry("o._id");
+      const std::optional<RecordId> rid = c.find_id(id);
+      c.check_unique(e.o, rid);
+      if (rid) {
         e.pre_image = c.get(*rid);  // majority reads undo the change with it (read_as_of.h)
         c.replace(*rid, e.o);
       } else {

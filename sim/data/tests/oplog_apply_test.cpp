@@ -140,5 +140,46 @@ TEST_F(OplogApplyTest, EntriesItCannotReadAreRefusedNamingTheField) {
   EXPECT_TRUE(secondary.store->last_applied().is_null());  // nothing was logged
 }
 
+// Entries are another process's (a sync source) or a file's: an update whose document names
+// another _id than the one it updates is a bad entry, and a change that would break a unique index
+// is refused with DuplicateKey (a well-formed history never does either). Both used to reach an
+// assertion in the collection (insert of an _id already there; replace under another _id).
+TEST_F(OplogApplyTest, EntriesThatWouldBreakAnIndexAreRefused) {
+  SecondaryStore secondary;
+  auto at = [](uint32_t i) {
+    return R"("ts": {"$timestamp": {"t": 9, "i": )" + std::to_string(i) + "}}, \"t\": 1";
+  };
+  secondary.store->apply_oplog_entry(J(
+      "{" + at(1) +
+      R"(, "op": "c", "ns": "db.$cmd", "o": {"createIndexes": "c", "v": 2, "key": {"x": 1}, "name": "x_1", "unique": true}})"));
+  secondary.store->apply_oplog_entry(
+      J("{" + at(2) + R"(, "op": "i", "ns": "db.c", "o": {"_id": 1, "x": 1}})"));
+  secondary.store->apply_oplog_entry(
+      J("{" + at(3) + R"(, "op": "i", "ns": "db.c", "o": {"_id": 2, "x": 2}})"));
+  auto code_of = [&](const Document& entry) -> std::pair<int32_t, std::string> {
+    try {
+      secondary.store->apply_oplog_entry(entry);
+    } catch (const CommandError& e) {
+      return {e.code(), e.what()};
+    }
+    return {0, ""};
+  };
+  EXPECT_EQ(
+      code_of(J("{" + at(4) + R"(, "op": "i", "ns": "db.c", "o": {"_id": 3, "x": 1}})")).first,
+      11000);
+  EXPECT_EQ(
+      code_of(
+          J("{" + at(4) +
+            R"(, "op": "u", "ns": "db.c", "o": {"_id": 2, "x": 1}, "o2": {"_id": 2}, "updateKind": "replacement"})"))
+          .first,
+      11000);
+  const auto other_id = code_of(J(
+      "{" + at(4) +
+      R"(, "op": "u", "ns": "db.c", "o": {"_id": 1, "x": 5}, "o2": {"_id": 2}, "updateKind": "replacement"})"));
+  EXPECT_EQ(other_id.first, code::kBadValue);
+  EXPECT_NE(other_id.second.find("'o._id'"), std::string::npos) << other_id.second;
+  EXPECT_EQ(secondary.store->last_applied().ts.increment, 3u);  // none of them was logged
+}
+
 }  // namespace
 }  // namespace mongosim::data::testing
