@@ -18,8 +18,8 @@
 // that never comes), the member is shut down, which must end every wait, and the rest of the input
 // is not served.
 //
-// Used by the libFuzzer entry point (wire_fuzz.cpp, clang builds with -DLOCKLAB_FUZZ=ON) and by
-// the standalone corpus/mutation driver (fuzz_driver.cpp) that every build runs as a ctest.
+// Used by the libFuzzer entry point (libfuzzer_entry.cpp, clang builds with -DLOCKLAB_FUZZ=ON) and
+// by the standalone corpus/mutation driver (fuzz_driver.cpp) that every build runs as a ctest.
 // Thread rules: each call builds and tears down its own members; calls may not overlap (the
 // process-wide log and SIGPIPE settings are set once).
 #pragma once

@@ -102,16 +102,19 @@ TEST_F(OplogApplyTest, FetchAnswerContinuesOnlyFromAnEntryTheOplogHolds) {
   EXPECT_FALSE(store_->oplog_continuing(OpTime{absent, first.term}, 1000).has_value());
 }
 
+// The code and message an entry's application failed with; {0, ""} when it was applied.
+std::pair<int32_t, std::string> apply_error(Store& store, const Document& entry) {
+  try {
+    store.apply_oplog_entry(entry);
+  } catch (const CommandError& e) {
+    return {e.code(), e.what()};
+  }
+  return {0, ""};
+}
+
 TEST_F(OplogApplyTest, EntriesItCannotReadAreRefusedNamingTheField) {
   SecondaryStore secondary;
-  auto code_of = [&](const Document& entry) -> std::pair<int32_t, std::string> {
-    try {
-      secondary.store->apply_oplog_entry(entry);
-    } catch (const CommandError& e) {
-      return {e.code(), e.what()};
-    }
-    return {0, ""};
-  };
+  auto code_of = [&](const Document& entry) { return apply_error(*secondary.store, entry); };
   Document no_ts = J(R"({"t": 1, "op": "i", "ns": "db.c", "o": {"_id": 1}})");
   EXPECT_EQ(code_of(no_ts).first, code::kBadValue);
   EXPECT_NE(code_of(no_ts).second.find("'ts'"), std::string::npos);
@@ -156,14 +159,7 @@ TEST_F(OplogApplyTest, EntriesThatWouldBreakAnIndexAreRefused) {
       J("{" + at(2) + R"(, "op": "i", "ns": "db.c", "o": {"_id": 1, "x": 1}})"));
   secondary.store->apply_oplog_entry(
       J("{" + at(3) + R"(, "op": "i", "ns": "db.c", "o": {"_id": 2, "x": 2}})"));
-  auto code_of = [&](const Document& entry) -> std::pair<int32_t, std::string> {
-    try {
-      secondary.store->apply_oplog_entry(entry);
-    } catch (const CommandError& e) {
-      return {e.code(), e.what()};
-    }
-    return {0, ""};
-  };
+  auto code_of = [&](const Document& entry) { return apply_error(*secondary.store, entry); };
   EXPECT_EQ(
       code_of(J("{" + at(4) + R"(, "op": "i", "ns": "db.c", "o": {"_id": 3, "x": 1}})")).first,
       11000);

@@ -1,7 +1,9 @@
-// libFuzzer entry point for the wire target (clang builds with -DLOCKLAB_FUZZ=ON; see
-// `make fuzz`). The seed corpus comes from fuzz_seed_corpus. Half of the mutations are the
-// structure-aware edit (bson_mutation.h), which retypes a body's element with every length
-// fixed; the rest are libFuzzer's own byte edits.
+// libFuzzer entry point for a fuzz target (clang builds with -DLOCKLAB_FUZZ=ON; see `make fuzz`),
+// built once per target with LOCKLAB_FUZZ_RUN naming its run function: fuzz_wire
+// (run_wire_input, wire_target.h) and fuzz_peer (run_peer_input, peer_target.h). The seed corpora
+// come from fuzz_seed_corpus. Half of the mutations are the structure-aware edit
+// (bson_mutation.h), which retypes a body's element with every length fixed (a peer's script is
+// OP_MSG frames too); the rest are libFuzzer's own byte edits.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -9,12 +11,17 @@
 #include <vector>
 
 #include "fuzz/bson_mutation.h"
+#include "fuzz/peer_target.h"
 #include "fuzz/wire_target.h"
+
+#ifndef LOCKLAB_FUZZ_RUN
+#error "LOCKLAB_FUZZ_RUN must name the target's run function"
+#endif
 
 extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  mongosim::fuzz::run_wire_input(data, size);
+  mongosim::fuzz::LOCKLAB_FUZZ_RUN(data, size);
   return 0;
 }
 
