@@ -20,6 +20,7 @@
 #include "base/error_codes.h"
 #include "base/log.h"
 #include "bson/codec.h"
+#include "query/query.h"
 #include "server/member_client.h"
 #include "server/replication.h"
 #include "server/replication_fields.h"
@@ -51,6 +52,40 @@ repl::RollbackEntry rollback_entry(const bson::Document& doc) {
     e.id = *id;
   }
   return e;
+}
+
+// One page of a refetch reply, read into `request`: false when it is malformed (an entry that is
+// not {ns, _id[, doc]} / {ns, exists}, a document the page did not ask for, or a version whose _id
+// is not the one asked), which the caller treats like no reply. The reply is another process's:
+// nothing in it is read as another type, and nothing it names is restored unless asked for.
+bool read_refetch_page(const bson::Array& docs, const bson::Array& exists,
+                       const std::vector<repl::DocumentKey>& asked, size_t from, size_t to,
+                       data::RollbackRequest& request) {
+  const auto was_asked = [&](const std::string& ns, const bson::Value& id) {
+    for (size_t i = from; i < to; ++i) {
+      if (asked[i].ns == ns && query::compare_values(asked[i].id, id) == 0) return true;
+    }
+    return false;
+  };
+  for (const auto& v : docs) {
+    const bson::Value* id = v.is_document() ? v.as_document().get("_id") : nullptr;
+    if (id == nullptr) return false;
+    const bson::Document& d = v.as_document();
+    data::RollbackDocument rd{string_field(d, "ns"), *id, std::nullopt};
+    if (!was_asked(rd.ns, rd.id)) return false;
+    if (const bson::Value* found = d.get("doc"); found != nullptr && found->is_document()) {
+      const bson::Value* version_id = found->as_document().get("_id");
+      if (version_id == nullptr || query::compare_values(*version_id, rd.id) != 0) return false;
+      rd.source_version = found->as_document();
+    }
+    request.documents.push_back(std::move(rd));
+  }
+  for (const auto& v : exists) {
+    if (!v.is_document() || string_field(v.as_document(), "ns").empty()) return false;
+    const bson::Document& d = v.as_document();
+    if (!bool_field(d, "exists")) request.drop_namespaces.push_back(string_field(d, "ns"));
+  }
+  return true;
 }
 
 OpTime next_after(OpTime t) {
@@ -162,22 +197,10 @@ std::optional<data::RollbackRequest> ReplicationCoordinator::build_request(
     if (docs == nullptr || !docs->is_array() || exists == nullptr || !exists->is_array()) {
       return std::nullopt;
     }
-    // Another process's reply: an entry that is not {ns, _id[, doc]} / {ns, exists} makes the
-    // whole reply malformed, treated like no reply (an entry is never read as another type).
-    for (const auto& v : docs->as_array()) {
-      const bson::Value* id = v.is_document() ? v.as_document().get("_id") : nullptr;
-      if (id == nullptr || string_field(v.as_document(), "ns").empty()) return std::nullopt;
-      const bson::Document& d = v.as_document();
-      data::RollbackDocument rd{string_field(d, "ns"), *id, std::nullopt};
-      if (const bson::Value* found = d.get("doc"); found != nullptr && found->is_document()) {
-        rd.source_version = found->as_document();
-      }
-      request.documents.push_back(std::move(rd));
-    }
-    for (const auto& v : exists->as_array()) {
-      if (!v.is_document() || string_field(v.as_document(), "ns").empty()) return std::nullopt;
-      const bson::Document& d = v.as_document();
-      if (!bool_field(d, "exists")) request.drop_namespaces.push_back(string_field(d, "ns"));
+    const size_t to = std::min(plan.documents.size(), start + kDocumentsPerFetch);
+    if (!read_refetch_page(docs->as_array(), exists->as_array(), plan.documents, start, to,
+                           request)) {
+      return std::nullopt;
     }
     if (plan.documents.empty()) break;
   }

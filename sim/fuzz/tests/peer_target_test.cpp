@@ -15,6 +15,7 @@
 #include <functional>
 #include <string>
 
+#include "bson/codec.h"
 #include "fuzz/peer_seeds.h"
 
 namespace mongosim::fuzz {
@@ -75,28 +76,48 @@ TEST(PeerTarget, ADivergedFetchStartsTheRollback) {
   EXPECT_TRUE(saw(run, "replSetRollbackFetch")) << show(run);
 }
 
-// A refetch reply whose documents are not documents, lack an _id or name no namespace, and whose
-// namespaces are not documents, is a malformed reply: the rollback gives up as after silence and
-// the member lives on (it read such entries unchecked: an assertion, or undefined behaviour).
+// A refetch reply whose documents are not documents, lack an _id, were not asked for, or carry a
+// version under another _id, or whose namespaces are not documents, is a malformed reply: the
+// rollback gives up as after silence and the member lives on (such entries were read unchecked,
+// an assertion or undefined behaviour; a version under another _id was inserted beside the one
+// asked for, and the collection asserted).
 TEST(PeerTarget, AMalformedRefetchReplyIsNoReply) {
+  using bson::Array;
+  using bson::Document;
   using bson::V;
-  const bson::Document garbage{
-      {"ok", V(1.0)},
-      {"documents", V(bson::Array{V(int32_t{1}), V(bson::Document{{"ns", V("fuzz.c")}})})},
-      {"namespaces", V(bson::Array{V("fuzz.c"), V(int32_t{2})})}};
-  const std::string script = roll_back_script(garbage);
-  PeerRunOptions options;
-  options.budget_ms = 20'000;
-  int fetches = 0;
-  // A second refetch (or the member's next heartbeat after its first) shows it survived the reply.
-  options.until = [&](const PeerRun& r) {
-    fetches = static_cast<int>(
-        std::count(r.received.begin(), r.received.end(), std::string("replSetRollbackFetch")));
-    return fetches >= 1 && r.received.back() != "replSetRollbackFetch";
+  auto reply = [](Array documents, Array namespaces) {
+    return Document{{"ok", V(1.0)},
+                    {"documents", V(std::move(documents))},
+                    {"namespaces", V(std::move(namespaces))}};
   };
-  const PeerRun run =
-      serve_peer_input(reinterpret_cast<const uint8_t*>(script.data()), script.size(), options);
-  EXPECT_GE(fetches, 1) << show(run);
+  const Array fine_namespaces{V(Document{{"ns", V("fuzz.c")}, {"exists", V(true)}})};
+  const Document garbage[] = {
+      reply(Array{V(int32_t{1}), V(Document{{"ns", V("fuzz.c")}})}, Array{V("fuzz.c"), V(2)}),
+      reply(Array{V(Document{{"ns", V("fuzz.c")},
+                             {"_id", V(int32_t{3})},
+                             {"doc", V(Document{{"_id", V(int32_t{1})}, {"x", V(1)}})}})},
+            fine_namespaces),
+      reply(Array{V(Document{{"ns", V("fuzz.c")},
+                             {"_id", V(int32_t{1})},
+                             {"doc", V(Document{{"_id", V(int32_t{1})}, {"x", V(1)}})}})},
+            fine_namespaces),
+  };
+  for (const Document& refetch : garbage) {
+    SCOPED_TRACE(bson::to_json(refetch));
+    const std::string script = roll_back_script(refetch);
+    PeerRunOptions options;
+    options.budget_ms = 20'000;
+    int fetches = 0;
+    // The member's next request after its first refetch shows it survived the reply.
+    options.until = [&](const PeerRun& r) {
+      fetches = static_cast<int>(
+          std::count(r.received.begin(), r.received.end(), std::string("replSetRollbackFetch")));
+      return fetches >= 1 && r.received.back() != "replSetRollbackFetch";
+    };
+    const PeerRun run =
+        serve_peer_input(reinterpret_cast<const uint8_t*>(script.data()), script.size(), options);
+    EXPECT_GE(fetches, 1) << show(run);
+  }
 }
 
 }  // namespace
