@@ -109,16 +109,16 @@ void apply_create_index(Collection& c, const bson::Document& o) {
   c.add_index(std::move(parsed));
 }
 
-// The change itself, idempotently. A well-formed history never breaks a unique index (its
-// primary enforced them, and entries apply in its order), but the entries come from another
-// process or a file: a change that would is refused (DuplicateKey) rather than corrupting an
-// index, and an update whose document names another _id than the one it updates is a bad entry.
+// The change itself, idempotently. Unique secondary indexes are not checked: a secondary applies
+// with them relaxed, as mongod's does (after a rollback, entries replayed over the source's
+// refetched documents can collide for a while; refusing them stalled the member for good). The
+// entries come from another process or a file, so what the collection itself asserts is checked:
+// an update whose document names another _id than the one it updates is a bad entry.
 void apply_change(Store::Impl& impl, OplogEntry& e) {
   switch (e.op) {
     case 'i': {
       Collection& c = collection_for_apply(impl, e.ns, e.ui);
       const std::optional<RecordId> rid = c.find_id(id_of(e.o, "o"));
-      c.check_unique(e.o, rid);
       if (rid) {
         c.replace(*rid, e.o);
       } else {
@@ -132,7 +132,6 @@ void apply_change(Store::Impl& impl, OplogEntry& e) {
       const bson::Value& id = id_of(*e.o2, "o2");
       if (query::compare_values(id_of(e.o, "o"), id) != 0) bad_entry("o._id");
       const std::optional<RecordId> rid = c.find_id(id);
-      c.check_unique(e.o, rid);
       if (rid) {
         e.pre_image = c.get(*rid);  // majority reads undo the change with it (read_as_of.h)
         c.replace(*rid, e.o);

@@ -3,12 +3,16 @@
 // of it as a ctest. libFuzzer's coverage-guided search is `make fuzz` (clang); this driver is
 // its always-on regression net.
 //
-//   fuzz_wire_driver [--target wire|peer] [--mutations N] [--seed S] [--only I] PATH...
+//   fuzz_wire_driver [--target wire|peer] [--mutations N] [--seed S] [--only I]
+//                    [--progress-every K] PATH...
 //
 // --target picks what an input is: a client's connection (wire_target.h, the default) or a
 // replica-set peer's script of replies (peer_target.h). PATHs are corpus files or directories of
 // them. Mutation i is derived from (seed, i) alone, so a failure is reproduced with the same seed
-// and `--only i` (a peer input's run also depends on the member's timing: peer_target.h).
+// and `--only i` (a peer input's run also depends on the member's timing: peer_target.h). A line
+// is printed before every K-th mutation runs (default 1000), so with K = 1 the last line before a
+// crash names the input.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -29,7 +33,7 @@ namespace {
 using Input = std::vector<uint8_t>;
 constexpr int64_t kMaxMutations = 10'000'000;
 constexpr int kMaxEditsPerInput = 6;
-constexpr int64_t kProgressEvery = 1000;
+constexpr int64_t kDefaultProgressEvery = 1000;
 
 using Target = void (*)(const uint8_t*, size_t);
 
@@ -38,13 +42,14 @@ struct Options {
   int64_t mutations = 2000;
   uint64_t seed = 1;
   int64_t only = -1;
+  int64_t progress_every = kDefaultProgressEvery;
   std::vector<std::string> paths;
 };
 
 [[noreturn]] void usage(const std::string& why) {
   std::fprintf(stderr,
                "fuzz_wire_driver: %s\nusage: fuzz_wire_driver [--target wire|peer] "
-               "[--mutations N] [--seed S] [--only I] PATH...\n",
+               "[--mutations N] [--seed S] [--only I] [--progress-every K] PATH...\n",
                why.c_str());
   std::exit(2);
 }
@@ -78,6 +83,9 @@ Options parse_args(int argc, char** argv) {
     } else if (arg == "--seed" && has_value) {
       o.seed = static_cast<uint64_t>(
           parse_count("--seed", argv[++i], std::numeric_limits<int64_t>::max()));
+    } else if (arg == "--progress-every" && has_value) {
+      o.progress_every =
+          std::max<int64_t>(1, parse_count("--progress-every", argv[++i], kMaxMutations));
     } else if (arg == "--only" && has_value) {
       o.only = parse_count("--only", argv[++i], kMaxMutations);
     } else if (!arg.empty() && arg[0] == '-') {
@@ -193,7 +201,7 @@ int main(int argc, char** argv) {
   std::printf("fuzz_wire_driver: %zu corpus inputs ran cleanly\n", corpus.size());
   for (int64_t i = 0; i < o.mutations; ++i) {
     // Printed before running, so the last line before a crash names the input to reproduce.
-    if (i % kProgressEvery == 0) {
+    if (i % o.progress_every == 0) {
       std::printf("fuzz_wire_driver: mutations %lld.. (seed %llu)\n", static_cast<long long>(i),
                   static_cast<unsigned long long>(o.seed));
       std::fflush(stdout);

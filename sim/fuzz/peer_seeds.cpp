@@ -130,10 +130,11 @@ Document refetched() {
 
 }  // namespace
 
-std::string roll_back_script(const bson::Document& refetch_reply) {
+std::string roll_back_script(const bson::Document& refetch_reply, std::optional<Array> optimes) {
   Array batch{V(entry(1, 1, "i", doc(1, 1))), V(entry(2, 1, "i", doc(2, 1))),
               V(entry(3, 1, "i", doc(3, 1)))};
-  Array remote{V(optime(1, 1)), V(optime(2, 1)), V(optime(3, 2))};
+  Array remote =
+      optimes ? std::move(*optimes) : Array{V(optime(1, 1)), V(optime(2, 1)), V(optime(3, 2))};
   return repeat("replSetHeartbeat", heartbeat(1, 2, 3, 2), 8) +
          peer_reply("replSetFetchOplog", fetched(std::move(batch), true, 2)) +
          peer_reply("replSetFetchOplog", fetched(Array{}, false, 2, 2)) +

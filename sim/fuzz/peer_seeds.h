@@ -6,6 +6,7 @@
 // Pure functions. Thread rules: none.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,9 @@ std::vector<PeerSeed> peer_seeds();
 // The "roll-back" seed with `refetch_reply` as the peer's answer to the member's
 // replSetRollbackFetch (a fetch applies entries 1-3, the next says the history diverged, the
 // peer's optimes put the common point at entry 2).
-std::string roll_back_script(const bson::Document& refetch_reply);
+// `optimes`: the peer's optimes in its replSetRollbackOptimes reply (none: entries 1 and 2 of
+// term 1 and 3 of term 2).
+std::string roll_back_script(const bson::Document& refetch_reply,
+                             std::optional<bson::Array> optimes = std::nullopt);
 
 }  // namespace mongosim::fuzz

@@ -4,6 +4,7 @@
 #include <cassert>
 #include <chrono>
 #include <cmath>
+#include <stdexcept>
 
 #include "base/command_error.h"
 #include "query/expression.h"
@@ -268,6 +269,8 @@ Predicate parse_mod(const Value& arg) {
 void parse_operator(const std::string& name, const Value& arg, const Document& whole,
                     std::vector<Predicate>& out, ParseState& st, int depth) {
   if (depth > kFilterDepthMax) bad_value("exceeded maximum filter nesting depth");
+  // The list decides what is known (supported.h); the branches below only parse it.
+  if (!listed(kFieldOperators, name)) bad_value("unknown operator: " + name);
   static const std::pair<std::string_view, Op> kComparisons[] = {
       {"$eq", Op::kEq},   {"$ne", Op::kNe}, {"$lt", Op::kLt},
       {"$lte", Op::kLte}, {"$gt", Op::kGt}, {"$gte", Op::kGte}};
@@ -329,7 +332,7 @@ void parse_operator(const std::string& name, const Value& arg, const Document& w
   } else if (name == "$mod") {
     p = parse_mod(arg);
   } else {
-    bad_value("unknown operator: " + name);
+    throw std::logic_error("listed operator without a parser: " + name);
   }
   out.push_back(std::move(p));
 }
@@ -365,6 +368,15 @@ NodePtr parse_logical(const std::string& name, const Value& value, ParseState& s
 
 NodePtr parse_top_level_operator(const std::string& name, const Value& value, ParseState& st,
                                  int depth) {
+  if (name == "$where" || name == "$text" || name == "$jsonSchema" || name == "$sampleRate") {
+    throw CommandError(code::kNotImplemented, name + " is not supported by mongosim");
+  }
+  // The list decides what is known (supported.h); the branches below only parse it.
+  if (!listed(kTopLevelOperators, name)) {
+    bad_value("unknown top level operator: " + name +
+              ". If you have a field name that starts with a '$' symbol, consider using "
+              "$getField or $setField.");
+  }
   if (name == "$and" || name == "$or" || name == "$nor") {
     return parse_logical(name, value, st, depth);
   }
@@ -378,13 +390,8 @@ NodePtr parse_top_level_operator(const std::string& name, const Value& value, Pa
     node->kind = Node::Kind::kTrue;
   } else if (name == "$alwaysTrue" || name == "$alwaysFalse") {
     node->kind = name == "$alwaysTrue" ? Node::Kind::kTrue : Node::Kind::kFalse;
-  } else if (name == "$where" || name == "$text" || name == "$jsonSchema" ||
-             name == "$sampleRate") {
-    throw CommandError(code::kNotImplemented, name + " is not supported by mongosim");
   } else {
-    bad_value("unknown top level operator: " + name +
-              ". If you have a field name that starts with a '$' symbol, consider using "
-              "$getField or $setField.");
+    throw std::logic_error("listed top-level operator without a parser: " + name);
   }
   return node;
 }

@@ -27,10 +27,15 @@ inline int int32_field(const bson::Document& doc, const char* name, int fallback
   return v >= INT32_MIN && v <= INT32_MAX ? static_cast<int>(v) : fallback;
 }
 
-// A term field: int_field, and a value outside [-1, kMaxTerm] reads as the fallback.
+// The largest term another member's message may carry: kMaxTerm (which this member's own files
+// and oplog may hold) less room for 2^32 elections of this member's own, each adding one, so a
+// term it reaches from a message never becomes one the others, or its own dbpath, refuse.
+inline constexpr int64_t kMaxMessageTerm = kMaxTerm - (int64_t{1} << 32);
+
+// A term field: int_field, and a value outside [-1, kMaxMessageTerm] reads as the fallback.
 inline int64_t term_field(const bson::Document& doc, const char* name, int64_t fallback) {
   const int64_t term = int_field(doc, name, fallback);
-  return term >= -1 && term <= kMaxTerm ? term : fallback;
+  return term >= -1 && term <= kMaxMessageTerm ? term : fallback;
 }
 
 inline bool bool_field(const bson::Document& doc, const char* name) {

@@ -60,7 +60,7 @@ repl::RollbackEntry rollback_entry(const bson::Document& doc) {
 // nothing in it is read as another type, and nothing it names is restored unless asked for.
 bool read_refetch_page(const bson::Array& docs, const bson::Array& exists,
                        const std::vector<repl::DocumentKey>& asked, size_t from, size_t to,
-                       data::RollbackRequest& request) {
+                       const bson::Array& asked_namespaces, data::RollbackRequest& request) {
   const auto was_asked = [&](const std::string& ns, const bson::Value& id) {
     for (size_t i = from; i < to; ++i) {
       if (asked[i].ns == ns && query::compare_values(asked[i].id, id) == 0) return true;
@@ -81,9 +81,13 @@ bool read_refetch_page(const bson::Array& docs, const bson::Array& exists,
     request.documents.push_back(std::move(rd));
   }
   for (const auto& v : exists) {
-    if (!v.is_document() || string_field(v.as_document(), "ns").empty()) return false;
+    if (!v.is_document()) return false;
     const bson::Document& d = v.as_document();
-    if (!bool_field(d, "exists")) request.drop_namespaces.push_back(string_field(d, "ns"));
+    const std::string ns = string_field(d, "ns");
+    const bool ns_asked = std::any_of(asked_namespaces.begin(), asked_namespaces.end(),
+                                      [&](const bson::Value& a) { return a.as_string() == ns; });
+    if (!ns_asked) return false;  // a collection the member did not ask about is never dropped
+    if (!bool_field(d, "exists")) request.drop_namespaces.push_back(ns);
   }
   return true;
 }
@@ -187,7 +191,7 @@ std::optional<data::RollbackRequest> ReplicationCoordinator::build_request(
     }
     bson::Document cmd{{"replSetRollbackFetch", bson::V(int32_t{1})},
                        {"documents", bson::V(std::move(keys))},
-                       {"namespaces", bson::V(std::move(namespaces))}};
+                       {"namespaces", bson::V(namespaces)}};
     MemberReply reply = member_command(host, std::move(cmd), kRollbackCommandTimeoutMs);
     if (!reply_ok(reply)) return std::nullopt;
     // minValid: the source's newest entry once it answered (its documents are at least that new).
@@ -199,7 +203,7 @@ std::optional<data::RollbackRequest> ReplicationCoordinator::build_request(
     }
     const size_t to = std::min(plan.documents.size(), start + kDocumentsPerFetch);
     if (!read_refetch_page(docs->as_array(), exists->as_array(), plan.documents, start, to,
-                           request)) {
+                           namespaces, request)) {
       return std::nullopt;
     }
     if (plan.documents.empty()) break;
@@ -290,13 +294,19 @@ void ReplicationCoordinator::run_rollback(int source) {
     if (!plan) return retry_later("the sync source did not answer with its oplog");
     if (plan->needs_resync) return enter_resync_state(plan->resync_reason);
     if (plan->common_point < committed) {
-      // Log matching makes this impossible: majority-committed entries are on every future
-      // primary. Continuing would silently drop acknowledged writes.
+      // Log matching makes this impossible between members that follow the protocol:
+      // majority-committed entries are on every future primary, so the source is not one (a
+      // reply of no optimes at all gets here). Continuing would silently drop acknowledged
+      // writes; mongod terminates. mongosim's choice: the member stops as after any rollback that
+      // cannot complete (RECOVERING, needs a resync), changing nothing, its process alive.
       log_event(Severity::kError, "ROLLBACK", 21700, "BackgroundSync",
-                "Rollback common point is before the commit point; terminating",
+                "Rollback common point is before the commit point",
                 bson::Document{{"commonPoint", bson::V(plan->common_point.to_document())},
                                {"commitPoint", bson::V(committed.to_document())}});
-      std::abort();
+      return enter_resync_state(
+          "the sync source's history does not hold this member's commit "
+          "point (common point " +
+          bson::to_json(plan->common_point.to_document()) + ")");
     }
     log_event(Severity::kInfo, "ROLLBACK", 21607, "BackgroundSync", "Rollback common point",
               bson::Document{{"commonPoint", bson::V(plan->common_point.to_document())},

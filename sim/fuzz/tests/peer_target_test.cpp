@@ -101,6 +101,8 @@ TEST(PeerTarget, AMalformedRefetchReplyIsNoReply) {
                              {"_id", V(int32_t{1})},
                              {"doc", V(Document{{"_id", V(int32_t{1})}, {"x", V(1)}})}})},
             fine_namespaces),
+      // A namespace the member did not ask about (it would have been dropped).
+      reply(Array{}, Array{V(Document{{"ns", V("fuzz.other")}, {"exists", V(false)}})}),
   };
   for (const Document& refetch : garbage) {
     SCOPED_TRACE(bson::to_json(refetch));
@@ -118,6 +120,20 @@ TEST(PeerTarget, AMalformedRefetchReplyIsNoReply) {
         serve_peer_input(reinterpret_cast<const uint8_t*>(script.data()), script.size(), options);
     EXPECT_GE(fetches, 1) << show(run);
   }
+}
+
+// A source whose optimes hold nothing in common (an empty reply) puts the common point before the
+// commit point, which no member that follows the protocol can: the member stops in RECOVERING
+// (needing a resync) with its process alive. It aborted.
+TEST(PeerTarget, ASourceWithoutTheCommitPointLeavesTheMemberRecovering) {
+  const std::string script = roll_back_script(bson::Document{{"ok", bson::V(1.0)}}, bson::Array{});
+  PeerRunOptions options;
+  options.budget_ms = 20'000;
+  options.until = [](const PeerRun& r) { return r.final_state == repl::MemberState::kRecovering; };
+  const PeerRun run =
+      serve_peer_input(reinterpret_cast<const uint8_t*>(script.data()), script.size(), options);
+  EXPECT_EQ(run.final_state, repl::MemberState::kRecovering) << show(run);
+  EXPECT_TRUE(saw(run, "replSetRollbackOptimes")) << show(run);
 }
 
 }  // namespace

@@ -32,7 +32,8 @@ TEST(ReplicationFields, AnIntFieldIsAWholeLongOrTheFallback) {
 }
 
 // A member index past 32 bits is not its low bits (4294967297 is not member 1); a term past
-// kMaxTerm is garbage (an election adds one to it).
+// kMaxMessageTerm is garbage (an election adds one to it, and a term past kMaxTerm is refused by
+// every member and dbpath: one of exactly 2^62 once wedged a set).
 TEST(ReplicationFields, IndexesAndTermsOutOfRangeReadAsTheFallback) {
   const bson::Document d = bson::from_json(R"({"from": {"$numberLong": "4294967297"}, "one": 1,
       "term": {"$numberLong": "9223372036854775807"}, "t": 5, "low": -2})");
@@ -41,6 +42,12 @@ TEST(ReplicationFields, IndexesAndTermsOutOfRangeReadAsTheFallback) {
   EXPECT_EQ(replication_fields::term_field(d, "term", 0), 0);
   EXPECT_EQ(replication_fields::term_field(d, "t", 0), 5);
   EXPECT_EQ(replication_fields::term_field(d, "low", 0), 0);
+  const bson::Document edge{{"max", bson::V(replication_fields::kMaxMessageTerm)},
+                            {"past", bson::V(replication_fields::kMaxMessageTerm + 1)},
+                            {"limit", bson::V(kMaxTerm)}};
+  EXPECT_EQ(replication_fields::term_field(edge, "max", 0), replication_fields::kMaxMessageTerm);
+  EXPECT_EQ(replication_fields::term_field(edge, "past", 0), 0);
+  EXPECT_EQ(replication_fields::term_field(edge, "limit", 0), 0);
 }
 
 }  // namespace
