@@ -99,13 +99,42 @@ const bson::Document& Collection::get(RecordId rid) const {
 // Multikey expansion: a field holding an array contributes one key per element, an empty
 // array contributes undefined, a missing field contributes null (so a unique index refuses a
 // second document without the field, as mongod's non-sparse unique indexes do).
+namespace {
+
+// Whether walking `dotted` from `doc` meets an array (its values then fan out: a multikey path).
+bool path_meets_array(const bson::Document& doc, const std::string& dotted) {
+  const bson::Document* at = &doc;
+  size_t from = 0;
+  while (true) {
+    const size_t dot = dotted.find('.', from);
+    const bson::Value* v =
+        at->get(dotted.substr(from, dot == std::string::npos ? dot : dot - from));
+    if (v == nullptr) return false;
+    if (v->is_array()) return true;
+    if (dot == std::string::npos || !v->is_document()) return false;
+    at = &v->as_document();
+    from = dot + 1;
+  }
+}
+
+}  // namespace
+
 std::vector<IndexKey> Collection::keys_for(const IndexSpec& spec, const bson::Document& doc) const {
   std::vector<IndexKey> keys{IndexKey{}};
   bool any_present = false;
+  // The field whose values fan out (an array on its path): mongod indexes at most one per
+  // compound key, so the keys stay as many as that array's elements, never a product of arrays.
+  const std::string* fanned_out = nullptr;
   for (const auto& [path, direction] : spec.key) {
     (void)direction;
     std::vector<bson::Value> values;
-    for (const auto& v : query::values_at_path(doc, path)) {
+    const std::vector<bson::Value> at_path = query::values_at_path(doc, path);
+    const bool fans_out = path_meets_array(doc, path);
+    if (fans_out && fanned_out != nullptr) {
+      throw CommandError(171, "cannot index parallel arrays [" + path + "] [" + *fanned_out + "]");
+    }
+    if (fans_out) fanned_out = &path;
+    for (const auto& v : at_path) {
       if (v.is_array()) {
         if (v.as_array().empty()) values.push_back(bson::Value::undefined());
         for (const auto& e : v.as_array()) values.push_back(e);
