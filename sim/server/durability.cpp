@@ -197,8 +197,8 @@ std::optional<PersistedReplicaState> DbPath::load_replica_state() const {
   if (!decoded.doc) throw std::runtime_error("cannot read " + path + ": " + decoded.error);
   const bson::Document& d = *decoded.doc;
   PersistedReplicaState state;
-  // Terms as another member's (kMaxTerm: an election adds one); a vote for a member the config
-  // has (checked below, once the config is read).
+  // Terms up to kMaxTerm (a member reaches at most a message's bound plus its own elections:
+  // replication_fields.h); a vote for a member the config has (checked below, once it is read).
   state.election.term = int_of(d, "term", 0, path, 0, kMaxTerm);
   state.election.last_vote_term = int_of(d, "lastVoteTerm", -1, path, -1, kMaxTerm);
   state.election.last_vote_candidate =
