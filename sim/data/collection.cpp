@@ -96,9 +96,6 @@ const bson::Document& Collection::get(RecordId rid) const {
   return it->second;
 }
 
-// Multikey expansion: a field holding an array contributes one key per element, an empty
-// array contributes undefined, a missing field contributes null (so a unique index refuses a
-// second document without the field, as mongod's non-sparse unique indexes do).
 namespace {
 
 // Whether walking `dotted` from `doc` meets an array (its values then fan out: a multikey path).
@@ -119,6 +116,11 @@ bool path_meets_array(const bson::Document& doc, const std::string& dotted) {
 
 }  // namespace
 
+// Multikey expansion: a field holding an array contributes one key per element, an empty
+// array contributes undefined, a missing field contributes null (so a unique index refuses a
+// second document without the field, as mongod's non-sparse unique indexes do).
+// At most one field of a compound key may meet an array (171 otherwise, as mongod: the keys
+// would be the product of the arrays).
 std::vector<IndexKey> Collection::keys_for(const IndexSpec& spec, const bson::Document& doc) const {
   std::vector<IndexKey> keys{IndexKey{}};
   bool any_present = false;

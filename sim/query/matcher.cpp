@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 #include "base/command_error.h"
 #include "query/expression.h"
@@ -73,8 +74,9 @@ using Node = Matcher::Node;
 
 struct ParseState {
   bool uses_expr = false;
-  std::string
-      path;  // the field whose operators are being parsed ("" inside $elemMatch's value form)
+  // The field whose operators are being parsed ("" inside $elemMatch's value form, as mongod's
+  // parseElemMatch has it): the path an operator's error message names.
+  std::string path;
 };
 
 NodePtr parse_document(const Document& filter, ParseState& st, int depth);
