@@ -252,6 +252,7 @@ std::optional<Handle> claim_hand_over(const std::shared_ptr<Context>& context, c
           reply.outcome == Outcome::kOk && find_int64(*reply.doc, "n").value_or(0) == 1;
       if (reply.outcome == Outcome::kOk && !extended) {
         context->release_hold();  // lapsed: the call waits on (its entry is gone: it queues again)
+        context->lines().closed(line_key(spec), hand_over.id);  // its seats attempt
         return std::nullopt;
       }
       if (!extended || Clock::now() >= sent_at + client_lease) {
@@ -277,6 +278,44 @@ std::optional<Handle> claim_hand_over(const std::shared_ptr<Context>& context, c
   }
 }
 
+// The local line (mongolock.h [notify], "Local line"; local_line.h): while a hold of this
+// Provider owns the lock's line, the call waits in it before any attempt, sending nothing. A
+// Handle when the release of the line's owner granted it the lock and the claim went through
+// (claim_hand_over: the same rules as a queued waiter's hand-over, anchored at the release's
+// send); nullopt to go on attempting: no open line (or a full one), told to attempt (the lock
+// left the Provider), the deadline passed or a stop came (the loop then makes its last attempt,
+// or throws Cancelled), the grant lapsed, or an unknown outcome of that release was resolved by a
+// tombstone of the waiter id (which the call then renews).
+std::optional<Handle> wait_in_line(const std::shared_ptr<Context>& context, const HoldSpec& spec,
+                                   NotifyWaiter& notify, Clock::time_point deadline,
+                                   const std::stop_token& stop) {
+  if (notify.ticket() == nullptr || Clock::now() >= deadline) return std::nullopt;
+  LocalLines& lines = context->lines();
+  const std::string key = line_key(spec);
+  std::shared_ptr<LocalLines::Seat> seat = lines.join(key, notify.waiter_id());
+  if (!seat) return std::nullopt;
+  const LocalLines::Outcome outcome = lines.wait(key, *seat, deadline, stop);
+  if (outcome.state == LocalLines::SeatState::kGranted) {
+    notify.seat_granted();  // from here, a call that ends without it hands the hold on
+    if (stop.stop_requested())
+      throw Cancelled("mongolock: acquire of " + describe(spec) + " cancelled");
+    return claim_hand_over(context, spec, notify,
+                           NotifyWaiter::HandOver{seat->waiter(), outcome.token, outcome.anchor},
+                           stop);
+  }
+  if (outcome.state == LocalLines::SeatState::kUnknown) {
+    notify.seat_granted();  // the waiter id may hold the lock
+    if (auto unresolved = resolve_by_tombstone(*context, spec, seat->waiter(), stop,
+                                               queue_keep_ms(context->options()))) {
+      throw_unresolved(
+          spec, context->options(), outcome.anchor,
+          "the release that offered this call its seat has an unknown outcome; " + *unresolved);
+    }
+    notify.renew();
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<Handle> acquire_loop(const std::shared_ptr<Context>& context, const HoldSpec& spec,
@@ -293,6 +332,7 @@ std::optional<Handle> acquire_loop(const std::shared_ptr<Context>& context, cons
   const Backoff fallback = options.backoff == Backoff::kNotify ? Backoff::kRandom : options.backoff;
   BackoffPolicy backoff(fallback, options.busy_wait_min_ms, options.busy_wait_max_ms, random_u64());
   NotifyWaiter notify(*context, spec);
+  if (auto handle = wait_in_line(context, spec, notify, deadline, stop)) return handle;
   while (true) {
     if (stop.stop_requested())
       throw Cancelled("mongolock: acquire of " + describe(spec) + " cancelled");

@@ -290,6 +290,19 @@ bson_value_t document_value(const bson_t& doc) {
   return value;
 }
 
+// {$set: {_h: the first of `candidates` that is not the holder's own entry and not tombstoned}}:
+// the hand-over's grantee (the queue's live entries, and after them a local line's seat).
+Bson head_stage(const bson_value_t& candidates) {
+  Bson filter(BCON_NEW("cond", "{", "$and", "[", "{", "$ne", "[", BCON_UTF8("$$this.w"),
+                       BCON_UTF8("$holder"), "]", "}", "{", "$not", "[", "{", "$in", "[",
+                       BCON_UTF8("$$this.w"), BCON_UTF8("$_t"), "]", "}", "]", "}", "]", "}"));
+  Bson input = make_bson();
+  bson_append_value(input.get(), "input", -1, &candidates);
+  bson_concat(input.get(), filter.get());
+  return Bson(BCON_NEW("$set", "{", "_h", "{", "$arrayElemAt", "[", "{", "$filter",
+                       BCON_DOCUMENT(input.get()), "}", BCON_INT32(0), "]", "}", "}"));
+}
+
 // The release of a notify holder: the lock goes to the first live queue entry that is not the
 // current holder's own (a queued waiter is never granted to itself), not tombstoned (a waiter
 // that gave up with an unknown outcome) and carries its lease (x: an entry of an earlier version
@@ -318,11 +331,7 @@ Bson hand_over_pipeline(std::optional<std::string_view> leaving) {
   Bson stage0(BCON_NEW("$set", "{", "_q", BCON_DOCUMENT(live_queue().get()), "_t",
                        BCON_DOCUMENT(tombstone_ids(*tombstones).get()), "_m",
                        BCON_DOCUMENT(mine.get()), "}"));
-  Bson stage1(BCON_NEW("$set", "{", "_h", "{", "$arrayElemAt", "[", "{", "$filter", "{", "input",
-                       BCON_UTF8("$_q"), "cond", "{", "$and", "[", "{", "$ne", "[",
-                       BCON_UTF8("$$this.w"), BCON_UTF8("$holder"), "]", "}", "{", "$not", "[", "{",
-                       "$in", "[", BCON_UTF8("$$this.w"), BCON_UTF8("$_t"), "]", "}", "]", "}", "]",
-                       "}", "}", "}", BCON_INT32(0), "]", "}", "}"));
+  Bson stage1 = head_stage(utf8_value("$_q"));
   Bson stage2(BCON_NEW("$set", "{", "_gh", "{", "$and", "[", BCON_UTF8("$_m"), "{", "$gt", "[", "{",
                        "$ifNull", "[", BCON_UTF8("$_h.x"), BCON_INT64(0), "]", "}", BCON_INT64(0),
                        "]", "}", "]", "}", "}"));
@@ -408,6 +417,34 @@ Bson queued_acquire_command(const HoldRequest& request) {
                          /*return_new=*/true);
 }
 
+// The release's hand-over pipeline (stage 1 at index 1: no leave stage) with a local line's seat
+// offered after the queue: {w: seat, p: null, x: lease, o: owner}. Its p is null, so the grant's
+// grantP is null and no Provider's stream passes it on: the releaser wakes the seat itself. Only
+// stage 1 is built per release; the others are copied from the built pipeline.
+Bson seated_pipeline(const bson_t& hand_over, const HoldRequest& request) {
+  assert(request.owner != nullptr && request.expiry_ms > 0);
+  const std::string seat(request.seat);
+  Bson owner = owner_doc(*request.owner);
+  Bson candidates(BCON_NEW("$concatArrays", "[", BCON_UTF8("$_q"), "[", "{", "w",
+                           BCON_UTF8(seat.c_str()), "p", BCON_NULL, "x",
+                           BCON_INT64(request.expiry_ms), "o", "{", "$literal",
+                           BCON_DOCUMENT(owner.get()), "}", "}", "]", "]"));
+  Bson stage1 = head_stage(document_value(*candidates));
+  Bson pipeline = make_bson();
+  bson_iter_t iter;
+  bool ok = bson_iter_init(&iter, &hand_over);
+  assert(ok);
+  while (ok && bson_iter_next(&iter)) {
+    const char* key = bson_iter_key(&iter);
+    if (std::strcmp(key, "1") == 0) {
+      bson_append_document(pipeline.get(), key, -1, stage1.get());
+    } else {
+      bson_append_iter(pipeline.get(), key, -1, &iter);
+    }
+  }
+  return pipeline;
+}
+
 }  // namespace
 
 Bson leave_queue_command(std::string_view collection, std::string_view name,
@@ -460,7 +497,11 @@ Bson release_command(const HoldRequest& request) {
     // once: the exception to Bson's one-thread rule, safe because nothing writes it. Never
     // destroyed: a release racing the process's exit must not read a freed document.
     static const Bson* const kHandOver = new Bson(hand_over_pipeline(std::nullopt));
-    bson_append_array(cmd.get(), "update", -1, kHandOver->get());
+    if (request.seat.empty()) {
+      bson_append_array(cmd.get(), "update", -1, kHandOver->get());
+    } else {
+      bson_append_array(cmd.get(), "update", -1, seated_pipeline(*kHandOver->get(), request).get());
+    }
     bson_append_bool(cmd.get(), "new", -1, true);
     // What the releaser needs to see whom it handed the lock to; the queue stays on the server.
     Bson fields(BCON_NEW("_id", BCON_INT32(0), "holder", BCON_INT32(1), "token", BCON_INT32(1),

@@ -58,6 +58,9 @@ struct HoldRequest {
   const QueueTicket* ticket = nullptr;
   // Plain release only: hand the lock over to the queue's first live entry (notify holders).
   bool hand_over = false;
+  // Hand-over release only: a waiter of the local line (local_line.h) offered after the queue:
+  // granted, as hold id `seat` with this request's lease and owner, when no queued entry is.
+  std::string_view seat = {};
   // Extend only: > 0 also requires this token (the claim of a hand-over).
   int64_t token = 0;
 };
@@ -75,7 +78,9 @@ Bson leave_queue_command(std::string_view collection, std::string_view name,
                          std::string_view waiter);
 Bson extend_command(const HoldRequest& request);
 // With request.hand_over the release grants the lock to the first live queue entry that is not
-// tombstoned, not the releasing id's, and carries a lease (x); otherwise (or with none) it frees.
+// tombstoned, not the releasing id's, and carries a lease (x); with none and a request.seat, to
+// that seat (hold id seat, lease expiry_ms, owner; grantW seat and grantP null, so no Provider's
+// stream passes the event on); otherwise it frees.
 // The hand-over release is a findAndModify that returns (new: true) the document's holder, token,
 // grantW and grantP, so the releaser learns whom it handed the lock to (hand_over_in_release);
 // the plain release is an update.

@@ -52,6 +52,7 @@
 #include "bson_ptr.h"
 #include "hold_scheduler.h"
 #include "index_check.h"
+#include "local_line.h"
 #include "mongolock/options.h"
 #include "release_watcher.h"
 
@@ -144,6 +145,9 @@ class Context {
   bool try_reserve_hold();
   void release_hold();
 
+  // The local lines of this Provider's notify waiters (local_line.h).
+  LocalLines& lines() { return lines_; }
+
   // The scheduler of this Provider's holds (its threads start on the first Lease::start()).
   HoldScheduler& scheduler() { return scheduler_; }
 
@@ -172,6 +176,7 @@ class Context {
   std::string provider_id_;
   std::mutex watcher_mutex_;
   std::unique_ptr<ReleaseWatcher> watcher_;  // made by release_watcher(), under watcher_mutex_
+  LocalLines lines_{options_.expiry_ms};
   // Last, so it is destroyed first: its threads are idle then (a job holds a Lease, a Lease holds
   // this Context), and it joins them, or detaches the one running this destructor.
   HoldScheduler scheduler_;

@@ -48,11 +48,14 @@ Bson extend_for(const HoldSpec& spec, const std::string& id, const Options& opti
   return rw_extend_command(request, spec.exclusive);
 }
 
-Bson release_for(const HoldSpec& spec, const std::string& id, const Options& options) {
+Bson release_for(const HoldSpec& spec, const std::string& id, const Options& options,
+                 std::string_view seat) {
   HoldRequest request = request_for(spec, id, options);
   if (!spec.rw) {
-    // A notify holder hands the lock over to the queue's head (mongolock.h [notify]).
+    // A notify holder hands the lock over to the queue's head, or else to the seat offered
+    // (mongolock.h [notify]).
     request.hand_over = options.backoff == Backoff::kNotify;
+    if (request.hand_over) request.seat = seat;
     return release_command(request);
   }
   return rw_release_command(request, spec.exclusive);

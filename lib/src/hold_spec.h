@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "bson_ptr.h"
 #include "commands.h"
@@ -30,7 +31,13 @@ Bson acquire_for(const HoldSpec& spec, const std::string& id, const Options& opt
 // handed the lock more than once).
 Bson extend_for(const HoldSpec& spec, const std::string& id, const Options& options,
                 int64_t token = 0);
-Bson release_for(const HoldSpec& spec, const std::string& id, const Options& options);
+// `seat`: a local line's first waiter, offered after the queue (notify releases only).
+Bson release_for(const HoldSpec& spec, const std::string& id, const Options& options,
+                 std::string_view seat = {});
+// The key of the lock's local line (local_line.h): collection and name.
+inline std::string line_key(const HoldSpec& spec) {
+  return spec.collection + '\0' + spec.name;
+}
 // The tombstone is kept expiry_ms + reap_after_s, or `keep_at_least_ms` if longer (a notify
 // waiter id's must outlive its queue entry: KEEP).
 Bson resolve_for(const HoldSpec& spec, const std::string& id, const Options& options,

@@ -44,6 +44,11 @@ void Lease::start() {
   if (auto_extend) {
     scheduler().arm(ticket_, weak_from_this(), HoldScheduler::Timer::kExtend, next_extend_at_);
   }
+  if (lined()) context_->lines().opened(line_key(spec_), id_);
+}
+
+bool Lease::lined() const {
+  return !spec_.rw && context_->options().backoff == Backoff::kNotify;
 }
 
 // Cancels what is queued and waits for a job of this hold that is running on another thread
@@ -74,10 +79,18 @@ ReleaseResult Lease::release() noexcept {
   }
   changed_.notify_all();  // wait_lost() returns
   stop_background();
+  // The front seat of this hold's local line, offered after the server's queue; settled below
+  // whatever becomes of the release (an exception settles it as unknown: its id may hold).
+  std::shared_ptr<LocalLines::Seat> seat;
+  SteadyTime sent_at{};
   try {
+    if (lined()) seat = context_->lines().offer(line_key(spec_), id_);
+    sent_at = std::chrono::steady_clock::now();  // a seat's lease clock starts before sending
     // Sent once (write_once): a notify release is a findAndModify, which libmongoc's write helper
     // would send again after a network error; every release keeps one round-trip bound.
-    Reply reply = context_->write_once(*release_for(spec_, id_, context_->options()));
+    Reply reply = context_->write_once(
+        *release_for(spec_, id_, context_->options(), seat ? seat->waiter() : std::string()));
+    if (lined()) settle_line(reply, seat, sent_at);
     // Only an acknowledged reply tells whether the hold was there: n = 1 (or a document
     // returned) removed it, n = 0 found no hold with this id. Anything else leaves the hold as
     // it was or may have removed it: a refusal can come before the update ran (not primary) or
@@ -89,7 +102,43 @@ ReleaseResult Lease::release() noexcept {
     wake_local_grantee(*reply.doc);
     return removed ? ReleaseResult::kReleased : ReleaseResult::kNotHeld;
   } catch (...) {
+    if (lined()) settle_line(Reply{}, seat, sent_at);
     return ReleaseResult::kUnknown;  // allocation failure: the hold lapses at its deadline
+  }
+}
+
+// What this release did to the local line (local_line.h settle): the seat was granted (the reply
+// names it holder), a queued waiter of this Provider was (grantW / grantP name it), or the lock
+// left the Provider; an unacknowledged reply leaves the seat's outcome unknown.
+void Lease::settle_line(const Reply& reply, const std::shared_ptr<LocalLines::Seat>& seat,
+                        SteadyTime sent_at) noexcept {
+  using Settled = LocalLines::Settled;
+  Settled how = Settled::kUnknown;
+  std::string holder;
+  int64_t token = 0;
+  try {
+    if (reply.outcome == Outcome::kOk) {
+      how = Settled::kGone;
+      if (std::optional<Bson> value = find_document(*reply.doc, "value")) {
+        holder = find_utf8(**value, "holder").value_or("");
+        token = find_int64(**value, "token").value_or(0);
+        if (seat && !holder.empty() && holder == seat->waiter() && token > 0) {
+          how = Settled::kSeatGranted;
+        } else if (!holder.empty() && find_utf8(**value, "grantW") == holder &&
+                   find_utf8(**value, "grantP") == context_->provider_id()) {
+          how = Settled::kOwnWaiter;
+        }
+      }
+    }
+  } catch (...) {
+    how = Settled::kUnknown;  // allocation failure reading the reply
+  }
+  if (how == Settled::kGone || how == Settled::kUnknown) holder.clear();
+  try {
+    context_->lines().settle(line_key(spec_), id_, seat, how, holder, token, sent_at);
+  } catch (...) {
+    // Allocation failure making a line entry: only a release without a seat can get here (a
+    // seat's line exists), and its line then stays as it was.
   }
 }
 
@@ -178,6 +227,17 @@ void Lease::on_timer(HoldScheduler::Timer timer) {
   scheduler().post(ticket_, weak_from_this(), HoldScheduler::Job::kNotify);
   lock.unlock();
   changed_.notify_all();
+  close_line();
+}
+
+// A lost hold no longer owns its local line: its seats attempt (never blocks: the lines' mutex is
+// held only for bookkeeping, so the timer thread may call it).
+void Lease::close_line() noexcept {
+  if (!lined()) return;
+  try {
+    context_->lines().closed(line_key(spec_), id_);
+  } catch (...) {
+  }
 }
 
 void Lease::run(HoldScheduler::Job job) {
@@ -234,6 +294,7 @@ void Lease::mark_lost(const std::string& cause, Notify notify) {
     }
   }
   changed_.notify_all();
+  close_line();
   if (notify == Notify::kHere) deliver_lost(cause);
 }
 

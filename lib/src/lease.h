@@ -76,6 +76,12 @@ class Lease : public std::enable_shared_from_this<Lease>, public HoldScheduler::
  private:
   enum class ExtendResult { kExtended, kRefused, kUnknown };
   void wake_local_grantee(const bson_t& release_reply) noexcept;
+  // The local line (local_line.h): whether this hold has one (a notify plain lock), what its
+  // release did to it, and its closing when the hold is lost.
+  bool lined() const;
+  void settle_line(const Reply& reply, const std::shared_ptr<LocalLines::Seat>& seat,
+                   SteadyTime sent_at) noexcept;
+  void close_line() noexcept;
   // Where a loss found by this thread is notified: here (extend()) or on a notifier.
   enum class Notify { kHere, kOnNotifier };
 

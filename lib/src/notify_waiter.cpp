@@ -25,6 +25,16 @@ NotifyWaiter::NotifyWaiter(Context& context, const HoldSpec& spec)
 
 NotifyWaiter::~NotifyWaiter() {
   if (queued_) leave();
+  if (active_ && !granted_) close_line();
+}
+
+void NotifyWaiter::close_line() noexcept {
+  try {
+    context_.lines().closed(line_key(spec_), waiter_id_);
+  } catch (...) {
+    // Allocation failure building the key: a line this id owns closes when a seat finds the
+    // hand-over stale (local_line.h).
+  }
 }
 
 void NotifyWaiter::leave() noexcept {
@@ -74,6 +84,7 @@ std::optional<NotifyWaiter::HandOver> NotifyWaiter::take_hand_over() {
 
 void NotifyWaiter::renew() {
   assert(active_);
+  close_line();
   registration_.reset();
   waiter_id_ = new_acquisition_id();
   ticket_.waiter = waiter_id_;

@@ -21,6 +21,9 @@
 // that reply's token ran before it (tokens of a lock only grow) and is over: it is dropped.
 // (The rules are HandOverClock's, hand_over_clock.h, a pure class tested on its own.)
 //
+// Local line (local_line.h): a release of this Provider may have made this waiter's id the owner
+// of the lock's line (a hand-over to it, not yet claimed); a call that ends without a grant, and
+// renew(), close the line that id owns, so its seats attempt.
 // On leaving without a grant (timeout, cancellation, an error) after one of its attempts was sent
 // (a call refused before sending any, by the holds limit or the index check, sends nothing) it
 // sends the leave (commands.h:
@@ -80,12 +83,21 @@ class NotifyWaiter {
   std::optional<int64_t> planned_sleep_ms(const bson_t* lock_document);
   // Sleeps until `until`, a wake-up after `seen`, or a stop request; false if stopped.
   bool wait(uint64_t seen, SteadyTime until, const std::stop_token& stop) const;
-  void granted() { queued_ = false; }
+  void granted() {
+    queued_ = false;
+    granted_ = true;
+  }
+  // The waiter id, which is also the hold id of a hand-over to it.
+  const std::string& waiter_id() const { return waiter_id_; }
+  // A release granted this waiter's seat in its local line: until granted(), leaving hands that
+  // hold on (as a queued waiter's leave does).
+  void seat_granted() { queued_ = true; }
   // The waiter id was tombstoned: go on as a new waiter (not queued, not registered).
   void renew();
 
  private:
   void leave() noexcept;
+  void close_line() noexcept;
 
   Context& context_;
   const HoldSpec& spec_;
@@ -98,6 +110,7 @@ class NotifyWaiter {
   ClusterTime first_attempt_time_ = 0;
   std::unique_ptr<ReleaseWatcher::Registration> registration_;  // after the first refusal
   bool queued_ = false;  // a sent attempt may have queued this waiter (or it holds a hand-over)
+  bool granted_ = false;  // the call returns a hold
   HandOverClock clock_;  // the anchor and the hand-overs seen (hand_over_clock.h)
 };
 

@@ -26,6 +26,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <vector>
@@ -377,16 +378,22 @@ TEST_F(NotifyTest, AShortSocketTimeoutStillLetsAProviderOnABorrowedPoolEnd) {
 // A pool of one client (maxPoolSize=1) gets no stream: the stream would keep the only client for
 // as long as anyone waits, and the hold's extensions would find none (the hold was lost at its
 // first expiry and the waiter, finding no client either, never got the lock). Here the hold is
-// extended again and again while a waiter of the same Provider waits, and the waiter, polling,
-// gets the lock once it is released.
+// extended again and again while a queued waiter on the same pool waits, and the waiter, polling,
+// gets the lock once it is released. The two are Providers lending one pool: a waiter of the
+// holder's own Provider would wait in its local line, sending nothing.
 TEST_F(NotifyTest, AOneClientPoolKeepsItsClientForHoldsAndItsWaitersPoll) {
   Options options = notify_options("pool-of-one");
   options.expiry_ms = 4000;       // a late extension (a slow, sanitized run) does not lapse it
   options.busy_wait_min_ms = 20;  // the polling, and the grace
   options.busy_wait_max_ms = 100;
-  Provider provider(server_->uri("maxPoolSize=1"), db_, options);
-  Handle held = provider.create_lock("L").acquire(milliseconds(5000));
-  WaitingAcquire waiting(provider.create_lock("L"));
+  mongoc_uri_t* parsed = mongoc_uri_new(server_->uri("maxPoolSize=1").c_str());
+  ASSERT_NE(parsed, nullptr);
+  mongoc_client_pool_t* pool = mongoc_client_pool_new(parsed);
+  mongoc_uri_destroy(parsed);
+  std::optional<Provider> holder(std::in_place, pool, db_, options);
+  std::optional<Provider> waiter(std::in_place, pool, db_, options);
+  Handle held = holder->create_lock("L").acquire(milliseconds(5000));
+  std::optional<WaitingAcquire> waiting(std::in_place, waiter->create_lock("L"));
   wait_for_queue("L", 1);
   std::set<std::string> leases;  // the lock document's expiresAt values seen
   const std::string find = R"({"find": ")" + Options().collection + R"(", "filter": {"_id": "L"}})";
@@ -396,7 +403,11 @@ TEST_F(NotifyTest, AOneClientPoolKeepsItsClientForHoldsAndItsWaitersPoll) {
     return leases.size() >= 4;
   })) << "the hold was not extended while a waiter waited";
   EXPECT_TRUE(held.release()) << "the hold was lost while a waiter waited";
-  EXPECT_TRUE(waiting.granted_by(after(kEventually))) << "the polling waiter never got the lock";
+  EXPECT_TRUE(waiting->granted_by(after(kEventually))) << "the polling waiter never got the lock";
+  waiting.reset();
+  waiter.reset();
+  holder.reset();
+  mongoc_client_pool_destroy(pool);
 }
 
 // A try_acquire that gives up after its one attempt (timeout 0) leaves the queue it joined: else
@@ -538,24 +549,39 @@ TEST_F(NotifyTest, WithoutAStreamWaitersPoll) {
 }
 
 // A release that hands the lock to a waiter of its own Provider wakes that waiter from its
-// reply, without the stream: here the server refuses the Provider's stream (failCommand on its
-// aggregate), and the waiter's polling sleeps are far longer than kEventually, so a waiter granted
-// in time was woken by the release's reply. (Checked to fail with Lease::wake_local_grantee
-// returning at once: the waiter then sleeps its 40 s.) Left out: a waiter of another Provider
-// (its process hears of the hand-over from its own stream only: NotifyTest.AReleaseHands...).
+// reply, without the stream. Such a waiter is queued on the server: it asked before its Provider
+// held the lock (one that asks while its Provider holds waits in the local line instead,
+// local_line_test.cpp). Here the hold is another Provider's, handed over (by the stream) to a first
+// waiter of the shared Provider while a second is queued behind it; then the server refuses the
+// shared Provider's stream (failCommand on its aggregate and getMore), the second waiter polls
+// once (the broken stream wakes it), and its polling sleeps are far longer than kEventually: a
+// waiter granted in time was woken by the first's release reply. (Checked to fail with
+// Lease::wake_local_grantee returning at once.) Left out: a waiter of another Provider (its
+// process hears of the hand-over from its own stream only: NotifyTest.AReleaseHands...).
 TEST_F(NotifyTest, AReleaseWakesAWaiterOfItsOwnProviderFromItsReply) {
-  server_->member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": "alwaysOn",
-      "data": {"failCommands": ["aggregate"], "errorCode": 40573, "appName": "local-shared"}})");
+  Provider other(server_->uri(), db_, notify_options("local-other"));
   Provider shared(server_->uri(), db_, notify_options("local-shared"));
-  Handle held = shared.create_lock("L").acquire(milliseconds(5000));
-  WaitingAcquire waiting(shared.create_lock("L"));
+  Handle other_hold = other.create_lock("L").acquire(milliseconds(5000));
+  WaitingAcquire first(shared.create_lock("L"));
   wait_for_queue("L", 1);
-  const std::string waiter_id = queue_of("L").at(0);
+  WaitingAcquire second(shared.create_lock("L"));
+  wait_for_queue("L", 2);
+  const std::string second_id = queue_of("L").at(1);
+  EXPECT_TRUE(other_hold.release());
+  ASSERT_TRUE(first.granted_by(after(kEventually))) << "the stream did not wake the first waiter";
+  const int64_t attempts = server_->member(0).command_total("findAndModify");
+  server_->member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": "alwaysOn",
+      "data": {"failCommands": ["aggregate", "getMore"], "errorCode": 40573,
+               "appName": "local-shared"}})");
+  // The stream breaks at its next getMore and wakes the second waiter, which attempts once.
+  ASSERT_TRUE(poll_until(after(kEventually), [&] {
+    return server_->member(0).command_total("findAndModify") > attempts;
+  })) << "the refused stream never woke the queued waiter";
   const int64_t get_mores = server_->member(0).command_total("getMore");
-  EXPECT_TRUE(held.release());
-  ASSERT_TRUE(waiting.granted_by(after(kEventually))) << "the release's reply woke nobody";
+  first.release();
+  ASSERT_TRUE(second.granted_by(after(kEventually))) << "the release's reply woke nobody";
   detail::Bson doc = lock_document(server_->uri(), db_, Options().collection, "L");
-  EXPECT_EQ(detail::find_utf8(*doc, "holder"), waiter_id) << detail::to_json(*doc);
+  EXPECT_EQ(detail::find_utf8(*doc, "holder"), second_id) << detail::to_json(*doc);
   EXPECT_EQ(server_->member(0).command_total("getMore"), get_mores)
       << "a refused stream read events";
 }

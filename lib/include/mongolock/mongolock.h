@@ -143,6 +143,22 @@
 //    later release hands it the lock. A lost leave and tombstone (or a full tombstone list)
 //    leave an entry that lapses after KEEP and, if a release hands it the lock first, a hold
 //    that ends with its lease.
+//  * Local line. While a hold of a plain lock by a notify Provider is live (or a release of that
+//    Provider has handed the lock to one of its own queued waiters, until that waiter's call
+//    takes it or ends), the Provider's further notify waiters for that lock wait in its local
+//    line, in arrival order, sending nothing. The hold's release offers the line's first waiter
+//    after the server's queue: the lock goes to the queue's head if it has one, as above, and
+//    else to that waiter (hold id W, a new token, lease NOW + expiry_ms, owner; grantW W and
+//    grantP null, so no change stream passes the event on), in the same findAndModify; the
+//    releasing thread wakes W, whose lease clock starts at the release's send, and W's own
+//    release offers the next. When the lock leaves the Provider (the release handed it to another
+//    Provider's waiter or freed it, or found no hold), the hold is lost, or the hand-over to an
+//    own queued waiter is not taken (its call ends without it, or it is not taken within
+//    expiry_ms), every waiter in the line leaves it and attempts, queueing on the server. A
+//    release with an unknown outcome leaves its offered waiter's id possibly holding: that
+//    waiter resolves it with a tombstone (as an attempt's unknown outcome) and attempts with a
+//    new id. A waiter whose timeout passes in the line leaves it and makes its one last attempt.
+//    At most 10,000 waiters a line (the next attempts instead).
 //  * Wake-up. Each Provider runs one change stream (fullDocument updateLookup) on its plain
 //    lock collection, while it has waiters and for 10 s after the last, on one thread and one
 //    pooled client that the stream keeps all that time (a URI whose maxPoolSize is below 2 gets
@@ -171,19 +187,24 @@
 //  * What it guarantees. Safety is that of every acquire: a hand-over is a grant made by an
 //    atomic update that mints a token as an acquire does, to one waiter, whose lease clock
 //    starts before it. Among notify waiters of one lock, grants follow arrival order while
-//    heads are alive; acquires with other strategies ignore the queue and may overtake it when
-//    the lock is free. A waiter that dies queued (its process crashed or paused) can be handed
-//    the lock while its entry is live: the lock is then unavailable until that hold's lease
-//    ends, as after a holder's crash; entries lapse KEEP after their waiter's last attempt, so
-//    the holds handed to a crashed process's waiters end at most KEEP + expiry_ms after the
-//    crash (plus the clock bound of "Liveness under a clock that is off").
-//  * Cost: besides the attempts (one per waiting call while the stream delivers its
-//    hand-over) and the leave of a call that gives up, one getMore per batch of events (a
-//    hand-over; a replacement of a document this Provider was last handed, while no queued
-//    grant or notify release has cleared grantP, which an acquire of another strategy leaves;
-//    a free lock's head) and one per maxAwaitTimeMS (min(max(expiry_ms / 4, 25 ms), 1 s,
-//    socketTimeoutMS / 4)) of a stream without events; destroying a Provider whose stream is
-//    open waits for its getMore in flight.
+//    heads are alive, with one exception, the local line: a waiter in a line is never granted
+//    while the server's queue has a head, but a waiter of another Provider that asks after it
+//    joined the line is granted before it once (when the line's release finds that waiter
+//    queued, and then the line's waiters queue behind whoever asked before their attempts);
+//    acquires with other strategies ignore the queue and may overtake it when the lock is free. A
+//    waiter that dies queued (its process crashed or paused) can be handed the lock while its entry
+//    is live: the lock is then unavailable until that hold's lease ends, as after a holder's crash;
+//    entries lapse KEEP after their waiter's last attempt, so the holds handed to a crashed
+//    process's waiters end at most KEEP + expiry_ms after the crash (plus the clock bound of
+//    "Liveness under a clock that is off").
+//  * Cost: a waiter granted from its Provider's local line sends nothing (its grant is its
+//    holder's release); besides that, the attempts (one per waiting call while the stream
+//    delivers its hand-over) and the leave of a call that gives up, one getMore per batch of events
+//    (a hand-over; a replacement of a document this Provider was last handed, while no queued grant
+//    or notify release has cleared grantP, which an acquire of another strategy leaves; a free
+//    lock's head) and one per maxAwaitTimeMS (min(max(expiry_ms / 4, 25 ms), 1 s, socketTimeoutMS /
+//    4)) of a stream without events; destroying a Provider whose stream is open waits for its
+//    getMore in flight.
 //  * Known gap: an attempt that runs late without having been resolved (sent, then held past a
 //    call that threw UnknownOutcome, as a blocked connection can hold it) may queue its waiter
 //    again after the call left the queue; a release may then hand the lock to that entry, a
