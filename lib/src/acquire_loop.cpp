@@ -37,6 +37,14 @@ std::string describe(const HoldSpec& spec) {
   return kind + " '" + spec.name + "'";
 }
 
+// Takes a hold slot, or throws Error at the holds limit.
+void reserve_hold_or_throw(Context& context, const HoldSpec& spec) {
+  if (!context.try_reserve_hold()) {
+    throw Error("mongolock: acquire of " + describe(spec) + " refused: this Provider already has " +
+                std::to_string(kHoldsPerProviderMax) + " holds (the limit)");
+  }
+}
+
 Clock::time_point deadline_after(std::chrono::milliseconds timeout) {
   const Clock::time_point now = Clock::now();
   if (timeout >=
@@ -192,10 +200,7 @@ AttemptResult attempt_once(const std::shared_ptr<Context>& context, const HoldSp
 // attempt_once within one reserved hold slot (the Lease keeps it when granted).
 AttemptResult attempt_in_slot(const std::shared_ptr<Context>& context, const HoldSpec& spec,
                               const QueueTicket* ticket, const std::stop_token& stop, bool& sent) {
-  if (!context->try_reserve_hold()) {
-    throw Error("mongolock: acquire of " + describe(spec) + " refused: this Provider already has " +
-                std::to_string(kHoldsPerProviderMax) + " holds (the limit)");
-  }
+  reserve_hold_or_throw(*context, spec);
   bool slot_handed_over = false;
   try {
     AttemptResult result = attempt_once(context, spec, ticket, stop, slot_handed_over, sent);
@@ -230,13 +235,11 @@ AttemptResult ticketed_attempt(const std::shared_ptr<Context>& context, const Ho
 // the call waiting. One with an unknown outcome, or whose reply came back after the lease it
 // started had ended on the client's clock (a slow pool or primary), is handed back: a tombstone
 // of the waiter id frees the hold, and the call waits on as a new waiter.
+// `slot_reserved`: the caller already holds a slot for this claim (a seat of the local line).
 std::optional<Handle> claim_hand_over(const std::shared_ptr<Context>& context, const HoldSpec& spec,
                                       NotifyWaiter& notify, const NotifyWaiter::HandOver& hand_over,
-                                      const std::stop_token& stop) {
-  if (!context->try_reserve_hold()) {
-    throw Error("mongolock: acquire of " + describe(spec) + " refused: this Provider already has " +
-                std::to_string(kHoldsPerProviderMax) + " holds (the limit)");
-  }
+                                      const std::stop_token& stop, bool slot_reserved = false) {
+  if (!slot_reserved) reserve_hold_or_throw(*context, spec);
   bool slot_handed_over = false;
   try {
     const Options& options = context->options();
@@ -279,7 +282,8 @@ std::optional<Handle> claim_hand_over(const std::shared_ptr<Context>& context, c
 }
 
 // The local line (mongolock.h [notify], "Local line"; local_line.h): while a hold of this
-// Provider owns the lock's line, the call waits in it before any attempt, sending nothing. A
+// Provider, or a waiter's first attempt, owns the lock's line, the call waits in it before any
+// attempt, sending nothing; with no line open, it leads one until its first attempt's outcome. A
 // Handle when the release of the line's owner granted it the lock and the claim went through
 // (claim_hand_over: the same rules as a queued waiter's hand-over, anchored at the release's
 // send); nullopt to go on attempting: no open line (or a full one), told to attempt (the lock
@@ -292,17 +296,34 @@ std::optional<Handle> wait_in_line(const std::shared_ptr<Context>& context, cons
   if (notify.ticket() == nullptr || Clock::now() >= deadline) return std::nullopt;
   LocalLines& lines = context->lines();
   const std::string key = line_key(spec);
-  std::shared_ptr<LocalLines::Seat> seat = lines.join(key, notify.waiter_id());
-  if (!seat) return std::nullopt;
+  // A seat keeps a hold slot while it waits, so a grant from the line never meets the limit
+  // (the releasing hold gives its slot back only after its release returns).
+  reserve_hold_or_throw(*context, spec);
+  bool leads = false;
+  std::shared_ptr<LocalLines::Seat> seat;
+  try {
+    seat = lines.join(key, notify.waiter_id(), &leads);
+  } catch (...) {
+    context->release_hold();
+    throw;
+  }
+  if (leads) notify.lead();
+  if (!seat) {
+    context->release_hold();
+    return std::nullopt;
+  }
   const LocalLines::Outcome outcome = lines.wait(key, *seat, deadline, stop);
   if (outcome.state == LocalLines::SeatState::kGranted) {
     notify.seat_granted();  // from here, a call that ends without it hands the hold on
-    if (stop.stop_requested())
+    if (stop.stop_requested()) {
+      context->release_hold();
       throw Cancelled("mongolock: acquire of " + describe(spec) + " cancelled");
+    }
     return claim_hand_over(context, spec, notify,
                            NotifyWaiter::HandOver{seat->waiter(), outcome.token, outcome.anchor},
-                           stop);
+                           stop, /*slot_reserved=*/true);
   }
+  context->release_hold();
   if (outcome.state == LocalLines::SeatState::kUnknown) {
     notify.seat_granted();  // the waiter id may hold the lock
     if (auto unresolved = resolve_by_tombstone(*context, spec, seat->waiter(), stop,
@@ -341,6 +362,7 @@ std::optional<Handle> acquire_loop(const std::shared_ptr<Context>& context, cons
     }
     const uint64_t seen = notify.before_attempt();
     AttemptResult result = ticketed_attempt(context, spec, notify, stop);
+    notify.after_attempt(result.kind == Attempt::kGranted);
     if (result.kind == Attempt::kGranted) {
       notify.granted();
       return std::move(result.handle);

@@ -513,6 +513,36 @@ Bson release_command(const HoldRequest& request) {
                     *single_set_pipeline(*free_pipeline_set()));
 }
 
+Bson seat_release_command(const HoldRequest& request) {
+  assert(!request.seat.empty() && request.owner != nullptr && request.expiry_ms > 0);
+  const std::string seat(request.seat);
+  Bson query = holder_query(request.name, request.id);
+  Bson empty_queue(BCON_NEW("0", "{", "queue", "{", "$exists", BCON_BOOL(false), "}", "}", "1", "{",
+                            "queue", "{", "$size", BCON_INT32(0), "}", "}"));
+  bson_append_array(query.get(), "$or", -1, empty_queue.get());
+  // As the full release's head filter: a tombstoned id is never granted. The seat's id is
+  // tombstoned when a release that offered it had an unknown outcome, and that release may run
+  // late, after its seat has attempted under a new id.
+  Bson not_tombstoned(BCON_NEW("$ne", BCON_UTF8(seat.c_str())));
+  bson_append_document(query.get(), "tombstones.id", -1, not_tombstoned.get());
+  Bson owner = owner_doc(*request.owner);
+  Bson set(BCON_NEW("token", BCON_DOCUMENT(next_token_expr().get()), "holder",
+                    BCON_UTF8(seat.c_str()), "owner", "{", "$literal", BCON_DOCUMENT(owner.get()),
+                    "}", "acquiredAt", BCON_UTF8("$$NOW"), "expiresAt",
+                    BCON_DOCUMENT(lease_end_expr(request.expiry_ms).get()), "reapAt",
+                    BCON_DOCUMENT(reap_at_expr(request.expiry_ms).get()), "grantW",
+                    BCON_UTF8(seat.c_str()), "grantP", BCON_NULL));
+  Bson cmd = make_bson();
+  append_utf8(cmd.get(), "findAndModify", request.collection);
+  bson_append_document(cmd.get(), "query", -1, query.get());
+  bson_append_array(cmd.get(), "update", -1, single_set_pipeline(*set).get());
+  bson_append_bool(cmd.get(), "new", -1, true);
+  Bson fields(BCON_NEW("_id", BCON_INT32(0), "holder", BCON_INT32(1), "token", BCON_INT32(1),
+                       "grantW", BCON_INT32(1), "grantP", BCON_INT32(1)));
+  bson_append_document(cmd.get(), "fields", -1, fields.get());
+  return cmd;
+}
+
 bool release_removed_hold(const bson_t& reply) {
   if (bson_has_field(&reply, "value")) return !find_is_null_or_missing(reply, "value");
   return find_int64(reply, "n").value_or(0) == 1;

@@ -85,6 +85,13 @@ Bson extend_command(const HoldRequest& request);
 // grantW and grantP, so the releaser learns whom it handed the lock to (hand_over_in_release);
 // the plain release is an update.
 Bson release_command(const HoldRequest& request);
+// The short form of a hand-over release that offers request.seat, for a document whose queue is
+// empty or missing (the line's usual case) and whose tombstones do not list the seat: one
+// findAndModify of one $set stage that grants the seat as release_command would with no queued
+// head, returning the same fields. A null value: the queue is not empty, the seat is tombstoned
+// (a release that offered it ran late, after its outcome was resolved), or the hold is not
+// request.id's; the caller then sends release_command.
+Bson seat_release_command(const HoldRequest& request);
 // Whether a release's acknowledged reply, of either form, says it removed the hold.
 bool release_removed_hold(const bson_t& reply);
 struct HandOverSeen {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <random>
 
 #include "commands.h"
@@ -59,6 +60,15 @@ Bson release_for(const HoldSpec& spec, const std::string& id, const Options& opt
     return release_command(request);
   }
   return rw_release_command(request, spec.exclusive);
+}
+
+Bson seat_release_for(const HoldSpec& spec, const std::string& id, const Options& options,
+                      std::string_view seat) {
+  assert(!spec.rw && options.backoff == Backoff::kNotify);
+  HoldRequest request = request_for(spec, id, options);
+  request.hand_over = true;
+  request.seat = seat;
+  return seat_release_command(request);
 }
 
 Bson resolve_for(const HoldSpec& spec, const std::string& id, const Options& options,

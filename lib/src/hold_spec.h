@@ -34,6 +34,10 @@ Bson extend_for(const HoldSpec& spec, const std::string& id, const Options& opti
 // `seat`: a local line's first waiter, offered after the queue (notify releases only).
 Bson release_for(const HoldSpec& spec, const std::string& id, const Options& options,
                  std::string_view seat = {});
+// The short release that offers `seat` while the queue is empty (commands.h
+// seat_release_command; notify plain locks only).
+Bson seat_release_for(const HoldSpec& spec, const std::string& id, const Options& options,
+                      std::string_view seat);
 // The key of the lock's local line (local_line.h): collection and name.
 inline std::string line_key(const HoldSpec& spec) {
   return spec.collection + '\0' + spec.name;

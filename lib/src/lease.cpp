@@ -44,7 +44,7 @@ void Lease::start() {
   if (auto_extend) {
     scheduler().arm(ticket_, weak_from_this(), HoldScheduler::Timer::kExtend, next_extend_at_);
   }
-  if (lined()) context_->lines().opened(line_key(spec_), id_);
+  if (lined()) context_->lines().opened(line_key(spec_), id_, token_);
 }
 
 bool Lease::lined() const {
@@ -88,8 +88,8 @@ ReleaseResult Lease::release() noexcept {
     sent_at = std::chrono::steady_clock::now();  // a seat's lease clock starts before sending
     // Sent once (write_once): a notify release is a findAndModify, which libmongoc's write helper
     // would send again after a network error; every release keeps one round-trip bound.
-    Reply reply = context_->write_once(
-        *release_for(spec_, id_, context_->options(), seat ? seat->waiter() : std::string()));
+    Reply reply = seat ? release_offering(*seat)
+                       : context_->write_once(*release_for(spec_, id_, context_->options()));
     if (lined()) settle_line(reply, seat, sent_at);
     // Only an acknowledged reply tells whether the hold was there: n = 1 (or a document
     // returned) removed it, n = 0 found no hold with this id. Anything else leaves the hold as
@@ -105,6 +105,17 @@ ReleaseResult Lease::release() noexcept {
     if (lined()) settle_line(Reply{}, seat, sent_at);
     return ReleaseResult::kUnknown;  // allocation failure: the hold lapses at its deadline
   }
+}
+
+// A release that offers `seat`: the short form while the queue is empty, the full hand-over
+// release when the short one matched nothing (a queue, or no hold of this id). Two round trips at
+// most; an unacknowledged short form is the release's reply (its outcome is unknown: the full
+// one is not sent after it).
+Reply Lease::release_offering(const LocalLines::Seat& seat) {
+  const Options& options = context_->options();
+  Reply reply = context_->write_once(*seat_release_for(spec_, id_, options, seat.waiter()));
+  if (reply.outcome != Outcome::kOk || !find_is_null_or_missing(*reply.doc, "value")) return reply;
+  return context_->write_once(*release_for(spec_, id_, options, seat.waiter()));
 }
 
 // What this release did to the local line (local_line.h settle): the seat was granted (the reply
@@ -137,8 +148,7 @@ void Lease::settle_line(const Reply& reply, const std::shared_ptr<LocalLines::Se
   try {
     context_->lines().settle(line_key(spec_), id_, seat, how, holder, token, sent_at);
   } catch (...) {
-    // Allocation failure making a line entry: only a release without a seat can get here (a
-    // seat's line exists), and its line then stays as it was.
+    // Not reached: settling allocates nothing (local_line.cpp); the key's copy is made above.
   }
 }
 

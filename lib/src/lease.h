@@ -82,6 +82,7 @@ class Lease : public std::enable_shared_from_this<Lease>, public HoldScheduler::
   void settle_line(const Reply& reply, const std::shared_ptr<LocalLines::Seat>& seat,
                    SteadyTime sent_at) noexcept;
   void close_line() noexcept;
+  Reply release_offering(const LocalLines::Seat& seat);
   // Where a loss found by this thread is notified: here (extend()) or on a notifier.
   enum class Notify { kHere, kOnNotifier };
 

@@ -19,23 +19,22 @@ void LocalLines::set_state(Seat& seat, SeatState state) {
 }
 
 // Every seat not offered leaves with kAsk; an offered one stays until its release settles.
+// Allocates nothing, so a release's settling cannot fail half way.
 void LocalLines::close(Line& line) {
   line.owner.clear();
   line.pending = false;
-  std::deque<std::shared_ptr<Seat>> kept;
   for (const std::shared_ptr<Seat>& seat : line.seats) {
-    if (seat->state_ == SeatState::kOffered) {
-      kept.push_back(seat);
-    } else {
-      set_state(*seat, SeatState::kAsk);
-    }
+    if (seat->state_ != SeatState::kOffered) set_state(*seat, SeatState::kAsk);
   }
-  line.seats = std::move(kept);
+  std::erase_if(line.seats, [](const std::shared_ptr<Seat>& seat) {
+    return seat->state_ != SeatState::kOffered;
+  });
 }
 
-void LocalLines::own(Line& line, const std::string& holder, bool pending) {
+void LocalLines::own(Line& line, const std::string& holder, int64_t token, bool pending) {
   assert(!holder.empty());
   line.owner = holder;
+  line.token = std::max(line.token, token);
   line.pending = pending;
   if (pending) line.pending_since = std::chrono::steady_clock::now();
 }
@@ -46,12 +45,17 @@ void LocalLines::forget_if_idle(const std::string& lock) {
 }
 
 std::shared_ptr<LocalLines::Seat> LocalLines::join(const std::string& lock,
-                                                   const std::string& waiter) {
+                                                   const std::string& waiter, bool* leads) {
   std::lock_guard guard(mutex_);
   auto it = lines_.find(lock);
-  if (it == lines_.end() || it->second.owner.empty() || it->second.seats.size() >= kSeatsMax) {
+  if (it == lines_.end() || it->second.owner.empty()) {
+    if (leads != nullptr) {
+      own(lines_[lock], waiter, /*token=*/0, /*pending=*/true);
+      *leads = true;
+    }
     return nullptr;
   }
+  if (it->second.seats.size() >= kSeatsMax) return nullptr;
   auto seat = std::make_shared<Seat>(waiter);
   it->second.seats.push_back(seat);
   return seat;
@@ -91,9 +95,28 @@ LocalLines::Outcome LocalLines::wait(const std::string& lock, Seat& seat, Steady
   return Outcome{seat.state_, seat.token_, seat.anchor_};
 }
 
-void LocalLines::opened(const std::string& lock, const std::string& hold) {
+void LocalLines::arrive(const std::string& waiter) {
   std::lock_guard guard(mutex_);
-  own(lines_[lock], hold, /*pending=*/false);
+  waiters_.insert(waiter);
+}
+
+void LocalLines::depart(const std::string& lock, const std::string& waiter, bool close_owned) {
+  std::lock_guard guard(mutex_);
+  waiters_.erase(waiter);
+  if (!close_owned) return;
+  auto it = lines_.find(lock);
+  if (it == lines_.end() || it->second.owner != waiter) return;
+  close(it->second);
+  forget_if_idle(lock);
+}
+
+void LocalLines::opened(const std::string& lock, const std::string& hold, int64_t token) {
+  std::lock_guard guard(mutex_);
+  Line& line = lines_[lock];
+  // A Lease starts right after its grant and before its release: it is the lock's holder, the
+  // newest grant this Provider has seen (the token check keeps a Lease that started late, after
+  // its hold lapsed and another of this Provider's was granted, from taking the line back).
+  if (token >= line.token) own(line, hold, token, /*pending=*/false);
 }
 
 void LocalLines::closed(const std::string& lock, const std::string& hold) {
@@ -119,33 +142,39 @@ void LocalLines::settle(const std::string& lock, const std::string& hold,
                         const std::shared_ptr<Seat>& offered, Settled how,
                         const std::string& holder, int64_t token, SteadyTime sent_at) {
   std::lock_guard guard(mutex_);
-  Line& line = lines_[lock];
+  auto it = lines_.find(lock);
+  if (it == lines_.end()) return;  // no seat offered (a line with one is kept) and nothing to own
+  Line& line = it->second;
+  assert(!offered || (offered->state_ == SeatState::kOffered && !line.seats.empty() &&
+                      line.seats.front() == offered));
+  // Only a release of the line's owner moves it on. Replies are settled in the order their
+  // threads get here, not the order the server ran them: a grantee can take its hand-over from
+  // its stream or its own attempt, start its Lease (which owns the line from then) and release
+  // before the releaser reads its reply, which must then change nothing.
+  // A hand-over to a call that has ended (its leave ran after the grant and handed the lock on
+  // or freed it) leaves the lock to nobody of this line.
+  if (how == Settled::kOwnWaiter && !waiters_.contains(holder)) how = Settled::kGone;
+  const bool owns = line.owner == hold;
+  const bool granted = how == Settled::kSeatGranted || how == Settled::kOwnWaiter;
+  if (owns && !granted) close(line);
   if (offered) {
-    assert(offered->state_ == SeatState::kOffered && !line.seats.empty() &&
-           line.seats.front() == offered);
-    if (how == Settled::kOwnWaiter) {
-      set_state(*offered, SeatState::kWaiting);  // still first in line
+    offered->token_ = token;
+    offered->anchor_ = sent_at;
+    // Not granted, and the line still open (given to a queued waiter of this Provider, or owned
+    // by a newer hold when this reply came late): it stays first.
+    const bool stays =
+        how != Settled::kSeatGranted && how != Settled::kUnknown && !line.owner.empty();
+    if (stays) {
+      set_state(*offered, SeatState::kWaiting);
     } else {
       line.seats.pop_front();
-      offered->token_ = token;
-      offered->anchor_ = sent_at;
       set_state(*offered, how == Settled::kSeatGranted ? SeatState::kGranted
-                          : how == Settled::kGone      ? SeatState::kAsk
-                                                       : SeatState::kUnknown);
+                          : how == Settled::kUnknown   ? SeatState::kUnknown
+                                                       : SeatState::kAsk);
     }
   }
-  // Who holds the lock now is what the reply says, whoever owned the line; a release that lost
-  // the lock to nobody of this Provider closes only a line it still owns.
-  switch (how) {
-    case Settled::kSeatGranted:
-    case Settled::kOwnWaiter:
-      own(line, holder, /*pending=*/true);
-      break;
-    case Settled::kGone:
-    case Settled::kUnknown:
-      if (line.owner == hold || line.owner.empty()) close(line);
-      break;
-  }
+  // Last: the owner's copy is the one step that allocates (a failure leaves the seat settled).
+  if (owns && granted) own(line, holder, token, /*pending=*/true);
   forget_if_idle(lock);
 }
 

@@ -3,9 +3,12 @@
 //
 // A lock's line is OPEN while it names an OWNER: the id of a hold of this Provider that started
 // (opened()), or of a waiter of this Provider that one of its releases handed the lock to and
-// that has not started its Lease yet (PENDING). A waiter joins only an open line, at its back
-// (join(); nullptr when the line is closed or full: the waiter attempts as before). The owner's
-// release offers the front seat (offer(): kOffered) after the server's queue, and settle()s:
+// that has not started its Lease yet (PENDING), or of a waiter whose first attempt is in flight
+// (a LEADER: a closed line's first comer, join(leads); its attempt, if granted, starts the Lease
+// that owns the line, else its caller closes the line). A waiter joins only an open line, at its
+// back (join(); nullptr when the line is closed or full: the waiter attempts as before). The
+// owner's release offers the front seat (offer(): kOffered) after the server's queue, and
+// settle()s:
 //   kSeatGranted  the seat holds the lock: kGranted with the release's token and send time (its
 //                 lease anchor); it becomes the owner, pending
 //   kOwnWaiter    a queued waiter of this Provider holds it: it becomes the owner, pending; the
@@ -15,11 +18,18 @@
 //   kUnknown      the release's outcome is unknown: the offered seat gets kUnknown (its id may
 //                 hold the lock; its waiter resolves it) and the line closes
 // closed(id) closes the line if `id` is its owner (a hold lost; a pending owner's call that
-// ended without starting its Lease). Closing gives every seat not offered kAsk: it leaves the
+// ended without starting its Lease: depart()); a hand-over to a waiter whose call has departed
+// counts as kGone. Closing gives every seat not offered kAsk: it leaves the
 // line and attempts, queueing on the server. A pending owner that has not started its Lease
 // within stale_ms is closed by the first seat that wakes after it (a hand-over nobody claims
 // must not stall the line).
 //
+// Order: releases' replies reach settle() in whatever order their threads run, not the order the
+// server ran them (a grantee may take its hand-over from its stream or its own attempt, hold and
+// release before its releaser reads the reply). So only a release by the line's owner moves the
+// line on; a Lease that starts owns it (it is the newest grant: its token is not below the
+// line's); an offered seat that goes back to waiting returns to the front only of a line still
+// open (else it attempts).
 // Invariants: a seat is in at most one line; at most one seat of a line is kOffered, the front
 // one, by its owner's release; seats leave in the order they joined except when closing tells
 // them all kAsk; at most kSeatsMax seats a line; a line is kept only while open or seated.
@@ -36,6 +46,7 @@
 #include <stop_token>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace mongolock::detail {
 
@@ -71,13 +82,24 @@ class LocalLines {
   LocalLines(const LocalLines&) = delete;
   LocalLines& operator=(const LocalLines&) = delete;
 
-  std::shared_ptr<Seat> join(const std::string& lock, const std::string& waiter);
+  // A seat at the back of the open line; nullptr when the line is full, or closed: then, when
+  // `leads` is given, `waiter` becomes the closed line's pending owner (*leads set), so waiters
+  // that come while its first attempt is in flight take seats behind it (the caller closes it
+  // when that attempt is not granted).
+  std::shared_ptr<Seat> join(const std::string& lock, const std::string& waiter,
+                             bool* leads = nullptr);
   // Waits until the seat is settled (kGranted, kAsk, kUnknown), `until` passes or a stop is
   // requested; then, unless settled, it leaves: a waiting seat at once (kLeft), an offered one
   // once its release settles (a round trip).
   Outcome wait(const std::string& lock, Seat& seat, SteadyTime until, const std::stop_token& stop);
 
-  void opened(const std::string& lock, const std::string& hold);
+  // The notify waiting calls of this Provider, by waiter id: a release's hand-over to one that has
+  // ended (its leave ran first) does not give it the line. depart() also closes the line the id
+  // owns when `close` (the call returns no hold).
+  void arrive(const std::string& waiter);
+  void depart(const std::string& lock, const std::string& waiter, bool close);
+  // A Lease of this Provider started: hold `hold` with fencing token `token`.
+  void opened(const std::string& lock, const std::string& hold, int64_t token);
   void closed(const std::string& lock, const std::string& hold);
   // The front seat, offered by the release of `hold` if it owns the line; nullptr otherwise.
   std::shared_ptr<Seat> offer(const std::string& lock, const std::string& hold);
@@ -95,18 +117,20 @@ class LocalLines {
  private:
   struct Line {
     std::string owner;  // empty: closed
+    int64_t token = 0;  // the highest fencing token of a grant the line was given
     bool pending = false;
     SteadyTime pending_since{};
     std::deque<std::shared_ptr<Seat>> seats;  // kWaiting, and at the front one kOffered
   };
   static void set_state(Seat& seat, SeatState state);
   void close(Line& line);
-  void own(Line& line, const std::string& holder, bool pending);
+  void own(Line& line, const std::string& holder, int64_t token, bool pending);
   void forget_if_idle(const std::string& lock);
 
   const std::chrono::milliseconds stale_;
   mutable std::mutex mutex_;
   std::unordered_map<std::string, Line> lines_;
+  std::unordered_set<std::string> waiters_;  // arrived and not departed
 };
 
 }  // namespace mongolock::detail

@@ -21,19 +21,34 @@ NotifyWaiter::NotifyWaiter(Context& context, const HoldSpec& spec)
       waiter_id_,        context.provider_id(), queue_keep_ms(options), options.busy_wait_max_ms,
       options.expiry_ms, &options.owner};
   watcher_ = context.release_watcher();
+  context.lines().arrive(waiter_id_);
 }
 
 NotifyWaiter::~NotifyWaiter() {
   if (queued_) leave();
-  if (active_ && !granted_) close_line();
+  if (active_) depart(/*close=*/!granted_);
+}
+
+void NotifyWaiter::after_attempt(bool granted_now) {
+  if (!leading_) return;
+  leading_ = false;
+  if (!granted_now) close_line();  // a granted attempt's Lease owns the line now
+}
+
+void NotifyWaiter::depart(bool close) noexcept {
+  try {
+    context_.lines().depart(line_key(spec_), waiter_id_, close);
+  } catch (...) {
+    // Allocation failure building the key: a line this id owns closes when a seat finds the
+    // hand-over stale (local_line.h).
+  }
 }
 
 void NotifyWaiter::close_line() noexcept {
   try {
     context_.lines().closed(line_key(spec_), waiter_id_);
   } catch (...) {
-    // Allocation failure building the key: a line this id owns closes when a seat finds the
-    // hand-over stale (local_line.h).
+    // As depart().
   }
 }
 
@@ -84,9 +99,10 @@ std::optional<NotifyWaiter::HandOver> NotifyWaiter::take_hand_over() {
 
 void NotifyWaiter::renew() {
   assert(active_);
-  close_line();
+  depart(/*close=*/true);
   registration_.reset();
   waiter_id_ = new_acquisition_id();
+  context_.lines().arrive(waiter_id_);
   ticket_.waiter = waiter_id_;
   queued_ = false;
   first_attempt_time_ = 0;

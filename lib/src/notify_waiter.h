@@ -21,9 +21,10 @@
 // that reply's token ran before it (tokens of a lock only grow) and is over: it is dropped.
 // (The rules are HandOverClock's, hand_over_clock.h, a pure class tested on its own.)
 //
-// Local line (local_line.h): a release of this Provider may have made this waiter's id the owner
-// of the lock's line (a hand-over to it, not yet claimed); a call that ends without a grant, and
-// renew(), close the line that id owns, so its seats attempt.
+// Local line (local_line.h): the waiter id arrives in the Provider's lines while the call lasts
+// (a hand-over to an id that departed does not give it the line). A release of this Provider may
+// have made this waiter's id the owner of the lock's line (a hand-over to it, not yet claimed); a
+// call that ends without a grant, and renew(), close the line that id owns, so its seats attempt.
 // On leaving without a grant (timeout, cancellation, an error) after one of its attempts was sent
 // (a call refused before sending any, by the holds limit or the index check, sends nothing) it
 // sends the leave (commands.h:
@@ -92,12 +93,17 @@ class NotifyWaiter {
   // A release granted this waiter's seat in its local line: until granted(), leaving hands that
   // hold on (as a queued waiter's leave does).
   void seat_granted() { queued_ = true; }
+  // This waiter leads the lock's local line (local_line.h): until its attempt is granted, the
+  // line's owner is its id. after_attempt() closes the line when the attempt was not granted.
+  void lead() { leading_ = true; }
+  void after_attempt(bool granted_now);
   // The waiter id was tombstoned: go on as a new waiter (not queued, not registered).
   void renew();
 
  private:
   void leave() noexcept;
   void close_line() noexcept;
+  void depart(bool close) noexcept;
 
   Context& context_;
   const HoldSpec& spec_;
@@ -111,6 +117,7 @@ class NotifyWaiter {
   std::unique_ptr<ReleaseWatcher::Registration> registration_;  // after the first refusal
   bool queued_ = false;  // a sent attempt may have queued this waiter (or it holds a hand-over)
   bool granted_ = false;  // the call returns a hold
+  bool leading_ = false;  // its id owns the local line while its first attempt is in flight
   HandOverClock clock_;  // the anchor and the hand-overs seen (hand_over_clock.h)
 };
 

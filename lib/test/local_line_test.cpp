@@ -16,12 +16,14 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <optional>
 #include <stop_token>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "acquire_loop.h"
 #include "bson_ptr.h"
@@ -51,7 +53,7 @@ LocalLines::SteadyTime already_past() {
 TEST(LocalLines, AWaiterJoinsOnlyAnOpenLine) {
   LocalLines lines(kNeverStaleMs);
   EXPECT_EQ(lines.join(kLock, "w1"), nullptr) << "joined a line no hold of the Provider owns";
-  lines.opened(kLock, "h");
+  lines.opened(kLock, "h", 10);
   ASSERT_NE(lines.join(kLock, "w1"), nullptr);
   EXPECT_EQ(lines.seats(kLock), 1u);
   lines.closed(kLock, "someone-else");
@@ -61,39 +63,79 @@ TEST(LocalLines, AWaiterJoinsOnlyAnOpenLine) {
   EXPECT_EQ(lines.join(kLock, "w2"), nullptr);
 }
 
+// The first comer to a closed line leads it while its attempt is in flight: later comers take
+// seats behind it; its refusal (the caller closes the line) sends them to attempt.
+TEST(LocalLines, TheFirstComerLeadsAClosedLineUntilItsAttemptsOutcome) {
+  LocalLines lines(kNeverStaleMs);
+  bool leads = false;
+  EXPECT_EQ(lines.join(kLock, "first", &leads), nullptr);
+  EXPECT_TRUE(leads);
+  EXPECT_EQ(lines.owner(kLock), "first");
+  bool second_leads = false;
+  auto seat = lines.join(kLock, "second", &second_leads);
+  ASSERT_NE(seat, nullptr);
+  EXPECT_FALSE(second_leads);
+  lines.closed(kLock, "first");
+  EXPECT_EQ(lines.wait(kLock, *seat, far_future(), {}).state, SeatState::kAsk);
+}
+
 TEST(LocalLines, TheOwnersReleaseOffersTheFrontSeatAndAGrantPassesTheLine) {
   LocalLines lines(kNeverStaleMs);
-  lines.opened(kLock, "h");
+  lines.opened(kLock, "h", 10);
   auto first = lines.join(kLock, "w1");
   auto second = lines.join(kLock, "w2");
   EXPECT_EQ(lines.offer(kLock, "not-the-owner"), nullptr);
   ASSERT_EQ(lines.offer(kLock, "h"), first);
   EXPECT_EQ(lines.offer(kLock, "h"), nullptr) << "a second offer while the first is in flight";
   const auto sent = std::chrono::steady_clock::now();
-  lines.settle(kLock, "h", first, Settled::kSeatGranted, "w1", 7, sent);
+  lines.settle(kLock, "h", first, Settled::kSeatGranted, "w1", 17, sent);
   const LocalLines::Outcome got = lines.wait(kLock, *first, far_future(), std::stop_token());
   EXPECT_EQ(got.state, SeatState::kGranted);
-  EXPECT_EQ(got.token, 7);
+  EXPECT_EQ(got.token, 17);
   EXPECT_EQ(got.anchor, sent);
   EXPECT_EQ(lines.owner(kLock), "w1") << "the granted seat owns the line";
   EXPECT_EQ(lines.seats(kLock), 1u);
-  lines.opened(kLock, "w1");  // its Lease started
+  lines.opened(kLock, "w1", 17);  // its Lease started
   EXPECT_EQ(lines.offer(kLock, "w1"), second);
 }
 
 TEST(LocalLines, AHandOverToAQueuedWaiterOfTheProviderKeepsTheSeatFirst) {
   LocalLines lines(kNeverStaleMs);
-  lines.opened(kLock, "h");
+  lines.opened(kLock, "h", 10);
   auto seat = lines.join(kLock, "w1");
   ASSERT_EQ(lines.offer(kLock, "h"), seat);
-  lines.settle(kLock, "h", seat, Settled::kOwnWaiter, "queued", 0, {});
+  lines.arrive("queued");
+  lines.settle(kLock, "h", seat, Settled::kOwnWaiter, "queued", 11, {});
   EXPECT_EQ(lines.owner(kLock), "queued");
   EXPECT_EQ(lines.offer(kLock, "queued"), seat) << "the seat lost its place";
 }
 
+// A hand-over to a queued waiter whose call ended before the releaser read the reply (its leave
+// ran after the grant: the lock is free or handed on) gives the line to nobody; a call that ends
+// after the reply closes the line it was given.
+TEST(LocalLines, AHandOverToACallThatEndedClosesTheLine) {
+  LocalLines lines(kNeverStaleMs);
+  lines.opened(kLock, "h", 10);
+  auto first = lines.join(kLock, "w1");
+  lines.arrive("gone");
+  lines.depart(kLock, "gone", /*close=*/true);
+  ASSERT_EQ(lines.offer(kLock, "h"), first);
+  lines.settle(kLock, "h", first, Settled::kOwnWaiter, "gone", 11, {});
+  EXPECT_EQ(lines.owner(kLock), "");
+  EXPECT_EQ(lines.wait(kLock, *first, far_future(), {}).state, SeatState::kAsk);
+
+  lines.opened(kLock, "h2", 20);
+  auto second = lines.join(kLock, "w2");
+  lines.arrive("later");
+  lines.settle(kLock, "h2", nullptr, Settled::kOwnWaiter, "later", 21, {});
+  EXPECT_EQ(lines.owner(kLock), "later");
+  lines.depart(kLock, "later", /*close=*/true);
+  EXPECT_EQ(lines.wait(kLock, *second, far_future(), {}).state, SeatState::kAsk);
+}
+
 TEST(LocalLines, TheLockLeavingTheProviderSendsEverySeatToAttempt) {
   LocalLines lines(kNeverStaleMs);
-  lines.opened(kLock, "h");
+  lines.opened(kLock, "h", 10);
   auto offered = lines.join(kLock, "w1");
   auto behind = lines.join(kLock, "w2");
   ASSERT_EQ(lines.offer(kLock, "h"), offered);
@@ -106,7 +148,7 @@ TEST(LocalLines, TheLockLeavingTheProviderSendsEverySeatToAttempt) {
 
 TEST(LocalLines, AnUnknownReleaseLeavesTheOfferedSeatUnknownAndTheRestAttempt) {
   LocalLines lines(kNeverStaleMs);
-  lines.opened(kLock, "h");
+  lines.opened(kLock, "h", 10);
   auto offered = lines.join(kLock, "w1");
   auto behind = lines.join(kLock, "w2");
   ASSERT_EQ(lines.offer(kLock, "h"), offered);
@@ -119,24 +161,62 @@ TEST(LocalLines, AnUnknownReleaseLeavesTheOfferedSeatUnknownAndTheRestAttempt) {
 // that release (here a grant, which makes it the owner again), the others attempt.
 TEST(LocalLines, ALossWhileAnOfferIsInFlightLeavesTheOfferToItsRelease) {
   LocalLines lines(kNeverStaleMs);
-  lines.opened(kLock, "h");
+  lines.opened(kLock, "h", 10);
   auto offered = lines.join(kLock, "w1");
   auto behind = lines.join(kLock, "w2");
   ASSERT_EQ(lines.offer(kLock, "h"), offered);
   lines.closed(kLock, "h");
   EXPECT_EQ(lines.wait(kLock, *behind, far_future(), {}).state, SeatState::kAsk);
-  lines.settle(kLock, "h", offered, Settled::kSeatGranted, "w1", 9, {});
+  lines.settle(kLock, "h", offered, Settled::kSeatGranted, "w1", 19, {});
   EXPECT_EQ(lines.wait(kLock, *offered, far_future(), {}).state, SeatState::kGranted);
+  EXPECT_EQ(lines.owner(kLock), "") << "a release of a line it no longer owns moved it";
+  lines.opened(kLock, "w1", 19);  // the seat's Lease opens it
   EXPECT_EQ(lines.owner(kLock), "w1");
+}
+
+// Replies settle in thread order, not server order: h's release handed the lock to A, a queued
+// waiter of the Provider, who took it from its own attempt's reply, held and released (to nobody:
+// the line closed) before h's thread read its reply. That late reply must not make A the owner of
+// a line whose lock is free: its seats would wait for a release that never comes. (Found by
+// lockbench: 32 threads stalled for seconds at hold 0.)
+TEST(LocalLines, ALateReplyOfAnEarlierOwnerChangesNothing) {
+  LocalLines lines(kNeverStaleMs);
+  lines.opened(kLock, "h", 10);
+  auto offered = lines.join(kLock, "w1");
+  ASSERT_EQ(lines.offer(kLock, "h"), offered);
+  lines.opened(kLock, "A", 11);
+  EXPECT_EQ(lines.offer(kLock, "A"), nullptr) << "offered a seat already offered";
+  auto later = lines.join(kLock, "w2");
+  lines.settle(kLock, "A", nullptr, Settled::kGone, "", 0, {});
+  EXPECT_EQ(lines.wait(kLock, *later, far_future(), {}).state, SeatState::kAsk);
+  lines.settle(kLock, "h", offered, Settled::kOwnWaiter, "A", 11, {});
+  EXPECT_EQ(lines.owner(kLock), "") << "a late reply reopened the line for a hold that ended";
+  EXPECT_EQ(lines.wait(kLock, *offered, far_future(), {}).state, SeatState::kAsk);
+}
+
+// The same race with the lock still in the Provider: A's release handed it to B, whose Lease
+// started; h's late reply leaves B the owner, and its offered seat first in B's line.
+TEST(LocalLines, ALateReplyLeavesTheNewerOwnerAndTheSeatFirst) {
+  LocalLines lines(kNeverStaleMs);
+  lines.opened(kLock, "h", 10);
+  auto offered = lines.join(kLock, "w1");
+  ASSERT_EQ(lines.offer(kLock, "h"), offered);
+  lines.arrive("B");
+  lines.opened(kLock, "A", 11);
+  lines.settle(kLock, "A", nullptr, Settled::kOwnWaiter, "B", 12, {});
+  lines.opened(kLock, "B", 12);
+  lines.settle(kLock, "h", offered, Settled::kOwnWaiter, "A", 11, {});
+  EXPECT_EQ(lines.owner(kLock), "B");
+  EXPECT_EQ(lines.offer(kLock, "B"), offered);
 }
 
 // A release that lost its line to a newer hold (lost, then the Provider held again) and finds
 // no hold closes nothing of the newer owner's.
 TEST(LocalLines, AnOldHoldsReleaseDoesNotCloseANewerOwnersLine) {
   LocalLines lines(kNeverStaleMs);
-  lines.opened(kLock, "old");
+  lines.opened(kLock, "old", 5);
   lines.closed(kLock, "old");
-  lines.opened(kLock, "new");
+  lines.opened(kLock, "new", 8);
   auto seat = lines.join(kLock, "w1");
   lines.settle(kLock, "old", nullptr, Settled::kGone, "", 0, {});
   EXPECT_EQ(lines.owner(kLock), "new");
@@ -145,7 +225,7 @@ TEST(LocalLines, AnOldHoldsReleaseDoesNotCloseANewerOwnersLine) {
 
 TEST(LocalLines, AWaiterWhoseTimeRunsOutLeavesTheLine) {
   LocalLines lines(kNeverStaleMs);
-  lines.opened(kLock, "h");
+  lines.opened(kLock, "h", 10);
   auto seat = lines.join(kLock, "w1");
   EXPECT_EQ(lines.wait(kLock, *seat, already_past(), {}).state, SeatState::kLeft);
   EXPECT_EQ(lines.seats(kLock), 0u);
@@ -160,31 +240,32 @@ TEST(LocalLines, AWaiterWhoseTimeRunsOutLeavesTheLine) {
 // it. A wait that returned kLeft would drop a grant the server made.
 TEST(LocalLines, AnOfferedSeatWaitsForItsReleaseEvenPastItsTime) {
   LocalLines lines(kNeverStaleMs);
-  lines.opened(kLock, "h");
+  lines.opened(kLock, "h", 10);
   auto seat = lines.join(kLock, "w1");
   ASSERT_EQ(lines.offer(kLock, "h"), seat);
   LocalLines::Outcome got;
   std::thread waiter([&] { got = lines.wait(kLock, *seat, already_past(), {}); });
-  lines.settle(kLock, "h", seat, Settled::kSeatGranted, "w1", 3, {});
+  lines.settle(kLock, "h", seat, Settled::kSeatGranted, "w1", 13, {});
   waiter.join();
   EXPECT_EQ(got.state, SeatState::kGranted);
-  EXPECT_EQ(got.token, 3);
+  EXPECT_EQ(got.token, 13);
 }
 
 // A pending owner (a hand-over no call claims) is closed by the first seat that wakes after
 // stale_ms (here 0: at once), so the line cannot stall.
 TEST(LocalLines, AHandOverNobodyClaimsClosesTheLine) {
   LocalLines lines(/*stale_ms=*/0);
-  lines.opened(kLock, "h");
+  lines.opened(kLock, "h", 10);
   auto seat = lines.join(kLock, "w1");
-  lines.settle(kLock, "h", nullptr, Settled::kOwnWaiter, "never-claimed", 0, {});
+  lines.arrive("never-claimed");
+  lines.settle(kLock, "h", nullptr, Settled::kOwnWaiter, "never-claimed", 11, {});
   EXPECT_EQ(lines.wait(kLock, *seat, far_future(), {}).state, SeatState::kAsk);
   EXPECT_EQ(lines.owner(kLock), "");
 }
 
 TEST(LocalLines, AFullLineRefusesTheNextWaiter) {
   LocalLines lines(kNeverStaleMs);
-  lines.opened(kLock, "h");
+  lines.opened(kLock, "h", 10);
   for (size_t i = 0; i < detail::kSeatsMax; ++i) {
     ASSERT_NE(lines.join(kLock, "w" + std::to_string(i)), nullptr);
   }
@@ -249,7 +330,8 @@ class Waiting {
       : thread_([this, ctx, spec] {
           try {
             handle_ = detail::acquire_loop(ctx, spec, std::chrono::minutes(10), stop_.get_token());
-          } catch (const Cancelled&) {
+          } catch (const Error&) {
+            // Cancelled by the destructor, or an error the test sees as "not granted".
           }
           done_ = true;
         }) {}
@@ -354,6 +436,136 @@ TEST_F(LocalLineTest, AReleaseWithAnUnknownOutcomeMakesItsSeatTombstoneItsId) {
       << "the seat's id was not tombstoned: " << detail::to_json(*doc);
   EXPECT_NE(detail::find_utf8(*doc, "tombstones.0.id"), detail::find_utf8(*doc, "holder"))
       << "the hold went to the tombstoned id";
+}
+
+// Late execution: the release is held on its connection (failCommand blockConnection, 2 s)
+// past the client's socket timeout (500 ms), so its outcome is unknown and the seat tombstones
+// its id and attempts under a new one; then the release runs. It must not grant the tombstoned
+// id (a hold nobody would ever use or release): the seat gets the lock under its new id once the
+// holder's fixed lease lapses (the late release's short form matches nothing, and nothing sends
+// the full one). (Found by review: the short form first skipped the tombstone check.)
+TEST_F(LocalLineTest, AReleaseThatRunsLateNeverGrantsItsSeatsTombstonedId) {
+  Options options = line_options("line-late");
+  options.expiry_ms = 1000;
+  options.auto_extend = false;
+  options.busy_wait_min_ms = 10;
+  options.busy_wait_max_ms = 50;
+  auto ctx = std::make_shared<detail::Context>(server_->uri("socketTimeoutMS=500"), db_, options);
+  std::optional<Handle> held = detail::acquire_loop(ctx, spec(), milliseconds(5000), {});
+  ASSERT_TRUE(held.has_value());
+  Waiting seated(ctx, spec());
+  wait_for_seats(*ctx, 1);
+  server_->member(0).command("admin", R"({"configureFailPoint": "failCommand", "mode": {"times": 1},
+      "data": {"failCommands": ["findAndModify"], "blockConnection": true, "blockTimeMS": 2000,
+               "appName": "line-late"}})");
+  EXPECT_EQ(held->release_result(), ReleaseResult::kUnknown);
+  ASSERT_TRUE(seated.granted_by(after(kEventually))) << "the seat never got the lock";
+  detail::Bson doc = document();
+  const std::optional<std::string> tombstoned = detail::find_utf8(*doc, "tombstones.0.id");
+  ASSERT_TRUE(tombstoned.has_value()) << detail::to_json(*doc);
+  EXPECT_NE(detail::find_utf8(*doc, "holder"), tombstoned) << detail::to_json(*doc);
+  EXPECT_EQ(detail::find_int64(*doc, "token"), seated.handle().fencing_token());
+  EXPECT_FALSE(seated.handle().lost());
+}
+
+// The short release grants an empty queue's seat, and never a tombstoned one (whose release ran
+// late, after the seat resolved it): the command itself on a real server, with the hold's
+// document as the library leaves it.
+TEST_F(LocalLineTest, TheShortReleaseGrantsAnUntombstonedSeatOnly) {
+  auto ctx = context(line_options("line-short"));
+  const Options& options = ctx->options();
+  std::optional<Handle> held = detail::acquire_loop(ctx, spec(), milliseconds(5000), {});
+  ASSERT_TRUE(held.has_value());
+  const std::string hold_id = *detail::find_utf8(*document(), "holder");
+  detail::Reply resolved = ctx->write(*detail::resolve_for(spec(), "tombstoned-seat", options));
+  ASSERT_EQ(resolved.outcome, detail::Outcome::kOk);
+  detail::Reply refused =
+      ctx->write_once(*detail::seat_release_for(spec(), hold_id, options, "tombstoned-seat"));
+  ASSERT_EQ(refused.outcome, detail::Outcome::kOk);
+  EXPECT_TRUE(detail::find_is_null_or_missing(*refused.doc, "value"))
+      << "granted a tombstoned seat: " << detail::to_json(*refused.doc);
+  detail::Reply granted =
+      ctx->write_once(*detail::seat_release_for(spec(), hold_id, options, "fresh-seat"));
+  ASSERT_EQ(granted.outcome, detail::Outcome::kOk);
+  EXPECT_EQ(detail::find_utf8(*granted.doc, "value.holder"), "fresh-seat")
+      << detail::to_json(*granted.doc);
+  EXPECT_GT(detail::find_int64(*granted.doc, "value.token"), held->fencing_token());
+  held->release();  // finds no hold of its id: the seat's grant stands
+}
+
+// The holds limit and the line: a seat keeps a hold slot while it waits, so (1) a Provider at
+// the limit refuses the next acquire before any round trip instead of seating it, and (2) a
+// seat's grant never meets the limit, although the releasing hold gives its slot back only after
+// its release returns, which is after it woke the seat (rounds repeat that race; before seats
+// kept a slot, 1 to 7 of 10 such grants threw Error).
+TEST_F(LocalLineTest, ASeatKeepsItsHoldSlotAndAFullProviderRefusesAtOnce) {
+  auto ctx = context(line_options("line-limit"));
+  std::vector<Handle> others;
+  for (int64_t i = 0; i + 2 < detail::kHoldsPerProviderMax; ++i) {
+    std::optional<Handle> other =
+        detail::acquire_loop(ctx, detail::HoldSpec{Options().collection, "F" + std::to_string(i)},
+                             milliseconds(5000), {});
+    ASSERT_TRUE(other.has_value());
+    others.push_back(std::move(*other));
+  }
+  for (int round = 0; round < 5; ++round) {
+    std::optional<Handle> held = detail::acquire_loop(ctx, spec(), milliseconds(5000), {});
+    ASSERT_TRUE(held.has_value());
+    Waiting seated(ctx, spec());
+    wait_for_seats(*ctx, 1);
+    const int64_t sent_before = server_->member(0).command_total("findAndModify");
+    EXPECT_THROW(detail::acquire_loop(ctx, spec(), milliseconds(5000), {}), Error)
+        << "round " << round << ": a Provider at its limit seated one more";
+    EXPECT_EQ(server_->member(0).command_total("findAndModify"), sent_before);
+    EXPECT_TRUE(held->release());
+    ASSERT_TRUE(seated.granted_by(after(kEventually))) << "round " << round;
+    EXPECT_TRUE(seated.handle().release());
+  }
+}
+
+// Liveness under contention: 32 threads of one Provider take the lock in turn, holding nothing
+// (hold 0: releases, seats, leaders and queued waiters of the Provider interleave as fast as the
+// server answers), with lockbench's lease and sleeps. Every acquire must succeed within
+// kEventually, and no two threads may hold at once. Model: one process; other Providers are left
+// out (their turns are in the tests above). It did not reproduce the one stall found so far (a
+// releaser's reply settled after its grantee had held and released, which lockbench hit in about
+// one run of four): interleavings that rare are tested on the state machine above
+// (ALateReply...).
+TEST_F(LocalLineTest, ThirtyTwoThreadsOfOneProviderNeverStall) {
+  Options options = line_options("line-stress");
+  options.expiry_ms = 30'000;  // lockbench's options
+  options.busy_wait_min_ms = 10;
+  options.busy_wait_max_ms = 800;
+  auto ctx = context(options);
+  constexpr int kThreads = 32;
+  constexpr int kTurns = 150;
+  std::atomic<int> stalled{0};
+  std::atomic<int64_t> holders{0};
+  std::atomic<int> overlaps{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      for (int turn = 0; turn < kTurns && stalled.load() == 0; ++turn) {
+        std::optional<Handle> handle;
+        try {
+          handle = detail::acquire_loop(ctx, spec(), kEventually, {});
+        } catch (const Error&) {
+        }
+        if (!handle) {
+          ++stalled;
+          return;
+        }
+        if (++holders != 1) ++overlaps;
+        --holders;
+        handle->release();
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(stalled.load(), 0) << "owner '" << ctx->lines().owner(detail::line_key(spec()))
+                               << "', seats " << ctx->lines().seats(detail::line_key(spec()))
+                               << ", document " << detail::to_json(*document());
+  EXPECT_EQ(overlaps.load(), 0);
 }
 
 }  // namespace

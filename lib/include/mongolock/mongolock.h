@@ -149,15 +149,25 @@
 //    line, in arrival order, sending nothing. The hold's release offers the line's first waiter
 //    after the server's queue: the lock goes to the queue's head if it has one, as above, and
 //    else to that waiter (hold id W, a new token, lease NOW + expiry_ms, owner; grantW W and
-//    grantP null, so no change stream passes the event on), in the same findAndModify; the
+//    grantP null, so no change stream passes the event on), in the same findAndModify (first a
+//    short one that matches only a document whose queue is empty and whose tombstones do not
+//    list W; when it matches nothing, the
+//    full hand-over release with W offered after the queue's entries); the
 //    releasing thread wakes W, whose lease clock starts at the release's send, and W's own
 //    release offers the next. When the lock leaves the Provider (the release handed it to another
 //    Provider's waiter or freed it, or found no hold), the hold is lost, or the hand-over to an
-//    own queued waiter is not taken (its call ends without it, or it is not taken within
-//    expiry_ms), every waiter in the line leaves it and attempts, queueing on the server. A
+//    own queued waiter is not taken (its call ends without it, before or after the release's
+//    reply, or it is not taken within expiry_ms), every waiter in the line leaves it and
+//    attempts, queueing on the server in the order its attempts reach the server (the line's
+//    order among them is not kept). A waiter in a line keeps a hold slot ("Bounds") from joining
+//    until it leaves, so its grant never meets the holds limit. A
 //    release with an unknown outcome leaves its offered waiter's id possibly holding: that
 //    waiter resolves it with a tombstone (as an attempt's unknown outcome) and attempts with a
-//    new id. A waiter whose timeout passes in the line leaves it and makes its one last attempt.
+//    new id. A waiter whose timeout passes, or whose stop is requested, in the line leaves it
+//    (then makes its one last attempt, or throws Cancelled), except while its holder's release
+//    offers it the lock: it first waits for that release's reply (one round trip of the
+//    releasing thread, at most W of "Bounds"), and returns the hold if that release granted it
+//    (a cancelled call hands it on with its leave).
 //    At most 10,000 waiters a line (the next attempts instead).
 //  * Wake-up. Each Provider runs one change stream (fullDocument updateLookup) on its plain
 //    lock collection, while it has waiters and for 10 s after the last, on one thread and one
@@ -187,10 +197,11 @@
 //  * What it guarantees. Safety is that of every acquire: a hand-over is a grant made by an
 //    atomic update that mints a token as an acquire does, to one waiter, whose lease clock
 //    starts before it. Among notify waiters of one lock, grants follow arrival order while
-//    heads are alive, with one exception, the local line: a waiter in a line is never granted
-//    while the server's queue has a head, but a waiter of another Provider that asks after it
-//    joined the line is granted before it once (when the line's release finds that waiter
-//    queued, and then the line's waiters queue behind whoever asked before their attempts);
+//    heads are alive, except around the local line: a waiter in a line is never granted while
+//    the server's queue has a head, but a waiter that asks after it joined the line (of another
+//    Provider, or of its own while the line is closed) can be granted before it, when the
+//    line's release finds that waiter queued; the line's waiters then queue, in the order their
+//    attempts reach the server, behind whoever asked before those attempts;
 //    acquires with other strategies ignore the queue and may overtake it when the lock is free. A
 //    waiter that dies queued (its process crashed or paused) can be handed the lock while its entry
 //    is live: the lock is then unavailable until that hold's lease ends, as after a holder's crash;
@@ -212,8 +223,9 @@
 //
 // ## Bounds
 //  * Holds: at most 1000 live holds per Provider, counting attempts in flight (each takes its
-//    slot while it runs, so 999 holds and two concurrent attempts can refuse one); an acquire
-//    beyond that throws Error before any round trip. Holds run no threads of their own: a
+//    slot while it runs, so 999 holds and two concurrent attempts can refuse one) and waiters in
+//    a local line (each keeps one while it waits there); an acquire beyond that throws Error
+//    before any round trip. Holds run no threads of their own: a
 //    Provider runs at most 34 background threads (33 for its holds, one change stream for
 //    notify waiters), whatever its number of holds, besides its driver pool's server monitors
 //    (provider.h "Threads").
@@ -222,16 +234,20 @@
 //    T = socketTimeoutMS (room for a driver try plus one retry, which libmongoc makes only for
 //    force_release and inspect; the acquire, resolve, extend and release are sent once,
 //    P + S + T). A Provider that builds its own pool sets T = expiry_ms and
-//    S = clamp(expiry_ms / 2, 100 ms, 30 s) unless the URI sets them.
+//    S = clamp(expiry_ms / 2, 100 ms, 30 s) unless the URI sets them. A release is one round
+//    trip, two when it offers a local line's waiter and the short form finds the queue not empty
+//    (see "Local line").
 //  * acquire / try_acquire with timeout D returns within D + 7 * W + 2 * busy_wait_min_ms: the
 //    last attempt starts before D has passed, and it (1), its resolution (3 tries) and the check
 //    of the collection's indexes (listIndexes, and while the Provider's own index is missing a
 //    createIndexes and a second listIndexes: 3, every attempt until the judgement is final, see
 //    [index]) are W each. timeout 0 is one attempt: 7 * W + 2 * busy_wait_min_ms. kNotify adds
-//    up to 6 * W + 2 * busy_wait_min_ms: a hand-over's extension and its resolution (4, with
-//    the resolution's pauses), the leave and its tombstone (2).
+//    up to 7 * W + 2 * busy_wait_min_ms: a hand-over's extension and its resolution (4, with
+//    the resolution's pauses), the leave and its tombstone (2), and the reply of a release
+//    that offered the lock to the call's seat in a local line as D passed (1).
 //  * Cancellation (std::stop_token) is checked before every attempt, during every backoff
-//    sleep and between resolution tries; a round trip in flight is not interrupted.
+//    sleep, while waiting in a local line and between resolution tries; a round trip in flight
+//    is not interrupted, nor a release in flight that offers the call's seat the lock.
 //
 // ## Assumptions (every guarantee above holds under these; each names what breaks otherwise)
 //  [write-concern] Options::write_concern = kMajority. With w:1 an acknowledged grant or
