@@ -15,7 +15,8 @@ constexpr std::array kStrategies = {
     Strategy{"notify", mongolock::Backoff::kNotify,
              "FIFO queue on the lock document; a release hands the lock to the head, woken by "
              "the release's reply when it shares the releaser's Provider, else by its change "
-             "stream",
+             "stream; waiters of the holder's own Provider wait in its local line without an "
+             "ask, and the release hands the lock to the first of them when the queue is empty",
              ""},
 };
 

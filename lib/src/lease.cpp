@@ -14,6 +14,7 @@ Lease::Lease(std::shared_ptr<Context> context, HoldSpec spec, std::string id, in
       spec_(std::move(spec)),
       id_(std::move(id)),
       token_(token),
+      line_key_(line_key(spec_)),
       creator_pid_(getpid()) {
   deadline_ = acquire_sent_at + lease_span();
   next_extend_at_ =
@@ -44,7 +45,13 @@ void Lease::start() {
   if (auto_extend) {
     scheduler().arm(ticket_, weak_from_this(), HoldScheduler::Timer::kExtend, next_extend_at_);
   }
-  if (lined()) context_->lines().opened(line_key(spec_), id_, token_);
+  if (!lined()) return;
+  try {
+    context_->lines().opened(line_key_, id_, token_);
+  } catch (...) {
+    // Allocation failure making the line: the hold has none (its Provider's later waiters
+    // attempt), and start() keeps its one failure mode.
+  }
 }
 
 bool Lease::lined() const {
@@ -84,13 +91,13 @@ ReleaseResult Lease::release() noexcept {
   std::shared_ptr<LocalLines::Seat> seat;
   SteadyTime sent_at{};
   try {
-    if (lined()) seat = context_->lines().offer(line_key(spec_), id_);
+    if (lined()) seat = context_->lines().offer(line_key_, id_);
     sent_at = std::chrono::steady_clock::now();  // a seat's lease clock starts before sending
     // Sent once (write_once): a notify release is a findAndModify, which libmongoc's write helper
     // would send again after a network error; every release keeps one round-trip bound.
     Reply reply = seat ? release_offering(*seat)
                        : context_->write_once(*release_for(spec_, id_, context_->options()));
-    if (lined()) settle_line(reply, seat, sent_at);
+    if (lined()) settle_line(&reply, seat, sent_at);
     // Only an acknowledged reply tells whether the hold was there: n = 1 (or a document
     // returned) removed it, n = 0 found no hold with this id. Anything else leaves the hold as
     // it was or may have removed it: a refusal can come before the update ran (not primary) or
@@ -102,7 +109,7 @@ ReleaseResult Lease::release() noexcept {
     wake_local_grantee(*reply.doc);
     return removed ? ReleaseResult::kReleased : ReleaseResult::kNotHeld;
   } catch (...) {
-    if (lined()) settle_line(Reply{}, seat, sent_at);
+    if (lined()) settle_line(nullptr, seat, sent_at);
     return ReleaseResult::kUnknown;  // allocation failure: the hold lapses at its deadline
   }
 }
@@ -120,17 +127,18 @@ Reply Lease::release_offering(const LocalLines::Seat& seat) {
 
 // What this release did to the local line (local_line.h settle): the seat was granted (the reply
 // names it holder), a queued waiter of this Provider was (grantW / grantP name it), or the lock
-// left the Provider; an unacknowledged reply leaves the seat's outcome unknown.
-void Lease::settle_line(const Reply& reply, const std::shared_ptr<LocalLines::Seat>& seat,
+// left the Provider; an unacknowledged reply, or none (nullptr: the release threw), leaves the
+// seat's outcome unknown. Never leaves an offered seat unsettled (its waiter waits for it).
+void Lease::settle_line(const Reply* reply, const std::shared_ptr<LocalLines::Seat>& seat,
                         SteadyTime sent_at) noexcept {
   using Settled = LocalLines::Settled;
   Settled how = Settled::kUnknown;
   std::string holder;
   int64_t token = 0;
   try {
-    if (reply.outcome == Outcome::kOk) {
+    if (reply != nullptr && reply->outcome == Outcome::kOk) {
       how = Settled::kGone;
-      if (std::optional<Bson> value = find_document(*reply.doc, "value")) {
+      if (std::optional<Bson> value = find_document(*reply->doc, "value")) {
         holder = find_utf8(**value, "holder").value_or("");
         token = find_int64(**value, "token").value_or(0);
         if (seat && !holder.empty() && holder == seat->waiter() && token > 0) {
@@ -145,10 +153,12 @@ void Lease::settle_line(const Reply& reply, const std::shared_ptr<LocalLines::Se
     how = Settled::kUnknown;  // allocation failure reading the reply
   }
   if (how == Settled::kGone || how == Settled::kUnknown) holder.clear();
+  if (how == Settled::kUnknown) token = 0;
   try {
-    context_->lines().settle(line_key(spec_), id_, seat, how, holder, token, sent_at);
+    context_->lines().settle(line_key_, id_, seat, how, holder, token, sent_at);
   } catch (...) {
-    // Not reached: settling allocates nothing (local_line.cpp); the key's copy is made above.
+    // Not reached: settle allocates only the new owner's copy, and closes the line if that
+    // fails.
   }
 }
 
@@ -245,7 +255,7 @@ void Lease::on_timer(HoldScheduler::Timer timer) {
 void Lease::close_line() noexcept {
   if (!lined()) return;
   try {
-    context_->lines().closed(line_key(spec_), id_);
+    context_->lines().closed(line_key_, id_);
   } catch (...) {
   }
 }

@@ -79,7 +79,7 @@ class Lease : public std::enable_shared_from_this<Lease>, public HoldScheduler::
   // The local line (local_line.h): whether this hold has one (a notify plain lock), what its
   // release did to it, and its closing when the hold is lost.
   bool lined() const;
-  void settle_line(const Reply& reply, const std::shared_ptr<LocalLines::Seat>& seat,
+  void settle_line(const Reply* reply, const std::shared_ptr<LocalLines::Seat>& seat,
                    SteadyTime sent_at) noexcept;
   void close_line() noexcept;
   Reply release_offering(const LocalLines::Seat& seat);
@@ -103,6 +103,7 @@ class Lease : public std::enable_shared_from_this<Lease>, public HoldScheduler::
   const HoldSpec spec_;
   const std::string id_;
   const int64_t token_;
+  const std::string line_key_;  // of the lock's local line (hold_spec.h line_key)
 
   mutable std::mutex mutex_;
   mutable std::condition_variable changed_;

@@ -173,8 +173,15 @@ void LocalLines::settle(const std::string& lock, const std::string& hold,
                                                        : SeatState::kAsk);
     }
   }
-  // Last: the owner's copy is the one step that allocates (a failure leaves the seat settled).
-  if (owns && granted) own(line, holder, token, /*pending=*/true);
+  // Last: the owner's copy is the one step that allocates; if it fails the line closes (its seats
+  // attempt) rather than keep an owner that has released.
+  if (owns && granted) {
+    try {
+      own(line, holder, token, /*pending=*/true);
+    } catch (...) {
+      close(line);
+    }
+  }
   forget_if_idle(lock);
 }
 
