@@ -235,6 +235,15 @@ AttemptResult ticketed_attempt(const std::shared_ptr<Context>& context, const Ho
 // the call waiting. One with an unknown outcome, or whose reply came back after the lease it
 // started had ended on the client's clock (a slow pool or primary), is handed back: a tombstone
 // of the waiter id frees the hold, and the call waits on as a new waiter.
+// Closes the local line `id` owns (a hand-over that lapsed): its seats attempt. Never throws: an
+// allocation failure leaves the line to a seat that finds it stale.
+void close_line_of(Context& context, const HoldSpec& spec, const std::string& id) noexcept {
+  try {
+    context.lines().closed(line_key(spec), id);
+  } catch (...) {
+  }
+}
+
 // `slot_reserved`: the caller already holds a slot for this claim (a seat of the local line).
 std::optional<Handle> claim_hand_over(const std::shared_ptr<Context>& context, const HoldSpec& spec,
                                       NotifyWaiter& notify, const NotifyWaiter::HandOver& hand_over,
@@ -254,8 +263,8 @@ std::optional<Handle> claim_hand_over(const std::shared_ptr<Context>& context, c
       const bool extended =
           reply.outcome == Outcome::kOk && find_int64(*reply.doc, "n").value_or(0) == 1;
       if (reply.outcome == Outcome::kOk && !extended) {
-        context->release_hold();  // lapsed: the call waits on (its entry is gone: it queues again)
-        context->lines().closed(line_key(spec), hand_over.id);  // its seats attempt
+        close_line_of(*context, spec, hand_over.id);  // lapsed: its seats attempt
+        context->release_hold();  // the call waits on (its entry is gone: it queues again)
         return std::nullopt;
       }
       if (!extended || Clock::now() >= sent_at + client_lease) {

@@ -176,7 +176,7 @@ class Context {
   std::string provider_id_;
   std::mutex watcher_mutex_;
   std::unique_ptr<ReleaseWatcher> watcher_;  // made by release_watcher(), under watcher_mutex_
-  LocalLines lines_{options_.expiry_ms};
+  LocalLines lines_{options_.expiry_ms, options_.busy_wait_min_ms};
   // Last, so it is destroyed first: its threads are idle then (a job holds a Lease, a Lease holds
   // this Context), and it joins them, or detaches the one running this destructor.
   HoldScheduler scheduler_;

@@ -136,7 +136,9 @@ void Lease::settle_line(const Reply* reply, const std::shared_ptr<LocalLines::Se
   std::string holder;
   int64_t token = 0;
   try {
-    if (reply != nullptr && reply->outcome == Outcome::kOk) {
+    if (reply != nullptr && reply->outcome == Outcome::kNotSent) {
+      how = Settled::kGone;  // nothing left the client: the seat holds nothing; its hold lapses
+    } else if (reply != nullptr && reply->outcome == Outcome::kOk) {
       how = Settled::kGone;
       if (std::optional<Bson> value = find_document(*reply->doc, "value")) {
         holder = find_utf8(**value, "holder").value_or("");

@@ -31,12 +31,13 @@ void LocalLines::close(Line& line) {
   });
 }
 
-void LocalLines::own(Line& line, const std::string& holder, int64_t token, bool pending) {
+void LocalLines::own(Line& line, const std::string& holder, int64_t token, bool pending,
+                     std::chrono::milliseconds stale_after) {
   assert(!holder.empty());
   line.owner = holder;
   line.token = std::max(line.token, token);
   line.pending = pending;
-  if (pending) line.pending_since = std::chrono::steady_clock::now();
+  if (pending) line.stale_at = std::chrono::steady_clock::now() + stale_after;
 }
 
 void LocalLines::forget_if_idle(const std::string& lock) {
@@ -50,7 +51,7 @@ std::shared_ptr<LocalLines::Seat> LocalLines::join(const std::string& lock,
   auto it = lines_.find(lock);
   if (it == lines_.end() || it->second.owner.empty()) {
     if (leads != nullptr) {
-      own(lines_[lock], waiter, /*token=*/0, /*pending=*/true);
+      own(lines_[lock], waiter, /*token=*/0, /*pending=*/true, leader_stale_);
       *leads = true;
     }
     return nullptr;
@@ -82,7 +83,7 @@ LocalLines::Outcome LocalLines::wait(const std::string& lock, Seat& seat, Steady
     }
     SteadyTime wake = until;
     if (line.pending) {
-      const SteadyTime stale_at = line.pending_since + stale_;
+      const SteadyTime stale_at = line.stale_at;
       if (now >= stale_at) {
         close(line);  // a hand-over nobody claimed
         continue;
@@ -116,7 +117,7 @@ void LocalLines::opened(const std::string& lock, const std::string& hold, int64_
   // A Lease starts right after its grant and before its release: it is the lock's holder, the
   // newest grant this Provider has seen (the token check keeps a Lease that started late, after
   // its hold lapsed and another of this Provider's was granted, from taking the line back).
-  if (token >= line.token) own(line, hold, token, /*pending=*/false);
+  if (token >= line.token) own(line, hold, token, /*pending=*/false, stale_);
 }
 
 void LocalLines::closed(const std::string& lock, const std::string& hold) {
@@ -177,7 +178,7 @@ void LocalLines::settle(const std::string& lock, const std::string& hold,
   // attempt) rather than keep an owner that has released.
   if (owns && granted) {
     try {
-      own(line, holder, token, /*pending=*/true);
+      own(line, holder, token, /*pending=*/true, stale_);
     } catch (...) {
       close(line);
     }

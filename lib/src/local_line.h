@@ -21,8 +21,9 @@
 // ended without starting its Lease: depart()); a hand-over to a waiter whose call has departed
 // counts as kGone. Closing gives every seat not offered kAsk: it leaves the
 // line and attempts, queueing on the server. A pending owner that has not started its Lease
-// within stale_ms is closed by the first seat that wakes after it (a hand-over nobody claims
-// must not stall the line).
+// within stale_ms, or a leader whose attempt has not come back within leader_stale_ms, is closed
+// by the first seat that wakes after it (a hand-over nobody claims, or one slow attempt, must not
+// stall the line while the lock may be free).
 //
 // Order: releases' replies reach settle() in whatever order their threads run, not the order the
 // server ran them (a grantee may take its hand-over from its stream or its own attempt, hold and
@@ -78,7 +79,10 @@ class LocalLines {
     SteadyTime anchor{};  // kGranted: its lease clock's start (the release's send time)
   };
 
-  explicit LocalLines(int64_t stale_ms) : stale_(stale_ms) {}
+  // A pending hand-over goes stale after stale_ms; a leader's attempt after leader_stale_ms
+  // (short: seats must not idle behind one slow attempt while the lock may be free).
+  LocalLines(int64_t stale_ms, int64_t leader_stale_ms)
+      : stale_(stale_ms), leader_stale_(leader_stale_ms) {}
   LocalLines(const LocalLines&) = delete;
   LocalLines& operator=(const LocalLines&) = delete;
 
@@ -119,15 +123,17 @@ class LocalLines {
     std::string owner;  // empty: closed
     int64_t token = 0;  // the highest fencing token of a grant the line was given
     bool pending = false;
-    SteadyTime pending_since{};
+    SteadyTime stale_at{};  // when pending: the first seat to wake after it closes the line
     std::deque<std::shared_ptr<Seat>> seats;  // kWaiting, and at the front one kOffered
   };
   static void set_state(Seat& seat, SeatState state);
   void close(Line& line);
-  void own(Line& line, const std::string& holder, int64_t token, bool pending);
+  void own(Line& line, const std::string& holder, int64_t token, bool pending,
+           std::chrono::milliseconds stale_after);
   void forget_if_idle(const std::string& lock);
 
   const std::chrono::milliseconds stale_;
+  const std::chrono::milliseconds leader_stale_;
   mutable std::mutex mutex_;
   std::unordered_map<std::string, Line> lines_;
   std::unordered_set<std::string> waiters_;  // arrived and not departed

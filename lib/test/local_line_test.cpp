@@ -51,7 +51,7 @@ LocalLines::SteadyTime already_past() {
 }
 
 TEST(LocalLines, AWaiterJoinsOnlyAnOpenLine) {
-  LocalLines lines(kNeverStaleMs);
+  LocalLines lines(kNeverStaleMs, kNeverStaleMs);
   EXPECT_EQ(lines.join(kLock, "w1"), nullptr) << "joined a line no hold of the Provider owns";
   lines.opened(kLock, "h", 10);
   ASSERT_NE(lines.join(kLock, "w1"), nullptr);
@@ -66,7 +66,7 @@ TEST(LocalLines, AWaiterJoinsOnlyAnOpenLine) {
 // The first comer to a closed line leads it while its attempt is in flight: later comers take
 // seats behind it; its refusal (the caller closes the line) sends them to attempt.
 TEST(LocalLines, TheFirstComerLeadsAClosedLineUntilItsAttemptsOutcome) {
-  LocalLines lines(kNeverStaleMs);
+  LocalLines lines(kNeverStaleMs, kNeverStaleMs);
   bool leads = false;
   EXPECT_EQ(lines.join(kLock, "first", &leads), nullptr);
   EXPECT_TRUE(leads);
@@ -80,7 +80,7 @@ TEST(LocalLines, TheFirstComerLeadsAClosedLineUntilItsAttemptsOutcome) {
 }
 
 TEST(LocalLines, TheOwnersReleaseOffersTheFrontSeatAndAGrantPassesTheLine) {
-  LocalLines lines(kNeverStaleMs);
+  LocalLines lines(kNeverStaleMs, kNeverStaleMs);
   lines.opened(kLock, "h", 10);
   auto first = lines.join(kLock, "w1");
   auto second = lines.join(kLock, "w2");
@@ -100,7 +100,7 @@ TEST(LocalLines, TheOwnersReleaseOffersTheFrontSeatAndAGrantPassesTheLine) {
 }
 
 TEST(LocalLines, AHandOverToAQueuedWaiterOfTheProviderKeepsTheSeatFirst) {
-  LocalLines lines(kNeverStaleMs);
+  LocalLines lines(kNeverStaleMs, kNeverStaleMs);
   lines.opened(kLock, "h", 10);
   auto seat = lines.join(kLock, "w1");
   ASSERT_EQ(lines.offer(kLock, "h"), seat);
@@ -114,7 +114,7 @@ TEST(LocalLines, AHandOverToAQueuedWaiterOfTheProviderKeepsTheSeatFirst) {
 // ran after the grant: the lock is free or handed on) gives the line to nobody; a call that ends
 // after the reply closes the line it was given.
 TEST(LocalLines, AHandOverToACallThatEndedClosesTheLine) {
-  LocalLines lines(kNeverStaleMs);
+  LocalLines lines(kNeverStaleMs, kNeverStaleMs);
   lines.opened(kLock, "h", 10);
   auto first = lines.join(kLock, "w1");
   lines.arrive("gone");
@@ -134,7 +134,7 @@ TEST(LocalLines, AHandOverToACallThatEndedClosesTheLine) {
 }
 
 TEST(LocalLines, TheLockLeavingTheProviderSendsEverySeatToAttempt) {
-  LocalLines lines(kNeverStaleMs);
+  LocalLines lines(kNeverStaleMs, kNeverStaleMs);
   lines.opened(kLock, "h", 10);
   auto offered = lines.join(kLock, "w1");
   auto behind = lines.join(kLock, "w2");
@@ -147,7 +147,7 @@ TEST(LocalLines, TheLockLeavingTheProviderSendsEverySeatToAttempt) {
 }
 
 TEST(LocalLines, AnUnknownReleaseLeavesTheOfferedSeatUnknownAndTheRestAttempt) {
-  LocalLines lines(kNeverStaleMs);
+  LocalLines lines(kNeverStaleMs, kNeverStaleMs);
   lines.opened(kLock, "h", 10);
   auto offered = lines.join(kLock, "w1");
   auto behind = lines.join(kLock, "w2");
@@ -160,7 +160,7 @@ TEST(LocalLines, AnUnknownReleaseLeavesTheOfferedSeatUnknownAndTheRestAttempt) {
 // A loss closes the line while the release's offer is in flight: the offered seat is settled by
 // that release (here a grant, which makes it the owner again), the others attempt.
 TEST(LocalLines, ALossWhileAnOfferIsInFlightLeavesTheOfferToItsRelease) {
-  LocalLines lines(kNeverStaleMs);
+  LocalLines lines(kNeverStaleMs, kNeverStaleMs);
   lines.opened(kLock, "h", 10);
   auto offered = lines.join(kLock, "w1");
   auto behind = lines.join(kLock, "w2");
@@ -180,7 +180,7 @@ TEST(LocalLines, ALossWhileAnOfferIsInFlightLeavesTheOfferToItsRelease) {
 // a line whose lock is free: its seats would wait for a release that never comes. (Found by
 // lockbench: 32 threads stalled for seconds at hold 0.)
 TEST(LocalLines, ALateReplyOfAnEarlierOwnerChangesNothing) {
-  LocalLines lines(kNeverStaleMs);
+  LocalLines lines(kNeverStaleMs, kNeverStaleMs);
   lines.opened(kLock, "h", 10);
   auto offered = lines.join(kLock, "w1");
   ASSERT_EQ(lines.offer(kLock, "h"), offered);
@@ -197,7 +197,7 @@ TEST(LocalLines, ALateReplyOfAnEarlierOwnerChangesNothing) {
 // The same race with the lock still in the Provider: A's release handed it to B, whose Lease
 // started; h's late reply leaves B the owner, and its offered seat first in B's line.
 TEST(LocalLines, ALateReplyLeavesTheNewerOwnerAndTheSeatFirst) {
-  LocalLines lines(kNeverStaleMs);
+  LocalLines lines(kNeverStaleMs, kNeverStaleMs);
   lines.opened(kLock, "h", 10);
   auto offered = lines.join(kLock, "w1");
   ASSERT_EQ(lines.offer(kLock, "h"), offered);
@@ -213,7 +213,7 @@ TEST(LocalLines, ALateReplyLeavesTheNewerOwnerAndTheSeatFirst) {
 // A release that lost its line to a newer hold (lost, then the Provider held again) and finds
 // no hold closes nothing of the newer owner's.
 TEST(LocalLines, AnOldHoldsReleaseDoesNotCloseANewerOwnersLine) {
-  LocalLines lines(kNeverStaleMs);
+  LocalLines lines(kNeverStaleMs, kNeverStaleMs);
   lines.opened(kLock, "old", 5);
   lines.closed(kLock, "old");
   lines.opened(kLock, "new", 8);
@@ -224,7 +224,7 @@ TEST(LocalLines, AnOldHoldsReleaseDoesNotCloseANewerOwnersLine) {
 }
 
 TEST(LocalLines, AWaiterWhoseTimeRunsOutLeavesTheLine) {
-  LocalLines lines(kNeverStaleMs);
+  LocalLines lines(kNeverStaleMs, kNeverStaleMs);
   lines.opened(kLock, "h", 10);
   auto seat = lines.join(kLock, "w1");
   EXPECT_EQ(lines.wait(kLock, *seat, already_past(), {}).state, SeatState::kLeft);
@@ -239,7 +239,7 @@ TEST(LocalLines, AWaiterWhoseTimeRunsOutLeavesTheLine) {
 // thread, after the waiter started waiting or before: either order must give the grant) settles
 // it. A wait that returned kLeft would drop a grant the server made.
 TEST(LocalLines, AnOfferedSeatWaitsForItsReleaseEvenPastItsTime) {
-  LocalLines lines(kNeverStaleMs);
+  LocalLines lines(kNeverStaleMs, kNeverStaleMs);
   lines.opened(kLock, "h", 10);
   auto seat = lines.join(kLock, "w1");
   ASSERT_EQ(lines.offer(kLock, "h"), seat);
@@ -254,7 +254,7 @@ TEST(LocalLines, AnOfferedSeatWaitsForItsReleaseEvenPastItsTime) {
 // A pending owner (a hand-over no call claims) is closed by the first seat that wakes after
 // stale_ms (here 0: at once), so the line cannot stall.
 TEST(LocalLines, AHandOverNobodyClaimsClosesTheLine) {
-  LocalLines lines(/*stale_ms=*/0);
+  LocalLines lines(/*stale_ms=*/0, kNeverStaleMs);
   lines.opened(kLock, "h", 10);
   auto seat = lines.join(kLock, "w1");
   lines.arrive("never-claimed");
@@ -263,8 +263,20 @@ TEST(LocalLines, AHandOverNobodyClaimsClosesTheLine) {
   EXPECT_EQ(lines.owner(kLock), "");
 }
 
+// A leader whose attempt has not come back within its short bound (here 0) is closed by the
+// first seat that wakes: seats do not idle behind one slow attempt while the lock may be free.
+TEST(LocalLines, ASlowLeaderIsPassedByItsSeats) {
+  LocalLines lines(kNeverStaleMs, /*leader_stale_ms=*/0);
+  bool leads = false;
+  EXPECT_EQ(lines.join(kLock, "leader", &leads), nullptr);
+  ASSERT_TRUE(leads);
+  auto seat = lines.join(kLock, "w1");
+  ASSERT_NE(seat, nullptr);
+  EXPECT_EQ(lines.wait(kLock, *seat, far_future(), {}).state, SeatState::kAsk);
+}
+
 TEST(LocalLines, AFullLineRefusesTheNextWaiter) {
-  LocalLines lines(kNeverStaleMs);
+  LocalLines lines(kNeverStaleMs, kNeverStaleMs);
   lines.opened(kLock, "h", 10);
   for (size_t i = 0; i < detail::kSeatsMax; ++i) {
     ASSERT_NE(lines.join(kLock, "w" + std::to_string(i)), nullptr);

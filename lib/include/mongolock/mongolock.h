@@ -145,8 +145,10 @@
 //    that ends with its lease.
 //  * Local line. While a hold of a plain lock by a notify Provider is live (or a release of that
 //    Provider has handed the lock to one of its own queued waiters, until that waiter's call
-//    takes it or ends), the Provider's further notify waiters for that lock wait in its local
-//    line, in arrival order, sending nothing. The hold's release offers the line's first waiter
+//    takes it or ends; or, for at most busy_wait_min_ms, while the first attempt of another of
+//    its waiters for the lock is in flight and nothing of the Provider holds it), the Provider's
+//    further notify waiters for that lock wait in its local line, in arrival order, sending
+//    nothing. The hold's release offers the line's first waiter
 //    after the server's queue: the lock goes to the queue's head if it has one, as above, and
 //    else to that waiter (hold id W, a new token, lease NOW + expiry_ms, owner; grantW W and
 //    grantP null, so no change stream passes the event on), in the same findAndModify (first a
@@ -165,9 +167,13 @@
 //    waiter resolves it with a tombstone (as an attempt's unknown outcome) and attempts with a
 //    new id. A waiter whose timeout passes, or whose stop is requested, in the line leaves it
 //    (then makes its one last attempt, or throws Cancelled), except while its holder's release
-//    offers it the lock: it first waits for that release's reply (one round trip of the
-//    releasing thread, at most W of "Bounds"), and returns the hold if that release granted it
-//    (a cancelled call hands it on with its leave).
+//    offers it the lock: it first waits for that release's reply (one or two round trips of the
+//    releasing thread, at most 2 * W of "Bounds"), and returns the hold if that release granted
+//    it (a cancelled call hands it on with its leave). A lock freed on the server behind the
+//    holder's back (force_release, or a lease that lapsed while the holder's client had not yet
+//    noticed) reaches the line only when the holder's client marks the hold lost (its next
+//    extension, or its lease's end on its clock): until then the line's waiters wait, where
+//    queued waiters would have been woken by the stream's free-lock event.
 //    At most 10,000 waiters a line (the next attempts instead).
 //  * Wake-up. Each Provider runs one change stream (fullDocument updateLookup) on its plain
 //    lock collection, while it has waiters and for 10 s after the last, on one thread and one
@@ -235,16 +241,17 @@
 //    force_release and inspect; the acquire, resolve, extend and release are sent once,
 //    P + S + T). A Provider that builds its own pool sets T = expiry_ms and
 //    S = clamp(expiry_ms / 2, 100 ms, 30 s) unless the URI sets them. A release is one round
-//    trip, two when it offers a local line's waiter and the short form finds the queue not empty
-//    (see "Local line").
+//    trip, two when it offers a local line's waiter and the short form matches nothing (the
+//    queue is not empty, the waiter's id is tombstoned, or the hold is no longer the releaser's;
+//    see "Local line").
 //  * acquire / try_acquire with timeout D returns within D + 7 * W + 2 * busy_wait_min_ms: the
 //    last attempt starts before D has passed, and it (1), its resolution (3 tries) and the check
 //    of the collection's indexes (listIndexes, and while the Provider's own index is missing a
 //    createIndexes and a second listIndexes: 3, every attempt until the judgement is final, see
 //    [index]) are W each. timeout 0 is one attempt: 7 * W + 2 * busy_wait_min_ms. kNotify adds
-//    up to 7 * W + 2 * busy_wait_min_ms: a hand-over's extension and its resolution (4, with
+//    up to 8 * W + 2 * busy_wait_min_ms: a hand-over's extension and its resolution (4, with
 //    the resolution's pauses), the leave and its tombstone (2), and the reply of a release
-//    that offered the lock to the call's seat in a local line as D passed (1).
+//    that offered the lock to the call's seat in a local line as D passed (2).
 //  * Cancellation (std::stop_token) is checked before every attempt, during every backoff
 //    sleep, while waiting in a local line and between resolution tries; a round trip in flight
 //    is not interrupted, nor a release in flight that offers the call's seat the lock.
