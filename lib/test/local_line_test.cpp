@@ -309,19 +309,7 @@ class LocalLineTest : public FailPointTest {
         << "the line never seated " << count;
   }
   detail::Bson document() {
-    mongoc_client_t* client = mongoc_client_new(server_->uri().c_str());
-    detail::Bson filter(BCON_NEW("_id", BCON_UTF8("L")));
-    mongoc_collection_t* coll =
-        mongoc_client_get_collection(client, db_.c_str(), Options().collection.c_str());
-    mongoc_cursor_t* cursor =
-        mongoc_collection_find_with_opts(coll, filter.get(), nullptr, nullptr);
-    detail::Bson found = detail::make_bson();
-    const bson_t* doc = nullptr;
-    if (mongoc_cursor_next(cursor, &doc)) found = detail::Bson(bson_copy(doc));
-    mongoc_cursor_destroy(cursor);
-    mongoc_collection_destroy(coll);
-    mongoc_client_destroy(client);
-    return found;
+    return read_lock_document(server_->uri(), db_, Options().collection, "L");
   }
   size_t queue_size() {
     size_t entries = 0;

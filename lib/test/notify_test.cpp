@@ -117,22 +117,6 @@ class WaitingAcquire {
   std::thread thread_;
 };
 
-// The lock document, read with a client of its own (an empty document when there is none).
-detail::Bson lock_document(const std::string& uri, const std::string& db,
-                           const std::string& collection, const std::string& name) {
-  mongoc_client_t* client = mongoc_client_new(uri.c_str());
-  detail::Bson filter(BCON_NEW("_id", BCON_UTF8(name.c_str())));
-  mongoc_collection_t* coll = mongoc_client_get_collection(client, db.c_str(), collection.c_str());
-  mongoc_cursor_t* cursor = mongoc_collection_find_with_opts(coll, filter.get(), nullptr, nullptr);
-  detail::Bson found = detail::make_bson();
-  const bson_t* doc = nullptr;
-  if (mongoc_cursor_next(cursor, &doc)) found = detail::Bson(bson_copy(doc));
-  mongoc_cursor_destroy(cursor);
-  mongoc_collection_destroy(coll);
-  mongoc_client_destroy(client);
-  return found;
-}
-
 // The waiters (w) of the lock document's queue, read with a client of its own.
 std::vector<std::string> queued(const std::string& uri, const std::string& db,
                                 const std::string& collection, const std::string& name) {
@@ -178,7 +162,7 @@ TEST_F(NotifyTest, AReleaseHandsTheLockToTheWaiter) {
   EXPECT_TRUE(held.release());
   ASSERT_TRUE(waiting.granted_by(after(kEventually))) << "the hand-over did not reach the waiter";
   // The hold is the release's hand-over (its id is the waiter's), not a later attempt's grant.
-  detail::Bson doc = lock_document(server_->uri(), db_, Options().collection, "L");
+  detail::Bson doc = read_lock_document(server_->uri(), db_, Options().collection, "L");
   EXPECT_EQ(detail::find_utf8(*doc, "holder"), waiter_id) << detail::to_json(*doc);
   // Its attempts: only the one that queued it. Its Provider's stream opens at that attempt's
   // cluster time (release_watcher.h), so the opening asks for no second one, and the stream
@@ -267,7 +251,7 @@ TEST_F(NotifyTest, AHandOverWhoseExtensionIsAnsweredAfterItsLeaseIsHandedBack) {
   ASSERT_TRUE(waiting.granted_by(after(kEventually)));
   EXPECT_FALSE(waiting.lost_at_grant()) << "the hold came back lost";
   EXPECT_GT(waiting.deadline(), waiting.returned_at()) << "the hold came back past its lease";
-  const detail::Bson doc = lock_document(server_->uri(), db_, Options().collection, "L");
+  const detail::Bson doc = read_lock_document(server_->uri(), db_, Options().collection, "L");
   EXPECT_NE(detail::find_utf8(*doc, "holder"), first_id)
       << "the call kept the hand-over it should have handed back: " << detail::to_json(*doc);
 }
@@ -419,7 +403,7 @@ TEST_F(NotifyTest, ATryAcquireThatGivesUpAtOnceLeavesNoEntry) {
   EXPECT_FALSE(waiter.create_lock("L").try_acquire().has_value());
   EXPECT_TRUE(queue_of("L").empty()) << "the entry of a call that returned stays queued";
   EXPECT_TRUE(held.release());
-  const detail::Bson after = lock_document(server_->uri(), db_, Options().collection, "L");
+  const detail::Bson after = read_lock_document(server_->uri(), db_, Options().collection, "L");
   EXPECT_EQ(detail::find_utf8(*after, "holder"), std::nullopt)
       << "the release handed the lock to a call that had returned";
 }
@@ -439,11 +423,11 @@ TEST_F(NotifyTest, AWaiterWhoseLeaveIsLostIsNeverHandedTheLock) {
   EXPECT_FALSE(waiter.create_lock("L").try_acquire(milliseconds(300)).has_value());
   const std::vector<std::string> left = queue_of("L");
   ASSERT_EQ(left.size(), 1U) << "the leave was not lost: the failCommand did not hit it";
-  const detail::Bson before = lock_document(server_->uri(), db_, Options().collection, "L");
+  const detail::Bson before = read_lock_document(server_->uri(), db_, Options().collection, "L");
   EXPECT_EQ(detail::find_utf8(*before, "tombstones.0.id"), left[0])
       << "the waiter's id was not tombstoned: " << detail::to_json(*before);
   EXPECT_TRUE(held.release());
-  const detail::Bson after = lock_document(server_->uri(), db_, Options().collection, "L");
+  const detail::Bson after = read_lock_document(server_->uri(), db_, Options().collection, "L");
   EXPECT_EQ(detail::find_utf8(*after, "holder"), std::nullopt)
       << "the release handed the lock to a call that had returned";
 }
@@ -488,7 +472,7 @@ void head_that_never_comes(ReplicaSet& server, const std::string& db, bool hande
     return queued(server.uri(), db, defaults.collection, "L").size() == 2;
   }));
   held.release();
-  const detail::Bson released = lock_document(server.uri(), db, defaults.collection, "L");
+  const detail::Bson released = read_lock_document(server.uri(), db, defaults.collection, "L");
   EXPECT_EQ(detail::find_utf8(*released, "holder"),
             handed ? std::optional<std::string>("ghost") : std::nullopt)
       << detail::to_json(*released);
@@ -580,7 +564,7 @@ TEST_F(NotifyTest, AReleaseWakesAWaiterOfItsOwnProviderFromItsReply) {
   const int64_t get_mores = server_->member(0).command_total("getMore");
   first.release();
   ASSERT_TRUE(second.granted_by(after(kEventually))) << "the release's reply woke nobody";
-  detail::Bson doc = lock_document(server_->uri(), db_, Options().collection, "L");
+  detail::Bson doc = read_lock_document(server_->uri(), db_, Options().collection, "L");
   EXPECT_EQ(detail::find_utf8(*doc, "holder"), second_id) << detail::to_json(*doc);
   EXPECT_EQ(server_->member(0).command_total("getMore"), get_mores)
       << "a refused stream read events";

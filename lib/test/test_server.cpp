@@ -1,5 +1,6 @@
 #include "test_server.h"
 
+#include <mongoc/mongoc.h>
 #include <unistd.h>
 
 #include <mutex>
@@ -23,6 +24,21 @@ ReplicaSet* shared_server() {
   static std::unique_ptr<ReplicaSet> server;
   std::call_once(once, [] { server = start_server(); });
   return server.get();
+}
+
+detail::Bson read_lock_document(const std::string& uri, const std::string& db,
+                                const std::string& collection, const std::string& name) {
+  mongoc_client_t* client = mongoc_client_new(uri.c_str());
+  detail::Bson filter(BCON_NEW("_id", BCON_UTF8(name.c_str())));
+  mongoc_collection_t* coll = mongoc_client_get_collection(client, db.c_str(), collection.c_str());
+  mongoc_cursor_t* cursor = mongoc_collection_find_with_opts(coll, filter.get(), nullptr, nullptr);
+  detail::Bson found = detail::make_bson();
+  const bson_t* doc = nullptr;
+  if (mongoc_cursor_next(cursor, &doc)) found = detail::Bson(bson_copy(doc));
+  mongoc_cursor_destroy(cursor);
+  mongoc_collection_destroy(coll);
+  mongoc_client_destroy(client);
+  return found;
 }
 
 std::string fresh_database() {

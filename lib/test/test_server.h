@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "bson_ptr.h"
 #include "mongolock/mongolock.h"
 #include "testkit.h"
 
@@ -34,6 +35,11 @@ ReplicaSet* shared_server();
 
 // A database name no other test uses.
 std::string fresh_database();
+
+// The lock document `name` of db.collection, read with a client of its own (an empty document
+// when there is none).
+detail::Bson read_lock_document(const std::string& uri, const std::string& db,
+                                const std::string& collection, const std::string& name);
 
 class ServerTest : public ::testing::Test {
  protected:
