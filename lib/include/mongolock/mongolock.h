@@ -144,37 +144,35 @@
 //    leave an entry that lapses after KEEP and, if a release hands it the lock first, a hold
 //    that ends with its lease.
 //  * Local line. While a hold of a plain lock by a notify Provider is live (or a release of that
-//    Provider has handed the lock to one of its own queued waiters, until that waiter's call
-//    takes it or ends; or, for at most busy_wait_min_ms, while the first attempt of another of
-//    its waiters for the lock is in flight and nothing of the Provider holds it), the Provider's
+//    Provider has handed the lock to one of its own queued waiters, until that waiter's call takes
+//    it or ends; or, for at most busy_wait_min_ms, while the first attempt of another of its
+//    waiters for the lock is in flight and nothing of the Provider holds it), the Provider's
 //    further notify waiters for that lock wait in its local line, in arrival order, sending
-//    nothing. The hold's release offers the line's first waiter
-//    after the server's queue: the lock goes to the queue's head if it has one, as above, and
-//    else to that waiter (hold id W, a new token, lease NOW + expiry_ms, owner; grantW W and
-//    grantP null, so no change stream passes the event on), in the same findAndModify (first a
-//    short one that matches only a document whose queue is empty and whose tombstones do not
-//    list W; when it matches nothing, the
-//    full hand-over release with W offered after the queue's entries); the
-//    releasing thread wakes W, whose lease clock starts at the release's send, and W's own
-//    release offers the next. When the lock leaves the Provider (the release handed it to another
-//    Provider's waiter or freed it, or found no hold), the hold is lost, or the hand-over to an
-//    own queued waiter is not taken (its call ends without it, before or after the release's
-//    reply, or it is not taken within expiry_ms), every waiter in the line leaves it and
-//    attempts, queueing on the server in the order its attempts reach the server (the line's
-//    order among them is not kept). A waiter in a line keeps a hold slot ("Bounds") from joining
-//    until it leaves, so its grant never meets the holds limit. A
-//    release with an unknown outcome leaves its offered waiter's id possibly holding: that
-//    waiter resolves it with a tombstone (as an attempt's unknown outcome) and attempts with a
-//    new id. A waiter whose timeout passes, or whose stop is requested, in the line leaves it
-//    (then makes its one last attempt, or throws Cancelled), except while its holder's release
-//    offers it the lock: it first waits for that release's reply (one or two round trips of the
-//    releasing thread, at most 2 * W of "Bounds"), and returns the hold if that release granted
-//    it (a cancelled call hands it on with its leave). A lock freed on the server behind the
-//    holder's back (force_release, or a lease that lapsed while the holder's client had not yet
-//    noticed) reaches the line only when the holder's client marks the hold lost (its next
-//    extension, or its lease's end on its clock): until then the line's waiters wait, where
-//    queued waiters would have been woken by the stream's free-lock event.
-//    At most 10,000 waiters a line (the next attempts instead).
+//    nothing. The hold's release offers the line's first waiter after the server's queue: the lock
+//    goes to the queue's head if it has one, as above, and else to that waiter (hold id W, a new
+//    token, lease NOW + expiry_ms, owner; grantW W and grantP null, so no change stream passes the
+//    event on), in the same findAndModify (first a short one that matches only a document whose
+//    queue is empty and whose tombstones do not list W; when it matches nothing, the full hand-over
+//    release with W offered after the queue's entries); the releasing thread wakes W, whose lease
+//    clock starts at the release's send, and W's own release offers the next. When the lock leaves
+//    the Provider (the release handed it to another Provider's waiter or freed it, or found no
+//    hold), the hold is lost, or the hand-over to an own queued waiter is not taken (its call ends
+//    without it, before or after the release's reply, or it is not taken within expiry_ms), every
+//    waiter in the line leaves it and attempts, queueing on the server in the order its attempts
+//    reach the server (the line's order among them is not kept). A waiter in a line keeps a hold
+//    slot ("Bounds") from joining until it leaves, so its grant never meets the holds limit. A
+//    release with an unknown outcome leaves its offered waiter's id possibly holding: that waiter
+//    resolves it with a tombstone (as an attempt's unknown outcome) and attempts with a new id. A
+//    waiter whose timeout passes, or whose stop is requested, in the line leaves it (then makes its
+//    one last attempt, or throws Cancelled), except while its holder's release offers it the lock:
+//    it first waits for that release's reply (one or two round trips of the releasing thread, at
+//    most 2 * W of "Bounds"), and returns the hold if that release granted it (a cancelled call
+//    hands it on with its leave). A lock freed on the server behind the holder's back
+//    (force_release, or a lease that lapsed while the holder's client had not yet noticed) reaches
+//    the line only when the holder's client marks the hold lost (its next extension, or its lease's
+//    end on its clock): until then the line's waiters wait, where queued waiters would have been
+//    woken by the stream's free-lock event. At most 10,000 waiters a line (the next attempts
+//    instead).
 //  * Wake-up. Each Provider runs one change stream (fullDocument updateLookup) on its plain
 //    lock collection, while it has waiters and for 10 s after the last, on one thread and one
 //    pooled client that the stream keeps all that time (a URI whose maxPoolSize is below 2 gets
