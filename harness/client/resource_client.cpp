@@ -101,4 +101,16 @@ WriteOutcome ResourceClient::update_one(const char* collection, const bson_t* fi
   return err.code == kDuplicateKey ? WriteOutcome::kRejected : WriteOutcome::kUnknown;
 }
 
+nlohmann::json fenced_final_value(const std::string& resource, const nlohmann::json& doc) {
+  if (doc.is_null()) return {{"resource", resource}, {"missing", true}, {"count", 0}};
+  nlohmann::json writes = nlohmann::json::array();
+  for (const auto& w : doc.value("writes", nlohmann::json::array())) {
+    writes.push_back({{"id", w.value("id", "")}, {"token", w.value("token", nlohmann::json())}});
+  }
+  return {{"resource", resource},
+          {"token", doc.value("token", nlohmann::json(nullptr))},
+          {"count", doc.value("count", nlohmann::json(nullptr))},
+          {"writes", writes}};
+}
+
 }  // namespace locklab

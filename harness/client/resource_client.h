@@ -20,12 +20,18 @@
 #include <mongoc/mongoc.h>
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
 #include "client/workload.h"
 
 namespace locklab {
+
+// The value of a final read of fenced resource `resource` (checker/history.h, "final"): the
+// document's token, count and writes [{id, token}], or for no document (null) missing with a
+// count of 0, so that a reader counting writes sees 0.
+nlohmann::json fenced_final_value(const std::string& resource, const nlohmann::json& doc);
 
 // The outcome of one write to a resource document.
 enum class WriteOutcome { kAccepted, kRejected, kUnknown };

@@ -10,6 +10,10 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <set>
+#include <stdexcept>
+#include <thread>
+#include <vector>
 
 #include "checker/history.h"
 #include "client/resource_steps.h"
@@ -98,20 +102,24 @@ void record_lock_event(HistoryWriter& history, const WorkerConfig& config,
 // One worker's loop state and its history.
 class Worker {
  public:
-  Worker(const WorkerConfig& config, HistoryWriter& history)
+  Worker(const WorkerConfig& config, HistoryWriter& history, mongolock::Provider& provider)
       : config_(config),
         history_(history),
-        provider_(lock_uri(config), config.database,
-                  lock_options(config,
-                               [this](const mongolock::Event& event) {
-                                 record_lock_event(history_, config_, event);
-                               })),
+        provider_(provider),
         steps_(config_,
                [this](const std::string& f, EventType type, const std::string& lock_id,
                       std::optional<int64_t> token,
                       nlohmann::json value) { record(f, type, lock_id, token, std::move(value)); }),
         rng_(config.seed) {}
 
+  // Operations until `operations` are done, stop is requested or write ids run out.
+  void run(std::stop_token stop) {
+    for (int64_t done = 0; config_.operations == 0 || done < config_.operations; ++done) {
+      if (stop.stop_requested() || !operation(stop)) return;
+    }
+  }
+
+ private:
   // One acquire, critical section, release. Returns false when the worker should stop.
   bool operation(std::stop_token stop) {
     const std::string lock = pick_lock();
@@ -136,10 +144,9 @@ class Worker {
     return steps_.write_ids_left();
   }
 
- private:
   WorkerConfig config_;
   HistoryWriter& history_;
-  mongolock::Provider provider_;
+  mongolock::Provider& provider_;
   ResourceSteps steps_;
   std::mt19937_64 rng_;
 
@@ -280,15 +287,50 @@ int run_workload(const WorkerConfig& config, std::stop_token stop) {
   mongoc_init();
   try {
     HistoryWriter history(config.history_path);
-    Worker worker(config, history);
-    for (int64_t done = 0; config.operations == 0 || done < config.operations; ++done) {
-      if (stop.stop_requested() || !worker.operation(stop)) break;
-    }
+    mongolock::Provider provider(
+        lock_uri(config), config.database,
+        lock_options(config, [&history, &config](const mongolock::Event& event) {
+          record_lock_event(history, config, event);
+        }));
+    Worker worker(config, history, provider);
+    worker.run(stop);
   } catch (const std::exception& e) {
     std::cerr << "locklab-worker " << config.id << ": " << e.what() << std::endl;
     return 2;
   }
   return 0;
+}
+
+void run_workload_threads(mongolock::Provider& provider, const std::vector<WorkerConfig>& configs,
+                          std::stop_token stop) {
+  if (configs.empty()) throw std::invalid_argument("run_workload_threads: no config");
+  std::set<std::string> ids;
+  for (const WorkerConfig& c : configs) {
+    if (c.id.empty() || !ids.insert(c.id).second)
+      throw std::invalid_argument("run_workload_threads: worker id \"" + c.id +
+                                  "\" is empty or given twice");
+    if (c.history_path != configs[0].history_path)
+      throw std::invalid_argument("run_workload_threads: worker " + c.id +
+                                  " has another history path than " + configs[0].id);
+  }
+  HistoryWriter history(configs[0].history_path);
+  std::mutex errors_mu;
+  std::vector<std::string> errors;
+  {
+    std::vector<std::jthread> threads;
+    threads.reserve(configs.size());
+    for (const WorkerConfig& config : configs) {
+      threads.emplace_back([&, stop] {
+        try {
+          Worker(config, history, provider).run(stop);
+        } catch (const std::exception& e) {
+          std::lock_guard lock(errors_mu);
+          errors.push_back(config.id + ": " + e.what());
+        }
+      });
+    }
+  }  // joins every loop
+  if (!errors.empty()) throw std::runtime_error("run_workload_threads: " + errors.front());
 }
 
 }  // namespace locklab

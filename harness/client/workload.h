@@ -21,16 +21,22 @@
 // extensions) is recorded as `invoke` before its request is sent, and completes with ok, fail
 // (definitely not applied) or info (unknown).
 //
-// Thread rules: run_workload runs on one thread; the lost notification arrives on the lock
-// library's watchdog thread and only sets a flag and appends one event.
+// Thread rules: run_workload runs on one thread; run_workload_threads runs one such loop per
+// config, each on a thread of its own. The lost notification arrives on the lock library's
+// watchdog thread and only sets a flag and appends one event.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <vector>
 
 #include "run/scenario.h"
+
+namespace mongolock {
+class Provider;
+}
 
 namespace locklab {
 
@@ -76,5 +82,16 @@ std::string resource_name(const std::string& lock);
 // first). Returns the process exit code: 0, or 2 when the worker could not start (the error is
 // printed to stderr).
 int run_workload(const WorkerConfig& config, std::stop_token stop);
+
+// Threads of one process contending through one Provider, as an application's threads do (what
+// mongolock does per Provider, such as its local line, only shows this way: a locklab-worker runs
+// one thread): one operation loop per config, each on its own thread, all through `provider`
+// (whose options stand instead of each config's `lock`: background extensions are not recorded),
+// appending to configs[0].history_path. Every config needs a distinct id and that history path.
+// Returns when every loop has ended (`stop`, or its operations done). Throws
+// std::invalid_argument for configs that break those rules, std::runtime_error with the first
+// loop's error after all have ended.
+void run_workload_threads(mongolock::Provider& provider, const std::vector<WorkerConfig>& configs,
+                          std::stop_token stop);
 
 }  // namespace locklab

@@ -23,6 +23,7 @@
 #include "checker/history.h"
 #include "client/client_manifest.h"
 #include "client/clients.h"
+#include "client/resource_client.h"
 #include "db/admin.h"
 #include "db/db.h"
 #include "db/docker_engine.h"
@@ -417,18 +418,9 @@ class Run {
 
   // count is kept beside missing so that a reader counting writes sees 0 for no document.
   nlohmann::json final_value(const std::string& resource, const nlohmann::json& doc) const {
+    if (s_.workload.kind != WorkloadKind::kCounter) return fenced_final_value(resource, doc);
     if (doc.is_null()) return {{"resource", resource}, {"missing", true}, {"count", 0}};
-    if (s_.workload.kind == WorkloadKind::kCounter) {
-      return {{"resource", resource}, {"count", doc.value("count", int64_t{0})}};
-    }
-    nlohmann::json writes = nlohmann::json::array();
-    for (const auto& w : doc.value("writes", nlohmann::json::array())) {
-      writes.push_back({{"id", w.value("id", "")}, {"token", w.value("token", nlohmann::json())}});
-    }
-    return {{"resource", resource},
-            {"token", doc.value("token", nlohmann::json(nullptr))},
-            {"count", doc.value("count", nlohmann::json(nullptr))},
-            {"writes", writes}};
+    return {{"resource", resource}, {"count", doc.value("count", int64_t{0})}};
   }
 };
 
