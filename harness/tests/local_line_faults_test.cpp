@@ -235,5 +235,28 @@ TEST_F(LocalLineFaultsTest, ThreadsOfOneProviderKeepTokensAndFencingThroughMembe
   std::cout << "\n";
 }
 
+// Bad input to run_workload_threads is refused before any thread starts, naming what was wrong
+// (the Provider is made from a URI no server answers: nothing is sent).
+TEST(RunWorkloadThreads, RefusesNoConfigsADuplicateIdAndASecondHistory) {
+  mongolock::Provider provider("mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=100", kDatabase);
+  WorkerConfig a;
+  a.id = "t1";
+  a.history_path = "/nonexistent/history.jsonl";
+  WorkerConfig b = a;
+  const auto message = [&](const std::vector<WorkerConfig>& configs) -> std::string {
+    try {
+      run_workload_threads(provider, configs, {});
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  EXPECT_EQ(message({}), "run_workload_threads: no config");
+  EXPECT_EQ(message({a, b}), "run_workload_threads: worker id \"t1\" is empty or given twice");
+  b.id = "t2";
+  b.history_path = "/nonexistent/other.jsonl";
+  EXPECT_EQ(message({a, b}), "run_workload_threads: worker t2 has another history path than t1");
+}
+
 }  // namespace
 }  // namespace locklab
