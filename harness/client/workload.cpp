@@ -316,18 +316,26 @@ void run_workload_threads(mongolock::Provider& provider, const std::vector<Worke
   HistoryWriter history(configs[0].history_path);
   std::mutex errors_mu;
   std::vector<std::string> errors;
+  // The loops watch this one, so that a thread that cannot be started stops those that were.
+  std::stop_source all;
+  std::stop_callback forward(stop, [&all] { all.request_stop(); });
   {
     std::vector<std::jthread> threads;
     threads.reserve(configs.size());
     for (const WorkerConfig& config : configs) {
-      threads.emplace_back([&, stop] {
-        try {
-          Worker(config, history, provider).run(stop);
-        } catch (const std::exception& e) {
-          std::lock_guard lock(errors_mu);
-          errors.push_back(config.id + ": " + e.what());
-        }
-      });
+      try {
+        threads.emplace_back([&, stop = all.get_token()] {
+          try {
+            Worker(config, history, provider).run(stop);
+          } catch (const std::exception& e) {
+            std::lock_guard lock(errors_mu);
+            errors.push_back(config.id + ": " + e.what());
+          }
+        });
+      } catch (...) {
+        all.request_stop();  // before the loops already started are joined
+        throw;
+      }
     }
   }  // joins every loop
   if (!errors.empty()) throw std::runtime_error("run_workload_threads: " + errors.front());

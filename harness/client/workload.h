@@ -86,8 +86,10 @@ int run_workload(const WorkerConfig& config, std::stop_token stop);
 // Threads of one process contending through one Provider, as an application's threads do (what
 // mongolock does per Provider, such as its local line, only shows this way: a locklab-worker runs
 // one thread): one operation loop per config, each on its own thread, all through `provider`
-// (whose options stand instead of each config's `lock`: background extensions are not recorded),
-// appending to configs[0].history_path. Every config needs a distinct id and that history path.
+// (whose options stand instead of each config's `lock`, but for lock.expiry_ms, which is what
+// the history's acquire ok says of the lease: give the Provider's; background extensions are not
+// recorded), appending to configs[0].history_path. Every config needs a distinct id and that
+// history path.
 // Returns when every loop has ended (`stop`, or its operations done). Throws
 // std::invalid_argument for configs that break those rules, std::runtime_error with the first
 // loop's error after all have ended.
