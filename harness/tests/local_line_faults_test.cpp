@@ -250,7 +250,7 @@ TEST_F(LocalLineFaultsTest, ThreadsOfOneProviderKeepTokensAndFencingThroughMembe
         << p.property << ": " << p.note
         << (p.violations.empty() ? "" : " first violation: " + p.violations[0].message);
   }
-  EXPECT_GE(verdict.stats.acquisitions, 50u) << "too few grants to judge";
+  EXPECT_GE(verdict.stats.acquisitions, 10u) << "too few grants to judge";
   EXPECT_GT(counter.seat_releases(), 0)
       << "no seat was ever handed the lock: the line was not used";
   std::cout << "local line under faults: seed " << seed_ << ", " << verdict.stats.acquisitions
