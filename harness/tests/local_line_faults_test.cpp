@@ -21,18 +21,23 @@
 // for a grant; a settle that grants the offered seat when the release went to a waiter of the
 // Provider queued on the server.
 //
+// With LINE_FAULTS_DELAYS=1 (the long tier's campaign) a fourth fault makes the Provider's next
+// findAndModify wait 3.5 s inside the primary and then run, after its client gave up at 1.5 s:
+// late execution of an attempt, a release or a seat release.
+//
 // Seed: LINE_FAULTS_SEED, else drawn at random; printed with every failure. Length:
 // LINE_FAULTS_SECONDS (default 8; the long tier's campaign runs several seeds longer).
 //
 // Model left out: the Provider's own process dying or pausing (its seats go with it; the test
 // process is the client), partitions between the client and some members, clock faults, fail
-// points on the line's own commands, holds lost at their lease end while their thread runs on
-// (the critical section is 2 ms: a hold outlives its lease only when its release is what hangs),
-// a release that executes late, after its client gave up and the lease lapsed (no fault here
-// delays a request inside the server: a seat release that did not check its holder passes this
-// test), and more than one Provider (other processes' waiters queued on the server while seats
-// wait). The seat releases counted are sends, not grants; the unknown and line-closing paths are
-// not counted.
+// points that refuse the line's own commands (errors, closed connections), holds lost at their
+// lease end while their thread runs on (the critical section is 2 ms: a hold outlives its lease
+// only when its release is what hangs), late execution in the default suite (the campaign's
+// delays cover it), and more than one Provider: another process's holder or queued waiters while
+// seats wait (a seat release that did not check its holder passes this test, delays included:
+// with one Provider the tombstone of an unknown release's seat and the line's closing at a loss
+// stop the late grant; against another Provider's holder nothing would). The seat releases
+// counted are sends, not grants; the unknown and line-closing paths are not counted.
 #include <gtest/gtest.h>
 #include <mongoc/mongoc.h>
 
@@ -118,6 +123,7 @@ class LocalLineFaultsTest : public ::testing::Test {
   void SetUp() override {
     if (!testing::programs_built()) GTEST_SKIP() << "needs mongosim built";
     seed_ = static_cast<uint64_t>(env_int("LINE_FAULTS_SEED", 0));
+    delays_ = env_int("LINE_FAULTS_DELAYS", 0) != 0;
     if (seed_ == 0) seed_ = std::random_device{}() | 1u;
     dir_ = std::make_unique<testkit::TempDir>();
     cluster_ = testkit::harness_db(dir_->path(), 3, supervisor_);
@@ -135,7 +141,26 @@ class LocalLineFaultsTest : public ::testing::Test {
     const int member = at_primary ? primary : static_cast<int>(rng() % 3);
     if (member == primary) ++primary_faults_;
     const auto lasting = std::chrono::milliseconds(300 + rng() % 4'000);
-    switch (rng() % 3) {
+    const uint64_t kinds = delays_ ? 4 : 3;
+    switch (rng() % kinds) {
+      case 3: {
+        // The Provider's next findAndModify on the primary waits 3.5 s there, then runs: its
+        // client gave up at 1.5 s (an unknown outcome) and its lease may have lapsed.
+        const int p = cluster_->primary();
+        if (p < 0) return;
+        const nlohmann::json reply = cluster_->try_command(p, "admin",
+                                                           {{"configureFailPoint", "failCommand"},
+                                                            {"mode", {{"times", 1}}},
+                                                            {"data",
+                                                             {{"failCommands", {"findAndModify"}},
+                                                              {"blockConnection", true},
+                                                              {"blockTimeMS", 3'500},
+                                                              {"appName", "line"}}}});
+        ++primary_faults_;
+        faults_ +=
+            " delay m" + std::to_string(p) + (reply.value("ok", 0.0) == 1.0 ? "" : "(refused)");
+        return;
+      }
       case 0: {
         const int p = cluster_->primary();
         if (p >= 0) {
@@ -178,6 +203,7 @@ class LocalLineFaultsTest : public ::testing::Test {
   uint64_t seed_ = 0;
   std::string faults_;      // what one_fault did, for the report
   int primary_faults_ = 0;  // faults that hit the member that was primary
+  bool delays_ = false;     // LINE_FAULTS_DELAYS: also delay a findAndModify inside the primary
   Supervisor supervisor_;
   std::unique_ptr<testkit::TempDir> dir_;
   std::unique_ptr<Db> cluster_;
