@@ -1,10 +1,12 @@
 // aggregate with a $changeStream first stage and getMore on a change-stream cursor
 // (docs/mongodb-behaviour.md, Change streams). The aggregate answers at once with the events
 // already committed; a getMore waits (awaitData) up to its maxTimeMS, default one second, for
-// the first event to be committed, woken by the store's ChangeSignal rather than polling, and
-// holds no lock while it waits.
+// the first event to be committed, parked on the store's ChangeSignal's pump (which reads for it
+// and wakes it only for an event) rather than polling, and holds no lock while it waits.
 #include <chrono>
+#include <optional>
 
+#include "base/change_pump.h"
 #include "data/change_stream_cursor.h"
 #include "data/store_impl.h"
 
@@ -145,7 +147,23 @@ bson::Document change_stream_get_more(Store::Impl& impl, CommandContext& ctx, in
       check_in.exhausted = cursor->closed();
       return cursor_reply(cursor->closed() ? 0 : id, ns, "nextBatch", std::move(batch));
     }
-    impl.signal->wait_for_change(seen, deadline);
+    // Parked on the pump, which reads for this stream after every move of the signal and wakes
+    // it only for events (change_pump.h); an interruption or shutdown wakes it to the checks
+    // above. An empty read by the pump moves the position as this thread's own would.
+    std::optional<ChangeStreamCursor::Batch> found;
+    auto look = [&] {
+      if (cursor->interruption() || impl.signal->shutting_down()) return true;
+      ChangeStreamCursor::Batch next = read(impl, *cursor, event_limit(batch_size), ectx,
+                                            "Executor error during getMore :: caused by :: ");
+      if (next.events.empty() && !cursor->closed()) return false;
+      found = std::move(next);
+      return true;
+    };
+    (void)impl.signal->pump().wait(seen, deadline, look);
+    if (found) {
+      check_in.exhausted = cursor->closed();
+      return cursor_reply(cursor->closed() ? 0 : id, ns, "nextBatch", std::move(*found));
+    }
   }
 }
 
