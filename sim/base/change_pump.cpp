@@ -18,6 +18,9 @@ struct ChangePump::Slot {
   State state = State::kParked;
   Woken result = Woken::kDone;
   std::exception_ptr error;
+  // Set by the waiter once its deadline passed while its look ran: it now waits for that look's
+  // end, so the pump wakes it when the look ends whatever the look found.
+  bool awaits_look_end = false;
   std::condition_variable cv;  // this waiter's own: the pump wakes nobody else
 };
 
@@ -63,6 +66,7 @@ ChangePump::Woken ChangePump::wait(uint64_t seen, ChangeSignal::Clock::time_poin
   bool woken =
       slot.cv.wait_until(lock, deadline, [&] { return slot.state == Slot::State::kWoken; });
   // At the deadline a running look is let finish: it may have read (and consumed) a batch.
+  slot.awaits_look_end = true;
   slot.cv.wait(lock, [&] { return slot.state != Slot::State::kLooking; });
   woken = slot.state == Slot::State::kWoken;
   slots_.erase(it);
@@ -121,7 +125,9 @@ void ChangePump::look_round(uint64_t generation) {
     } else {
       slot->state = Slot::State::kParked;
     }
-    slot->cv.notify_one();  // also a waiter at its deadline waiting for this look to end
+    // A waiter whose look found nothing sleeps on: waking it only to sleep again cost a context
+    // switch (and a round of mu_) per parked stream per move of the signal.
+    if (slot->state == Slot::State::kWoken || slot->awaits_look_end) slot->cv.notify_one();
   }
 }
 
