@@ -54,8 +54,8 @@ ChangeStreamCursor::Emitted ChangeStreamCursor::emit(const ChangeEvent& event, s
                                                      const query::EvalContext& ectx, Batch& batch,
                                                      Progress& progress) {
   if (batch.events.size() >= max_events) return Emitted::kFull;
-  // spec_.stages were validated when the stream was opened (user_stages in change_stream_spec).
-  std::vector<bson::Document> out = query::run_validated_pipeline(spec_.stages, {event.doc}, ectx);
+  // spec_.stages were parsed when the stream was opened (user_stages in change_stream_spec).
+  std::vector<bson::Document> out = spec_.stages.run({event.doc}, ectx);
   if (out.empty()) return Emitted::kFiltered;
   assert(out.size() == 1);  // the allowed stages map one document to at most one
   // Measured first: the _id check renders what it found, and a pipeline can build an _id whose

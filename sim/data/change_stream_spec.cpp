@@ -179,7 +179,7 @@ void resolve_resume_options(ChangeStreamSpec& spec, const RawOptions& raw) {
 
 // The user's stages: each parsed as the pipeline engine parses it, then mongod's position and
 // change-stream checks.
-bson::Array user_stages(const bson::Array& pipeline) {
+query::Pipeline user_stages(const bson::Array& pipeline) {
   bson::Array stages(pipeline.begin() + 1, pipeline.end());
   for (const bson::Value& stage : stages) {
     if (query::stage_name_of(stage) == kStage) {
@@ -187,7 +187,7 @@ bson::Array user_stages(const bson::Array& pipeline) {
                          "$changeStream is only valid as the first stage in a pipeline.");
     }
   }
-  query::validate_pipeline(stages);
+  query::Pipeline parsed = query::Pipeline::parse(stages);
   for (const bson::Value& stage : stages) {
     std::string name = query::stage_name_of(stage);
     if (std::find(kAllowedStages.begin(), kAllowedStages.end(), name) == kAllowedStages.end()) {
@@ -195,7 +195,7 @@ bson::Array user_stages(const bson::Array& pipeline) {
                          name + " is not permitted in a $changeStream pipeline");
     }
   }
-  return stages;
+  return parsed;
 }
 
 }  // namespace

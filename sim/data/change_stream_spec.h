@@ -10,6 +10,7 @@
 
 #include "bson/value.h"
 #include "data/resume_token.h"
+#include "query/query.h"
 
 namespace mongosim::data {
 
@@ -27,7 +28,7 @@ struct ChangeStreamSpec {
   std::optional<ResumeToken> resume_after;
   std::optional<ResumeToken> start_after;
   std::optional<bson::Timestamp> start_at_operation_time;
-  bson::Array stages;  // the user's stages after $changeStream, validated
+  query::Pipeline stages;  // the user's stages after $changeStream, parsed
 
   // The namespace a cursor of this stream answers to: "db.coll", or "db.$cmd.aggregate" for a
   // database or cluster stream (what drivers send back in getMore).

@@ -202,16 +202,10 @@ std::vector<Document> run_unwind(const Value& spec, const std::vector<Document>&
   return out;
 }
 
-void validate_stage(const std::string& name, const Value& spec) {
+// Parse-time checks of the stages parse_stage keeps nothing parsed for.
+void validate_plain_stage(const std::string& name, const Value& spec) {
   if (is_document_stage(name)) {
     validate_document_stage(Document{{name, spec}});
-  } else if (name == "$match") {
-    if (!spec.is_document()) fail(15959, "the match filter must be an expression in an object");
-    (void)Matcher::parse(spec.as_document());
-  } else if (name == "$sort") {
-    if (!spec.is_document()) fail(15973, "the $sort key specification must be an object");
-    if (spec.as_document().empty()) fail(15976, "$sort stage must have at least one sort key");
-    (void)Sort::parse(spec.as_document());
   } else if (name == "$skip") {
     if (parse_count_arg(spec, 15972, "$skip") < 0) {
       fail(5107200, "invalid argument to $skip stage: Expected a non-negative number in: $skip: " +
@@ -226,26 +220,55 @@ void validate_stage(const std::string& name, const Value& spec) {
   }
 }
 
-std::vector<Document> run_stage(const std::string& name, const Value& spec,
-                                std::vector<Document> docs, const EvalContext& ctx) {
-  if (is_document_stage(name)) {
-    Document stage{{name, spec}};
-    for (Document& d : docs) d = apply_document_stage(stage, std::move(d), ctx);
+}  // namespace
+
+struct Pipeline::Stage {
+  std::string name;
+  Value spec;
+  std::optional<Document> document_stage;  // {name: spec}, for a document stage
+  std::optional<Matcher> match;            // $match
+  std::optional<Sort> sort;                // $sort
+};
+
+namespace {
+
+Pipeline::Stage parse_stage(const Value& stage) {
+  // The name first: it refuses a stage without exactly one field (40323) before at(0) reads it
+  // (a braced initializer evaluates in order).
+  Pipeline::Stage s{stage_name(stage), stage.as_document().at(0).second, {}, {}, {}};
+  if (s.name == "$match") {
+    if (!s.spec.is_document()) fail(15959, "the match filter must be an expression in an object");
+    s.match = Matcher::parse(s.spec.as_document());
+  } else if (s.name == "$sort") {
+    if (!s.spec.is_document()) fail(15973, "the $sort key specification must be an object");
+    if (s.spec.as_document().empty()) fail(15976, "$sort stage must have at least one sort key");
+    s.sort = Sort::parse(s.spec.as_document());
+  } else {
+    validate_plain_stage(s.name, s.spec);
+    if (is_document_stage(s.name)) s.document_stage = Document{{s.name, s.spec}};
+  }
+  return s;
+}
+
+std::vector<Document> run_stage(const Pipeline::Stage& stage, std::vector<Document> docs,
+                                const EvalContext& ctx) {
+  if (stage.document_stage) {
+    for (Document& d : docs) d = apply_document_stage(*stage.document_stage, std::move(d), ctx);
     return docs;
   }
-  if (name == "$match") {
-    Matcher m = Matcher::parse(spec.as_document());
-    std::erase_if(docs, [&](const Document& d) { return !m.matches(d, ctx); });
+  if (stage.match) {
+    std::erase_if(docs, [&](const Document& d) { return !stage.match->matches(d, ctx); });
     return docs;
   }
-  if (name == "$sort") {
-    Sort s = Sort::parse(spec.as_document());
-    std::stable_sort(docs.begin(), docs.end(),
-                     [&](const Document& a, const Document& b) { return s.compare(a, b) < 0; });
+  if (stage.sort) {
+    std::stable_sort(docs.begin(), docs.end(), [&](const Document& a, const Document& b) {
+      return stage.sort->compare(a, b) < 0;
+    });
     return docs;
   }
+  const std::string& name = stage.name;
   if (name == "$skip" || name == "$limit") {
-    auto n = static_cast<size_t>(*spec.number_as_exact_int64());
+    auto n = static_cast<size_t>(*stage.spec.number_as_exact_int64());
     if (name == "$skip") {
       docs.erase(docs.begin(), docs.begin() + static_cast<long>(std::min(n, docs.size())));
     } else if (docs.size() > n) {
@@ -253,24 +276,37 @@ std::vector<Document> run_stage(const std::string& name, const Value& spec,
     }
     return docs;
   }
-  if (name == "$count") return run_count(spec, docs);
-  if (name == "$unwind") return run_unwind(spec, docs);
+  if (name == "$count") return run_count(stage.spec, docs);
+  if (name == "$unwind") return run_unwind(stage.spec, docs);
   assert(name == "$group");
-  return run_group(spec, std::move(docs), ctx);
+  return run_group(stage.spec, std::move(docs), ctx);
 }
 
 }  // namespace
 
-void validate_pipeline(const Array& stages) {
+Pipeline Pipeline::parse(const Array& stages) {
   if (stages.size() > kPipelineStagesMax) {
     fail(code::kFailedToParse, "Pipeline length must be no longer than 1000 stages");
   }
-  for (const Value& stage : stages) {
-    // The name first: it refuses a stage without exactly one field (40323) before at(0) reads it
-    // (the two arguments of one call are evaluated in no set order).
-    const std::string& name = stage_name(stage);
-    validate_stage(name, stage.as_document().at(0).second);
+  auto parsed = std::make_shared<std::vector<Stage>>();
+  parsed->reserve(stages.size());
+  for (const Value& stage : stages) parsed->push_back(parse_stage(stage));
+  Pipeline pipeline;
+  pipeline.stages_ = std::move(parsed);
+  return pipeline;
+}
+
+std::vector<Document> Pipeline::run(std::vector<Document> input, const EvalContext& ctx) const {
+  if (!stages_) return input;  // a default-constructed Pipeline has no stages
+  for (const Stage& stage : *stages_) {
+    input = run_stage(stage, std::move(input), ctx);
+    for (const Document& doc : input) refuse_deeper_than_bson(doc);
   }
+  return input;
+}
+
+void validate_pipeline(const Array& stages) {
+  (void)Pipeline::parse(stages);
 }
 
 std::string stage_name_of(const Value& stage) {
@@ -279,18 +315,7 @@ std::string stage_name_of(const Value& stage) {
 
 std::vector<Document> run_pipeline(const Array& stages, std::vector<Document> input,
                                    const EvalContext& ctx) {
-  validate_pipeline(stages);
-  return run_validated_pipeline(stages, std::move(input), ctx);
-}
-
-std::vector<Document> run_validated_pipeline(const Array& stages, std::vector<Document> input,
-                                             const EvalContext& ctx) {
-  for (const Value& stage : stages) {
-    const auto& [name, spec] = stage.as_document().at(0);
-    input = run_stage(name, spec, std::move(input), ctx);
-    for (const Document& doc : input) refuse_deeper_than_bson(doc);
-  }
-  return input;
+  return Pipeline::parse(stages).run(std::move(input), ctx);
 }
 
 }  // namespace mongosim::query

@@ -116,5 +116,49 @@ TEST(Pipeline, BadStagesFailUpFront) {
   EXPECT_EQ(error_code_of([&] { (void)run(R"([{"$match": {"a": 1}}])", input); }), 0);
 }
 
+// What this leaves out: a Pipeline run from many threads at once (its parsed stages are shared
+// and only read; the change-stream tests run it from the pump's thread and getMore threads).
+TEST(Pipeline, ParsedOnceRunsAsRunPipelineOnEveryInput) {
+  const std::string stages =
+      R"([{"$match": {"a": {"$gt": 1}}}, {"$addFields": {"b": {"$add": ["$a", 10]}}},
+          {"$match": {"b": {"$lt": 15}}}, {"$sort": {"a": -1}}, {"$project": {"_id": 0}}])";
+  const Pipeline parsed = Pipeline::parse(JV(stages).as_array());
+  const Pipeline copy = parsed;  // copies share the parsed stages
+  const std::vector<std::vector<Document>> inputs = {
+      docs({R"({"_id": 1, "a": 1})", R"({"_id": 2, "a": 3})", R"({"_id": 3, "a": 2})"}),
+      docs({R"({"_id": 4, "a": 9})"}),
+      docs({R"({"_id": 5, "a": 4})", R"({"_id": 6})", R"({"_id": 7, "a": 2.5})"}),
+      {}};
+  for (const auto& input : inputs) {
+    std::vector<Document> want = run(stages, input);
+    for (const Pipeline* p : {&parsed, &copy}) {
+      std::vector<Document> got = p->run(input, ctx_at());
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(got[i].identical(want[i]));
+    }
+  }
+  std::vector<Document> out = parsed.run(inputs[0], ctx_at());
+  ASSERT_EQ(out.size(), 2u);  // a = 3 then a = 2 (b 13 and 12); a = 1 fails the first $match
+  EXPECT_DOC_EQ(out[0], R"({"a": 3, "b": 13})");
+  EXPECT_DOC_EQ(out[1], R"({"a": 2, "b": 12})");
+}
+
+TEST(Pipeline, ParseRefusesBadStagesAndAnEmptyPipelinePassesDocumentsThrough) {
+  auto parse_code = [](std::string_view stages) {
+    return error_code_of([&] { (void)Pipeline::parse(JV(stages).as_array()); });
+  };
+  EXPECT_EQ(parse_code(R"([{"$match": {"a": {"$bad": 1}}}])"), 2);
+  EXPECT_EQ(parse_code(R"([{"$match": 5}])"), 15959);
+  EXPECT_EQ(parse_code(R"([{"$sort": {}}])"), 15976);
+  EXPECT_EQ(parse_code(R"([{"$set": {"a": 1}}, {"$nope": 1}])"), 40324);
+  EXPECT_EQ(parse_code(R"([{"$limit": -1}])"), 15958);
+  auto input = docs({R"({"_id": 1})", R"({"_id": 2})"});
+  for (const Pipeline& p : {Pipeline{}, Pipeline::parse(bson::Array{})}) {
+    std::vector<Document> out = p.run(input, ctx_at());
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_TRUE(out[1].identical(input[1]));
+  }
+}
+
 }  // namespace
 }  // namespace mongosim::query
