@@ -24,7 +24,11 @@
 // wait() parks nobody.
 // Limits: at most kMaxParked waiters (beyond it wait() returns kLookAgain after waiting on the
 // signal itself, as before the pump); a waiter woken at its deadline waits for its look to
-// finish if one is running.
+// finish if one is running. The looks of a round run one after another on one thread, so a
+// waiter hears of its event, or of its cursor's kill, only after the looks of the waiters
+// parked before it; writers are not slowed by the looks, so under a write storm with hundreds
+// of parked streams the pump lags the oplog (docs/mongodb-behaviour.md, Change streams,
+// "Cursors and waiting" 7, has what that lag measured).
 #pragma once
 
 #include <condition_variable>
