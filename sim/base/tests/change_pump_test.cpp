@@ -45,6 +45,18 @@ struct Waiter {
   }
 };
 
+// Parks one wait per waiter, each from generation `seen`, and returns once all are parked.
+std::vector<std::future<ChangePump::Woken>> park_all(ChangePump& pump, std::vector<Waiter>& waiters,
+                                                     uint64_t seen) {
+  std::vector<std::future<ChangePump::Woken>> waits;
+  for (Waiter& w : waiters) {
+    waits.push_back(std::async(
+        std::launch::async, [&pump, &w, seen] { return pump.wait(seen, in_an_hour(), w.look()); }));
+  }
+  until([&] { return pump.parked() == waiters.size(); });
+  return waits;
+}
+
 TEST(ChangePump, OnlyTheWaiterWhoseLookIsDoneIsWoken) {
   ChangeSignal signal;
   ChangePump& pump = signal.pump();
@@ -174,13 +186,7 @@ TEST(ChangePump, ShutdownSendsEveryParkedWaiterBackToLookAndParksNobodyAfter) {
   ChangePump& pump = signal.pump();
   constexpr int kWaiters = 8;
   std::vector<Waiter> waiters(kWaiters);
-  const uint64_t seen = signal.generation();
-  std::vector<std::future<ChangePump::Woken>> waits;
-  for (Waiter& w : waiters) {
-    waits.push_back(std::async(
-        std::launch::async, [&pump, &w, seen] { return pump.wait(seen, in_an_hour(), w.look()); }));
-  }
-  until([&] { return pump.parked() == kWaiters; });
+  auto waits = park_all(pump, waiters, signal.generation());
   signal.shutdown();
   for (auto& wait : waits) EXPECT_EQ(wait.get(), ChangePump::Woken::kLookAgain);
   Waiter after;
@@ -194,14 +200,8 @@ TEST(ChangePump, ManyWaitersDoneOnOneMoveAreEachLookedAtOnceAndAllWoken) {
   ChangePump& pump = signal.pump();
   constexpr int kWaiters = 64;
   std::vector<Waiter> waiters(kWaiters);
-  const uint64_t seen = signal.generation();
-  std::vector<std::future<ChangePump::Woken>> waits;
-  for (Waiter& w : waiters) {
-    w.ready = true;
-    waits.push_back(std::async(
-        std::launch::async, [&pump, &w, seen] { return pump.wait(seen, in_an_hour(), w.look()); }));
-  }
-  until([&] { return pump.parked() == kWaiters; });
+  for (Waiter& w : waiters) w.ready = true;
+  auto waits = park_all(pump, waiters, signal.generation());
   signal.notify();
   for (auto& wait : waits) EXPECT_EQ(wait.get(), ChangePump::Woken::kDone);
   for (const Waiter& w : waiters) EXPECT_EQ(w.looks.load(), 1);
