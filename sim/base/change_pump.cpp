@@ -24,7 +24,8 @@ struct ChangePump::Slot {
   std::condition_variable cv;  // this waiter's own: the pump wakes nobody else
 };
 
-ChangePump::ChangePump(ChangeSignal& signal) : signal_(signal) {}
+ChangePump::ChangePump(ChangeSignal& signal, std::chrono::microseconds round_budget)
+    : signal_(signal), round_budget_(round_budget) {}
 
 ChangePump::~ChangePump() {
   {
@@ -101,13 +102,22 @@ void ChangePump::run() {
 }
 
 void ChangePump::look_round(uint64_t generation) {
+  const auto budget_end = ChangeSignal::Clock::now() + round_budget_;
+  bool looked = false;
   std::unique_lock lock(mu_);
   // A slot parked during the round is appended (std::list: `it` stays valid), and a waiter
   // erases only its own slot, never one being looked at.
   for (auto it = slots_.begin(); it != slots_.end() && !stopping_; ++it) {
     Slot* slot = *it;
     if (slot->state != Slot::State::kParked || slot->seen == generation) continue;
+    if (looked && ChangeSignal::Clock::now() >= budget_end) {
+      slot->state = Slot::State::kWoken;  // over budget: it looks on its own thread
+      slot->result = Woken::kLookAgain;
+      slot->cv.notify_one();
+      continue;
+    }
     slot->state = Slot::State::kLooking;
+    looked = true;
     lock.unlock();
     bool done = false;
     std::exception_ptr error;

@@ -24,13 +24,15 @@
 // wait() parks nobody.
 // Limits: at most kMaxParked waiters (beyond it wait() returns kLookAgain after waiting on the
 // signal itself, as before the pump); a waiter woken at its deadline waits for its look to
-// finish if one is running. The looks of a round run one after another on one thread, so a
-// waiter hears of its event, or of its cursor's kill, only after the looks of the waiters
-// parked before it; writers are not slowed by the looks, so under a write storm with hundreds
-// of parked streams the pump lags the oplog (docs/mongodb-behaviour.md, Change streams,
-// "Cursors and waiting" 7, has what that lag measured).
+// finish if one is running. The looks of a round run one after another on one thread; a round
+// that has run for kRoundBudget sends every waiter it has not looked at yet back to look itself
+// (kLookAgain), as every waiter did before the pump (the round's first look always runs, so a
+// round is never empty). Without that bound one thread fell behind
+// a write storm by seconds where the waiters' own threads kept up (docs/mongodb-behaviour.md,
+// Change streams, "Cursors and waiting" 7).
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -46,6 +48,9 @@ namespace mongosim {
 class ChangePump {
  public:
   static constexpr size_t kMaxParked = 100'000;
+  // How long one round may look before the waiters it has not reached look for themselves: a
+  // round of 32 lock streams takes 0.1-0.5 ms here.
+  static constexpr std::chrono::microseconds kRoundBudget{1'000};
 
   enum class Woken {
     kDone,       // the look returned true
@@ -53,7 +58,8 @@ class ChangePump {
     kLookAgain,  // the caller must look itself (stale `seen`, shutdown, or no room)
   };
 
-  explicit ChangePump(ChangeSignal& signal);
+  // round_budget: kRoundBudget, except in tests of the budget itself.
+  explicit ChangePump(ChangeSignal& signal, std::chrono::microseconds round_budget = kRoundBudget);
   ~ChangePump();
   ChangePump(const ChangePump&) = delete;
   ChangePump& operator=(const ChangePump&) = delete;
@@ -74,6 +80,7 @@ class ChangePump {
   void start_if_needed();  // under mu_
 
   ChangeSignal& signal_;
+  const std::chrono::microseconds round_budget_;
   mutable std::mutex mu_;
   std::list<Slot*> slots_;  // parked, in the order they parked
   bool stopping_ = false;

@@ -22,6 +22,10 @@ namespace {
 
 using Clock = ChangeSignal::Clock;
 
+// Tests of what the pump does with its looks leave the round's budget out of them.
+constexpr auto kNoBudget =
+    std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::hours(1));
+
 Clock::time_point in_an_hour() {
   return Clock::now() + std::chrono::hours(1);
 }
@@ -59,7 +63,7 @@ std::vector<std::future<ChangePump::Woken>> park_all(ChangePump& pump, std::vect
 
 TEST(ChangePump, OnlyTheWaiterWhoseLookIsDoneIsWoken) {
   ChangeSignal signal;
-  ChangePump& pump = signal.pump();
+  ChangePump pump(signal, kNoBudget);
   Waiter a, b;
   const uint64_t seen = signal.generation();
   auto wait_a =
@@ -102,7 +106,7 @@ TEST(ChangePump, AStaleGenerationIsNotParkedAndItsLookIsNotRun) {
 
 TEST(ChangePump, ALookThatThrowsRethrowsInItsWaiter) {
   ChangeSignal signal;
-  ChangePump& pump = signal.pump();
+  ChangePump pump(signal, kNoBudget);
   const uint64_t seen = signal.generation();
   auto waiting = std::async(std::launch::async, [&] {
     return pump.wait(seen, in_an_hour(), []() -> bool { throw std::runtime_error("read failed"); });
@@ -124,7 +128,7 @@ TEST(ChangePump, ALookThatThrowsRethrowsInItsWaiter) {
 
 TEST(ChangePump, APassedDeadlineEndsTheWaitAndItsLookNeverRunsAfter) {
   ChangeSignal signal;
-  ChangePump& pump = signal.pump();
+  ChangePump pump(signal, kNoBudget);
   Waiter gone, later;
   const uint64_t seen = signal.generation();
   EXPECT_EQ(pump.wait(seen, Clock::now() - std::chrono::seconds(1), gone.look()),
@@ -146,7 +150,7 @@ TEST(ChangePump, ADeadlineThatPassesDuringALookWaitsForTheLookToEnd) {
   // If the pump reached the look only after the deadline, the waiter was gone and the look never
   // ran: both outcomes are checked, and the first is the likely one.
   ChangeSignal signal;
-  ChangePump& pump = signal.pump();
+  ChangePump pump(signal, kNoBudget);
   const auto deadline = Clock::now() + std::chrono::milliseconds(200);
   std::atomic<bool> started{false}, finished{false}, returned{false}, ran_after_return{false};
   auto look = [&] {
@@ -183,7 +187,7 @@ TEST(ChangePump, ADeadlineThatPassesDuringALookWaitsForTheLookToEnd) {
 
 TEST(ChangePump, ShutdownSendsEveryParkedWaiterBackToLookAndParksNobodyAfter) {
   ChangeSignal signal;
-  ChangePump& pump = signal.pump();
+  ChangePump pump(signal, kNoBudget);
   constexpr int kWaiters = 8;
   std::vector<Waiter> waiters(kWaiters);
   auto waits = park_all(pump, waiters, signal.generation());
@@ -197,7 +201,7 @@ TEST(ChangePump, ShutdownSendsEveryParkedWaiterBackToLookAndParksNobodyAfter) {
 
 TEST(ChangePump, ManyWaitersDoneOnOneMoveAreEachLookedAtOnceAndAllWoken) {
   ChangeSignal signal;
-  ChangePump& pump = signal.pump();
+  ChangePump pump(signal, kNoBudget);
   constexpr int kWaiters = 64;
   std::vector<Waiter> waiters(kWaiters);
   for (Waiter& w : waiters) w.ready = true;
@@ -205,6 +209,33 @@ TEST(ChangePump, ManyWaitersDoneOnOneMoveAreEachLookedAtOnceAndAllWoken) {
   signal.notify();
   for (auto& wait : waits) EXPECT_EQ(wait.get(), ChangePump::Woken::kDone);
   for (const Waiter& w : waiters) EXPECT_EQ(w.looks.load(), 1);
+}
+
+TEST(ChangePump, ARoundOverItsBudgetSendsTheWaitersItHasNotReachedToLookThemselves) {
+  // A budget of zero: each round looks at its first waiter only (a round's first look always
+  // runs) and sends the others back to look on their own threads, their looks never run.
+  ChangeSignal signal;
+  ChangePump pump(signal, std::chrono::microseconds(0));
+  constexpr int kWaiters = 4;
+  std::vector<Waiter> waiters(kWaiters);
+  for (int i = 1; i < kWaiters; ++i) waiters[i].ready = true;  // their looks would say done
+  const uint64_t seen = signal.generation();
+  std::vector<std::future<ChangePump::Woken>> waits;
+  for (Waiter& w : waiters) {  // one at a time: the pump's list is in the order they parked
+    waits.push_back(std::async(
+        std::launch::async, [&pump, &w, seen] { return pump.wait(seen, in_an_hour(), w.look()); }));
+    until([&] { return pump.parked() == waits.size(); });
+  }
+  signal.notify();
+  for (int i = 1; i < kWaiters; ++i) {
+    EXPECT_EQ(waits[i].get(), ChangePump::Woken::kLookAgain);
+    EXPECT_EQ(waiters[i].looks.load(), 0);
+  }
+  EXPECT_EQ(waiters[0].looks.load(), 1);  // looked at, not done: still parked
+  EXPECT_EQ(pump.parked(), 1u);
+  waiters[0].ready = true;
+  signal.notify();
+  EXPECT_EQ(waits[0].get(), ChangePump::Woken::kDone);
 }
 
 }  // namespace
